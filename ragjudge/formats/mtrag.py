@@ -1,0 +1,213 @@
+"""MTRAG generation tasks, predictions and results files, read as published and written back compatibly.
+
+The published files are not uniform: `Collection` or `collection`, `<::>` or `::` in task ids, enrichment
+fields that are lists, strings, NaN or absent. Reading normalises all of that into `Task`; writing starts
+from the original record so that every input field survives.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragjudge.errors import InputError
+from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn
+
+# Fields mapped onto Task attributes; everything else is kept in Task.enrichments.
+_KNOWN = {
+    "task_id", "conversation_id", "turn", "Collection", "collection", "input", "contexts", "targets",
+    "answerability", "Answerability", "Question Type", "Multi-Turn", "predictions",
+}
+MTRAG_SUFFIXES = (".jsonl", ".json")
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == "" or value == []
+
+
+def _as_list(value: Any) -> list[str]:
+    if _missing(value):
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value if not _missing(v)]
+    return [str(value)]
+
+
+def _turns(value: Any, *, where: dict[str, Any], field: str, required: bool) -> list[Turn]:
+    if _missing(value):
+        if required:
+            raise InputError("is missing or empty", field=field, **where)
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"must be a list of {{speaker, text}} turns, got {type(value).__name__}", field=field, **where)
+    turns = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise InputError("must be an object with speaker and text", field=f"{field}[{i}]", **where)
+        speaker = item.get("speaker")
+        if speaker not in ("user", "agent"):
+            raise InputError(f"speaker must be 'user' or 'agent', got {speaker!r}", field=f"{field}[{i}].speaker", **where)
+        if not isinstance(item.get("text"), str):
+            raise InputError("is missing or not a string", field=f"{field}[{i}].text", **where)
+        turns.append(Turn.model_validate(item))
+    return turns
+
+
+def _passages(value: Any, *, where: dict[str, Any], field: str) -> list[Passage]:
+    if _missing(value):
+        return []
+    if not isinstance(value, list):
+        raise InputError(f"must be a list of passages, got {type(value).__name__}", field=field, **where)
+    passages = []
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise InputError("must be an object", field=f"{field}[{i}]", **where)
+        pid = item.get("document_id", item.get("id", item.get("_id")))
+        if _missing(pid):
+            raise InputError("is missing", field=f"{field}[{i}].document_id", **where)
+        text = item.get("text")
+        if not isinstance(text, str):
+            raise InputError("is missing or not a string", field=f"{field}[{i}].text", **where)
+        extra = {k: v for k, v in item.items() if k not in ("document_id", "id", "_id", "text", "title", "score")}
+        score = item.get("score")
+        passages.append(
+            Passage(
+                id=str(pid),
+                text=text,
+                title=None if _missing(item.get("title")) else str(item["title"]),
+                score=None if _missing(score) or not isinstance(score, (int, float)) else float(score),
+                **extra,
+            )
+        )
+    return passages
+
+
+def task_from_record(record: dict[str, Any], *, file: str | None = None, line: int | None = None) -> Task:
+    """Build a Task from one MTRAG record, raising InputError that names file, line and field."""
+    where = {"file": file, "line": line}
+    task_id = record.get("task_id")
+    if _missing(task_id):
+        raise InputError("is missing", field="task_id", **where)
+    task_id = str(task_id)
+    sep = "<::>" if "<::>" in task_id else "::"
+    conversation_id = record.get("conversation_id")
+    if _missing(conversation_id):
+        conversation_id = task_id.split(sep)[0]
+    turn = record.get("turn")
+    if _missing(turn):
+        tail = task_id.split(sep)[-1] if sep in task_id else ""
+        if not tail.isdigit():
+            raise InputError("is missing and cannot be derived from task_id", field="turn", **where)
+        turn = int(tail)
+    try:
+        turn = int(turn)
+    except (TypeError, ValueError):
+        raise InputError(f"must be an integer, got {turn!r}", field="turn", **where) from None
+
+    answerability = _as_list(record.get("answerability", record.get("Answerability")))
+    label = answerability[0].upper() if answerability else None
+    if label is not None and label not in ANSWERABILITY_VALUES:
+        raise InputError(f"unknown value {label!r} (expected one of {', '.join(ANSWERABILITY_VALUES)})",
+                         field="answerability", **where)
+    multi = _as_list(record.get("Multi-Turn"))
+    collection = record.get("Collection", record.get("collection"))
+    try:
+        return Task(
+            task_id=task_id,
+            conversation_id=str(conversation_id),
+            turn=turn,
+            collection=None if _missing(collection) else str(collection),
+            input=_turns(record.get("input"), where=where, field="input", required=True),
+            contexts=_passages(record.get("contexts"), where=where, field="contexts"),
+            targets=_turns(record.get("targets"), where=where, field="targets", required=False),
+            answerability=label,
+            question_types=_as_list(record.get("Question Type")),
+            multi_turn=multi[0] if multi else None,
+            enrichments={k: v for k, v in record.items() if k not in _KNOWN},
+            raw=record,
+        )
+    except ValidationError as exc:  # defensive: anything the checks above did not catch
+        err = exc.errors()[0]
+        raise InputError(err["msg"], field=".".join(str(p) for p in err["loc"]), **where) from None
+
+
+def prediction_from_record(record: dict[str, Any], *, file: str | None = None, line: int | None = None) -> Prediction:
+    """The `predictions: [{"text": ...}]` of an MTRAG evaluation-input record (first prediction is scored)."""
+    where = {"file": file, "line": line}
+    preds = record.get("predictions")
+    if _missing(preds) or not isinstance(preds, list):
+        raise InputError("is missing (expected a list of {\"text\": ...})", field="predictions", **where)
+    first = preds[0]
+    if not isinstance(first, dict) or not isinstance(first.get("text"), str):
+        raise InputError("must be an object with a string 'text'", field="predictions[0].text", **where)
+    return Prediction(task_id=str(record["task_id"]), text=first["text"])
+
+
+def task_files(path: str | Path) -> list[Path]:
+    """A file, or every *.jsonl in a folder except our own outputs (results/predictions/journals)."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.glob("*.jsonl") if "tasks" in p.stem or "input" in p.stem)
+        if not files:
+            raise InputError("no task files (*tasks*.jsonl or *input*.jsonl) in this folder", file=str(path))
+        return files
+    if not path.exists():
+        raise InputError("file not found", file=str(path))
+    return [path]
+
+
+def read_tasks(path: str | Path) -> list[Task]:
+    """Read generation tasks from a file or folder; duplicated task ids are an input error."""
+    tasks: list[Task] = []
+    seen: dict[str, tuple[str, int]] = {}
+    for file in task_files(path):
+        for line, record in read_jsonl(file):
+            task = task_from_record(record, file=str(file), line=line)
+            if task.key in seen:
+                f, l = seen[task.key]
+                raise InputError(f"duplicate task id {task.task_id!r} (first at {f}:{l})", file=str(file), line=line,
+                                 field="task_id")
+            seen[task.key] = (str(file), line)
+            tasks.append(task)
+    if not tasks:
+        raise InputError("contains no tasks", file=str(path))
+    return tasks
+
+
+def read_predictions(path: str | Path) -> list[tuple[Task, Prediction]]:
+    """Read an MTRAG evaluation-input file: each line a task with its `predictions`."""
+    pairs: list[tuple[Task, Prediction]] = []
+    seen: set[str] = set()
+    for line, record in read_jsonl(path):
+        task = task_from_record(record, file=str(path), line=line)
+        if task.key in seen:
+            raise InputError(f"duplicate task id {task.task_id!r}", file=str(path), line=line, field="task_id")
+        seen.add(task.key)
+        pairs.append((task, prediction_from_record(record, file=str(path), line=line)))
+    if not pairs:
+        raise InputError("contains no tasks", file=str(path))
+    return pairs
+
+
+def result_record(task: Task, prediction: Prediction, metrics: dict[str, Any], details: dict[str, Any] | None = None
+                  ) -> dict[str, Any]:
+    """One results line: the input record unchanged, plus predictions, the contexts used and `metrics`."""
+    record = dict(task.raw)
+    record["task_id"] = task.task_id
+    if prediction.contexts is not None:
+        record["contexts"] = [p.to_record() for p in prediction.contexts]
+    record["predictions"] = [{"text": prediction.text}]
+    record["metrics"] = metrics
+    if details is not None:
+        record["ragjudge"] = details
+    return record
+
+
+def iter_task_records(tasks: Iterable[Task]) -> Iterable[dict[str, Any]]:
+    for task in tasks:
+        yield dict(task.raw)

@@ -1,0 +1,66 @@
+"""The judge interface: a batch of (task, prediction) items in, one JudgeResult per item out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ragjudge.judges.spec import JudgeSpec
+from ragjudge.llm import LLMGateway
+from ragjudge.models import JudgeResult, Passage, Prediction, Task
+
+
+@dataclass(frozen=True)
+class JudgeItem:
+    task: Task
+    prediction: Prediction
+
+    @property
+    def passages(self) -> list[Passage]:
+        """What the generator was given: its own contexts if it retrieved them, else the task's."""
+        return self.prediction.contexts if self.prediction.contexts is not None else self.task.contexts
+
+
+@dataclass
+class JudgeContext:
+    gateway: LLMGateway | None = None
+    judge_models: list[str] = field(default_factory=list)
+    on_progress: Callable[[int], None] = lambda n: None
+    """Called with the number of items finished, so runners can drive progress bars."""
+
+
+class Judge(ABC):
+    """Base of all judges. Subclasses implement `judge`; batching across items is theirs to exploit."""
+
+    needs_llm: bool = False
+
+    def __init__(self, spec: JudgeSpec):
+        self.spec = spec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def metric(self) -> str:
+        return self.spec.metric
+
+    def describe_models(self, ctx: JudgeContext) -> list[str]:
+        """The model(s) behind this judge's scores, recorded in every output."""
+        return []
+
+    def not_applicable(self, item: JudgeItem) -> str | None:
+        """Why this item cannot be judged (missing reference or passages), or None."""
+        if "reference" in self.spec.requires and not item.task.reference:
+            return "no reference answer"
+        if "passages" in self.spec.requires and not item.passages:
+            return "no passages"
+        return None
+
+    def result(self, **fields: object) -> JudgeResult:
+        return JudgeResult(judge=self.name, metric=self.metric, **fields)  # type: ignore[arg-type]
+
+    @abstractmethod
+    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+        """Score every item, in order. Failures are JudgeResults with `error`, never exceptions."""

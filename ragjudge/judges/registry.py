@@ -1,0 +1,54 @@
+"""Find judge specs by name across spec folders and build the judges they describe."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ragjudge.errors import InputError, UsageError
+from ragjudge.judges.base import Judge
+from ragjudge.judges.llm_judge import LLMJudge
+from ragjudge.judges.spec import JudgeSpec, load_spec
+from ragjudge.specs import spec_search_path
+
+
+class JudgeRegistry:
+    def __init__(self, extra_dirs: list[str | Path] | None = None):
+        self.specs: dict[str, JudgeSpec] = {}
+        for folder in reversed(spec_search_path("judges", extra_dirs)):  # later (user) folders override
+            if not folder.is_dir():
+                if folder in (extra_dirs or []):
+                    raise UsageError(f"judge spec folder not found: {folder}")
+                continue
+            for path in sorted(folder.glob("*.y*ml")):
+                spec = load_spec(path)
+                if spec.name != path.stem:
+                    raise InputError(f"name {spec.name!r} must match the file name {path.stem!r}",
+                                     file=str(path), field="name")
+                self.specs[spec.name] = spec
+
+    @property
+    def names(self) -> list[str]:
+        return sorted(self.specs)
+
+    def spec(self, name: str) -> JudgeSpec:
+        if name not in self.specs:
+            raise UsageError(f"unknown judge {name!r} (available: {', '.join(self.names)})")
+        return self.specs[name]
+
+    def build(self, name: str) -> Judge:
+        spec = self.spec(name)
+        if spec.kind == "llm":
+            return LLMJudge(spec)
+        module_name, _, class_name = (spec.implementation or "").partition(":")
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError) as exc:
+            raise InputError(f"cannot load {spec.implementation!r}: {exc}", file=spec.source,
+                             field="implementation") from None
+        return cls(spec)
+
+    def build_many(self, names: list[str]) -> list[Judge]:
+        for name in names:
+            self.spec(name)  # report every unknown name before building anything expensive
+        return [self.build(n) for n in names]

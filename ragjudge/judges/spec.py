@@ -1,0 +1,100 @@
+"""Declarative judge specs (YAML): prompt templates, output parsing and scales.
+
+Adding a judge should mostly mean adding one of these files. Python-backed judges (metrics computed
+in code, such as RB_alg) point at their implementation and take their options from the spec.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ragjudge.errors import InputError
+
+
+class PromptSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    system: str | None = None
+    user: str
+    """A Jinja2 template; see `ragjudge.judges.llm_judge.template_variables` for what it can use."""
+
+
+class ParseSpec(BaseModel):
+    """How to turn the judge model's text into a value. No match is an error, never a default."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["choice", "rating"]
+    pattern: str
+    """Regex whose first group is the label (choice) or number (rating); the last match wins."""
+    choices: dict[str, float] | None = None
+    scale_min: float = 1.0
+    scale_max: float | None = None
+    """Rating: values outside [scale_min, scale_max] are errors; the score is value / scale_max."""
+
+    @model_validator(mode="after")
+    def _check(self) -> ParseSpec:
+        try:
+            compiled = re.compile(self.pattern)
+        except re.error as exc:
+            raise ValueError(f"pattern is not a valid regex: {exc}") from None
+        if compiled.groups < 1:
+            raise ValueError("pattern needs one capturing group")
+        if self.kind == "choice" and not self.choices:
+            raise ValueError("a choice parser needs choices")
+        if self.kind == "rating" and self.scale_max is None:
+            raise ValueError("a rating parser needs scale_max")
+        return self
+
+
+class JudgeSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    metric: str
+    """The metric name written to results files (MTRAG's official name where there is one)."""
+    kind: Literal["llm", "python"]
+    implementation: str | None = None
+    """For kind=python: `module:Class`."""
+    prompt: PromptSpec | None = None
+    parse: ParseSpec | None = None
+    panel: bool = False
+    """Run by every judge model given; the score is their `aggregate`."""
+    aggregate: Literal["median", "mean"] = "median"
+    params: dict[str, Any] = Field(default_factory=dict)
+    """Extra completion parameters (max_tokens, seed...); temperature is 0 unless set here."""
+    requires: list[Literal["reference", "passages"]] = Field(default_factory=list)
+    """Tasks lacking these are not judged (recorded as not applicable, not as a zero)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> JudgeSpec:
+        if self.kind == "llm" and (self.prompt is None or self.parse is None):
+            raise ValueError("an llm judge needs prompt and parse")
+        if self.kind == "python" and not self.implementation:
+            raise ValueError("a python judge needs implementation: 'module:Class'")
+        return self
+
+
+def load_spec(path: Path) -> JudgeSpec:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(f"invalid YAML: {getattr(exc, 'problem', exc)}", file=str(path),
+                         line=mark.line + 1 if mark else None) from None
+    if not isinstance(data, dict):
+        raise InputError("a judge spec must be a YAML mapping", file=str(path))
+    try:
+        return JudgeSpec.model_validate({**data, "source": str(path)})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"]) or None
+        raise InputError(err["msg"].removeprefix("Value error, "), file=str(path), field=field) from None

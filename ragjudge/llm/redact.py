@@ -1,0 +1,18 @@
+"""Keep API keys out of logs, caches and result files."""
+
+from __future__ import annotations
+
+import os
+import re
+
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|APIKEY)", re.I)
+_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9._\-]{8,})")
+
+
+def redact(text: str, extra_secrets: tuple[str, ...] = ()) -> str:
+    """Mask the values of secret-looking environment variables and key-shaped strings in `text`."""
+    secrets = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and v and len(v) >= 6]
+    secrets.extend(s for s in extra_secrets if s and len(s) >= 4)
+    for value in sorted(set(secrets), key=len, reverse=True):
+        text = text.replace(value, "***")
+    return _KEY_SHAPES.sub("***", text)

@@ -1,0 +1,22 @@
+"""ROUGE-L through Google's rouge-score package, exactly as MTRAG's `RougeL_stemFalse`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+
+from rouge_score import rouge_scorer
+
+
+@cache
+def _scorer(use_stemmer: bool) -> rouge_scorer.RougeScorer:
+    return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
+
+
+def rouge_l_f(prediction: str, reference: str, *, use_stemmer: bool = False) -> float:
+    """ROUGE-L F-measure of `prediction` against `reference` (rouge-score's argument order: target first)."""
+    return float(_scorer(use_stemmer).score(reference, prediction)["rougeL"].fmeasure)
+
+
+def rouge_l_f_many(predictions: Sequence[str], references: Sequence[str], *, use_stemmer: bool = False) -> list[float]:
+    return [rouge_l_f(p, r, use_stemmer=use_stemmer) for p, r in zip(predictions, references, strict=True)]

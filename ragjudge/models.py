@@ -1,0 +1,137 @@
+"""The data model shared by every part of ragjudge: conversations, passages, tasks, predictions, judge results.
+
+Tasks keep the record they were read from (`raw`) so that results files can carry every input field
+through unchanged, which is what lets them interoperate with the benchmark's own tooling.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Speaker = Literal["user", "agent"]
+Answerability = Literal["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED"]
+ANSWERABILITY_VALUES: tuple[str, ...] = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED")
+
+
+class Turn(BaseModel):
+    """One utterance of a conversation."""
+
+    model_config = ConfigDict(extra="allow")
+
+    speaker: Speaker
+    text: str
+
+
+class Passage(BaseModel):
+    """A retrievable unit of text; `document_id` is the passage id in MTRAG files."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    document_id: str = Field(alias="id")
+    text: str
+    title: str | None = None
+    score: float | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        return self.model_dump(by_alias=False, exclude_none=True)
+
+
+class Task(BaseModel):
+    """One evaluation item: answer the last user turn of `input` given `contexts`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str
+    conversation_id: str
+    turn: int
+    collection: str | None = None
+    input: list[Turn]
+    contexts: list[Passage] = Field(default_factory=list)
+    targets: list[Turn] = Field(default_factory=list)
+    answerability: Answerability | None = None
+    question_types: list[str] = Field(default_factory=list)
+    multi_turn: str | None = None
+    enrichments: dict[str, Any] = Field(default_factory=dict)
+    """Every other field of the source record (kept verbatim, e.g. `Standalone Type`)."""
+    raw: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
+    """The record exactly as read, written back out with results."""
+
+    @property
+    def key(self) -> str:
+        return normalize_task_id(self.task_id)
+
+    @property
+    def question(self) -> str:
+        for turn in reversed(self.input):
+            if turn.speaker == "user":
+                return turn.text
+        return ""
+
+    @property
+    def history(self) -> list[Turn]:
+        """The conversation before the current question."""
+        for i in range(len(self.input) - 1, -1, -1):
+            if self.input[i].speaker == "user":
+                return self.input[:i]
+        return list(self.input)
+
+    @property
+    def reference(self) -> str | None:
+        texts = [t.text for t in self.targets if t.text]
+        return texts[0] if texts else None
+
+    @property
+    def domain(self) -> str | None:
+        return domain_of(self.collection)
+
+
+class Prediction(BaseModel):
+    """A system's answer to one task, with the passages it was given (if they differ from the task's)."""
+
+    task_id: str
+    text: str
+    contexts: list[Passage] | None = None
+    model: str | None = None
+    error: str | None = None
+    tokens: int | None = None
+    latency: float | None = None
+
+
+class JudgeResult(BaseModel):
+    """One judge's verdict on one prediction. `value` is None when the judge failed (see `error`)."""
+
+    judge: str
+    metric: str
+    value: float | None = None
+    label: str | None = None
+    rationale: str | None = None
+    raw: str | None = None
+    error: str | None = None
+    model: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency: float | None = None
+    members: list[JudgeResult] | None = None
+    """Panel members' individual results (RB_llm); `value` is their median."""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.value is not None
+
+
+def normalize_task_id(task_id: str) -> str:
+    """MTRAG files use both `<::>` and `::` between conversation id and turn; compare on one form."""
+    return task_id.replace("<::>", "::")
+
+
+def domain_of(collection: str | None) -> str | None:
+    """`mt-rag-clapnq-elser-512-100-20240503` -> `clapnq`; other collection names are their own domain."""
+    if not collection:
+        return None
+    parts = collection.split("-")
+    if len(parts) >= 3 and parts[0] == "mt" and parts[1] == "rag":
+        return parts[2]
+    return collection
