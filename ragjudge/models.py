@@ -133,5 +133,8 @@ def domain_of(collection: str | None) -> str | None:
         return None
     parts = collection.split("-")
     if len(parts) >= 3 and parts[0] == "mt" and parts[1] == "rag":
-        return parts[2]
+        return _DOMAIN_ALIASES.get(parts[2], parts[2])
     return collection
+
+
+_DOMAIN_ALIASES = {"ibmcloud": "cloud"}

@@ -34,6 +34,8 @@ class Judge(ABC):
     """Base of all judges. Subclasses implement `judge`; batching across items is theirs to exploit."""
 
     needs_llm: bool = False
+    chunk_size: int = 64
+    """Items per call to `judge`; each finished chunk is journaled, so a crash loses at most one chunk."""
 
     def __init__(self, spec: JudgeSpec):
         self.spec = spec

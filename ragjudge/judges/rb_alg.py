@@ -15,9 +15,11 @@ from ragjudge.models import JudgeResult
 class RBAlgJudge(Judge):
     """Scores a whole batch with one BERTScore call over every (response, reference/passage) pair."""
 
-    def __init__(self, spec: JudgeSpec, *, bertscore_model: str | None = None):
+    chunk_size = 512  # big chunks keep BERTScore batches full
+
+    def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
-        self.config = resolve_model(bertscore_model or spec.options.get("bertscore_model", "auto"))
+        self.config = resolve_model(str(spec.options.get("bertscore_model", "auto")))
         self.batch_size = int(spec.options.get("batch_size", 64))
         self._scorer: BertScorer | None = None
 
@@ -66,8 +68,12 @@ class RBAlgJudge(Judge):
                 results.append(self.result(model=model, details={"skipped": reason}))
                 continue
             rouge = rouge_l_f(item.prediction.text, item.task.reference or "")
-            components = {"RougeL_stemFalse": rouge, "BertscoreR": recall_by_item[i], "BertKPrec": kprec_by_item[i]}
-            value = rb_agg(recall_by_item[i], rouge, kprec_by_item[i])
+            components = {"RougeL_stemFalse": rouge, "BertscoreR": recall_by_item[i]}
+            if i in kprec_by_item:
+                components["BertKPrec"] = kprec_by_item[i]
+                value = rb_agg(recall_by_item[i], rouge, kprec_by_item[i])
+            else:  # no passages: as in the benchmark's scripts, no BertKPrec and RB_agg is 0
+                value = 0.0
             results.append(self.result(value=value, label=f"{value:.4f}", model=model,
                                        details={**components, "bertscore_model": model}))
         return results

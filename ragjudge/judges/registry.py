@@ -36,8 +36,12 @@ class JudgeRegistry:
             raise UsageError(f"unknown judge {name!r} (available: {', '.join(self.names)})")
         return self.specs[name]
 
-    def build(self, name: str) -> Judge:
+    def build(self, name: str, options: dict[str, object] | None = None) -> Judge:
+        """Build a judge; `options` override the spec's options (e.g. bertscore_model from the CLI)."""
         spec = self.spec(name)
+        known = {k: v for k, v in (options or {}).items() if k in spec.options and v is not None}
+        if known:
+            spec = spec.model_copy(update={"options": {**spec.options, **known}})
         if spec.kind == "llm":
             return LLMJudge(spec)
         module_name, _, class_name = (spec.implementation or "").partition(":")
@@ -48,7 +52,7 @@ class JudgeRegistry:
                              field="implementation") from None
         return cls(spec)
 
-    def build_many(self, names: list[str]) -> list[Judge]:
+    def build_many(self, names: list[str], options: dict[str, object] | None = None) -> list[Judge]:
         for name in names:
             self.spec(name)  # report every unknown name before building anything expensive
-        return [self.build(n) for n in names]
+        return [self.build(n, options) for n in names]

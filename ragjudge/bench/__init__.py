@@ -1,0 +1,1 @@
+"""Benchmarks by name (`--bench mtrag`) or path, located, cached and read."""

@@ -1,0 +1,58 @@
+"""Find the MTRAG human generation tasks: a local copy, the user cache, or a download into the cache."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.llm.cache import default_cache_dir
+
+# The benchmark moved its files once; try the current layout first.
+MTRAG_TASK_URLS = (
+    "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/mtrag-human/generation_tasks/reference.jsonl",
+    "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/human/generation_tasks/reference.jsonl",
+)
+MTRAG_FILE = "mtrag-reference.jsonl"
+
+
+def resolve_bench(bench: str, data: str | None = None) -> Path:
+    """`mtrag` → the MTRAG human reference tasks; anything else must be a file or folder in MTRAG format."""
+    if bench == "mtrag":
+        local = data or os.environ.get("RAGJUDGE_DATA")
+        if local:
+            path = Path(local)
+            if not path.exists():
+                raise UsageError(f"--data/RAGJUDGE_DATA points to {path}, which does not exist")
+            return path
+        return download_mtrag(default_cache_dir() / "data")
+    path = Path(bench)
+    if path.exists():
+        return path
+    raise UsageError(f"unknown bench {bench!r}: use 'mtrag' or a path to MTRAG-format tasks (file or folder)")
+
+
+def download_mtrag(folder: Path, urls: tuple[str, ...] = MTRAG_TASK_URLS, timeout: float = 30.0) -> Path:
+    target = folder / MTRAG_FILE
+    if target.exists() and target.stat().st_size > 0:
+        return target
+    import httpx
+
+    folder.mkdir(parents=True, exist_ok=True)
+    reasons = []
+    for url in urls:
+        try:
+            response = httpx.get(url, timeout=timeout, follow_redirects=True)
+            response.raise_for_status()
+        except httpx.HTTPError as exc:
+            reasons.append(f"{url}: {type(exc).__name__}")
+            continue
+        tmp = target.with_suffix(".part")
+        tmp.write_bytes(response.content)
+        tmp.replace(target)
+        return target
+    raise RagjudgeError(
+        "could not download the MTRAG tasks (" + "; ".join(reasons) + "). Offline? Get "
+        "mtrag-human/generation_tasks/reference.jsonl from the MT-RAG benchmark repository and pass "
+        "--data PATH or set RAGJUDGE_DATA=PATH"
+    )

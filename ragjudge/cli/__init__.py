@@ -1,0 +1,65 @@
+"""The `ragjudge` command line. Each command lives in its own module; `main` turns errors into one line."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ragjudge import __version__
+from ragjudge.errors import RagjudgeError
+
+app = typer.Typer(
+    name="ragjudge",
+    help="Evaluate RAG systems on multi-turn conversations, with judges whose quality is itself measured.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ragjudge {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+) -> None:
+    """ragjudge: evaluate RAG on multi-turn conversations."""
+
+
+def _register() -> None:
+    from ragjudge.cli import eval_cmd, judge_cmd
+
+    app.command("eval")(eval_cmd.eval_command)
+    app.command("judge")(judge_cmd.judge_command)
+
+
+_register()
+
+
+def main() -> None:
+    """Console entry point: user errors are one line on stderr and exit 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except RagjudgeError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors and anything unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if isinstance(exc, click.exceptions.Abort):
+            typer.echo("aborted", err=True)
+            sys.exit(130)
+        raise

@@ -1,0 +1,1 @@
+"""The evaluation loop: generate answers, judge them, condition on IDK, summarise, write results."""

@@ -1,0 +1,49 @@
+"""IDK conditioning and answerability accuracy, as in the MTRAG paper (pure functions).
+
+A reference-based score means little when the model declined to answer, and a declined answer is the
+right one for an unanswerable question. So, given the IDK judgement (yes = 1, partial = 0.5, no = 0):
+answerable or partial task → the metric if the model answered (IDK no/partial), else 0;
+unanswerable task → 1 if the model declined (IDK yes), else 0.
+Conversational turns ("thanks!") are excluded unless asked to be treated as unanswerable, which is
+what the benchmark's own scripts do.
+"""
+
+from __future__ import annotations
+
+IDK_YES = 1.0
+CONDITIONED_SUFFIX = "_idk"
+ANSWERABILITY_ACCURACY = "answerability_acc"
+
+
+def _kind(answerability: str | None, conversational_as_unanswerable: bool) -> str | None:
+    if answerability in ("ANSWERABLE", "PARTIAL"):
+        return "answerable"
+    if answerability == "UNANSWERABLE":
+        return "unanswerable"
+    if answerability == "CONVERSATIONAL" and conversational_as_unanswerable:
+        return "unanswerable"
+    return None  # conversational (by default), underspecified, unknown: not conditioned
+
+
+def condition(value: float | None, idk: float | None, answerability: str | None,
+              *, conversational_as_unanswerable: bool = False) -> float | None:
+    """The IDK-conditioned metric, or None when it is not defined for this task."""
+    kind = _kind(answerability, conversational_as_unanswerable)
+    if kind is None or idk is None:
+        return None
+    declined = idk == IDK_YES
+    if kind == "unanswerable":
+        return 1.0 if declined else 0.0
+    if declined:
+        return 0.0
+    return value
+
+
+def answerability_correct(idk: float | None, answerability: str | None,
+                          *, conversational_as_unanswerable: bool = False) -> float | None:
+    """1 when the IDK judgement agrees with the task's answerability (declined iff unanswerable)."""
+    kind = _kind(answerability, conversational_as_unanswerable)
+    if kind is None or idk is None:
+        return None
+    declined = idk == IDK_YES
+    return 1.0 if declined == (kind == "unanswerable") else 0.0

@@ -1,0 +1,5 @@
+"""Generators: turn a task (conversation + passages) into an answer."""
+
+from ragjudge.generation.base import GenerationInput, Generator, build_generator
+
+__all__ = ["GenerationInput", "Generator", "build_generator"]

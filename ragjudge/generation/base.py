@@ -1,0 +1,37 @@
+"""The generator interface and the name → generator factory used by the CLI."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ragjudge.models import Passage, Prediction, Task
+
+IDK_SENTENCE = "I do not have specific information"
+
+
+@dataclass(frozen=True)
+class GenerationInput:
+    task: Task
+    passages: list[Passage]
+
+
+class Generator(ABC):
+    name: str
+    needs_llm: bool = False
+
+    @abstractmethod
+    async def generate(self, items: list[GenerationInput], on_progress: Callable[[int], None]) -> list[Prediction]:
+        """Answer every item, in order; a failed item is a Prediction with `error` set."""
+
+
+def build_generator(name: str, **kwargs: object) -> Generator:
+    """`extractive` is the offline baseline; any other name is a litellm model."""
+    if name == "extractive":
+        from ragjudge.generation.extractive import ExtractiveGenerator
+
+        return ExtractiveGenerator()
+    from ragjudge.generation.llm import LLMGenerator
+
+    return LLMGenerator(name, **kwargs)  # type: ignore[arg-type]
