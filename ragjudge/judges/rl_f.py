@@ -197,7 +197,8 @@ class RLFJudge(Judge):
         trace = _Trace()
         llm = GatewayRagasLLM(gateway, model, self.spec.params, trace)
         sample = SingleTurnSample(
-            user_input=item.task.question,
+            # As the benchmark's script: the question is the whole conversation as "speaker: text" lines.
+            user_input="\n".join(f"{t.speaker}: {t.text}" for t in item.task.input),
             response=item.prediction.text,
             retrieved_contexts=[p.text for p in item.passages],
         )
