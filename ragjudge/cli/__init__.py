@@ -44,7 +44,8 @@ _register()
 def main() -> None:
     """Console entry point: user errors are one line on stderr and exit 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
+        sys.exit(code if isinstance(code, int) else 0)
     except RagjudgeError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)

@@ -53,7 +53,8 @@ def _print_footer(result: RunResult, console: Console) -> None:
     if result.gateway is not None:
         usage = result.gateway.usage
         t = Table(title="LLM usage")
-        for col in ("model", "calls", "cached", "retries", "failed", "prompt tok", "completion tok", "cost $"):
+        t.add_column("model", no_wrap=True)
+        for col in ("calls", "cached", "retries", "failed", "prompt tok", "completion tok", "cost $"):
             t.add_column(col, justify="right")
         for model, u in sorted(usage.by_model.items()):
             t.add_row(model, str(u.calls), str(u.cached), str(u.retries), str(u.failures), str(u.prompt_tokens),

@@ -29,16 +29,22 @@ class ParseSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["choice", "rating"]
-    pattern: str
+    kind: Literal["choice", "rating", "json"]
+    pattern: str | None = None
     """Regex whose first group is the label (choice) or number (rating); the last match wins."""
     choices: dict[str, float] | None = None
     scale_min: float = 1.0
     scale_max: float | None = None
     """Rating: values outside [scale_min, scale_max] are errors; the score is value / scale_max."""
+    json_schema: dict[str, Any] | None = None
+    """json: the JSON Schema the JSON value in the answer must satisfy (`ragjudge.judges.json_parse`)."""
 
     @model_validator(mode="after")
     def _check(self) -> ParseSpec:
+        if self.kind == "json":
+            return self._check_json()
+        if self.pattern is None:
+            raise ValueError(f"a {self.kind} parser needs pattern")
         try:
             compiled = re.compile(self.pattern)
         except re.error as exc:
@@ -49,6 +55,19 @@ class ParseSpec(BaseModel):
             raise ValueError("a choice parser needs choices")
         if self.kind == "rating" and self.scale_max is None:
             raise ValueError("a rating parser needs scale_max")
+        return self
+
+    def _check_json(self) -> ParseSpec:
+        if self.pattern is not None or self.choices:
+            raise ValueError("a json parser takes json_schema, not pattern or choices")
+        if self.json_schema is None:
+            raise ValueError("a json parser needs json_schema")
+        import jsonschema
+
+        try:
+            jsonschema.validators.validator_for(self.json_schema).check_schema(self.json_schema)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"json_schema is not a valid JSON Schema: {exc.message}") from None
         return self
 
 
@@ -78,6 +97,9 @@ class JudgeSpec(BaseModel):
     def _check(self) -> JudgeSpec:
         if self.kind == "llm" and (self.prompt is None or self.parse is None):
             raise ValueError("an llm judge needs prompt and parse")
+        if self.kind == "llm" and self.parse is not None and self.parse.kind == "json":
+            raise ValueError("the generic llm judge parses choice or rating; json parsing is for python judges "
+                             "and task runners (ragjudge.judges.json_parse)")
         if self.kind == "python" and not self.implementation:
             raise ValueError("a python judge needs implementation: 'module:Class'")
         return self

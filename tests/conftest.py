@@ -1,0 +1,39 @@
+"""Shared test set-up: offline, no stray caches in the home folder, and a local LLM server."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Before anything imports litellm or transformers: no network at import, no hub downloads.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_MTRAG = REPO.parent / "shared" / "data" / "mtrag"
+MINI = REPO / "examples" / "mini"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own LLM response cache unless it sets one itself."""
+    monkeypatch.setenv("RAGJUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("llm-cache")))
+
+
+@pytest.fixture
+def shared_mtrag() -> Path:
+    if not SHARED_MTRAG.is_dir():
+        pytest.skip("shared MTRAG data (../shared/data/mtrag) is not present")
+    return SHARED_MTRAG
+
+
+@pytest.fixture
+def llm_server():
+    from ragjudge.testing.openai_server import OpenAIServer
+
+    with OpenAIServer() as server:
+        yield server

@@ -1,0 +1,95 @@
+"""Reading MTRAG files as published, and one-line errors for bad ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import MINI
+from ragjudge.errors import InputError
+from ragjudge.formats.jsonl import JsonlAppender, read_jsonl
+from ragjudge.formats.mtrag import read_predictions, read_tasks
+from ragjudge.models import domain_of
+
+
+def test_reads_published_predictions_with_nan_and_double_colon_ids(shared_mtrag: Path) -> None:
+    pairs = read_predictions(shared_mtrag / "generation" / "responses-10.jsonl")
+    assert len(pairs) == 10
+    first, pred = pairs[0]
+    assert first.task_id == "dd6b6ffd177f2b311abe676261279d2f::1"
+    assert first.answerability == "UNANSWERABLE"
+    assert first.multi_turn is None  # NaN in the file
+    assert first.domain == "clapnq"
+    assert first.question == "where do the arizona cardinals play this week"
+    assert pred.text.startswith("I do not have specific information")
+    third = pairs[2][0]
+    assert third.turn == 3 and len(third.history) == 4 and third.multi_turn == "Clarification"
+    assert third.enrichments["dataset"] == "MT-RAG Authors (Internal)"  # unknown fields kept
+    assert {p.document_id for p in third.contexts} == {c["document_id"] for c in third.raw["contexts"]}
+
+
+def test_reads_task_inputs_with_capital_collection(shared_mtrag: Path) -> None:
+    tasks = read_tasks(shared_mtrag / "generation" / "taskb_input.jsonl")
+    assert len(tasks) == 10
+    assert tasks[0].collection == "mt-rag-clapnq-elser-512-100-20240503"
+    assert tasks[0].answerability is None and tasks[0].targets == []
+
+
+def test_mini_dataset_mixes_id_separators_and_collection_keys() -> None:
+    tasks = read_tasks(MINI)
+    assert len(tasks) == 40 and len({t.conversation_id for t in tasks}) == 10
+    assert any("<::>" in t.task_id for t in tasks)
+    assert all(t.collection for t in tasks)
+    assert {t.answerability for t in tasks} == {"ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL"}
+    angled = next(t for t in tasks if "<::>" in t.task_id)
+    assert angled.key == angled.task_id.replace("<::>", "::")
+
+
+def test_domain_from_collection() -> None:
+    assert domain_of("mt-rag-fiqa-beir-elser-512-100-20240501") == "fiqa"
+    assert domain_of("mt-rag-ibmcloud-elser-512-100-20240502") == "cloud"
+    assert domain_of("mini-cooking") == "mini-cooking"
+    assert domain_of(None) is None
+
+
+def _write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "tasks.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+GOOD = {"task_id": "c1::2", "input": [{"speaker": "user", "text": "hi?"}], "predictions": [{"text": "hello"}]}
+FIRST = {**GOOD, "task_id": "c1::1"}
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        ("{not json", "tasks.jsonl:2: invalid JSON"),
+        (json.dumps({**GOOD, "task_id": None}), "tasks.jsonl:2: field 'task_id': is missing"),
+        (json.dumps({k: v for k, v in GOOD.items() if k != "input"}), "tasks.jsonl:2: field 'input': is missing"),
+        (json.dumps({**GOOD, "input": [{"speaker": "bot", "text": "x"}]}),
+         "tasks.jsonl:2: field 'input[0].speaker': speaker must be 'user' or 'agent'"),
+        (json.dumps({**GOOD, "predictions": None}), "tasks.jsonl:2: field 'predictions': is missing"),
+        (json.dumps({**GOOD, "answerability": ["MAYBE"]}), "tasks.jsonl:2: field 'answerability': unknown value"),
+        (json.dumps({**GOOD, "contexts": [{"text": "x"}]}), "tasks.jsonl:2: field 'contexts[0].document_id'"),
+        (json.dumps(FIRST), "tasks.jsonl:2: field 'task_id': duplicate task id"),
+    ],
+)
+def test_bad_records_name_file_line_and_field(tmp_path: Path, record: str, expected: str) -> None:
+    path = _write(tmp_path, [json.dumps(FIRST), record])
+    with pytest.raises(InputError) as err:
+        read_predictions(path)
+    assert str(err.value).startswith(str(path.parent / expected)), str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_journal_survives_a_half_written_last_line(tmp_path: Path) -> None:
+    path = tmp_path / "journal.jsonl"
+    path.write_text('{"a": 1}\n{"a": 2')
+    assert [r for _, r in read_jsonl(path, tolerate_truncated_tail=True)] == [{"a": 1}]
+    with JsonlAppender(path) as out:
+        out.append({"a": 3})
+    assert [r for _, r in read_jsonl(path)] == [{"a": 1}, {"a": 3}]
