@@ -45,13 +45,11 @@ def main() -> None:
     """Console entry point: user errors are one line on stderr and exit 2, never a traceback."""
     try:
         code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
-        sys.exit(code if isinstance(code, int) else 0)
     except RagjudgeError as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
-        sys.exit(130)
+    except KeyboardInterrupt:  # typer turns Ctrl-C inside a command into exit code 130 (below)
+        code = 130
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:  # click usage errors and anything unexpected
@@ -60,7 +58,9 @@ def main() -> None:
         if isinstance(exc, click.exceptions.ClickException):
             exc.show()
             sys.exit(exc.exit_code)
-        if isinstance(exc, click.exceptions.Abort):
-            typer.echo("aborted", err=True)
-            sys.exit(130)
-        raise
+        if not isinstance(exc, click.exceptions.Abort):
+            raise
+        code = 130
+    if code == 130:
+        typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
+    sys.exit(code if isinstance(code, int) else 0)

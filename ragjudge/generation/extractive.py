@@ -56,7 +56,7 @@ class ExtractiveGenerator(Generator):
         chosen: list[tuple[int, str]] = []
         words = 0
         for score, order, sentence in scored:
-            if score < best / 2 or words >= self.max_words:
+            if score <= best / 2 or words >= self.max_words:
                 break
             chosen.append((order, sentence))
             words += len(sentence.split())

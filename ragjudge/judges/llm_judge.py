@@ -40,6 +40,7 @@ def render(template: str, variables: dict[str, Any]) -> str:
 
 class LLMJudge(Judge):
     needs_llm = True
+    chunk_size = 16  # journal often: a crash loses little, and the response cache covers the rest
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)

@@ -35,12 +35,17 @@ class Retriever(ABC):
     Options: ClassVar[type[RetrieverOptions]] = RetrieverOptions
 
     def __init__(self, options: dict[str, Any] | None = None, *, source: str | None = None):
+        self.options = self.parse_options(options, source)
+
+    @classmethod
+    def parse_options(cls, options: dict[str, Any] | None, source: str | None = None) -> Any:
+        """Validate spec options; a mistake names the spec file and the option."""
         try:
-            self.options = self.Options.model_validate(options or {})
+            return cls.Options.model_validate(options or {})
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
-            raise InputError(f"{self.kind} retriever: {err['msg']}", file=source,
+            raise InputError(f"{cls.kind} retriever: {err['msg']}", file=source,
                              field=f"retriever.options.{where}" if where else "retriever.options") from None
 
     # -- identity --------------------------------------------------------------------------------

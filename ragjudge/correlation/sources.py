@@ -1,0 +1,68 @@
+"""Where judge values come from: ragjudge results files (or run folders) and InspectorRAGet files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.jsonl import read_jsonl
+
+
+def parse_source(spec: str) -> tuple[str | None, Path]:
+    """`[MODEL_ID=]PATH`: an existing path is taken whole, so paths containing '=' still work."""
+    if Path(spec).exists() or "=" not in spec:
+        return None, Path(spec)
+    model_id, path = spec.split("=", 1)
+    if not model_id.strip() or not path.strip():
+        raise UsageError(f"expected [MODEL_ID=]PATH, got {spec!r}")
+    return model_id.strip(), Path(path.strip())
+
+
+def is_inspectorraget(path: Path) -> bool:
+    return path.suffix.lower() == ".json" and path.is_file()
+
+
+def results_file(path: Path) -> Path:
+    """A results.jsonl, or the run folder `ragjudge eval` wrote it in."""
+    if path.is_dir():
+        candidate = path / "results.jsonl"
+        if not candidate.exists():
+            raise InputError("no results.jsonl in this folder (expected a ragjudge run folder)", file=str(path))
+        return candidate
+    if not path.exists():
+        raise InputError("file not found", file=str(path))
+    return path
+
+
+def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line, record) of a ragjudge results file; a line without `task_id` and `metrics` is an error."""
+    rows = []
+    for line, record in read_jsonl(path):
+        if "task_id" not in record:
+            raise InputError("is missing (not a ragjudge results line)", file=str(path), line=line, field="task_id")
+        if not isinstance(record.get("metrics"), dict):
+            raise InputError("is missing or not an object (not a ragjudge results file: run `ragjudge eval` or "
+                             "`ragjudge judge` first)", file=str(path), line=line, field="metrics")
+        rows.append((line, record))
+    if not rows:
+        raise InputError("contains no results", file=str(path))
+    return rows
+
+
+def default_model_id(path: Path) -> str:
+    """The generator recorded in the run's run.json, else the run folder's or results file's name."""
+    results = results_file(path)
+    stem = results.name.removesuffix(".jsonl")
+    run_json = results.with_name("run.json") if stem == "results" else results.with_name(stem + ".run.json")
+    if run_json.exists():
+        try:
+            generator = json.loads(run_json.read_text()).get("generator")
+        except (json.JSONDecodeError, AttributeError):
+            generator = None
+        if isinstance(generator, str) and generator:
+            return generator
+    if stem == "results":
+        return results.parent.resolve().name
+    return stem.removesuffix(".judged")

@@ -1,0 +1,272 @@
+"""CXMArena metrics as pure functions over plain values (labels, id lists, pairs), no I/O.
+
+A metric with nothing to average over is None ("not measured"), never 0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+def ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def f1_of(precision: float | None, recall: float | None) -> float | None:
+    if precision is None or recall is None:
+        return None
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+# -- intent prediction ----------------------------------------------------------------------------------
+
+UNPARSABLE = "<unparsable>"
+"""The predicted label of an answer that could not be read: wrong for every gold intent."""
+
+
+def accuracy(gold: Sequence[Any], pred: Sequence[Any]) -> float | None:
+    if len(gold) != len(pred):
+        raise ValueError("gold and predictions differ in length")
+    return ratio(sum(g == p for g, p in zip(gold, pred)), len(gold))
+
+
+def confusion(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Counter[str]]:
+    """gold label → Counter of predicted labels."""
+    table: dict[str, Counter[str]] = {}
+    for g, p in zip(gold, pred):
+        table.setdefault(g, Counter())[p] += 1
+    return table
+
+
+def per_label_prf(gold: Sequence[str], pred: Sequence[str], labels: Iterable[str]) -> dict[str, dict[str, float]]:
+    """Precision, recall, F1 and support per label (0 where undefined, as scikit-learn's zero_division=0)."""
+    out = {}
+    for label in labels:
+        tp = sum(g == label and p == label for g, p in zip(gold, pred))
+        n_pred = sum(p == label for p in pred)
+        n_gold = sum(g == label for g in gold)
+        precision = tp / n_pred if n_pred else 0.0
+        recall = tp / n_gold if n_gold else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        out[label] = {"precision": precision, "recall": recall, "f1": f1, "support": n_gold}
+    return out
+
+
+def macro_f1_python(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] | None = None) -> float | None:
+    labels = sorted(set(gold)) if labels is None else list(labels)
+    if not labels:
+        return None
+    scores = per_label_prf(gold, pred, labels)
+    return sum(s["f1"] for s in scores.values()) / len(labels)
+
+
+def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] | None = None) -> float | None:
+    """Mean F1 over `labels` (default: the gold labels present, so a never-needed intent is not averaged in
+    and an out-of-taxonomy answer only costs recall). scikit-learn when installed, else our own."""
+    labels = sorted(set(gold)) if labels is None else list(labels)
+    if not labels:
+        return None
+    try:
+        from sklearn.metrics import f1_score
+    except ImportError:  # pragma: no cover - scikit-learn is optional
+        return macro_f1_python(gold, pred, labels)
+    return float(f1_score(list(gold), list(pred), labels=labels, average="macro", zero_division=0))
+
+
+def level1(label: str | None) -> str | None:
+    """The first level of a two-level `L1:L2` label."""
+    return None if label is None else label.split(":", 1)[0]
+
+
+# -- agent quality adherence ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    case_id: str
+    gold: bool | None
+    """True / False / None (not applicable)."""
+    pred: bool | None | str
+    """True / False / None, or UNPARSABLE when the model gave no readable answer for this question."""
+    gold_evidence: tuple[str, ...] | None = None
+    pred_evidence: tuple[str, ...] = ()
+
+    @property
+    def correct(self) -> bool:
+        return self.pred != UNPARSABLE and self.pred == self.gold
+
+
+def question_accuracy(outcomes: Sequence[QuestionOutcome]) -> float | None:
+    return ratio(sum(o.correct for o in outcomes), len(outcomes))
+
+
+def binary_prf(outcomes: Sequence[QuestionOutcome], positive: bool = True) -> dict[str, float | None]:
+    """Precision/recall/F1 of the `positive` answer (True = the agent did it); NA and unreadable are negatives."""
+    tp = sum(o.gold is positive and o.pred is positive for o in outcomes)
+    n_pred = sum(o.pred is positive for o in outcomes)
+    n_gold = sum(o.gold is positive for o in outcomes)
+    precision, recall = ratio(tp, n_pred), ratio(tp, n_gold)
+    return {"precision": precision, "recall": recall, "f1": f1_of(precision, recall)}
+
+
+def case_accuracy(outcomes: Sequence[QuestionOutcome]) -> float | None:
+    """Share of conversations whose every question is answered right."""
+    by_case: dict[str, bool] = {}
+    for o in outcomes:
+        by_case[o.case_id] = by_case.get(o.case_id, True) and o.correct
+    return ratio(sum(by_case.values()), len(by_case))
+
+
+def evidence_prf(outcomes: Sequence[QuestionOutcome]) -> dict[str, float | int | None]:
+    """Micro precision/recall of cited message ids against gold ids, over questions whose gold cites any."""
+    scored = [o for o in outcomes if o.gold_evidence]
+    hit = sum(len(set(o.pred_evidence) & set(o.gold_evidence or ())) for o in scored)
+    n_pred = sum(len(set(o.pred_evidence)) for o in scored)
+    n_gold = sum(len(set(o.gold_evidence or ())) for o in scored)
+    precision, recall = ratio(hit, n_pred), ratio(hit, n_gold)
+    return {"precision": precision, "recall": recall, "f1": f1_of(precision, recall), "questions": len(scored)}
+
+
+# -- tool calls -----------------------------------------------------------------------------------------
+
+def tool_selection_correct(gold_names: Iterable[str], pred_names: Iterable[str]) -> bool:
+    """Exact match of the sorted sets of tool names (order and repeats do not matter)."""
+    return sorted(set(gold_names)) == sorted(set(pred_names))
+
+
+def _norm_value(value: Any) -> Any:
+    """Argument values compare case- and space-insensitively for text, numerically for numbers."""
+    if isinstance(value, str):
+        return " ".join(value.split()).casefold()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _norm_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_norm_value(v) for v in value]
+    return value
+
+
+def arguments_equal(gold: dict[str, Any], pred: dict[str, Any] | None) -> bool:
+    return pred is not None and _norm_value(gold) == _norm_value(pred)
+
+
+def arguments_match(gold_calls: Sequence[tuple[str, dict[str, Any] | None]],
+                    pred_calls: Sequence[tuple[str, dict[str, Any] | None]]) -> bool | None:
+    """Every gold call with arguments is matched by a distinct predicted call of the same tool with equal
+    arguments. None when the gold gives no arguments (nothing to compare)."""
+    wanted = [(name, args) for name, args in gold_calls if args is not None]
+    if not wanted:
+        return None
+    unused = list(pred_calls)
+    for name, args in wanted:
+        for i, (p_name, p_args) in enumerate(unused):
+            if p_name == name and arguments_equal(args, p_args):
+                del unused[i]
+                break
+        else:
+            return False
+    return True
+
+
+def argument_value_accuracy(gold_calls: Sequence[tuple[str, dict[str, Any] | None]],
+                            pred_calls: Sequence[tuple[str, dict[str, Any] | None]]) -> tuple[int, int]:
+    """(gold argument values reproduced, gold argument values): per key, by the best predicted call of that tool."""
+    total = hit = 0
+    for name, args in gold_calls:
+        if not args:
+            continue
+        total += len(args)
+        best = 0
+        for p_name, p_args in pred_calls:
+            if p_name != name or p_args is None:
+                continue
+            best = max(best, sum(k in p_args and _norm_value(v) == _norm_value(p_args[k]) for k, v in args.items()))
+        hit += best
+    return hit, total
+
+
+def accuracy_by_size(rows: Iterable[tuple[int, bool]]) -> dict[int, dict[str, float | int | None]]:
+    """(number of offered tools, correct) rows → accuracy and count per size, sizes ascending."""
+    groups: dict[int, list[bool]] = {}
+    for size, correct in rows:
+        groups.setdefault(size, []).append(correct)
+    return {size: {"accuracy": ratio(sum(v), len(v)), "n": len(v)} for size, v in sorted(groups.items())}
+
+
+# -- answer classification ------------------------------------------------------------------------------
+
+def distribution(labels: Sequence[str], order: Sequence[str]) -> dict[str, dict[str, float | int | None]]:
+    """Count and share per label, in `order`, then any label outside it."""
+    counts = Counter(labels)
+    keys = list(order) + sorted(k for k in counts if k not in order)
+    return {k: {"count": counts.get(k, 0), "share": ratio(counts.get(k, 0), len(labels))} for k in keys}
+
+
+# -- KB refinement --------------------------------------------------------------------------------------
+
+def pair_prf(gold: set[frozenset[str]], pred: set[frozenset[str]]) -> dict[str, float | int | None]:
+    """Precision/recall/F1 over unordered pairs: (a, b) and (b, a) are the same pair."""
+    tp = len(gold & pred)
+    precision, recall = ratio(tp, len(pred)), ratio(tp, len(gold))
+    return {"precision": precision, "recall": recall, "f1": f1_of(precision, recall), "tp": tp,
+            "predicted": len(pred), "gold": len(gold)}
+
+
+def pairs_above(ids: Sequence[str], similarity: np.ndarray, threshold: float) -> set[frozenset[str]]:
+    """Every unordered pair of distinct articles whose similarity is at least `threshold`."""
+    rows, cols = np.nonzero(np.triu(similarity >= threshold, k=1))
+    return {frozenset((ids[i], ids[j])) for i, j in zip(rows.tolist(), cols.tolist())}
+
+
+def threshold_sweep(ids: Sequence[str], similarity: np.ndarray, gold: set[frozenset[str]],
+                    thresholds: Sequence[float]) -> list[dict[str, float | int | None]]:
+    return [{"threshold": float(t), **pair_prf(gold, pairs_above(ids, similarity, t))} for t in thresholds]
+
+
+def best_row(rows: Sequence[dict[str, Any]], key: str = "f1") -> dict[str, Any] | None:
+    """The row with the highest `key` (first on ties); None if no row has it."""
+    scored = [r for r in rows if r.get(key) is not None]
+    return max(scored, key=lambda r: r[key]) if scored else None
+
+
+# -- article search -------------------------------------------------------------------------------------
+
+def dedupe(ranking: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(ranking))
+
+
+def precision_at_k(ranking: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """Relevant articles in the top k, over k (a ranking shorter than k is not padded out of the penalty)."""
+    rel = set(relevant)
+    return sum(doc in rel for doc in dedupe(ranking)[:k]) / k
+
+
+def recall_at_k(ranking: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    rel = set(relevant)
+    return sum(doc in rel for doc in dedupe(ranking)[:k]) / len(rel) if rel else 0.0
+
+
+def reciprocal_rank(ranking: Sequence[str], relevant: Iterable[str]) -> float:
+    rel = set(relevant)
+    for rank, doc in enumerate(dedupe(ranking), start=1):
+        if doc in rel:
+            return 1.0 / rank
+    return 0.0
+
+
+def search_scores(rows: Sequence[tuple[Sequence[str], Sequence[str]]], ks: Sequence[int]) -> dict[str, float | None]:
+    """(ranking, relevant ids) per query → mean P@k, R@k for each k, and MRR."""
+    out: dict[str, float | None] = {}
+    n = len(rows)
+    for k in ks:
+        out[f"P@{k}"] = ratio(sum(precision_at_k(r, g, k) for r, g in rows), n)
+        out[f"R@{k}"] = ratio(sum(recall_at_k(r, g, k) for r, g in rows), n)
+    out["MRR"] = ratio(sum(reciprocal_rank(r, g) for r, g in rows), n)
+    return out

@@ -1,0 +1,170 @@
+"""The CXMArena data model: conversations with message ids, and one case type per task.
+
+Loaders (`ragjudge.cxm.loaders`) build these from the public release's columns or from ragjudge's plain
+JSONL files; runners and scorers only ever see these types.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PairKind = Literal["similar", "contradictory"]
+PAIR_KINDS: tuple[PairKind, ...] = ("similar", "contradictory")
+
+ANSWER_LABELS = ("Correct", "Incorrect", "Hallucination", "Refusal")
+"""Multi-turn RAG answer classes, in report order."""
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    speaker: str
+    """'customer' or 'agent' for parsed transcripts; 'transcript' for unlabelled text."""
+    text: str
+
+
+def render_conversation(messages: list[Message], *, with_ids: bool = True) -> str:
+    """One line per message: `[id] Customer: text` (ids let models cite evidence)."""
+    lines = []
+    for m in messages:
+        if m.speaker == "transcript":
+            lines.append(m.text)
+            continue
+        prefix = f"[{m.id}] " if with_ids else ""
+        lines.append(f"{prefix}{m.speaker.capitalize()}: {m.text}")
+    return "\n".join(lines)
+
+
+class TaxonomyEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    l1: str
+    l2: str | None = None
+    description: str = ""
+
+    @property
+    def label(self) -> str:
+        """Two-level intents are `L1:L2`, the form the release's own evaluator compares."""
+        return f"{self.l1}:{self.l2}" if self.l2 else self.l1
+
+
+class Taxonomy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    entries: list[TaxonomyEntry]
+
+    @property
+    def labels(self) -> list[str]:
+        return [e.label for e in self.entries]
+
+    @property
+    def two_level(self) -> bool:
+        return any(e.l2 for e in self.entries)
+
+
+class IntentCase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    messages: list[Message]
+    gold: dict[str, str] = Field(default_factory=dict)
+    """Taxonomy name → gold intent label."""
+
+
+class QualityQuestion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: str
+    text: str
+    answer: bool | None
+    """True / False; None means 'not applicable' (the release's NA)."""
+    evidence: list[str] | None = None
+    """Gold supporting message ids, when the data gives them."""
+
+
+class QualityCase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    messages: list[Message]
+    questions: list[QualityQuestion]
+
+
+class ToolCall(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] | None = None
+    """None when the data names the tool only (the release gives tool names, not arguments)."""
+
+
+def parse_arguments(raw: Any) -> dict[str, Any] | None:
+    """Tool-call arguments arrive as a JSON string (OpenAI wire format) or an object; None if unreadable."""
+    if raw is None or isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+    return None
+
+
+class ToolCase(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    messages: list[Message]
+    expected: list[ToolCall]
+    candidates: dict[int, list[str]] = Field(default_factory=dict)
+    """Number of offered tools → the tool names offered (from the data; built when absent)."""
+    kb_ids: list[str] = Field(default_factory=list)
+
+
+class Article(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    text: str
+    title: str | None = None
+
+    @property
+    def full_text(self) -> str:
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+class SearchQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query_id: str
+    query: str
+    relevant: list[str]
+
+
+class RagCase(BaseModel):
+    """One multi-turn RAG turn: the conversation so far, the gold agent reply and its source articles."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str
+    messages: list[Message]
+    reference: str | None = None
+    kb_ids: list[str] = Field(default_factory=list)
+    retrieved_ids: list[str] | None = None
+    response: str | None = None
+    label: str | None = None
+    """A gold answer class, when people labelled the response (lets the judge itself be scored)."""
+
+
+class PairSet(BaseModel):
+    """Gold KB-refinement pairs by kind, as unordered pairs."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    pairs: dict[str, set[frozenset[str]]] = Field(default_factory=dict)

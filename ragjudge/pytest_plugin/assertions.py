@@ -1,0 +1,235 @@
+"""Assertion helpers for the common RAG checks; a failure explains itself in pytest's output.
+
+Each helper compares one or more judge scores with thresholds (explicit argument, else the session's
+configured threshold, else the built-in default) and raises AssertionError with the scores, the
+thresholds, the turn and each judge's rationale. A check whose LLM judge cannot run in this session
+(no judge model, or offline) does not stop the test: the remaining checks still run, and a test that
+otherwise passes is reported as skipped with the reason.
+
+PYTEST_DONT_REWRITE
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragjudge.models import JudgeResult
+from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, RECALL
+from ragjudge.pytest_plugin.recall import recall_result
+from ragjudge.pytest_plugin.result import Check, RagResult
+
+NO_ANSWERABILITY_EXPECTATION = ("CONVERSATIONAL", "UNDERSPECIFIED")
+NOTHING_TO_RETRIEVE = ("UNANSWERABLE", "CONVERSATIONAL")
+_CLIP = 400
+_CLIP_RATIONALE = 1500
+
+
+# -- shared machinery ----------------------------------------------------------------------
+def _verbose(result: RagResult) -> bool:
+    return result.owner is not None and result.owner.settings.verbosity >= 2
+
+
+def _clip(text: str, limit: int, full: bool) -> str:
+    text = text.strip()
+    if full or len(text) <= limit:
+        return text
+    return text[:limit].rstrip() + f" … [{len(text) - limit} more characters; -vv shows all]"
+
+
+def _threshold(result: RagResult, judge: str, given: float | None) -> float:
+    if given is not None:
+        return float(given)
+    if result.owner is not None:
+        configured = result.owner.settings.threshold(judge)
+        if configured is not None:
+            return configured
+    return DEFAULT_THRESHOLDS[judge]
+
+
+def _llm_available(result: RagResult) -> bool:
+    return result.owner is not None and result.owner.settings.llm_unavailable is None
+
+
+def _defer(result: RagResult, check: Check) -> None:
+    """Record a check that could not run; the test is skipped at its end unless something fails."""
+    result.checks.append(check)
+    reason = f"ragjudge: {check.assertion} did not check {check.judge}: {check.note}"
+    pending = result.owner.pending_skips if result.owner is not None else None
+    if pending is None:
+        pytest.skip(reason)
+    if reason not in pending:
+        pending.append(reason)
+
+
+def _rationale(judgement: JudgeResult) -> str | None:
+    if judgement.rationale:
+        return judgement.rationale
+    components = {k: v for k, v in judgement.details.items() if isinstance(v, float)}
+    if components:  # RB_alg explains itself by its components
+        return ", ".join(f"{k}={v:.3f}" for k, v in components.items())
+    return judgement.raw
+
+
+def _row(check: Check, judgement: JudgeResult | None) -> str:
+    value = "-" if check.value is None else f"{check.value:.3f}"
+    need = "" if check.threshold is None else f"needs >= {check.threshold:g}"
+    verdict = {True: "ok", False: "FAILED", None: "not checked"}[check.passed]
+    model = f"  [{judgement.model}]" if judgement is not None and judgement.model else ""
+    line = f"  {check.judge:<12} {check.metric:<12} = {value:<7} {need:<14} {verdict}{model}"
+    return line + (f"\n      {check.note}" if check.note else "")
+
+
+def _fail(result: RagResult, assertion: str, headline: str, checks: list[Check], judges: list[str],
+          judgements: dict[str, JudgeResult] | None = None) -> None:
+    __tracebackhide__ = True
+    full = _verbose(result)
+    judgements = {**result.judgements, **(judgements or {})}
+    lines = [f"{assertion}: {headline}"]
+    lines += [_row(c, judgements.get(c.judge)) for c in checks]
+    turns = result.task.history
+    if turns:
+        lines.append(f"  conversation: {len(turns)} earlier turn(s); last: "
+                     f"{turns[-1].speaker}: {_clip(turns[-1].text, 150, full)}")
+    lines.append(f"  question:  {_clip(result.question, _CLIP, full)}")
+    lines.append(f"  answer:    {_clip(result.answer, _CLIP, full)}")
+    if result.reference and any(j in ("rb_alg", "rb_llm") for j in judges):
+        lines.append(f"  reference: {_clip(result.reference, _CLIP, full)}")
+    for name in judges:
+        judgement = judgements.get(name)
+        if judgement is None:
+            continue
+        if judgement.error:
+            lines.append(f"  {name} error: {_clip(judgement.error, _CLIP_RATIONALE, full)}")
+            if judgement.raw:
+                lines.append(f"  {name} raw output: {_clip(judgement.raw, _CLIP, full)}")
+        why = _rationale(judgement)
+        if why and not judgement.error:
+            body = _clip(why, _CLIP_RATIONALE, full).replace("\n", "\n    ")
+            lines.append(f"  {name} rationale:\n    {body}")
+    raise AssertionError("\n".join(lines))
+
+
+def _score_check(result: RagResult, assertion: str, judge: str, threshold: float) -> Check:
+    """Compare `judge`'s score with `threshold`; a judge that could not run is deferred, not failed."""
+    judgement = result.judgements[judge]
+    check = Check(assertion=assertion, judge=judge, metric=judgement.metric, value=judgement.value,
+                  threshold=threshold, passed=None)
+    if judgement.details.get("llm_unavailable"):
+        check.note = str(judgement.details["skipped"])
+        _defer(result, check)
+        return check
+    if judgement.error:
+        check.passed, check.note = False, "the judge failed (see error below): no score is not a pass"
+    elif judgement.value is None:
+        check.passed, check.note = False, f"not scored: {judgement.details.get('skipped', 'no value')}"
+    else:
+        check.passed = judgement.value >= threshold
+    result.checks.append(check)
+    return check
+
+
+def _run_checks(result: RagResult, assertion: str, thresholds: dict[str, float]) -> None:
+    __tracebackhide__ = True
+    result.ensure(*thresholds)
+    checks = [_score_check(result, assertion, judge, t) for judge, t in thresholds.items()]
+    failed = [c for c in checks if c.passed is False]
+    if failed:
+        headline = "; ".join(
+            f"{c.metric} {c.value:.3f} is below {c.threshold:g}" if c.value is not None
+            else f"{c.judge} {c.note.split(':')[0]}" for c in failed)
+        _fail(result, assertion, headline, checks, list(thresholds))
+
+
+# -- the helpers ---------------------------------------------------------------------------
+def assert_grounded(result: RagResult, min: float | None = None) -> None:  # noqa: A002 - reads well at call sites
+    """The answer is faithful to the passages it was given: RL_F (RAGAS faithfulness) >= `min`."""
+    __tracebackhide__ = True
+    _run_checks(result, "assert_grounded", {"rl_f": _threshold(result, "rl_f", min)})
+
+
+def assert_matches_reference(result: RagResult, rb_alg: float | None = None, rb_llm: float | None = None) -> None:
+    """The answer matches the reference answer: RB_alg >= `rb_alg` and/or RB_llm >= `rb_llm`.
+
+    With neither given: RB_alg always, plus RB_llm when a judge model is configured, at their default
+    thresholds. A threshold given for RB_llm requires it (the test skips without a judge model).
+    """
+    __tracebackhide__ = True
+    if not result.reference:
+        raise AssertionError("assert_matches_reference: this turn has no reference answer; "
+                             "pass reference= to rag_judge.evaluate()")
+    if rb_alg is None and rb_llm is None:
+        thresholds = {"rb_alg": _threshold(result, "rb_alg", None)}
+        if _llm_available(result):
+            thresholds["rb_llm"] = _threshold(result, "rb_llm", None)
+    else:
+        thresholds = {}
+        if rb_alg is not None:
+            thresholds["rb_alg"] = float(rb_alg)
+        if rb_llm is not None:
+            thresholds["rb_llm"] = float(rb_llm)
+    _run_checks(result, "assert_matches_reference", thresholds)
+
+
+def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float | None = None) -> None:
+    """The expected passages are among the first `k` retrieved: Recall@k >= `min_recall`."""
+    __tracebackhide__ = True
+    k = result.k if k is None else int(k)
+    threshold = _threshold(result, RECALL, min_recall)
+    if not result.expected_passage_ids:
+        if result.answerability in NOTHING_TO_RETRIEVE:  # e.g. an unanswerable dataset turn
+            result.checks.append(Check("assert_retrieves", RECALL, f"Recall@{k}", None, threshold, None,
+                                       f"not applicable: a {result.answerability} turn has no passages to retrieve"))
+            return
+        raise AssertionError("assert_retrieves: no expected passage ids; pass expected_passage_ids= to "
+                             "rag_judge.evaluate()")
+    judgement = recall_result(result.expected_passage_ids, result.retrieved_ids, k)
+    if k == result.k:
+        result.judgements[RECALL] = judgement
+    check = Check("assert_retrieves", RECALL, judgement.metric, judgement.value, threshold,
+                  judgement.value is not None and judgement.value >= threshold)
+    result.checks.append(check)
+    if not check.passed:
+        _fail(result, "assert_retrieves", f"{judgement.metric} {judgement.value:.3f} is below {threshold:g}",
+              [check], [RECALL], {RECALL: judgement})
+
+
+def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
+    """The app says "I don't know" exactly when it should: declines an unanswerable question, answers
+    an answerable (or partially answerable) one. Uses the LLM `idk` judge when a judge model is
+    configured, else the offline `idk_lexical` judge; `judge=` forces one."""
+    __tracebackhide__ = True
+    from ragjudge.evaluation.conditioning import answerability_correct
+
+    assertion = "assert_idk_correct"
+    label = result.answerability
+    if label is None:
+        raise AssertionError(f"{assertion}: no expectation; pass expected_answerable=True/False (or "
+                             "answerability=) to rag_judge.evaluate()")
+    name = judge or ("idk" if _llm_available(result) else "idk_lexical")
+    result.ensure(name)
+    judgement = result.judgements[name]
+    check = Check(assertion, name, judgement.metric, judgement.value, None, None)
+    if label in NO_ANSWERABILITY_EXPECTATION:
+        check.note = f"not applicable: a {label} turn has no right or wrong \"I don't know\""
+        result.checks.append(check)
+        return
+    if judgement.details.get("llm_unavailable"):
+        check.note = str(judgement.details["skipped"])
+        _defer(result, check)
+        return
+    if judge is None and name == "idk_lexical":
+        check.note = "offline stand-in for the LLM idk judge (no judge model configured)"
+    if judgement.error or judgement.value is None:
+        check.passed = False
+        result.checks.append(check)
+        _fail(result, assertion, f"the {name} judge gave no verdict", [check], [name])
+    correct = answerability_correct(judgement.value, label)
+    check.passed = bool(correct)
+    result.checks.append(check)
+    if not check.passed:
+        verdict = judgement.label or f"{judgement.value:g}"
+        if label == "UNANSWERABLE":
+            headline = f"the question is UNANSWERABLE but the app answered ({name}: {verdict!r})"
+        else:
+            headline = f"the question is {label} but the app declined to answer ({name}: {verdict!r})"
+        _fail(result, assertion, headline, [check], [name])

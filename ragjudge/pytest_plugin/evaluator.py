@@ -1,0 +1,183 @@
+"""Run ragjudge's judges on one turn from inside a test: sync API, async judges underneath.
+
+One Evaluator per pytest session: each judge is built once (so RB_alg's BERT model loads once), one
+LLM gateway with its response cache serves every test (an unchanged suite re-runs with no LLM call),
+and one event loop on a background thread runs the async judges, which lets the sync API work from
+sync tests and from inside async tests alike.
+
+PYTEST_DONT_REWRITE
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+from ragjudge.errors import UsageError
+from ragjudge.judges import Judge, JudgeContext, JudgeItem, JudgeRegistry
+from ragjudge.llm import LLMGateway, ResponseCache
+from ragjudge.models import JudgeResult
+from ragjudge.pytest_plugin.config import RECALL, Settings
+from ragjudge.pytest_plugin.inputs import TurnInput
+from ragjudge.pytest_plugin.recall import recall_result
+
+T = TypeVar("T")
+
+IDK_FALLBACK = {"idk": "idk_lexical"}
+"""When an LLM judge cannot run, its offline stand-in runs instead (and is named as such)."""
+API_KEY_ENV = "RAGJUDGE_API_KEY"
+
+
+class LoopThread:
+    """An asyncio loop on a daemon thread; coroutines are submitted from the test's thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="ragjudge-pytest-loop", daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    async def arun(self, coro: Coroutine[Any, Any, T]) -> T:
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=10)
+        if not self._thread.is_alive():
+            self.loop.close()
+
+
+class Evaluator:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.registry = JudgeRegistry(list(settings.judge_dirs))
+        self._judges: dict[str, Judge] = {}
+        self._gateway: LLMGateway | None = None
+        self._cache: ResponseCache | None = None
+        self._loop: LoopThread | None = None
+
+    @property
+    def judge_names(self) -> list[str]:
+        return [*self.registry.names, RECALL]
+
+    # -- judges ------------------------------------------------------------------------------
+    def judge(self, name: str) -> Judge:
+        if name not in self._judges:
+            options = {"bertscore_model": self.settings.bertscore_model}
+            self._judges[name] = self.registry.build(name, options)
+        return self._judges[name]
+
+    def metric(self, name: str) -> str:
+        return self.registry.spec(name).metric
+
+    def needs_llm(self, name: str) -> bool:
+        if name == RECALL:
+            return False
+        spec = self.registry.spec(name)
+        return spec.kind == "llm" or self.judge(name).needs_llm
+
+    def unavailable(self, name: str) -> str | None:
+        """Why `name` cannot run in this session (an LLM judge without a model, or offline), or None."""
+        return self.settings.llm_unavailable if self.needs_llm(name) else None
+
+    def check_names(self, names: list[str]) -> None:
+        unknown = [n for n in names if n != RECALL and n not in self.registry.specs]
+        if unknown:
+            raise UsageError(f"unknown judge(s) {', '.join(map(repr, unknown))} "
+                             f"(available: {', '.join(self.judge_names)})")
+
+    def default_judges(self, turn: TurnInput) -> list[str]:
+        """Every built-in judge that applies to what the test gave (LLM ones skip without a model)."""
+        names = ["idk"]
+        if turn.task.reference:
+            names += ["rb_alg", "rb_llm"]
+        if turn.passages:
+            names.append("rl_f")
+        if turn.expected_passage_ids is not None:
+            names.append(RECALL)
+        return [n for n in names if n == RECALL or n in self.registry.specs]
+
+    def plan(self, names: list[str]) -> list[str]:
+        """The judges to run for `names`: offline stand-ins added, each judge built before any runs."""
+        self.check_names(names)
+        planned = list(dict.fromkeys(names))
+        for name in list(planned):
+            fallback = IDK_FALLBACK.get(name)
+            if fallback and self.unavailable(name) and fallback not in planned and fallback in self.registry.specs:
+                planned.append(fallback)
+        for name in planned:
+            if name != RECALL and not self.unavailable(name):
+                self.judge(name)  # build errors (a bad spec) surface here, in the test's thread
+        return planned
+
+    # -- LLM access --------------------------------------------------------------------------
+    def validate_models(self) -> None:
+        from ragjudge.llm.gateway import validate_model
+
+        for model in self.settings.judge_models:
+            validate_model(model, self.settings.api_base)
+
+    def gateway(self) -> LLMGateway | None:
+        if self.settings.llm_unavailable:
+            return None
+        if self._gateway is None:
+            self._cache = ResponseCache(self.settings.cache_dir)
+            self._gateway = LLMGateway(cache=self._cache, api_base=self.settings.api_base,
+                                       api_key=os.environ.get(API_KEY_ENV) or None)
+        return self._gateway
+
+    @property
+    def usage(self) -> dict[str, Any]:
+        """LLM calls of this session: sent to a provider vs answered from the cache."""
+        if self._gateway is None:
+            return {"requests_sent": 0, "calls": 0, "cached": 0, "by_model": {}}
+        total = self._gateway.usage.total
+        return {"requests_sent": self._gateway.requests_sent, "calls": total.calls, "cached": total.cached,
+                "by_model": self._gateway.usage.as_dict()}
+
+    # -- running -----------------------------------------------------------------------------
+    def _skipped(self, name: str, reason: str) -> JudgeResult:
+        return JudgeResult(judge=name, metric=self.metric(name), details={"skipped": reason, "llm_unavailable": True})
+
+    async def _run_one(self, name: str, turn: TurnInput, k: int) -> JudgeResult:
+        if name == RECALL:
+            return recall_result(turn.expected_passage_ids, turn.retrieved_ids, k)
+        if (reason := self.unavailable(name)) is not None:
+            return self._skipped(name, reason)
+        judge = self.judge(name)
+        ctx = JudgeContext(gateway=self.gateway(), judge_models=list(self.settings.judge_models))
+        try:
+            [result] = await judge.judge([JudgeItem(turn.task, turn.prediction)], ctx)
+        except Exception as exc:  # a judge that breaks its contract must not take the test session down
+            return JudgeResult(judge=name, metric=judge.metric, error=f"{type(exc).__name__}: {exc}")
+        return result
+
+    async def _run(self, names: list[str], turn: TurnInput, k: int) -> dict[str, JudgeResult]:
+        results = await asyncio.gather(*(self._run_one(n, turn, k) for n in names))
+        return dict(zip(names, results, strict=True))
+
+    def _thread(self) -> LoopThread:
+        if self._loop is None:
+            self._loop = LoopThread()
+        return self._loop
+
+    def run(self, names: list[str], turn: TurnInput, k: int) -> dict[str, JudgeResult]:
+        planned = self.plan(names)
+        return self._thread().run(self._run(planned, turn, k))
+
+    async def arun(self, names: list[str], turn: TurnInput, k: int) -> dict[str, JudgeResult]:
+        planned = self.plan(names)
+        return await self._thread().arun(self._run(planned, turn, k))
+
+    def close(self) -> None:
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None

@@ -1,0 +1,213 @@
+"""What a test gets back: `RagJudge` (the `rag_judge` fixture) and `RagResult` (one judged turn).
+
+PYTEST_DONT_REWRITE
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ragjudge.models import JudgeResult, Passage, Task
+from ragjudge.pytest_plugin.inputs import TurnInput, build_turn
+
+if TYPE_CHECKING:
+    from ragjudge.pytest_plugin.evaluator import Evaluator
+    from ragjudge.pytest_plugin.report import Recorder
+
+
+@dataclass
+class Check:
+    """One threshold an assertion helper compared a judge's score with."""
+
+    assertion: str
+    judge: str
+    metric: str
+    value: float | None
+    threshold: float | None
+    passed: bool | None
+    """None: not checked (the judge could not run, see `note`)."""
+    note: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass
+class RagResult:
+    """One evaluated turn: each judge's JudgeResult (value, label, rationale, error, details)."""
+
+    turn: TurnInput
+    judgements: dict[str, JudgeResult]
+    k: int
+    owner: RagJudge | None = field(default=None, repr=False)
+    checks: list[Check] = field(default_factory=list)
+
+    # -- inputs ------------------------------------------------------------------------------
+    @property
+    def task(self) -> Task:
+        return self.turn.task
+
+    @property
+    def question(self) -> str:
+        return self.turn.task.question
+
+    @property
+    def answer(self) -> str:
+        return self.turn.prediction.text
+
+    @property
+    def reference(self) -> str | None:
+        return self.turn.task.reference
+
+    @property
+    def passages(self) -> list[Passage]:
+        return self.turn.passages
+
+    @property
+    def retrieved_ids(self) -> list[str]:
+        return self.turn.retrieved_ids
+
+    @property
+    def expected_passage_ids(self) -> list[str] | None:
+        return self.turn.expected_passage_ids
+
+    @property
+    def answerability(self) -> str | None:
+        return self.turn.answerability
+
+    # -- outputs -----------------------------------------------------------------------------
+    def __getitem__(self, judge: str) -> JudgeResult:
+        return self.judgements[judge]
+
+    def __contains__(self, judge: object) -> bool:
+        return judge in self.judgements
+
+    @property
+    def scores(self) -> dict[str, float]:
+        return {n: r.value for n, r in self.judgements.items() if r.value is not None}
+
+    @property
+    def rationales(self) -> dict[str, str]:
+        return {n: r.rationale for n, r in self.judgements.items() if r.rationale}
+
+    @property
+    def errors(self) -> dict[str, str]:
+        return {n: r.error for n, r in self.judgements.items() if r.error}
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        return {n: str(r.details["skipped"]) for n, r in self.judgements.items() if r.details.get("skipped")}
+
+    def score(self, judge: str) -> float | None:
+        result = self.judgements.get(judge)
+        return None if result is None else result.value
+
+    def recall_at(self, k: int) -> float | None:
+        from ragjudge.pytest_plugin.recall import recall_at_k
+
+        if self.expected_passage_ids is None:
+            return None
+        return recall_at_k(self.expected_passage_ids, self.retrieved_ids, k)
+
+    def ensure(self, *judges: str) -> RagResult:
+        """Run the named judges if this result does not have them yet (assertion helpers use this)."""
+        missing = [j for j in judges if j not in self.judgements]
+        if missing:
+            if self.owner is None:
+                raise RuntimeError(f"this result has no {', '.join(missing)} and no evaluator to run it")
+            self.judgements.update(self.owner.evaluator.run(missing, self.turn, self.k))
+        return self
+
+    def __repr__(self) -> str:
+        parts = []
+        for name, r in self.judgements.items():
+            if r.value is not None:
+                parts.append(f"{name}={r.value:.3f}")
+            elif r.error:
+                parts.append(f"{name}=error")
+            else:
+                parts.append(f"{name}=skipped")
+        return f"RagResult({self.task.task_id!r}: {', '.join(parts)})"
+
+
+class RagJudge:
+    """The `rag_judge` fixture: evaluates turns of the app under test and records them for the report."""
+
+    def __init__(self, evaluator: Evaluator, recorder: Recorder | None = None, test: str | None = None,
+                 pending_skips: list[str] | None = None):
+        self.evaluator = evaluator
+        self.recorder = recorder
+        self.test = test
+        self.pending_skips = pending_skips
+        """Reasons a check could not run; the plugin skips the test at its end if nothing failed."""
+        self._count = 0
+
+    @property
+    def settings(self):  # noqa: ANN201 - Settings, imported lazily
+        return self.evaluator.settings
+
+    def _turn(self, kwargs: dict[str, Any]) -> TurnInput:
+        self._count += 1
+        label = self.test or "turn"
+        return build_turn(task_id=f"{label}#{self._count}", **kwargs)
+
+    def _result(self, turn: TurnInput, judgements: dict[str, JudgeResult], k: int) -> RagResult:
+        result = RagResult(turn=turn, judgements=judgements, k=k, owner=self)
+        if self.recorder is not None:
+            self.recorder.add(self.test, result)
+        return result
+
+    def evaluate(
+        self,
+        question: str | None = None,
+        answer: str | None = None,
+        *,
+        conversation: Iterable[Any] | None = None,
+        passages: Iterable[Any] | None = None,
+        reference: str | None = None,
+        expected_answerable: bool | None = None,
+        answerability: str | None = None,
+        expected_passage_ids: Iterable[str] | None = None,
+        task: Task | None = None,
+        judges: Iterable[str] | None = None,
+        k: int | None = None,
+    ) -> RagResult:
+        """Judge one turn. `judges` defaults to every judge that applies to the given inputs; LLM judges
+        without a configured model are recorded as skipped, and checks on them skip the test."""
+        turn, names, k = self._prepare(locals())
+        return self._result(turn, self.evaluator.run(names, turn, k), k)
+
+    async def aevaluate(
+        self,
+        question: str | None = None,
+        answer: str | None = None,
+        *,
+        conversation: Iterable[Any] | None = None,
+        passages: Iterable[Any] | None = None,
+        reference: str | None = None,
+        expected_answerable: bool | None = None,
+        answerability: str | None = None,
+        expected_passage_ids: Iterable[str] | None = None,
+        task: Task | None = None,
+        judges: Iterable[str] | None = None,
+        k: int | None = None,
+    ) -> RagResult:
+        """`evaluate` for async tests."""
+        turn, names, k = self._prepare(locals())
+        return self._result(turn, await self.evaluator.arun(names, turn, k), k)
+
+    def _prepare(self, args: dict[str, Any]) -> tuple[TurnInput, list[str], int]:
+        args = {key: value for key, value in args.items() if key != "self"}
+        judges, k = args.pop("judges"), args.pop("k")
+        if args["answer"] is None:
+            raise TypeError("evaluate() needs answer=")
+        if isinstance(judges, str):
+            judges = [judges]
+        k = self.settings.recall_k if k is None else int(k)
+        if k < 1:
+            raise ValueError(f"k must be 1 or more, got {k}")
+        turn = self._turn(args)
+        names = list(judges) if judges is not None else self.evaluator.default_judges(turn)
+        return turn, names, k

@@ -1,0 +1,133 @@
+"""`dense`: embed passages once, keep the matrix on disk, score queries by dot product (cosine).
+
+Exact search over a float32 matrix: on one machine's corpora (up to a few hundred thousand passages)
+a matrix product is fast enough and has no recall loss; corpora beyond that belong in Elasticsearch
+(`elasticsearch` retriever, mode knn). The matrix is saved as `embeddings.npy` and memory-mapped on load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from ragjudge.models import Passage
+from ragjudge.progress import ProgressBars
+from ragjudge.retrieval.base import PassageStore, Retriever, RetrieverOptions, StaleIndex, index_text
+from ragjudge.retrieval.encoders import LiteLLMEncoder, SentenceTransformerEncoder
+
+
+class EncoderOptions(RetrieverOptions):
+    encoder: Literal["sentence-transformers", "litellm"] = "sentence-transformers"
+    model: str = "minilm"
+    """`minilm` (bundled, offline), a sentence-transformers model name or folder (BAAI/bge-base-en-v1.5),
+    or with encoder=litellm a litellm embedding model (openai/text-embedding-3-small)."""
+    query_prefix: str = ""
+    """Instruction put before each query (BGE: "Represent this sentence for searching relevant passages: ")."""
+    passage_prefix: str = ""
+    batch_size: int = 32
+    max_seq_length: int | None = None
+    normalize: bool = True
+    device: str = "cpu"
+    api_base: str | None = None
+    api_key_env: str | None = None
+    dimensions: int | None = None
+    concurrency: int = 4
+
+
+def build_encoder(options: EncoderOptions) -> SentenceTransformerEncoder | LiteLLMEncoder:
+    if options.encoder == "litellm":
+        return LiteLLMEncoder(options.model, api_base=options.api_base, api_key_env=options.api_key_env,
+                              dimensions=options.dimensions, batch_size=options.batch_size,
+                              concurrency=options.concurrency, normalize=options.normalize)
+    return SentenceTransformerEncoder(options.model, batch_size=options.batch_size,
+                                      max_seq_length=options.max_seq_length, device=options.device,
+                                      normalize=options.normalize)
+
+
+def encoder_identity(options: EncoderOptions) -> dict[str, Any]:
+    """What changes the vectors (not batch size, device, concurrency or where the API lives)."""
+    return options.model_dump(mode="json", include={"encoder", "model", "query_prefix", "passage_prefix",
+                                                     "max_seq_length", "normalize", "dimensions"})
+
+
+class DenseOptions(EncoderOptions):
+    title: bool = True
+    query_batch: int = 64
+    """Queries scored per matrix product (bounds memory: query_batch x passages floats)."""
+
+
+class DenseRetriever(Retriever):
+    kind = "dense"
+    Options = DenseOptions
+    options: DenseOptions
+
+    def __init__(self, options: dict[str, Any] | None = None, *, source: str | None = None):
+        super().__init__(options, source=source)
+        self.encoder = build_encoder(self.options)
+        self.matrix: np.ndarray | None = None
+        self.store = PassageStore()
+
+    def identity(self) -> dict[str, Any]:
+        return {"retriever": self.kind, "options": {**encoder_identity(self.options), "title": self.options.title}}
+
+    def describe(self) -> dict[str, Any]:
+        return {"retriever": self.kind, "options": self.options.model_dump(mode="json", exclude_none=True),
+                "model": self.encoder.model_name}
+
+    def index(self, passages: Sequence[Passage], bars: ProgressBars | None = None) -> None:
+        texts = [self.options.passage_prefix + index_text(p, self.options.title) for p in passages]
+        advance = bars.bar("encode passages", total=len(texts)) if bars else None
+        self.matrix = self.encoder.encode(texts, advance)
+        self.store = PassageStore(passages)
+
+    def save(self, folder: Path) -> None:
+        assert self.matrix is not None, "index() first"
+        np.save(folder / "embeddings.npy", np.ascontiguousarray(self.matrix, dtype=np.float32))
+        self.store.save(folder)
+
+    def load(self, folder: Path) -> None:
+        path = folder / "embeddings.npy"
+        if not path.exists():
+            raise StaleIndex(f"{path} is missing")
+        try:
+            matrix = np.load(path, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise StaleIndex(f"{path}: {exc}") from None
+        store = PassageStore.load(folder)
+        if matrix.ndim != 2 or matrix.shape[0] != len(store):
+            raise StaleIndex(f"{path}: {matrix.shape} does not match {len(store)} passages")
+        self.matrix, self.store = matrix, store
+
+    def encode_queries(self, queries: list[str]) -> np.ndarray:
+        return self.encoder.encode([self.options.query_prefix + q for q in queries])
+
+    def _search_many(self, queries: list[str], k: int) -> list[list[Passage]]:
+        if self.matrix is None:
+            from ragjudge.errors import UsageError
+
+            raise UsageError("the dense retriever has no index: call index() or load() first")
+        vectors = self.encode_queries(queries)
+        if vectors.shape[1] != self.matrix.shape[1]:
+            raise StaleIndex(f"query vectors have {vectors.shape[1]} dimensions, the index {self.matrix.shape[1]}")
+        return [[self.store.hit(r, s) for r, s in hits] for hits in top_k(vectors, self.matrix, k,
+                                                                         self.options.query_batch)]
+
+
+def top_k(queries: np.ndarray, matrix: np.ndarray, k: int, batch: int = 64) -> list[list[tuple[int, float]]]:
+    """Exact top-k rows of `matrix` by dot product with each query, best first (ties: lower row first)."""
+    n = matrix.shape[0]
+    k = min(k, n)
+    out: list[list[tuple[int, float]]] = []
+    for start in range(0, len(queries), batch):
+        scores = queries[start : start + batch] @ matrix.T
+        if k < n:
+            part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        else:
+            part = np.tile(np.arange(n), (scores.shape[0], 1))
+        for row, cand in zip(scores, part, strict=True):
+            best = cand[np.lexsort((cand, -row[cand]))]
+            out.append([(int(i), float(row[i])) for i in best])
+    return out

