@@ -32,10 +32,16 @@ def _root(
 
 
 def _register() -> None:
-    from ragjudge.cli import eval_cmd, judge_cmd
+    from ragjudge.cli import eval_cmd, judge_cmd, retrieval_eval_cmd, retrieve_cmd
 
     app.command("eval")(eval_cmd.eval_command)
     app.command("judge")(judge_cmd.judge_command)
+    app.command("retrieve")(retrieve_cmd.retrieve_command)
+    app.command("retrieval-eval")(retrieval_eval_cmd.retrieval_eval_command)
+    from ragjudge.cli import correlate_cmd, export_cmd
+
+    app.command("correlate")(correlate_cmd.correlate_command)
+    app.command("export")(export_cmd.export_command)
 
 
 _register()

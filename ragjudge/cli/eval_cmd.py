@@ -13,8 +13,11 @@ from ragjudge.bench.mtrag import resolve_bench
 from ragjudge.cli import common
 from ragjudge.cli.report import print_report
 from ragjudge.evaluation import session
+from ragjudge.errors import UsageError
 from ragjudge.formats.mtrag import read_tasks
 from ragjudge.generation import build_generator
+from ragjudge.retrieval.pipeline import Pipeline
+from ragjudge.retrieval.spec import load_pipeline
 
 
 def _default_out(bench: str, gen: str, setting: str) -> Path:
@@ -25,7 +28,16 @@ def _default_out(bench: str, gen: str, setting: str) -> Path:
 def eval_command(
     bench: Annotated[str, typer.Option("--bench", help="'mtrag' or a path to MTRAG-format tasks (file or folder).")],
     gen: Annotated[str, typer.Option("--gen", help="'extractive' (offline baseline) or a litellm model name.")],
-    setting: Annotated[str, typer.Option("--setting", help="Which passages the generator sees: reference.")] = "reference",
+    setting: Annotated[str, typer.Option("--setting", help="Which passages the generator sees: reference, "
+                                         "reference+rag (references topped up with retrieved passages to 5; tasks "
+                                         "with at most 2 references) or rag (top 5 retrieved); the last two need "
+                                         "--pipeline and --corpus.")] = "reference",
+    pipeline: Annotated[str | None, typer.Option("--pipeline", help="Retrieval pipeline spec (name or YAML path) "
+                                                 "for --setting reference+rag or rag.")] = None,
+    corpus: Annotated[Path | None, typer.Option("--corpus", help="BEIR corpus JSONL the pipeline retrieves from "
+                                                "(its index is built once and reused).")] = None,
+    rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="litellm model for a pipeline "
+                                                      "whose query strategy is rewrite.")] = None,
     data: Annotated[str | None, typer.Option("--data", help="Local MTRAG tasks for --bench mtrag "
                                              "(default: $RAGJUDGE_DATA, else download into the cache).")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<bench>-<gen>-<setting>); "
@@ -49,17 +61,38 @@ def eval_command(
                                  cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
                                  bertscore_model=bertscore_model, conversational=conversational_as_unanswerable,
                                  judge_dirs=judge_dir, max_retries=max_retries, timeout=timeout)
-    session.generation_inputs([], setting)  # reject an unknown setting before any work
+    session.check_setting(setting)  # reject an unknown setting before any work
+    pipe = _pipeline(setting, pipeline, corpus, rewrite_model)
     judge_objs = session.build_judges(options)
     source = resolve_bench(bench, data)
-    tasks = read_tasks(source)[:limit]
+    tasks = session.tasks_for_setting(read_tasks(source), setting)[:limit]
     models = ([] if gen == "extractive" else [gen]) + (options.judge_models if any(j.needs_llm for j in judge_objs) else [])
+    models += pipe.llm_models if pipe else []
     gateway = session.build_gateway(options, list(dict.fromkeys(models)))
+    if pipe is not None:
+        pipe.gateway = gateway
     generator = build_generator(gen, gateway=gateway) if gen != "extractive" else build_generator(gen)
     paths = session.OutputPaths.in_folder(out or _default_out(bench, gen, setting))
     paths.results.parent.mkdir(parents=True, exist_ok=True)
     result = asyncio.run(session.run(tasks=tasks, predictions=None, generator=generator, setting=setting,
                                      judges=judge_objs, gateway=gateway, options=options, paths=paths,
-                                     source=str(source)))
+                                     source=str(source), pipeline=pipe, corpus=str(corpus) if corpus else None))
     print_report(result, fmt)
     raise typer.Exit(result.exit_code)
+
+
+def _pipeline(setting: str, name: str | None, corpus: Path | None, rewrite_model: str | None) -> Pipeline | None:
+    """The retrieval pipeline the setting needs; options that would be ignored are errors, not no-ops."""
+    if not session.needs_retrieval(setting):
+        if name or corpus or rewrite_model:
+            raise UsageError("--pipeline, --corpus and --rewrite-model are for --setting reference+rag or rag")
+        return None
+    if not name:
+        raise UsageError(f"--setting {setting} retrieves passages: pass --pipeline NAME and --corpus FILE")
+    pipe = Pipeline(load_pipeline(name), rewrite_model=rewrite_model)
+    if pipe.spec.query.strategy == "rewrite" and not pipe.spec.query.model:
+        raise UsageError(f"pipeline {name} rewrites queries: pass --rewrite-model MODEL (or set query.model)")
+    if corpus is None and not hasattr(pipe.retriever, "attach"):
+        raise UsageError(f"pipeline {name} ({pipe.retriever.kind}) indexes a corpus: pass --corpus FILE")
+    return pipe
+

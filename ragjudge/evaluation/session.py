@@ -6,7 +6,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragjudge import __version__
 from ragjudge.errors import UsageError
@@ -28,8 +28,11 @@ from ragjudge.generation import GenerationInput, Generator
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.llm import LLMGateway, ResponseCache
 from ragjudge.llm.gateway import validate_model
-from ragjudge.models import Prediction, Task
+from ragjudge.models import Passage, Prediction, Task
 from ragjudge.progress import progress_bars
+
+if TYPE_CHECKING:
+    from ragjudge.retrieval.pipeline import Pipeline
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
 LLM_JUDGES = ["idk", "rb_alg", "rb_llm", "rl_f"]
@@ -120,12 +123,65 @@ def build_gateway(options: RunOptions, models: list[str]) -> LLMGateway | None:
                       timeout=options.timeout, api_base=options.api_base)
 
 
-def generation_inputs(tasks: list[Task], setting: str) -> list[GenerationInput]:
-    """`reference`: the task's reference passages, none for unanswerable or conversational turns."""
-    if setting != "reference":
-        raise UsageError(f"unknown setting {setting!r} (available: reference)")
-    no_passages = {"UNANSWERABLE", "CONVERSATIONAL"}
-    return [GenerationInput(t, [] if t.answerability in no_passages else list(t.contexts)) for t in tasks]
+SETTINGS = ("reference", "reference+rag", "rag")
+RAG_PASSAGES = 5
+"""The paper's N: passages the generator sees in the reference+rag and rag settings."""
+MAX_REFERENCES_FOR_TOP_UP = 2
+"""reference+rag only uses tasks with at most this many reference passages, as in the paper."""
+
+
+def check_setting(setting: str) -> None:
+    if setting not in SETTINGS:
+        raise UsageError(f"unknown setting {setting!r} (available: {', '.join(SETTINGS)})")
+
+
+def needs_retrieval(setting: str) -> bool:
+    check_setting(setting)
+    return setting != "reference"
+
+
+def tasks_for_setting(tasks: list[Task], setting: str) -> list[Task]:
+    """reference+rag keeps only tasks with at most two reference passages (room for retrieved ones)."""
+    check_setting(setting)
+    if setting == "reference+rag":
+        return [t for t in tasks if len(t.contexts) <= MAX_REFERENCES_FOR_TOP_UP]
+    return list(tasks)
+
+
+def generation_inputs(tasks: list[Task], setting: str,
+                      retrieved: dict[str, list[Passage]] | None = None) -> list[GenerationInput]:
+    """Which passages the generator sees.
+
+    - `reference`: the task's reference passages, none for unanswerable or conversational turns;
+    - `reference+rag`: the reference passages, then retrieved passages not already among them, up to 5;
+    - `rag`: the top 5 retrieved passages.
+    Retrieved passages keep their retrieval score; a reference passage takes its own retrieval score if
+    it was retrieved, else the top retrieved score (it ranks first). Each carries `origin`.
+    """
+    check_setting(setting)
+    if setting == "reference":
+        no_passages = {"UNANSWERABLE", "CONVERSATIONAL"}
+        return [GenerationInput(t, [] if t.answerability in no_passages else list(t.contexts)) for t in tasks]
+    if retrieved is None:
+        raise UsageError(f"setting {setting} needs retrieved passages: pass --pipeline and --corpus")
+    inputs = []
+    for task in tasks:
+        ranked = [p.model_copy(update={"origin": "retrieved"}) for p in retrieved.get(task.key, [])]
+        if setting == "rag":
+            inputs.append(GenerationInput(task, ranked[:RAG_PASSAGES]))
+            continue
+        by_id = {p.document_id: p for p in ranked}
+        top = max((p.score for p in ranked if p.score is not None), default=1.0)
+        chosen = []
+        for ref in task.contexts:
+            hit = by_id.get(ref.document_id)
+            score = hit.score if hit is not None and hit.score is not None else (ref.score if ref.score is not None
+                                                                                 else top)
+            chosen.append(ref.model_copy(update={"score": score, "origin": "reference"}))
+        seen = {p.document_id for p in chosen}
+        chosen += [p for p in ranked if p.document_id not in seen][: max(0, RAG_PASSAGES - len(chosen))]
+        inputs.append(GenerationInput(task, chosen))
+    return inputs
 
 
 def metric_names(judges: list[Judge], outcomes: list[TaskOutcome]) -> list[str]:
@@ -150,19 +206,40 @@ async def run(
     options: RunOptions,
     paths: OutputPaths,
     source: str,
+    pipeline: Pipeline | None = None,
+    corpus: str | None = None,
 ) -> RunResult:
-    """Generate (unless predictions are given), judge, assemble and write every output."""
+    """Generate (unless predictions are given), judge, assemble and write every output.
+
+    With a `pipeline` (settings reference+rag and rag), passages are retrieved for each task first,
+    and each prediction carries the passages its generator saw (`Prediction.contexts`), so judges
+    and the results file use them.
+    """
     started = time.time()
     ctx = JudgeContext(gateway=gateway, judge_models=options.judge_models)
+    retrieval_info: dict[str, Any] | None = None
     with progress_bars(options.show_progress) as bars:
         if predictions is None:
             assert generator is not None and setting is not None
-            inputs = generation_inputs(tasks, setting)
-            journal = PredictionJournal(paths.predictions_journal, fingerprint(generator.name, setting))
+            retrieved = None
+            gen_fp = fingerprint(generator.name, setting)
+            if pipeline is not None:
+                pipeline.open(corpus, bars)
+                k = max(pipeline.spec.k, RAG_PASSAGES + MAX_REFERENCES_FOR_TOP_UP)
+                retrieval = await pipeline.retrieve_tasks(tasks, k)
+                retrieved = retrieval.passages
+                retrieval_info = {**pipeline.record(), "query_strategy": retrieval.query_summary, "k": k}
+                gen_fp = fingerprint(generator.name, setting, pipeline.spec.record(), pipeline.index_identity())
+            inputs = generation_inputs(tasks, setting, retrieved)
+            journal = PredictionJournal(paths.predictions_journal, gen_fp)
             try:
                 predictions = await generate_all(inputs, generator, journal, bars)
             finally:
                 journal.close()
+            if pipeline is not None:  # the passages each answer was generated from, for judges and results
+                for item in inputs:
+                    if (done := predictions.get(item.task.key)) is not None:
+                        predictions[item.task.key] = done.model_copy(update={"contexts": item.passages})
         pairs = []
         for task in tasks:
             prediction = predictions.get(task.key)
@@ -186,9 +263,11 @@ async def run(
     summary = summarize(outcomes, names, error_counts)
     judge_models = {j.name: j.describe_models(ctx) for j in judges}
     summary["judges"] = judge_models
+    if retrieval_info is not None:
+        summary["pipeline"] = retrieval_info["spec"]["name"]
     write_outputs(outcomes, names, summary, paths, run_info={
         "ragjudge_version": __version__, "source": source, "generator": generator.name if generator else None,
-        "setting": setting, "judges": judge_models, "judge_models": options.judge_models,
+        "setting": setting, "pipeline": retrieval_info, "judges": judge_models, "judge_models": options.judge_models,
         "conversational_as_unanswerable": options.conversational_as_unanswerable,
         "usage": gateway.usage.as_dict() if gateway else {}, "seconds": round(time.time() - started, 2),
     })

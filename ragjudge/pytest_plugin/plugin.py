@@ -9,7 +9,6 @@ PYTEST_DONT_REWRITE
 from __future__ import annotations
 
 from collections.abc import Generator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -24,12 +23,15 @@ if TYPE_CHECKING:
     from ragjudge.pytest_plugin.result import RagJudge
 
 
-@dataclass
 class SessionState:
-    settings: Settings
-    recorder: Recorder
-    _evaluator: Evaluator | None = None
-    report: dict[str, Any] | None = field(default=None)
+    """The session's settings, evaluations and (lazily) its evaluator; registered as a plugin object so
+    that its hooks see this session's state and nothing else."""
+
+    def __init__(self, settings: Settings, recorder: Recorder):
+        self.settings = settings
+        self.recorder = recorder
+        self.report: dict[str, Any] | None = None
+        self._evaluator: Evaluator | None = None
 
     @property
     def evaluator(self) -> Evaluator:
@@ -39,12 +41,50 @@ class SessionState:
             self._evaluator = Evaluator(self.settings)
         return self._evaluator
 
-    def close(self) -> None:
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Fail before running anything if a configured judge model cannot be served."""
+        if self.settings.judge_models and not self.settings.offline:
+            try:
+                self.evaluator.validate_models()
+            except RagjudgeError as exc:
+                raise pytest.UsageError(f"ragjudge: {exc}") from None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.recorder.record_outcome(report)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from ragjudge.pytest_plugin.report import build_report, write_report
+
+        if not self.recorder.entries and self.settings.report is None:
+            return
+        usage = self._evaluator.usage if self._evaluator is not None else {"requests_sent": 0, "calls": 0,
+                                                                           "cached": 0, "by_model": {}}
+        self.report = build_report(self.recorder, self.settings, usage)
+        if self.settings.report is not None:
+            write_report(self.settings.report, self.report)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from ragjudge.pytest_plugin.report import summary_lines
+
+        if self.report is None:
+            return
+        terminalreporter.write_sep("=", "ragjudge")
+        if self.recorder.entries:
+            for line in summary_lines(self.report):
+                terminalreporter.write_line(line)
+        else:
+            terminalreporter.write_line("no evaluations")
+        if self.settings.report is not None:
+            terminalreporter.write_line(f"report: {self.settings.report}")
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self._evaluator is not None:
             self._evaluator.close()
+            self._evaluator = None
 
 
 STATE = pytest.StashKey[SessionState]()
+SESSION_PLUGIN = "ragjudge-session"
 PENDING_SKIPS = pytest.StashKey[list[str]]()
 
 
@@ -65,17 +105,9 @@ def pytest_configure(config: pytest.Config) -> None:
     from ragjudge.pytest_plugin.report import Recorder
 
     config.addinivalue_line("markers", MARKER_HELP)
-    config.stash[STATE] = SessionState(settings=settings_from(config, _judge_names(config)), recorder=Recorder())
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Fail before running anything if a configured judge model cannot be served."""
-    state = session.config.stash[STATE]
-    if state.settings.judge_models and not state.settings.offline:
-        try:
-            state.evaluator.validate_models()
-        except RagjudgeError as exc:
-            raise pytest.UsageError(f"ragjudge: {exc}") from None
+    state = SessionState(settings_from(config, _judge_names(config)), Recorder())
+    config.stash[STATE] = state
+    config.pluginmanager.register(state, SESSION_PLUGIN)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -100,18 +132,13 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
     result = yield
     pending = item.stash.get(PENDING_SKIPS, None)
     if pending:
-        pytest.skip("; ".join(pending))
+        raise _skip_at_test("; ".join(pending))
     return result
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    state = _state(report)
-    if state is not None:
-        state.recorder.record_outcome(report)
-
-
-def _state(report: pytest.TestReport) -> SessionState | None:
-    return _CURRENT.get("state")
-
-
-_CURRENT: dict[str, SessionState] = {}
+def _skip_at_test(reason: str) -> BaseException:
+    """A skip reported at the test's location (as skip markers are), not at this hook's line."""
+    try:
+        return pytest.skip.Exception(reason, _use_item_location=True)  # type: ignore[call-arg]
+    except TypeError:  # a pytest without the (private) argument: the reason is what matters
+        return pytest.skip.Exception(reason)

@@ -175,21 +175,25 @@ def summary_lines(report: dict[str, Any]) -> list[str]:
     """The terminal section: one row per judge, skip reasons, LLM usage."""
     header = ("judge", "metric", "n", "mean", "pass rate", "threshold", "skipped", "errors")
     rows = [header]
-    notes = []
+    skipped_by_reason: dict[str, list[str]] = {}
     for name, s in report["summary"].items():
         rate = "-" if s["pass_rate"] is None else f"{s['passed']}/{s['judged']} ({s['pass_rate']:.0%})"
         mean = "-" if s["mean"] is None else f"{s['mean']:.3f}"
         rows.append((name, s["metric"], str(s["n"]), mean, rate, _fmt_threshold(s["thresholds"]),
                      str(s["skipped"]), str(s["errors"])))
         for reason in s["skip_reasons"]:
-            notes.append(f"{name} skipped: {reason}")
+            skipped_by_reason.setdefault(reason, []).append(name)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
-    lines += notes
-    llm = report["llm"]
-    if report["llm_unavailable"]:
-        lines.append(f"LLM judges: not run ({report['llm_unavailable']})")
+    unavailable = report["llm_unavailable"]
+    for reason, names in skipped_by_reason.items():
+        if reason != unavailable:
+            lines.append(f"skipped ({', '.join(names)}): {reason}")
+    if unavailable:
+        judges = skipped_by_reason.get(unavailable, [])
+        lines.append(f"LLM judges not run{' (' + ', '.join(judges) + ')' if judges else ''}: {unavailable}")
     else:
+        llm = report["llm"]
         lines.append(f"LLM judges: {', '.join(report['judge_models'])}; {llm['requests_sent']} request(s) sent, "
                      f"{llm['cached']} answered from the response cache")
     return lines

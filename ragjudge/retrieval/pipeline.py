@@ -75,6 +75,7 @@ class Pipeline:
         self.gateway = gateway
         self.info: IndexInfo | None = None
         self.corpus: str | None = None
+        self.key: str | None = None
 
     @property
     def llm_models(self) -> list[str]:
@@ -101,7 +102,7 @@ class Pipeline:
             raise UsageError(f"corpus file not found: {corpus}")
         self.corpus = str(corpus)
         digest = file_digest(corpus)
-        key = self.index_key(digest)
+        key = self.key = self.index_key(digest)
         if hasattr(self.retriever, "index_key"):
             self.retriever.index_key = key  # type: ignore[attr-defined]
         folder = self.index_dir / f"{self.retriever.kind}-{key}"
@@ -129,6 +130,10 @@ class Pipeline:
         os.replace(tmp, folder)
         self.info = IndexInfo(folder, False, len(passages), time.perf_counter() - started)
         return self.info
+
+    def index_identity(self) -> dict[str, Any]:
+        """What the results depend on besides the spec: the index key (corpus + settings) and retriever."""
+        return {"key": self.key, "retriever": self.retriever.identity()}
 
     # -- search ----------------------------------------------------------------------------------
     def prepare(self, text: str) -> str:

@@ -1,0 +1,58 @@
+"""LLM judging of 200 tasks against the local test server with 200 ms latency: concurrent vs sequential.
+
+Prints both timings and the speed-up at concurrency 8 (target >= 6x). No cache, so every call is made.
+Run: python benchmarks/bench_llm_concurrency.py [--tasks 200] [--latency 0.2] [--concurrency 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
+from ragjudge.llm import LLMGateway  # noqa: E402
+from ragjudge.models import Prediction, Task, Turn  # noqa: E402
+from ragjudge.testing.openai_server import OpenAIServer  # noqa: E402
+
+
+def items(n: int) -> list[JudgeItem]:
+    out = []
+    for i in range(n):
+        task = Task(task_id=f"t{i}::1", conversation_id=f"t{i}", turn=1,
+                    input=[Turn(speaker="user", text=f"Question {i}: what is an index fund?")])
+        out.append(JudgeItem(task, Prediction(task_id=task.task_id, text=f"An index fund tracks a market index ({i}).")))
+    return out
+
+
+async def judge_all(base_url: str, concurrency: int, batch: list[JudgeItem]) -> float:
+    judge = JudgeRegistry().build("idk")
+    gateway = LLMGateway(cache=None, api_base=base_url, api_key="sk-bench", concurrency=concurrency)
+    started = time.perf_counter()
+    results = await judge.judge(batch, JudgeContext(gateway=gateway, judge_models=["openai/bench-judge"]))
+    elapsed = time.perf_counter() - started
+    assert all(r.value == 0.0 for r in results), [r.error for r in results if r.error][:3]
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tasks", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=8)
+    args = parser.parse_args()
+    batch = items(args.tasks)
+    with OpenAIServer(lambda request: "no", latency=args.latency) as server:
+        asyncio.run(judge_all(server.base_url, 1, batch[:2]))  # warm up litellm's client
+        concurrent = asyncio.run(judge_all(server.base_url, args.concurrency, batch))
+        sequential = asyncio.run(judge_all(server.base_url, 1, batch))
+    print(f"{args.tasks} IDK judgements, {args.latency * 1000:.0f} ms server latency")
+    print(f"sequential: {sequential:.2f}s   concurrency {args.concurrency}: {concurrent:.2f}s   "
+          f"speed-up: {sequential / concurrent:.1f}x (target >= 6x)")
+
+
+if __name__ == "__main__":
+    main()

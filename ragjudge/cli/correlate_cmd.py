@@ -1,0 +1,154 @@
+"""`ragjudge correlate`: how well do judges agree with human ratings, and humans with each other?"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from ragjudge.errors import InputError, UsageError
+from ragjudge.progress import progress_bars
+
+
+def _split(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    out = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    if not out:
+        raise UsageError("an empty list was given")
+    return out
+
+
+def _where(conditions: list[str] | None) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for condition in conditions or []:
+        name, sep, values = condition.partition("=")
+        wanted = [v.strip() for v in values.split(",") if v.strip()]
+        if not sep or not name.strip() or not wanted:
+            raise UsageError(f"--where expects FIELD=VALUE[,VALUE...], got {condition!r}")
+        out.setdefault(name.strip(), []).extend(wanted)
+    return out
+
+
+def correlate_command(
+    humans: Annotated[Path, typer.Argument(help="InspectorRAGet JSON with human ratings (MTRAG's human evaluation "
+                                           "format); its algorithm metrics are judges too.")],
+    judges: Annotated[list[str] | None, typer.Option(
+        "--judges", help="[MODEL_ID=]PATH of judge values (repeatable): a ragjudge results.jsonl or run folder "
+        "(for the model MODEL_ID of HUMANS), or an InspectorRAGet .json (e.g. from `ragjudge export`).")] = None,
+    model_id: Annotated[str | None, typer.Option(
+        "--model-id", help="Model of a --judges results file given without MODEL_ID= (default: the only model "
+        "in HUMANS).")] = None,
+    human_metrics: Annotated[list[str] | None, typer.Option(
+        "--human-metrics", help="Human dimensions to use, comma-separated (default: all).")] = None,
+    judge_metrics: Annotated[list[str] | None, typer.Option(
+        "--judge-metrics", help="Judge metrics to use, comma-separated (default: all).")] = None,
+    where: Annotated[list[str] | None, typer.Option(
+        "--where", help="Keep items whose task FIELD has one of the values, e.g. answerability=ANSWERABLE,PARTIAL "
+        "(repeatable; fields are the tasks' enrichments, case-insensitive).")] = None,
+    exclude_model: Annotated[list[str] | None, typer.Option(
+        "--exclude-model", help="Leave out a model's items, e.g. reference (repeatable, comma-separated).")] = None,
+    weighting: Annotated[str, typer.Option(
+        "--weighting", help="none, or inverse-frequency: weight each item by 1 / frequency of its human score "
+        "(weighted rank correlation, as MTRAG reported).")] = "none",
+    bootstrap: Annotated[int, typer.Option("--bootstrap", min=0, help="Bootstrap resamples of tasks for "
+                                           "confidence intervals (0: none).")] = 1000,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed of the bootstrap.")] = 0,
+    confidence: Annotated[float, typer.Option("--confidence", min=0.5, max=0.999,
+                                              help="Confidence level of the intervals.")] = 0.95,
+    stat: Annotated[str, typer.Option("--stat", help="Statistic shown in the table and heatmap and used to pick "
+                                      "the best judge: spearman, kendall or pearson.")] = "spearman",
+    members: Annotated[bool, typer.Option("--members", help="Also correlate each panel member (e.g. each RB_llm "
+                                          "judge model) on its own, as NAME[model].")] = False,
+    idk_metrics: Annotated[list[str] | None, typer.Option(
+        "--idk-metrics", help="Judge metrics scored against answerability labels (default: idk_eval,idk_lexical "
+        "when present).")] = None,
+    conversational_as_unanswerable: Annotated[bool, typer.Option(
+        "--conversational-as-unanswerable", help="Score IDK judges on conversational turns as unanswerable.")] = False,
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv (json/csv: report on stdout only).")
+                   ] = "table",
+    csv_out: Annotated[Path | None, typer.Option("--csv", help="Also write the correlations as CSV here.")] = None,
+    heatmap_out: Annotated[Path | None, typer.Option("--heatmap", help="Also draw a heatmap PNG here.")] = None,
+) -> None:
+    """Correlate judges with human ratings (Spearman, Kendall, Pearson with bootstrap CIs) and measure
+    inter-annotator, judge-panel and IDK agreement."""
+    from ragjudge.correlation import CorrelateOptions, analyze, load_humans
+    from ragjudge.correlation.dataset import add_inspectorraget_judges, add_results
+    from ragjudge.correlation.idk import IDK_METRICS
+    from ragjudge.correlation.render import heatmap, print_report, to_csv
+    from ragjudge.correlation.sources import is_inspectorraget, parse_source, results_file
+    from ragjudge.correlation.stats import STATS, WEIGHTINGS
+
+    if fmt not in ("table", "json", "csv"):
+        raise UsageError(f"--format must be table, json or csv, got {fmt!r}")
+    if weighting not in WEIGHTINGS:
+        raise UsageError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
+    if stat not in STATS:
+        raise UsageError(f"--stat must be one of {', '.join(STATS)}, got {stat!r}")
+    err = Console(stderr=True)
+
+    ds = load_humans(humans)
+    results_sources = []
+    for spec in judges or []:
+        given, path = parse_source(spec)
+        if is_inspectorraget(path):
+            if given:
+                raise UsageError(f"--judges {spec}: an InspectorRAGet file names its own models; drop '{given}='")
+            add_inspectorraget_judges(ds, path)
+        else:
+            results_sources.append((given, path))
+    if model_id and sum(given is None for given, _ in results_sources) != 1:
+        raise UsageError("--model-id applies to exactly one --judges results file given without MODEL_ID=")
+    for given, path in results_sources:
+        chosen = given or model_id
+        if chosen is None:
+            if len(ds.models) != 1:
+                raise UsageError(f"--judges {path}: which model of {humans} produced these results? pass "
+                                 f"--judges MODEL_ID={path} (models: {', '.join(ds.models)})")
+            chosen = next(iter(ds.models))
+        chosen = ds.resolve_model(chosen, "--judges")
+        joined = add_results(ds, path, chosen)
+        if joined == 0:
+            example = next(iter(ds.items.values())).task_id if ds.items else "?"
+            raise InputError(f"no result matches a task of {humans} for model {chosen!r} (task ids there look like "
+                             f"{example!r}); is it the right model and task set?", file=str(results_file(path)))
+
+    ds = ds.select(_split(human_metrics), _split(judge_metrics))
+    if exclude_model:
+        ds = ds.exclude_models(_split(exclude_model) or [])
+    conditions = _where(where)
+    if conditions:
+        ds = ds.where(conditions)
+    if members:
+        ds = ds.with_members()
+    if not any(ds.humans[h].values for h in ds.humans):
+        raise UsageError("no human-rated items left in the selection")
+    if ds.judges and not any(set(j.values) & set(h.values) for j in ds.judges.values() for h in ds.humans.values()):
+        raise UsageError("no item has both a judge value and a human rating in the selection")
+
+    options = CorrelateOptions(weighting=weighting, bootstrap=bootstrap, seed=seed, confidence=confidence, stat=stat,
+                               idk_metrics=tuple(_split(idk_metrics) or IDK_METRICS),
+                               conversational_as_unanswerable=conversational_as_unanswerable,
+                               filters={"where": conditions, "exclude_model": _split(exclude_model) or []})
+    show_progress = bootstrap > 0 and len(ds.judges) * len(ds.humans) * bootstrap >= 20_000
+    with progress_bars(show_progress) as bars:
+        report = analyze(ds, options, progress=bars.bar)
+
+    if fmt == "json":
+        print(json.dumps(report, indent=2))
+    elif fmt == "csv":
+        print(to_csv(report), end="")
+    else:
+        print_report(report, Console())
+    if csv_out:
+        csv_out.parent.mkdir(parents=True, exist_ok=True)
+        csv_out.write_text(to_csv(report))
+        err.print(f"correlations: {csv_out}")
+    if heatmap_out:
+        if not report["judges"]:
+            raise UsageError("--heatmap needs at least one judge")
+        heatmap(report, heatmap_out)
+        err.print(f"heatmap: {heatmap_out}")

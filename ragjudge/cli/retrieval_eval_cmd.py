@@ -1,0 +1,145 @@
+"""`ragjudge retrieval-eval`: score a retrieval run (MTRAG or TREC) against qrels (BEIR or TREC)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ragjudge.cli import common
+from ragjudge.errors import UsageError
+from ragjudge.formats.jsonl import write_jsonl
+from ragjudge.formats.runs import read_qrels, read_run
+from ragjudge.retrieval_eval import (evaluate_run, parse_cutoffs, parse_metrics, read_labels,
+                                     resolve_dimensions)
+from ragjudge.retrieval_eval.breakdowns import BUILTIN
+
+TITLES = {"turn": "First vs later turns", "turn_number": "By turn", "domain": "By domain",
+          "standalone": "Standalone vs non-standalone"}
+BREAKDOWN_COLUMNS = ("recall@5", "recall@10", "ndcg@5", "ndcg@10")  # what fits 80 columns; JSON has all
+
+
+def retrieval_eval_command(
+    run: Annotated[Path, typer.Argument(help="Run to score: MTRAG retrieval predictions (JSONL) or a TREC run.")],
+    qrels: Annotated[list[Path], typer.Option("--qrels", help="BEIR TSV or TREC qrels; repeat to merge several "
+                                               "(e.g. one per domain).")],
+    metrics: Annotated[str | None, typer.Option("--metrics", help="Comma-separated recall, ndcg, precision, mrr, "
+                                                "map, each at every cutoff or at one (ndcg@10). Default: all.")] = None,
+    cutoffs: Annotated[str, typer.Option("--cutoffs", help="Cutoffs for metrics given without @k.")] = "1,3,5,10",
+    fmt: common.FormatOpt = "table",
+    per_query: Annotated[Path | None, typer.Option("--per-query", help="Write per-query scores and labels: JSONL, "
+                                                   "or CSV / TSV when the name ends so.")] = None,
+    compare: Annotated[Path | None, typer.Option("--compare", help="A second run: each metric is compared with a "
+                                                 "paired t-test on the same queries.")] = None,
+    by: Annotated[str | None, typer.Option("--by", help="Breakdowns: turn, turn_number, domain, standalone or any "
+                                           "field of --breakdown-file; 'none' for none. Default: turn,domain "
+                                           "(+standalone when labelled).")] = None,
+    breakdown_file: Annotated[Path | None, typer.Option("--breakdown-file", help="Per-query labels (JSONL/CSV/TSV "
+                                                        "with a query id column), e.g. an MTRAG tasks file or "
+                                                        "query rewrites with their standalone class.")] = None,
+    domain: Annotated[str | None, typer.Option("--domain", help="Domain of queries whose run line has no "
+                                               "Collection (TREC runs).")] = None,
+    ignore_missing: Annotated[bool, typer.Option("--ignore-missing", help="Leave out judged queries the run has "
+                                                 "no line for, instead of scoring them zero.")] = False,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level for --compare.")]
+    = 0.05,
+) -> None:
+    """Recall, nDCG, Precision, MRR and MAP at k over the queries that have qrels, with breakdowns."""
+    if fmt not in ("table", "json"):
+        raise UsageError(f"--format must be table or json, got {fmt!r}")
+    metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))
+    the_run = read_run(run)
+    merged = read_qrels(qrels[0])
+    for path in qrels[1:]:
+        merged = merged.merge(read_qrels(path))
+    labels = read_labels(breakdown_file) if breakdown_file else None
+    dims = resolve_dimensions(by, labels)
+    unknown = [d for d in dims if d not in BUILTIN and labels is None]
+    if unknown:
+        raise UsageError(f"--by {unknown[0]}: not a built-in breakdown ({', '.join(BUILTIN)}); labels of your own "
+                         "need --breakdown-file")
+    other = read_run(compare) if compare else None
+    if other is not None and other.name == the_run.name:
+        other.name = f"{other.name} (2)"
+    report = evaluate_run(the_run, merged, metrics=metric_names, dims=dims, labels=labels, default_domain=domain,
+                          ignore_missing=ignore_missing, compare=other, alpha=alpha)
+    if per_query:
+        _write_per_query(per_query, report.per_query())
+    if fmt == "json":
+        print(json.dumps(report.summary, indent=2))
+        return
+    _print_tables(report.summary, the_run.name, other.name if other else None, metric_names)
+
+
+def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".tsv"):
+        write_jsonl(path, rows)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    columns = list(dict.fromkeys(c for row in rows for c in row))
+    with tmp.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
+    os.replace(tmp, path)
+
+
+def _breakdown_columns(metric_names: list[str]) -> list[str]:
+    if len(metric_names) <= len(BREAKDOWN_COLUMNS):
+        return metric_names
+    return [m for m in BREAKDOWN_COLUMNS if m in metric_names] or metric_names[:len(BREAKDOWN_COLUMNS)]
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _print_tables(summary: dict[str, Any], name: str, other_name: str | None, metric_names: list[str]) -> None:
+    console = Console()
+    families = list(dict.fromkeys(m.split("@")[0] for m in metric_names))
+    ks = sorted({int(m.split("@")[1]) for m in metric_names})
+    table = Table(title=f"{name}: {summary['n_queries']} queries")
+    table.add_column("metric")
+    for k in ks:
+        table.add_column(f"@{k}", justify="right")
+    for family in families:
+        table.add_row(family, *(_fmt(summary["metrics"].get(f"{family}@{k}")) for k in ks))
+    console.print(table)
+    shown = _breakdown_columns(metric_names)
+    for dim, groups in summary["breakdowns"].items():
+        t = Table(title=TITLES.get(dim, f"By {dim}"))
+        t.add_column(dim)
+        t.add_column("n", justify="right")
+        for m in shown:
+            t.add_column(m, justify="right")
+        for group, stats in groups.items():
+            t.add_row(group, str(stats["n_queries"]), *(_fmt(stats["metrics"].get(m)) for m in shown))
+        console.print(t)
+    comparison = summary.get("comparison")
+    if comparison:
+        t = Table(title=f"{name} (A) vs {other_name} (B): {comparison['test']}, {comparison['n_queries']} queries")
+        for col in ("metric", "A", "B", "B - A", "p", f"p < {comparison['alpha']:g}"):
+            t.add_column(col, justify="left" if col == "metric" else "right")
+        for metric, c in comparison["metrics"].items():
+            p = c["p_value"]
+            t.add_row(metric, _fmt(c["a"]), _fmt(c["b"]), f"{c['diff']:+.3f}", "-" if p is None else f"{p:.3g}",
+                      "yes" if c["significant"] else "no")
+        console.print(t)
+    notes = []
+    if summary["n_ignored"]:
+        notes.append(f"{summary['n_ignored']} run queries without qrels ignored")
+    if summary["n_missing"]:
+        notes.append(f"{summary['n_missing']} judged queries missing from the run {summary['missing']}")
+    if summary["n_no_relevant"]:
+        notes.append(f"{summary['n_no_relevant']} qrels queries without a relevant passage left out")
+    if notes:
+        Console(stderr=True).print("[dim]" + "; ".join(notes) + "[/dim]")

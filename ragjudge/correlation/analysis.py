@@ -1,0 +1,118 @@
+"""The whole comparison of judges with humans, as one JSON-ready report.
+
+Report shape (what `ragjudge correlate --format json` prints):
+
+    {
+      "n_items", "n_rated_items", "n_tasks", "models", "humans", "judges",
+      "weighting", "bootstrap", "seed", "confidence", "stat",
+      "correlations": [{"judge", "human", "n",
+                        "spearman": {"value", "ci_low", "ci_high", "p"}, "kendall": {...}, "pearson": {...}}],
+      "best": {human: judge with the highest `stat`},
+      "agreement": {human: {"n_items", "n_raters", "raters_per_item", "mtrag_agreement", "exact_agreement",
+                            "krippendorff_alpha", "cohen_kappa": {"mean", "mean_quadratic", "pairs"}}},
+      "judge_agreement": {judge with several raters (panel members): same shape as "agreement"},
+      "judge_vs_judge": [{"a", "b", "n", "exact_match", "spearman": {"value", "p"}, "kendall": ..., "pearson": ...}],
+      "idk_accuracy": {idk judge: {"n", "accuracy", "by_answerability": {...}}}
+    }
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+
+from ragjudge.correlation.agreement import rater_agreement
+from ragjudge.correlation.dataset import Dataset, ItemKey
+from ragjudge.correlation.idk import IDK_METRICS, idk_accuracy
+from ragjudge.correlation.stats import MIN_ITEMS, STATS, correlate, draw_tasks, scipy_correlations
+
+
+@dataclass
+class CorrelateOptions:
+    weighting: str = "none"
+    bootstrap: int = 1000
+    seed: int | None = 0
+    confidence: float = 0.95
+    stat: str = "spearman"
+    idk_metrics: tuple[str, ...] = IDK_METRICS
+    conversational_as_unanswerable: bool = False
+    filters: dict[str, Any] = field(default_factory=dict)
+
+
+def _joint(a: dict[ItemKey, float], b: dict[ItemKey, float]) -> list[ItemKey]:
+    return sorted(set(a) & set(b))
+
+
+def judge_vs_judge(ds: Dataset) -> list[dict[str, Any]]:
+    rows = []
+    for a, b in combinations(ds.judges, 2):
+        keys = _joint(ds.judges[a].values, ds.judges[b].values)
+        x = np.array([ds.judges[a].values[k] for k in keys])
+        y = np.array([ds.judges[b].values[k] for k in keys])
+        row: dict[str, Any] = {"a": a, "b": b, "n": len(keys),
+                               "exact_match": float(np.mean(np.isclose(x, y))) if keys else None}
+        stats = scipy_correlations(x, y) if len(keys) >= MIN_ITEMS else {s: (None, None) for s in STATS}
+        row.update({s: {"value": stats[s][0], "p": stats[s][1]} for s in STATS})
+        rows.append(row)
+    return rows
+
+
+def analyze(ds: Dataset, options: CorrelateOptions,
+            progress: Callable[[str, int], Callable[[int], None]] | None = None) -> dict[str, Any]:
+    """Correlations (with bootstrap CIs), agreement, judge-vs-judge agreement and IDK accuracy."""
+    rated = {k for m in ds.humans.values() for k in m.values}
+    tasks = sorted({k.task for k in rated})
+    task_index = {t: i for i, t in enumerate(tasks)}
+    draws = draw_tasks(len(tasks), options.bootstrap, options.seed) if options.bootstrap > 0 and tasks else None
+
+    pairs = [(j, h) for j in ds.judges for h in ds.humans]
+    advance = (progress("bootstrap", len(pairs) * options.bootstrap) if progress and draws is not None
+               else None)
+    correlations = []
+    for judge, human in pairs:
+        keys = _joint(ds.judges[judge].values, ds.humans[human].values)
+        x = np.array([ds.judges[judge].values[k] for k in keys])
+        y = np.array([ds.humans[human].values[k] for k in keys])
+        t = np.array([task_index[k.task] for k in keys], dtype=int)
+        estimates = correlate(x, y, tasks=t, task_draws=draws, weighting=options.weighting,
+                              confidence=options.confidence, on_batch=advance)
+        if advance and len(keys) < MIN_ITEMS:
+            advance(options.bootstrap)
+        correlations.append({"judge": judge, "human": human, "n": len(keys),
+                             **{s: estimates[s].as_dict() for s in STATS}})
+
+    best: dict[str, str | None] = {}
+    for human in ds.humans:
+        scored = [r for r in correlations if r["human"] == human and r[options.stat]["value"] is not None]
+        best[human] = max(scored, key=lambda r: r[options.stat]["value"])["judge"] if scored else None
+
+    answerability = {k: item.answerability for k, item in ds.items.items()}
+    idk = {name: idk_accuracy(metric.values, answerability,
+                              conversational_as_unanswerable=options.conversational_as_unanswerable)
+           for name, metric in ds.judges.items() if name in options.idk_metrics and metric.values}
+
+    return {
+        "n_items": len(ds.items),
+        "n_rated_items": len(rated),
+        "n_tasks": len(tasks),
+        "models": sorted({k.model for k in rated}),
+        "humans": list(ds.humans),
+        "judges": list(ds.judges),
+        "filters": options.filters,
+        "weighting": options.weighting,
+        "bootstrap": options.bootstrap,
+        "seed": options.seed,
+        "confidence": options.confidence,
+        "stat": options.stat,
+        "correlations": correlations,
+        "best": best,
+        "agreement": {name: rater_agreement(m.ratings, m.scale()) for name, m in ds.humans.items()},
+        "judge_agreement": {name: rater_agreement(m.ratings, m.scale()) for name, m in ds.judges.items()
+                            if any(len(r) >= 2 for r in m.ratings.values())},
+        "judge_vs_judge": judge_vs_judge(ds),
+        "idk_accuracy": idk,
+    }

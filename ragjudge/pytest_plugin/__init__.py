@@ -1,0 +1,51 @@
+"""ragjudge's pytest plugin: judge a RAG app's answers in its test suite.
+
+Registered through the `pytest11` entry point, so installing ragjudge is enough (`-p no:ragjudge`
+turns it off). From a source tree without the entry point, load it with `-p ragjudge.pytest_plugin`.
+
+    from ragjudge.pytest_plugin import assert_grounded, assert_idk_correct
+
+    def test_answers_from_the_manual(rag_judge):
+        answer, passages = my_app("How do I reset the router?")
+        result = rag_judge.evaluate(question="How do I reset the router?", answer=answer, passages=passages,
+                                    expected_answerable=True)
+        assert_idk_correct(result)
+        assert_grounded(result, min=0.8)
+
+PYTEST_DONT_REWRITE
+"""
+
+from ragjudge.pytest_plugin.assertions import (
+    assert_grounded,
+    assert_idk_correct,
+    assert_matches_reference,
+    assert_retrieves,
+)
+from ragjudge.pytest_plugin.dataset import load_tasks, read_dataset
+from ragjudge.pytest_plugin.plugin import (
+    pytest_addoption,
+    pytest_configure,
+    pytest_generate_tests,
+    pytest_runtest_call,
+    rag_judge,
+)
+from ragjudge.pytest_plugin.recall import recall_at_k
+from ragjudge.pytest_plugin.result import Check, RagJudge, RagResult
+
+__all__ = [
+    "Check",
+    "RagJudge",
+    "RagResult",
+    "assert_grounded",
+    "assert_idk_correct",
+    "assert_matches_reference",
+    "assert_retrieves",
+    "load_tasks",
+    "rag_judge",
+    "read_dataset",
+    "recall_at_k",
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "pytest_runtest_call",
+]

@@ -1,0 +1,333 @@
+"""`ragjudge retrieval-eval`: hand-computed metrics, query-set conventions, breakdowns, paired test, MTRAG figures."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy.stats import ttest_rel
+
+from conftest import SHARED_MTRAG
+from ragjudge.cli import main
+from ragjudge.errors import UsageError
+from ragjudge.formats.runs import read_qrels, read_run, write_qrels, write_trec_run
+from ragjudge.retrieval_eval import parse_metrics
+
+CLAPNQ = "mt-rag-clapnq-elser-512-100-20240503"
+FIQA = "mt-rag-fiqa-beir-elser-512-100-20240501"
+L2 = math.log2
+
+
+def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+    """Run the real entry point in-process (one numba warm-up for the whole module)."""
+    capsys.readouterr()
+    monkeypatch.setattr(sys, "argv", ["ragjudge", *map(str, args)])
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 0
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def as_json(capsys, monkeypatch, *args: str) -> dict:
+    code, out, err = cli(capsys, monkeypatch, *args, "--format", "json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def write_lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def mtrag_line(task_id: str, docs: list[tuple[str, float]], collection: str = CLAPNQ) -> str:
+    return json.dumps({"task_id": task_id, "Collection": collection,
+                       "contexts": [{"document_id": d, "score": s, "text": d, "title": d} for d, s in docs]})
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> dict[str, Path]:
+    """Qrels in `::` form, run in `<::>` form; q2::1 has no run line, q9::1 no qrels, q3::1 nothing relevant."""
+    qrels = write_lines(tmp_path / "qrels.tsv", [
+        "query-id\tcorpus-id\tscore",
+        "q1::1\td1\t1", "q1::1\td2\t1", "q1::1\td3\t0",
+        "q1::2\td4\t2", "q1::2\td10\t1",
+        "q2::1\td5\t1",
+        "q3::1\td9\t0",
+    ])
+    run = write_lines(tmp_path / "run.jsonl", [
+        mtrag_line("q1<::>1", [("d3", 0.9), ("d1", 0.8), ("d7", 0.7), ("d2", 0.6)]),
+        mtrag_line("q1<::>2", [("d8", 0.5), ("d4", 0.4)], collection=FIQA),
+        mtrag_line("q9<::>1", [("d1", 1.0)]),
+    ])
+    return {"qrels": qrels, "run": run}
+
+
+# Hand computation for the tiny fixture (q1::1, q1::2, q2::1 evaluated; q2::1 scores 0 everywhere).
+# q1::1 ranks d3(0) d1(1) d7 d2(1): relevant at ranks 2 and 4 of 2 relevant.
+# q1::2 ranks d8 d4(2): grade 2 at rank 2; ideal is d4(2), d10(1).
+NDCG_Q1 = (1 / L2(3) + 1 / L2(5)) / (1 + 1 / L2(3))
+NDCG_Q2 = (2 / L2(3)) / (2 + 1 / L2(3))
+EXPECTED = {
+    "recall@1": 0.0, "recall@3": (0.5 + 0.5 + 0) / 3, "recall@5": (1 + 0.5 + 0) / 3,
+    "precision@3": (1 / 3 + 1 / 3) / 3, "precision@5": (2 / 5 + 1 / 5) / 3,
+    "mrr@1": 0.0, "mrr@10": (1 / 2 + 1 / 2) / 3,
+    "map@10": ((1 / 2 + 2 / 4) / 2 + (1 / 2) / 2) / 3,
+    "ndcg@10": (NDCG_Q1 + NDCG_Q2) / 3,
+}
+
+
+def test_hand_computed_metrics_over_judged_queries(tiny, capsys, monkeypatch) -> None:
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], "--by", "none")
+    assert report["n_queries"] == 3
+    assert (report["n_run_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == (3, 1, 1, 1)
+    assert report["missing"] == "scored zero"
+    assert len(report["metrics"]) == 20  # five families at 1, 3, 5, 10
+    for metric, value in EXPECTED.items():
+        assert report["metrics"][metric] == pytest.approx(value, abs=1e-6), metric
+    assert report["breakdowns"] == {}
+
+
+def test_ignore_missing_drops_queries_without_a_run_line(tiny, capsys, monkeypatch) -> None:
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], "--ignore-missing",
+                     "--metrics", "recall@5,mrr@10,ndcg@10", "--by", "none")
+    assert report["n_queries"] == 2 and report["missing"] == "dropped"
+    assert report["metrics"] == pytest.approx({"recall@5": 0.75, "mrr@10": 0.5, "ndcg@10": (NDCG_Q1 + NDCG_Q2) / 2})
+
+
+def test_score_ties_keep_file_order(tmp_path, capsys, monkeypatch) -> None:
+    qrels = write_lines(tmp_path / "q.tsv", ["a::1\trel\t1"])
+    first = write_lines(tmp_path / "first.jsonl", [mtrag_line("a::1", [("rel", 1.0), ("other", 1.0)])])
+    second = write_lines(tmp_path / "second.jsonl", [mtrag_line("a::1", [("other", 1.0), ("rel", 1.0)])])
+    for run, expected in ((first, 1.0), (second, 0.5)):
+        report = as_json(capsys, monkeypatch, "retrieval-eval", run, "--qrels", qrels, "--metrics", "mrr@10")
+        assert report["metrics"]["mrr@10"] == expected
+
+
+def test_breakdowns_by_turn_domain_standalone_and_custom_labels(tiny, tmp_path, capsys, monkeypatch) -> None:
+    labels = write_lines(tmp_path / "rewrites.jsonl", [
+        json.dumps({"_id": "q1<::>1", "text": "x", "class": "standalone", "Question Type": ["Factoid", "Keyword"]}),
+        json.dumps({"_id": "q1::2", "text": "y", "class": "non-standalone", "Question Type": ["Factoid"]}),
+    ])
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
+                     "--breakdown-file", labels, "--metrics", "recall@5,mrr@10", "--domain", "govt")
+    b = report["breakdowns"]
+    assert list(b) == ["turn", "domain", "standalone"]  # standalone by default once labels carry it
+    assert b["turn"] == {"first": {"n_queries": 2, "metrics": {"recall@5": 0.5, "mrr@10": 0.25}},
+                         "later": {"n_queries": 1, "metrics": {"recall@5": 0.5, "mrr@10": 0.5}}}
+    # q2::1 has no run line, so no Collection: it falls back to --domain.
+    assert {g: v["n_queries"] for g, v in b["domain"].items()} == {"clapnq": 1, "fiqa": 1, "govt": 1}
+    assert b["standalone"]["standalone"]["metrics"]["recall@5"] == 1.0
+    assert b["standalone"]["non-standalone"]["metrics"]["recall@5"] == 0.5
+    assert b["standalone"]["unknown"]["n_queries"] == 1
+    custom = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
+                     "--breakdown-file", labels, "--metrics", "recall@5", "--by", "question_type,turn_number")
+    groups = custom["breakdowns"]["question_type"]
+    assert {g: v["n_queries"] for g, v in groups.items()} == {"Factoid": 2, "Keyword": 1, "unknown": 1}
+    assert groups["Factoid"]["metrics"]["recall@5"] == 0.75
+    assert list(custom["breakdowns"]["turn_number"]) == ["1", "2"]
+
+
+def test_per_query_scores_jsonl_and_csv(tiny, tmp_path, capsys, monkeypatch) -> None:
+    out = tmp_path / "pq.jsonl"
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
+                     "--per-query", out, "--metrics", "recall@5,ndcg@10")
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["query_id"] for r in rows] == ["q1::1", "q1::2", "q2::1"]  # ids as the qrels write them
+    assert rows[0] == {"query_id": "q1::1", "in_run": True, "n_retrieved": 4, "turn": "first", "domain": "clapnq",
+                       "recall@5": 1.0, "ndcg@10": pytest.approx(NDCG_Q1)}
+    assert rows[2]["in_run"] is False and rows[2]["recall@5"] == 0.0 and rows[2]["domain"] == "unknown"
+    assert sum(r["ndcg@10"] for r in rows) / 3 == pytest.approx(report["metrics"]["ndcg@10"], abs=1e-6)
+    as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
+            "--per-query", tmp_path / "pq.csv", "--metrics", "recall@5")
+    with (tmp_path / "pq.csv").open() as fh:
+        table = list(csv.DictReader(fh))
+    assert [float(r["recall@5"]) for r in table] == [1.0, 0.5, 0.0]
+
+
+def test_trec_run_and_qrels_give_the_same_figures(tiny, tmp_path, capsys, monkeypatch) -> None:
+    write_trec_run(read_run(tiny["run"]), tmp_path / "run.trec")
+    write_qrels(read_qrels(tiny["qrels"]), tmp_path / "qrels.txt", fmt="trec")
+    a = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], "--by", "turn")
+    b = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "run.trec", "--qrels", tmp_path / "qrels.txt",
+                "--by", "turn")
+    assert a["metrics"] == b["metrics"] and a["breakdowns"] == b["breakdowns"]
+
+
+def test_multiple_qrels_files_merge(tiny, tmp_path, capsys, monkeypatch) -> None:
+    extra = write_lines(tmp_path / "more.tsv", ["q9<::>1\td1\t1"])
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], "--qrels", extra,
+                     "--metrics", "recall@1")
+    assert report["n_queries"] == 4 and report["n_ignored"] == 0
+    assert report["metrics"]["recall@1"] == 0.25  # q9::1 ranks its relevant passage first
+
+
+def test_paired_test_is_symmetric_and_identical_runs_are_not_different(tiny, tmp_path, capsys, monkeypatch) -> None:
+    other = write_lines(tmp_path / "other.jsonl", [
+        mtrag_line("q1::1", [("d1", 3.0), ("d2", 2.0)]),
+        mtrag_line("q1::2", [("d10", 1.0), ("d8", 0.5), ("d4", 0.1)]),
+        mtrag_line("q2::1", [("d6", 1.0), ("d5", 0.5)]),
+    ])
+    args = ("--qrels", tiny["qrels"], "--metrics", "recall@5,ndcg@10,mrr@10")
+    ab = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--compare", other, *args)["comparison"]
+    ba = as_json(capsys, monkeypatch, "retrieval-eval", other, "--compare", tiny["run"], *args)["comparison"]
+    assert ab["test"] == "paired t-test (two-sided)" and ab["n_queries"] == 3
+    for m in ("recall@5", "ndcg@10", "mrr@10"):
+        assert 0.0 <= ab["metrics"][m]["p_value"] <= 1.0
+        assert ab["metrics"][m]["p_value"] == pytest.approx(ba["metrics"][m]["p_value"])
+        assert ab["metrics"][m]["diff"] == pytest.approx(-ba["metrics"][m]["diff"])
+    # recall@5 per query: A = (1, 0.5, 0), B = (1, 1, 1)
+    expected_p = ttest_rel([1, 0.5, 0], [1, 1, 1]).pvalue
+    assert ab["metrics"]["recall@5"]["p_value"] == pytest.approx(expected_p)
+    same = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--compare", tiny["run"], *args)["comparison"]
+    assert all(c["p_value"] == 1.0 and c["diff"] == 0 and not c["significant"] for c in same["metrics"].values())
+
+
+def test_table_output(tiny, tmp_path, capsys, monkeypatch) -> None:
+    code, out, err = cli(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
+                         "--compare", tiny["run"])
+    assert code == 0, err
+    assert "run: 3 queries" in out and "First vs later turns" in out and "paired t-test" in out
+    assert f"{EXPECTED['recall@5']:.3f}" in out and f"{EXPECTED['ndcg@10']:.3f}" in out
+    assert "1 run queries without qrels ignored" in err and "1 judged queries missing from the run scored zero" in err
+
+
+def test_metric_names() -> None:
+    assert parse_metrics(None)[:4] == ["recall@1", "recall@3", "recall@5", "recall@10"]
+    assert parse_metrics("R, ndcg@10, P@5, mrr", [1, 10]) == ["recall@1", "recall@10", "ndcg@10", "precision@5",
+                                                              "mrr@1", "mrr@10"]
+    for bad in ("hits@5", "ndcg@0", "ndcg@x", ""):
+        with pytest.raises(UsageError):
+            parse_metrics(bad)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--metrics", "bleu@4"), "unknown metric 'bleu@4'"),
+    (("--by", "question_type"), "--by question_type: not a built-in breakdown"),
+    (("--by", "standalone"), "--by standalone: no evaluated query has a standalone"),
+    (("--format", "xml"), "--format must be table or json"),
+    (("--cutoffs", "5,ten"), "--cutoffs must be comma-separated integers"),
+])
+def test_usage_errors_exit_2_with_one_line(tiny, capsys, monkeypatch, args, message) -> None:
+    code, out, err = cli(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], *args)
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [f"error: {err.strip().removeprefix('error: ')}"]
+    assert message in err
+
+
+def test_input_errors_name_file_and_line(tiny, tmp_path, capsys, monkeypatch) -> None:
+    bad_run = write_lines(tmp_path / "bad.trec", ["q1::1 Q0 d1 1 0.9 t", "q1::1 Q0 d2 2 x t"])
+    code, _, err = cli(capsys, monkeypatch, "retrieval-eval", bad_run, "--qrels", tiny["qrels"])
+    assert code == 2 and err.strip() == f"error: {bad_run}:2: field 'score': must be a finite number, got 'x'"
+    bad_qrels = write_lines(tmp_path / "bad.tsv", ["query-id\tcorpus-id\tscore", "q1::1\td1\trelevant"])
+    code, _, err = cli(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", bad_qrels)
+    assert code == 2 and f"{bad_qrels}:2: field 'score'" in err
+    unrelated = write_lines(tmp_path / "other.tsv", ["x::1\td1\t1"])
+    code, _, err = cli(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", unrelated)
+    assert code == 2 and "none of the run's 3 queries is in the qrels" in err and "'q1<::>1'" in err
+    nothing = write_lines(tmp_path / "zero.tsv", ["q1::1\td1\t0"])
+    code, _, err = cli(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", nothing)
+    assert code == 2 and "no query in the qrels has a relevant passage" in err
+    empty = write_lines(tmp_path / "empty.jsonl", [])
+    code, _, err = cli(capsys, monkeypatch, "retrieval-eval", empty, "--qrels", tiny["qrels"])
+    assert code == 2 and err.strip() == f"error: {empty}: the run file is empty"
+    code, _, err = cli(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tmp_path / "missing.tsv")
+    assert code == 2 and "missing.tsv: file not found" in err
+    labels = write_lines(tmp_path / "labels.jsonl", [json.dumps({"text": "no id"})])
+    code, _, err = cli(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
+                       "--breakdown-file", labels)
+    assert code == 2 and f"{labels}:1: field 'task_id': no query id" in err
+
+
+def test_console_script_exit_code_and_no_traceback(tmp_path: Path) -> None:
+    run = write_lines(tmp_path / "run.jsonl", ['{"task_id": "a::1", "contexts": [{"document_id": "d"}]}'])
+    qrels = write_lines(tmp_path / "q.tsv", ["a::1\td\t1"])
+    proc = subprocess.run([sys.executable, "-m", "ragjudge", "retrieval-eval", str(run), "--qrels", str(qrels)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"error: {run}:1: field 'contexts[0].score': must be a finite number, got None"
+
+
+# ------------------------------------------------------------------------------------ the shared MTRAG runs
+
+README_FIGURES = {  # Recall@5, nDCG@10 stated in ../shared/data/mtrag/README.md
+    "elser_rewrite": (0.552, 0.578), "elser_lastturn": (0.511, 0.527), "bge_rewrite": (0.462, 0.498),
+    "bm25_rewrite": (0.270, 0.294), "bm25_lastturn": (0.223, 0.255),
+}
+
+
+@pytest.fixture(scope="module")
+def mtrag() -> Path:
+    if not (SHARED_MTRAG / "runs").is_dir():
+        pytest.skip("shared MTRAG data (../shared/data/mtrag) is not present")
+    return SHARED_MTRAG
+
+
+@pytest.mark.parametrize("system", [*README_FIGURES, "bge_lastturn"])
+def test_reproduces_the_mtrag_readme_figures(mtrag, system, capsys, monkeypatch) -> None:
+    report = as_json(capsys, monkeypatch, "retrieval-eval", mtrag / "runs" / f"clapnq_{system}.jsonl",
+                     "--qrels", mtrag / "retrieval" / "clapnq" / "qrels.tsv")
+    # Every judged query has a run line and every run line has qrels, so "only queries present in qrels"
+    # (MTRAG's convention) and "missing queries score zero" (ours) average over the same 208 queries.
+    assert (report["n_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == (208, 0, 0, 0)
+    assert report["breakdowns"]["domain"]["clapnq"]["n_queries"] == 208
+    turns = report["breakdowns"]["turn"]
+    assert turns["first"]["n_queries"] + turns["later"]["n_queries"] == 208
+    if system in README_FIGURES:
+        recall, ndcg = README_FIGURES[system]
+        assert round(report["metrics"]["recall@5"], 3) == recall
+        assert round(report["metrics"]["ndcg@10"], 3) == ndcg
+    else:  # no stated figure: rewriting still helps the dense retriever
+        assert report["metrics"]["recall@5"] < README_FIGURES["bge_rewrite"][0]
+
+
+def test_missing_query_conventions_on_real_data(mtrag, tmp_path, capsys, monkeypatch) -> None:
+    """Drop one judged query from a real run: scored zero divides by 208, --ignore-missing by 207."""
+    source = mtrag / "runs" / "clapnq_elser_rewrite.jsonl"
+    qrels = mtrag / "retrieval" / "clapnq" / "qrels.tsv"
+    per_query = tmp_path / "pq.jsonl"
+    full = as_json(capsys, monkeypatch, "retrieval-eval", source, "--qrels", qrels, "--metrics", "recall@5",
+                   "--per-query", per_query, "--by", "none")
+    scores = {r["query_id"]: r["recall@5"] for r in map(json.loads, per_query.read_text().splitlines())}
+    lines = source.read_text().splitlines()
+    dropped = next(line for line in lines if scores[json.loads(line)["task_id"]] > 0)
+    write_lines(tmp_path / "partial.jsonl", [line for line in lines if line is not dropped])
+    lost = scores[json.loads(dropped)["task_id"]]
+    total = full["metrics"]["recall@5"] * 208
+    zero = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", qrels,
+                   "--metrics", "recall@5")
+    ignored = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", qrels,
+                      "--metrics", "recall@5", "--ignore-missing")
+    assert (zero["n_queries"], zero["n_missing"], ignored["n_queries"]) == (208, 1, 207)
+    assert zero["metrics"]["recall@5"] == pytest.approx((total - lost) / 208, abs=1e-5)
+    assert ignored["metrics"]["recall@5"] == pytest.approx((total - lost) / 207, abs=1e-5)
+
+
+def test_trec_conversion_of_a_real_run_keeps_the_figures(mtrag, tmp_path, capsys, monkeypatch) -> None:
+    run = read_run(mtrag / "runs" / "clapnq_bm25_lastturn.jsonl")  # has score ties and an empty ranking
+    write_trec_run(run, tmp_path / "bm25.trec")
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "bm25.trec", "--qrels",
+                     mtrag / "retrieval" / "clapnq" / "qrels.tsv", "--metrics", "recall@5,ndcg@10", "--by", "none")
+    assert report["n_run_queries"] == 207 and report["n_missing"] == 1  # TREC cannot write an empty ranking
+    assert (round(report["metrics"]["recall@5"], 3), round(report["metrics"]["ndcg@10"], 3)) == (0.223, 0.255)
+
+
+def test_paired_test_on_real_runs_matches_scipy(mtrag, tmp_path, capsys, monkeypatch) -> None:
+    qrels = mtrag / "retrieval" / "clapnq" / "qrels.tsv"
+    a, b = mtrag / "runs" / "clapnq_bm25_rewrite.jsonl", mtrag / "runs" / "clapnq_elser_rewrite.jsonl"
+    report = as_json(capsys, monkeypatch, "retrieval-eval", a, "--compare", b, "--qrels", qrels,
+                     "--metrics", "ndcg@10", "--per-query", tmp_path / "a.jsonl", "--by", "none")
+    as_json(capsys, monkeypatch, "retrieval-eval", b, "--qrels", qrels, "--metrics", "ndcg@10",
+            "--per-query", tmp_path / "b.jsonl", "--by", "none")
+    xs, ys = ([json.loads(line)["ndcg@10"] for line in (tmp_path / f).read_text().splitlines()]
+              for f in ("a.jsonl", "b.jsonl"))
+    c = report["comparison"]["metrics"]["ndcg@10"]
+    assert c["p_value"] == pytest.approx(ttest_rel(xs, ys).pvalue, rel=1e-9)
+    assert c["significant"] and c["p_value"] < 1e-6 and round(c["b"], 3) == 0.578 and round(c["a"], 3) == 0.294
