@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.progress import progress_bars
 
 
@@ -88,7 +89,6 @@ def correlate_command(
         raise UsageError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
     if stat not in STATS:
         raise UsageError(f"--stat must be one of {', '.join(STATS)}, got {stat!r}")
-    err = Console(stderr=True)
 
     ds = load_humans(humans)
     results_sources = []
@@ -97,7 +97,9 @@ def correlate_command(
         if is_inspectorraget(path):
             if given:
                 raise UsageError(f"--judges {spec}: an InspectorRAGet file names its own models; drop '{given}='")
-            add_inspectorraget_judges(ds, path)
+            if add_inspectorraget_judges(ds, path) == 0:
+                raise InputError(f"no evaluation matches a task and model of {humans} (models there: "
+                                 f"{', '.join(ds.models)})", file=str(path))
         else:
             results_sources.append((given, path))
     if model_id and sum(given is None for given, _ in results_sources) != 1:
@@ -138,7 +140,7 @@ def correlate_command(
         report = analyze(ds, options, progress=bars.bar)
 
     if fmt == "json":
-        print(json.dumps(report, indent=2))
+        print(json.dumps(to_jsonable(report), indent=2, allow_nan=False))
     elif fmt == "csv":
         print(to_csv(report), end="")
     else:
@@ -146,9 +148,9 @@ def correlate_command(
     if csv_out:
         csv_out.parent.mkdir(parents=True, exist_ok=True)
         csv_out.write_text(to_csv(report))
-        err.print(f"correlations: {csv_out}")
+        typer.echo(f"correlations: {csv_out}", err=True)
     if heatmap_out:
         if not report["judges"]:
             raise UsageError("--heatmap needs at least one judge")
         heatmap(report, heatmap_out)
-        err.print(f"heatmap: {heatmap_out}")
+        typer.echo(f"heatmap: {heatmap_out}", err=True)

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ragjudge.errors import UsageError
 
@@ -47,6 +46,6 @@ def export_command(
     data = from_results(runs, name=name or out.stem,
                         description=f"ragjudge {__version__} results: {', '.join(str(p) for p in seen.values())}")
     write_inspectorraget(out, data)
-    Console(stderr=True).print(
+    typer.echo(
         f"wrote {out}: {len(data.tasks)} tasks, {len(data.models)} model(s) ({', '.join(seen)}), "
-        f"{len(data.metrics)} metrics, {len(data.documents)} documents")
+        f"{len(data.metrics)} metrics, {len(data.documents)} documents", err=True)

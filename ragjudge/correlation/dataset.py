@@ -89,7 +89,6 @@ class Dataset:
     models: dict[str, str] = field(default_factory=dict)
     """model id → display name (from the human file)."""
     source: str = ""
-    notes: list[str] = field(default_factory=list)
 
     # ------------------------------------------------------------------ subsets and selection
 
@@ -98,7 +97,7 @@ class Dataset:
         return Dataset(items={k: v for k, v in self.items.items() if k in keep},
                        humans={n: m.restricted(keep) for n, m in self.humans.items()},
                        judges={n: m.restricted(keep) for n, m in self.judges.items()},
-                       models=self.models, source=self.source, notes=list(self.notes))
+                       models=self.models, source=self.source)
 
     def field_names(self) -> list[str]:
         return sorted({name for item in self.items.values() for name in item.fields})
@@ -278,13 +277,16 @@ def load_humans(path: str | Path) -> Dataset:
     return ds
 
 
-def add_inspectorraget_judges(ds: Dataset, path: str | Path) -> None:
-    """Algorithm metrics of another InspectorRAGet file (for example one written by `ragjudge export`)."""
+def add_inspectorraget_judges(ds: Dataset, path: str | Path) -> int:
+    """Algorithm metrics of another InspectorRAGet file (for example one written by `ragjudge export`);
+    returns how many of its items were already known (from the human file)."""
     data = read_inspectorraget(path)
-    before = set(ds.judges)
-    _load_ir(ds, data, str(path), {JUDGE})
-    if set(ds.judges) == before and not any(m.author == "algorithm" and m.is_numeric for m in data.metrics):
+    if not any(m.author == "algorithm" and m.is_numeric for m in data.metrics):
         raise InputError("has no algorithm metrics to use as judges", file=str(path))
+    known = set(ds.items)
+    joined = sum(ItemKey(normalize_task_id(ev.task_id), ev.model_id) in known for ev in data.evaluations)
+    _load_ir(ds, data, str(path), {JUDGE})
+    return joined
 
 
 def add_results(ds: Dataset, path: str | Path, model_id: str) -> int:

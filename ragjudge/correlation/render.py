@@ -25,7 +25,7 @@ def _num(value: float | None, digits: int = 3, signed: bool = False) -> str:
 def _cell(stat: dict[str, Any]) -> str:
     text = _num(stat["value"], signed=True)
     if stat["ci_low"] is not None and stat["ci_high"] is not None:
-        text += f" [{stat['ci_low']:+.2f}, {stat['ci_high']:+.2f}]"
+        text += f" [{stat['ci_low']:+.2f},{stat['ci_high']:+.2f}]"
     return text
 
 
@@ -65,11 +65,13 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         for col in ("judge", "n", "accuracy", "by answerability (accuracy, n)"):
             t.add_column(col, justify="left" if col.startswith(("judge", "by")) else "right")
         for judge, acc in report["idk_accuracy"].items():
-            parts = [f"{escape(label)} {_num(g['accuracy'])} ({g['scored']})" for label, g in acc["by_answerability"].items()
-                     if g["scored"]]
+            parts = [f"{escape(label)} {_num(g['accuracy'])} ({g['scored']})"
+                     for label, g in acc["by_answerability"].items() if g["scored"]]
             t.add_row(escape(judge), str(acc["n"]), _num(acc["accuracy"]), ", ".join(parts))
         console.print(t)
-    if 2 <= len(report["judges"]) <= 12 and report["judge_vs_judge"]:
+    if len(report["judges"]) >= 2 and console.width < 16 + 8 * len(report["judges"]):
+        console.print("[dim]judge-vs-judge correlations: too many judges for this terminal; see --format json[/dim]")
+    elif len(report["judges"]) >= 2:
         t = Table(title=f"{STAT_NAMES[stat]} between judges")
         t.add_column("")
         for judge in report["judges"]:
@@ -88,8 +90,8 @@ def _print_agreement(agreement: dict[str, Any], title: str, console: Console) ->
         t.add_column(col, justify="left" if col == "metric" else "right")
     for name, a in agreement.items():
         per = a["raters_per_item"]
-        t.add_row(escape(name), str(a["n_items"]), str(a["n_raters"]),
-                  f"{per['min']}–{per['max']}" if per and per["min"] != per["max"] else (str(per["min"]) if per else "-"),
+        span = "-" if not per else str(per["min"]) if per["min"] == per["max"] else f"{per['min']}–{per['max']}"
+        t.add_row(escape(name), str(a["n_items"]), str(a["n_raters"]), span,
                   _num(a["mtrag_agreement"]), _num(a["exact_agreement"]), _num(a["krippendorff_alpha"]),
                   _num(a["cohen_kappa"]["mean"]), _num(a["cohen_kappa"]["mean_quadratic"]))
     console.print(t)
@@ -132,7 +134,8 @@ def heatmap(report: dict[str, Any], path: str | Path) -> None:
             value = values[i, j]
             best = report["best"].get(human) == judge
             ax.text(j, i, "-" if np.isnan(value) else f"{value:.2f}", ha="center", va="center", fontsize=8,
-                    fontweight="bold" if best else "normal", color="white" if abs(np.nan_to_num(value)) > 0.6 else "black")
+                    fontweight="bold" if best else "normal",
+                    color="white" if abs(np.nan_to_num(value)) > 0.6 else "black")
             if best:
                 ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, linewidth=2, edgecolor="black"))
     weighting = "" if report["weighting"] == "none" else f" (weighted: {report['weighting']})"

@@ -52,11 +52,13 @@ def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
 
 
 def default_model_id(path: Path) -> str:
-    """The generator recorded in the run's run.json, else the run folder's or results file's name."""
+    """The generator recorded beside the results (run.json of `eval`, NAME.run.json of `judge`), else the run
+    folder's name for a results.jsonl, else the results file's name without `.judged`."""
     results = results_file(path)
     stem = results.name.removesuffix(".jsonl")
-    run_json = results.with_name("run.json") if stem == "results" else results.with_name(stem + ".run.json")
-    if run_json.exists():
+    for run_json in (results.with_name(stem + ".run.json"), results.with_name("run.json")):
+        if not run_json.exists():
+            continue
         try:
             generator = json.loads(run_json.read_text()).get("generator")
         except (json.JSONDecodeError, AttributeError):

@@ -221,6 +221,14 @@ def _resample_weights(human: np.ndarray, weighting: str) -> Callable[[np.ndarray
     return weights
 
 
+def resample_stats(judge: np.ndarray, human: np.ndarray, multiplicity: np.ndarray, weighting: str = "none"
+                   ) -> dict[str, np.ndarray]:
+    """Every statistic for each row of `multiplicity` (resamples × items: how often each item is drawn)."""
+    judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    return _all_rows(judge, human, np.atleast_2d(np.asarray(multiplicity, dtype=float)),
+                     _resample_weights(human, weighting))
+
+
 def bootstrap(judge: np.ndarray, human: np.ndarray, task_draws: np.ndarray, *, weighting: str = "none",
               confidence: float = 0.95, on_batch: Callable[[int], None] | None = None
               ) -> dict[str, tuple[float | None, float | None]]:

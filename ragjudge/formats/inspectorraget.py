@@ -184,7 +184,7 @@ class Annotation(BaseModel):
 
 
 def _annotation(value: Any) -> Any:
-    return value if isinstance(value, dict) else {"value": value}  # tolerate a bare value
+    return value if isinstance(value, (dict, BaseModel)) else {"value": value}  # tolerate a bare value
 
 
 class Evaluation(BaseModel):
@@ -320,8 +320,8 @@ def write_inspectorraget(path: str | Path, data: InspectorRAGetFile) -> None:
 
 
 # Fields of an MTRAG record that become InspectorRAGet task fields rather than enrichments.
-_RECORD_FIELDS = {"task_id", "input", "contexts", "targets", "predictions", "metrics", "ragjudge",
-                  "answerability", "Answerability", "Question Type", "Multi-Turn", "turn", "Collection", "collection"}
+_RECORD_FIELDS = TASK_FIELDS | {"predictions", "metrics", "ragjudge", "answerability", "Answerability",
+                                 "Question Type", "Multi-Turn", "turn", "Collection", "collection"}
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -471,7 +471,7 @@ def from_results(runs: Iterable[tuple[str, list[dict[str, Any]]]], *, name: str,
         for metric, by_rater in ev.annotations.items():
             if metric in categorical:
                 for annotation in by_rater.values():
-                    annotation.value = categorical[metric][annotation.value]
+                    annotation.value = categorical[metric].get(annotation.value, annotation.value)
     return InspectorRAGetFile(name=name, description=description, models=models, metrics=metrics,
                               documents=list(documents.values()), tasks=list(tasks.values()),
                               evaluations=evaluations)
