@@ -250,7 +250,7 @@ def test_console_script_exit_code_and_no_traceback(tmp_path: Path) -> None:
     run = write_lines(tmp_path / "run.jsonl", ['{"task_id": "a::1", "contexts": [{"document_id": "d"}]}'])
     qrels = write_lines(tmp_path / "q.tsv", ["a::1\td\t1"])
     proc = subprocess.run([sys.executable, "-m", "ragjudge", "retrieval-eval", str(run), "--qrels", str(qrels)],
-                          capture_output=True, text=True, timeout=120)
+                          check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {run}:1: field 'contexts[0].score': must be a finite number, got None"
 

@@ -123,11 +123,13 @@ BAD_RUNS = [
     ("run.jsonl", [mtrag_line("a::1", [("d", 1.0)]), mtrag_line("a<::>1", [("d", 1.0)])], 2, "task_id",
      "already appears on line 1"),
     ("run.jsonl", ['{"task_id": "a::1", "contexts": {"document_id": "d"}}'], 1, "contexts", "must be a list"),
-    ("run.jsonl", ['{"task_id": "a::1", "contexts": [{"document_id": "d", "score": 1}, {"document_id": "e", '
-                   '"score": "high"}]}'], 1, "contexts[1].score", "must be a finite number"),
+    ("run.jsonl", [json.dumps({"task_id": "a::1", "contexts": [{"document_id": "d", "score": 1},
+                                                              {"document_id": "e", "score": "high"}]})],
+     1, "contexts[1].score", "must be a finite number"),
     ("run.jsonl", ['{"task_id": "a::1", "contexts": [{"score": 1}]}'], 1, "contexts[0].document_id", "missing"),
-    ("run.jsonl", ['{"task_id": "a::1", "contexts": [{"document_id": "d", "score": 2}, {"document_id": "d", '
-                   '"score": 1}]}'], 1, "contexts[1].document_id", "listed twice"),
+    ("run.jsonl", [json.dumps({"task_id": "a::1", "contexts": [{"document_id": "d", "score": 2},
+                                                              {"document_id": "d", "score": 1}]})],
+     1, "contexts[1].document_id", "listed twice"),
     ("run.jsonl", [mtrag_line("a::1", []), '{"task_id": "a::2", '], 2, None, "invalid JSON"),
 ]
 

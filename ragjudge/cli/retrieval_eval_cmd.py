@@ -141,5 +141,5 @@ def _print_tables(summary: dict[str, Any], name: str, other_name: str | None, me
         notes.append(f"{summary['n_missing']} judged queries missing from the run {summary['missing']}")
     if summary["n_no_relevant"]:
         notes.append(f"{summary['n_no_relevant']} qrels queries without a relevant passage left out")
-    if notes:
-        Console(stderr=True).print("[dim]" + "; ".join(notes) + "[/dim]")
+    for note in notes:
+        typer.echo(f"note: {note}", err=True)
