@@ -42,6 +42,9 @@ def _register() -> None:
 
     app.command("correlate")(correlate_cmd.correlate_command)
     app.command("export")(export_cmd.export_command)
+    from ragjudge.cli import cxm_cmd
+
+    app.add_typer(cxm_cmd.app, name="cxm")
 
 
 _register()

@@ -26,8 +26,11 @@ def _default_out(bench: str, gen: str, setting: str) -> Path:
 
 
 def eval_command(
-    bench: Annotated[str, typer.Option("--bench", help="'mtrag' or a path to MTRAG-format tasks (file or folder).")],
+    bench: Annotated[str, typer.Option("--bench", help="'mtrag', 'cxm' (CXMArena, with --task and --data) or a "
+                                       "path to MTRAG-format tasks (file or folder).")],
     gen: Annotated[str, typer.Option("--gen", help="'extractive' (offline baseline) or a litellm model name.")],
+    task: Annotated[str | None, typer.Option("--task", help="--bench cxm: intent, quality, tool-calls, "
+                                             "answer-classification, kb-refinement or article-search.")] = None,
     setting: Annotated[str, typer.Option("--setting", help="Which passages the generator sees: reference, "
                                          "reference+rag (references topped up with retrieved passages to 5; tasks "
                                          "with at most 2 references) or rag (top 5 retrieved); the last two need "
@@ -57,6 +60,12 @@ def eval_command(
     timeout: common.TimeoutOpt = 120.0,
 ) -> None:
     """Generate answers for a benchmark's tasks, judge them, and print the paper's breakdowns."""
+    if bench == "cxm":  # CXMArena conversation-analytics tasks have their own runner
+        from ragjudge.cli.cxm_cmd import run_from_eval
+
+        return run_from_eval(task=task, data=data, gen=gen, judge_models=judge_models, pipeline=pipeline, out=out,
+                             limit=limit, fmt=fmt, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
+                             api_base=api_base, judge_dir=judge_dir, max_retries=max_retries, timeout=timeout)
     options = common.run_options(judges=judges, judge_models=judge_models, fmt=fmt, concurrency=concurrency,
                                  cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
                                  bertscore_model=bertscore_model, conversational=conversational_as_unanswerable,

@@ -8,7 +8,6 @@ file, row and field.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import OrderedDict
 from pathlib import Path
@@ -27,6 +26,7 @@ from ragjudge.cxm.models import (
     TaxonomyEntry,
     ToolCall,
     ToolCase,
+    normalize_class,
     parse_arguments,
 )
 from ragjudge.cxm.tables import field, find_file, listish, read_rows, require_file, structured
@@ -93,8 +93,8 @@ def load_taxonomies(folder: Path) -> dict[str, Taxonomy]:
             if path is not None:
                 sources.append((path, split))
     if not sources:
-        raise InputError("no intent taxonomy found (looked for taxonomy.jsonl, Taxonomy/taxonomy_N.jsonl|.parquet|.csv)",
-                         file=str(folder))
+        raise InputError("no intent taxonomy found (looked for taxonomy.jsonl, "
+                         "Taxonomy/taxonomy_N.jsonl|.parquet|.csv)", file=str(folder))
     for path, split_name in sources:
         for line, row in read_rows(path):
             name = split_name or field(row, "taxonomy")
@@ -402,16 +402,16 @@ def load_rag(folder: Path) -> list[RagCase]:
             raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="case_id")
         seen.add(case_id)
         retrieved = field(row, "retrieved_ids")
+        label = field(row, "label")
+        if label is not None and normalize_class(label) is None:
+            raise InputError(f"label must be Correct, Incorrect, Hallucination or Refusal, got {label!r}",
+                             file=str(path), line=line, field="label")
         cases.append(RagCase(
             case_id=case_id, messages=_conversation(row, path, line),
             reference=field(row, "reference", "correct_agent_response"),
             kb_ids=[str(k) for k in listish(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids")],
             retrieved_ids=None if retrieved is None else [str(k) for k in listish(retrieved, path=path, line=line,
                                                                                   name="retrieved_ids")],
-            response=field(row, "response"), label=field(row, "label"),
+            response=field(row, "response"), label=normalize_class(label),
         ))
     return cases
-
-
-def dumps_compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)

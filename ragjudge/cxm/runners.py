@@ -33,6 +33,7 @@ from ragjudge.cxm.models import (
 )
 from ragjudge.cxm.prompts import fingerprint_of, messages, parse_choice, parse_json
 from ragjudge.cxm.retrieve import rank
+from ragjudge.errors import UsageError
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse
 from ragjudge.progress import ProgressBars
@@ -148,8 +149,7 @@ async def verify_intents(ctx: RunContext, cases: Sequence[IntentCase], taxonomy:
             out[row["case_id"]] = {**row, "verified_match": predicted == gold, "verified_by": "rule"}
             continue
 
-        def work(row: dict[str, Any] = row, case: IntentCase = case, gold: str = gold,
-                 predicted: str = predicted) -> Awaitable[dict[str, Any]]:
+        def work(case: IntentCase = case, gold: str = gold, predicted: str = predicted) -> Awaitable[dict[str, Any]]:
             async def run() -> dict[str, Any]:
                 variables = {**shared, "conversation": render_conversation(case.messages), "predicted": predicted,
                              "gold": gold, "predicted_description": descriptions.get(predicted, ""),
@@ -167,11 +167,11 @@ async def verify_intents(ctx: RunContext, cases: Sequence[IntentCase], taxonomy:
         fp = fingerprint_of(spec, judge_model, predicted, gold)
         jobs.append((f"{taxonomy.name}/{row['case_id']}", fp, work))
     verdicts = await ctx.each("verify", f"verify {taxonomy.name}", jobs)
+    by_case = {r["case_id"]: r for r in rows}
     for (key, _, _), verdict in zip(jobs, verdicts):
         case_id = key.split("/", 1)[1]
-        base = next(r for r in rows if r["case_id"] == case_id)
         verdict = {k: v for k, v in verdict.items() if k != "error"}  # a judge failure is not a prediction failure
-        out[case_id] = {**base, **verdict}
+        out[case_id] = {**by_case[case_id], **verdict}
     return [out[r["case_id"]] for r in rows]
 
 
@@ -295,20 +295,27 @@ async def predict_tool_calls(ctx: RunContext, cases: Sequence[ToolCase], catalog
 
 # -- multi-turn answers and their classification ---------------------------------------------------------
 
-def last_customer_message(case: RagCase) -> str:
-    for m in reversed(case.messages):
-        if m.speaker != "agent":
-            return m.text
-    return case.messages[-1].text
+QUERY_STRATEGIES = ("last_turn", "all_user_turns", "full_conversation")
+
+
+def conversation_query(case: RagCase, strategy: str = "all_user_turns") -> str:
+    """The retrieval query for a conversation: the customer's last message, all customer messages, or all
+    messages (the pipelines' strategies without LLM rewriting)."""
+    customer = [m.text for m in case.messages if m.speaker != "agent" and m.text.strip()]
+    if strategy == "last_turn":
+        return customer[-1] if customer else case.messages[-1].text
+    if strategy == "all_user_turns":
+        return "\n".join(customer)
+    if strategy == "full_conversation":
+        return "\n".join(m.text for m in case.messages if m.text.strip())
+    raise UsageError(f"unknown query strategy {strategy!r} (available: {', '.join(QUERY_STRATEGIES)})")
 
 
 async def generate_responses(ctx: RunContext, cases: Sequence[RagCase], articles: dict[str, Article], model: str,
-                             spec: JudgeSpec, *, retriever: str = "bm25", k: int = 5,
-                             embedding_model: str | None = None) -> list[dict[str, Any]]:
-    """Retrieve k articles for the customer's last message, then let the model reply from them."""
-    ids = list(articles)
-    rankings = rank(retriever, ids, [articles[i].full_text for i in ids],
-                    [last_customer_message(c) for c in cases], k, embedding_model)
+                             spec: JudgeSpec, *, retriever: str = "bm25", k: int = 5, query: str = "all_user_turns",
+                             pipeline_dirs: list[str] | None = None) -> list[dict[str, Any]]:
+    """Retrieve k articles for the conversation, then let the model reply to the last message from them."""
+    rankings = rank(retriever, articles, [conversation_query(c, query) for c in cases], k, pipeline_dirs)
     fp = fingerprint_of(spec, model)
 
     def job(case: RagCase, retrieved: list[str]) -> Callable[[], Awaitable[dict[str, Any]]]:
@@ -331,7 +338,8 @@ def read_answer_class(value: Any, spec: JudgeSpec) -> tuple[str | None, str | No
     category = str(value.get("category", "")).strip().strip(".").casefold()
     if category in labels:
         return labels[category], None
-    return None, f"unparsable judge output: category {value.get('category')!r} is not one of {sorted(set(labels.values()))}"
+    known = sorted(set(labels.values()))
+    return None, f"unparsable judge output: category {value.get('category')!r} is not one of {known}"
 
 
 async def classify_responses(ctx: RunContext, cases: Sequence[RagCase], articles: dict[str, Article],

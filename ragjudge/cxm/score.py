@@ -26,6 +26,7 @@ from ragjudge.cxm.models import (
     SearchQuery,
     Taxonomy,
     ToolCase,
+    normalize_class,
     parse_arguments,
 )
 from ragjudge.cxm.report import Table, TaskReport
@@ -127,10 +128,11 @@ def _score_taxonomy(cases: Sequence[IntentCase], taxonomy: Taxonomy,
         notes.append(f"no prediction for {len(missing)} case(s), e.g. {missing[0]}")
     return TaskReport(
         task=f"intent prediction ({taxonomy.name}, {len(taxonomy.entries)} intents)", metrics=metrics,
-        tables=[Table("Per intent", ["intent", "support", "correct", "precision", "recall", "F1", "most often predicted instead"],
-                      label_rows),
-                Table("Confusions (gold → predicted)", ["gold", "predicted", "count"], [list(m) for m in mistakes[:15]])],
-        notes=notes, problems=len(errors) + len(missing))
+        tables=[Table("Per intent", ["intent", "support", "correct", "precision", "recall", "F1",
+                                     "most often predicted instead"], label_rows),
+                Table("Confusions (gold → predicted)", ["gold", "predicted", "count"],
+                      [list(m) for m in mistakes[:15]])],
+        notes=notes, problems=len(errors) + len(missing) + metrics["verification errors"])
 
 
 # -- agent quality adherence ----------------------------------------------------------------------------
@@ -194,7 +196,8 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
     notes = [f"no prediction for {len(missing)} case(s), e.g. {missing[0]}"] if missing else []
     return TaskReport(
         task="agent quality adherence", metrics=metrics,
-        tables=[Table("Answers (gold × predicted)", ["", "pred true", "pred false", "pred na", "unreadable"], answer_rows),
+        tables=[Table("Answers (gold × predicted)", ["", "pred true", "pred false", "pred na", "unreadable"],
+                      answer_rows),
                 Table("By question", ["question", "n", "accuracy"], question_rows)],
         notes=notes, problems=len(errors) + len(missing))
 
@@ -268,13 +271,6 @@ def score_tools(cases: Sequence[ToolCase], rows: Rows, path: Path | None = None)
 
 # -- answer classification ------------------------------------------------------------------------------
 
-_CLASS_NAMES = {label.casefold(): label for label in ANSWER_LABELS} | {"hallucinated": "Hallucination"}
-
-
-def normalize_class(value: Any) -> str | None:
-    return None if value is None else _CLASS_NAMES.get(str(value).strip().casefold())
-
-
 def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None = None) -> TaskReport:
     by_id = {c.case_id: c for c in cases}
     labels: dict[str, str] = {}
@@ -293,7 +289,8 @@ def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None
             continue
         label = normalize_class(row.get("label"))
         if label is None:
-            raise _bad(path, line, "label", f"label must be one of {', '.join(ANSWER_LABELS)}, got {row.get('label')!r}")
+            raise _bad(path, line, "label",
+                       f"label must be one of {', '.join(ANSWER_LABELS)}, got {row.get('label')!r}")
         labels[case_id] = label
     missing = [c.case_id for c in cases if c.case_id not in seen]
     dist = M.distribution(list(labels.values()), ANSWER_LABELS)
@@ -301,7 +298,8 @@ def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None
     for label, stats in dist.items():
         metrics[f"{label} share"] = stats["share"]
     gold_pairs = [(normalize_class(by_id[cid].label), lab) for cid, lab in labels.items() if by_id[cid].label]
-    tables = [Table("Answer classes", ["class", "count", "share"], [[k, v["count"], v["share"]] for k, v in dist.items()])]
+    tables = [Table("Answer classes", ["class", "count", "share"],
+                    [[k, v["count"], v["share"]] for k, v in dist.items()])]
     if gold_pairs:
         metrics["judge agreement with gold labels"] = M.accuracy([g for g, _ in gold_pairs], [p for _, p in gold_pairs])
         conf = M.confusion([g or "?" for g, _ in gold_pairs], [p for _, p in gold_pairs])
@@ -319,7 +317,7 @@ def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None
 
 # -- KB refinement --------------------------------------------------------------------------------------
 
-DEFAULT_THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.5, 0.96, 0.05))
+DEFAULT_THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.96, 0.05))
 
 
 def read_predicted_pairs(rows: Rows, path: Path | None = None) -> dict[str, set[frozenset[str]]]:

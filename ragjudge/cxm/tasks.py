@@ -20,8 +20,9 @@ from ragjudge.cxm import prompts as P
 from ragjudge.cxm import runners as R
 from ragjudge.cxm import score as S
 from ragjudge.cxm.journal import StageJournal
+from ragjudge.cxm.metrics import pairs_above
 from ragjudge.cxm.report import TaskReport
-from ragjudge.cxm.retrieve import METHODS, rank, resolve_embedding_model
+from ragjudge.cxm.retrieve import rank, resolve_embedding_model
 from ragjudge.cxm.tables import find_file
 from ragjudge.errors import UsageError
 from ragjudge.formats.jsonl import read_jsonl, to_jsonable, write_jsonl
@@ -34,8 +35,8 @@ _ALIASES = {
     "intent-prediction": "intent", "intents": "intent",
     "agent-quality": "quality", "quality-adherence": "quality", "agent-quality-adherence": "quality", "aqm": "quality",
     "tools": "tool-calls", "tool-calling": "tool-calls", "tool-call": "tool-calls",
-    "classification": "answer-classification", "multi-turn": "answer-classification", "multi-turn-rag": "answer-classification",
-    "rag": "answer-classification",
+    "classification": "answer-classification", "multi-turn": "answer-classification",
+    "multi-turn-rag": "answer-classification", "rag": "answer-classification",
     "kb": "kb-refinement", "kb-refinement-pairs": "kb-refinement",
     "search": "article-search",
 }
@@ -72,9 +73,16 @@ def score_task(task: str, data: Path, predictions: Path | None, options: ScoreOp
     path = predictions or default_predictions(data, task)
     if task == "kb-refinement":
         gold = loaders.load_pairs(data)
-        articles = loaders.load_articles(data, "kb-refinement") if (options.baseline or predictions) else None
-        rows = _rows(path) if path.exists() or predictions else None
-        baseline = S.embedding_baseline(articles, gold, options.embedding_model) if options.baseline and articles else None
+        articles = _optional_articles(data, "kb-refinement")
+        rows = _rows(path) if predictions is not None or path.exists() else None
+        baseline = None
+        if options.baseline:
+            if articles is None:
+                raise UsageError("the embedding baseline needs the KB articles (kb_refinement_articles.jsonl, "
+                                 "articles.jsonl or Articles/KB_refinement_articles); or pass --no-baseline")
+            baseline = S.embedding_baseline(articles, gold, options.embedding_model)
+        if rows is None and baseline is None:
+            raise UsageError(f"nothing to score: {path} does not exist and the baseline is off")
         return [S.score_pairs(gold, rows, path, articles, baseline, _embedding_label(options.embedding_model))]
     rows = _rows(path)
     if task == "intent":
@@ -97,7 +105,8 @@ def score_all(data: Path, options: ScoreOptions) -> list[TaskReport]:
     """Every task whose predictions file is in <data>/predictions/."""
     found = [t for t in TASKS if default_predictions(data, t).exists()]
     if not found:
-        raise UsageError(f"no predictions in {data / 'predictions'} (expected <task>.jsonl for tasks: {', '.join(TASKS)})")
+        raise UsageError(f"no predictions in {data / 'predictions'} "
+                         f"(expected <task>.jsonl for tasks: {', '.join(TASKS)})")
     return [report for t in found for report in score_task(t, data, None, options)]
 
 
@@ -107,7 +116,8 @@ def _optional_articles(data: Path, kind: str) -> dict[str, Any] | None:
 
 
 def _embedding_label(model: str | None) -> str:
-    return "MiniLM embedding" if resolve_embedding_model(model) == resolve_embedding_model(None) else f"{model} embedding"
+    name = resolve_embedding_model(model)
+    return "MiniLM embedding" if name == "minilm" else f"{name} embedding"
 
 
 # -- running a model ------------------------------------------------------------------------------------
@@ -125,9 +135,12 @@ class RunSettings:
     forced_tool_call: bool = False
     retriever: str = "bm25"
     k: int = 5
+    query: str = "all_user_turns"
+    """How a multi-turn conversation becomes the retrieval query for generated answers."""
     ks: tuple[int, ...] = DEFAULT_KS
     limit: int | None = None
     judge_dirs: list[str] = field(default_factory=list)
+    pipeline_dirs: list[str] = field(default_factory=list)
     concurrency: int = 8
     cache_dir: str | None = None
     use_cache: bool = True
@@ -173,14 +186,14 @@ def run_task(settings: RunSettings) -> RunOutcome:
         _need(settings.model, "a model under test (--model / --gen)", task)
     if task == "answer-classification":
         _need(settings.judge_model, "a judge model (--judge-model / --judge-models)", task)
+        if settings.query not in R.QUERY_STRATEGIES:
+            raise UsageError(f"unknown query strategy {settings.query!r} (available: {', '.join(R.QUERY_STRATEGIES)})")
     out = settings.out or default_out(task, settings.model)
     out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     book = P.PromptBook(settings.judge_dirs)
-    llm_models = [m for m in (settings.model, settings.judge_model) if m] if task in (
-        "intent", "quality", "tool-calls", "answer-classification") else []
-    if task == "answer-classification" and settings.model is None:
-        llm_models = [settings.judge_model]  # type: ignore[list-item]
+    llm_tasks = ("intent", "quality", "tool-calls", "answer-classification")
+    llm_models = [m for m in (settings.model, settings.judge_model) if m] if task in llm_tasks else []
     gateway = _gateway(settings, list(dict.fromkeys(llm_models))) if llm_models else None
     journal = StageJournal(out / "journal.jsonl")
     try:
@@ -216,6 +229,10 @@ async def _run(task: str, s: RunSettings, book: P.PromptBook,
         for name in names:
             if name not in taxonomies:
                 raise UsageError(f"unknown taxonomy {name!r} (available: {', '.join(taxonomies)})")
+            if not any(name in c.gold for c in cases):
+                raise UsageError(f"no conversation has a gold intent in taxonomy {name!r}")
+        if not names:
+            raise UsageError("no conversation has a gold intent")
         rows: list[dict[str, Any]] = []
         for name in names:
             mine = [c for c in cases if name in c.gold]
@@ -250,9 +267,9 @@ async def _run(task: str, s: RunSettings, book: P.PromptBook,
         cases = _limit(loaders.load_rag(s.data), s.limit)
         articles = loaders.load_articles(s.data, "multi-turn")
         if s.model:
-            method, embedding = _retriever(s.retriever, None)
             generated = await R.generate_responses(ctx, cases, articles, s.model, book.spec(P.AGENT_RESPONSE),
-                                                   retriever=method, k=s.k, embedding_model=embedding)
+                                                   retriever=s.retriever, k=s.k, query=s.query,
+                                                   pipeline_dirs=s.pipeline_dirs)
             responses = {r["case_id"]: r for r in generated}
         else:
             responses = {c.case_id: {"case_id": c.case_id, "response": c.response, "retrieved_ids": c.retrieved_ids}
@@ -276,15 +293,14 @@ async def _run(task: str, s: RunSettings, book: P.PromptBook,
     if task == "kb-refinement":
         gold = loaders.load_pairs(s.data)
         articles = loaders.load_articles(s.data, "kb-refinement")
-        model = None if s.model in (None, "embedding", "minilm", "bundled") else s.model
+        model = resolve_embedding_model(s.model)
         baseline = S.embedding_baseline(articles, gold, model)
         rows = []
         for kind, best in baseline["best"].items():
             if best is None:
                 continue
-            from ragjudge.cxm.metrics import pairs_above
-
-            for pair in sorted(sorted(p) for p in pairs_above(baseline["ids"], baseline["similarity"], best["threshold"])):
+            above = pairs_above(baseline["ids"], baseline["similarity"], best["threshold"])
+            for pair in sorted(sorted(p) for p in above):
                 rows.append({"kind": kind, "pair": pair, "threshold": best["threshold"]})
         report = S.score_pairs(gold, _numbered(rows), None, articles, baseline, _embedding_label(model))
         report.notes.append("predictions are the baseline's pairs at its best threshold per kind")
@@ -292,17 +308,9 @@ async def _run(task: str, s: RunSettings, book: P.PromptBook,
     if task == "article-search":
         queries = _limit(loaders.load_search(s.data), s.limit)
         articles = loaders.load_articles(s.data, "article-search")
-        method, embedding = _retriever(s.retriever if s.model is None else s.model, None)
-        ids = list(articles)
-        rankings = rank(method, ids, [articles[i].full_text for i in ids], [q.query for q in queries],
-                        max(s.ks), embedding)
-        rows = [{"query_id": q.query_id, "ranking": r, "retriever": method} for q, r in zip(queries, rankings)]
+        pipeline = s.model or s.retriever
+        rankings = rank(pipeline, articles, [q.query for q in queries], max(s.ks), s.pipeline_dirs)
+        rows = [{"query_id": q.query_id, "ranking": r, "retriever": pipeline} for q, r in zip(queries, rankings)]
         return rows, [S.score_search(queries, _numbered(rows), s.ks, None, articles)]
     raise UsageError(f"unknown task {task!r}")
 
-
-def _retriever(value: str, embedding_model: str | None) -> tuple[str, str | None]:
-    """bm25 | dense | an embedding model name or path (dense with that model)."""
-    if value in METHODS:
-        return value, embedding_model
-    return "dense", value

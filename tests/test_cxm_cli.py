@@ -1,0 +1,153 @@
+"""`ragjudge cxm score` on the documented example (every metric, hand-computed), `ragjudge eval --bench cxm`
+dispatch (through the real CLI and the local LLM server), retrieval and the embedding baseline, and the
+one-line errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragjudge.cli import main
+from ragjudge.cxm.score import DEFAULT_THRESHOLDS
+from ragjudge.testing.openai_server import OpenAIServer, Request
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
+
+
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
+    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
+    with pytest.raises(SystemExit) as info:
+        main()
+    out = capsys.readouterr()
+    return int(info.value.code or 0), out.out, out.err
+
+
+def by_task(stdout: str) -> dict[str, dict]:
+    return {r["task"]: r for r in json.loads(stdout)}
+
+
+def test_example_scores_offline_with_every_metric(monkeypatch, capsys) -> None:
+    """The README's command, with JSON output: the numbers worked out by hand in examples/cxm/README.md."""
+    code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--data", str(EXAMPLE), "--format", "json")
+    assert code == 0
+    reports = by_task(out)
+    flat = reports["intent prediction (flat, 5 intents)"]["metrics"]
+    assert flat["accuracy (exact match)"] == 0.5 and flat["accuracy (LLM-verified)"] == pytest.approx(4 / 6)
+    assert flat["macro-F1"] == pytest.approx(8 / 15)
+    two = reports["intent prediction (two_level, 6 intents)"]["metrics"]
+    assert two["accuracy (exact match)"] == pytest.approx(4 / 6) and two["level-1 accuracy"] == 1.0
+    assert two["accuracy (LLM-verified)"] is None  # no verdicts recorded for this taxonomy
+    quality = reports["agent quality adherence"]["metrics"]
+    assert quality["question accuracy"] == pytest.approx(6 / 9)
+    assert quality["case accuracy (all questions right)"] == pytest.approx(1 / 3)
+    assert quality["question F1 (true)"] == pytest.approx(5 / 6)
+    assert quality["evidence precision"] == pytest.approx(4 / 6) and quality["evidence recall"] == pytest.approx(4 / 6)
+    tools = reports["tool calls"]["metrics"]
+    assert [tools[f"tool-selection accuracy @{n} tools"] for n in (4, 8, 16)] == [1.0, 0.75, 0.5]
+    assert tools["tool-selection accuracy"] == 0.75 and tools["argument match"] == pytest.approx(8 / 12)
+    assert tools["argument values right"] == pytest.approx(10 / 15) and tools["no tool called"] == pytest.approx(1 / 12)
+    classes = reports["multi-turn answer classification"]["metrics"]
+    assert [classes[f"{c} share"] for c in ("Correct", "Incorrect", "Hallucination", "Refusal")] == [0.5, 0, 0.25, 0.25]
+    assert classes["judge agreement with gold labels"] == 0.75
+    assert classes["retrieval recall of gold articles"] == 0.75  # r3 retrieved KB_6 instead of KB_5
+    kb = reports["KB refinement"]
+    assert kb["metrics"]["similar precision"] == 0.5 and kb["metrics"]["similar recall"] == 1.0
+    assert kb["metrics"]["contradictory precision"] == 1.0 and kb["metrics"]["contradictory recall"] == 0.5
+    sweeps = [t for t in kb["tables"] if "threshold sweep" in t["title"]]
+    assert len(sweeps) == 2 and all(len(t["rows"]) == len(DEFAULT_THRESHOLDS) for t in sweeps)
+    for table in sweeps:  # a higher threshold never predicts more pairs; eight distinct articles never reach 0.95
+        predicted = [row[1] for row in table["rows"]]
+        assert predicted == sorted(predicted, reverse=True) and predicted[-1] == 0
+    search = reports["article search"]["metrics"]
+    assert search["P@1"] == 0.6 and search["R@1"] == 0.5 and search["R@3"] == 0.8
+    assert search["P@3"] == pytest.approx(1 / 3) and search["MRR"] == pytest.approx(0.7)
+
+
+def test_bad_predictions_are_one_line_errors(monkeypatch, capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "p.jsonl"
+    bad.write_text('{"case_id": "c1", "taxonomy": "flat", "intent": "Roaming"}\n'
+                   '{"case_id": "zz", "taxonomy": "flat"}\n')
+    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(EXAMPLE),
+                             "--predictions", str(bad))
+    assert code == 2 and out == ""
+    assert err.strip() == f"error: {bad}:2: field 'case_id': unknown case 'zz'"
+    code, _, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "tool-call", "--data", str(tmp_path),
+                           "--predictions", str(bad))
+    assert code == 2 and "no tool definitions found" in err and "Traceback" not in err
+    code, _, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "psychic", "--data", str(EXAMPLE))
+    assert code == 2 and "unknown CXMArena task 'psychic'" in err
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--gen", "bm25", "--data", str(EXAMPLE))
+    assert code == 2 and "--bench cxm needs --task" in err
+
+
+def test_partial_predictions_exit_1(monkeypatch, capsys, tmp_path: Path) -> None:
+    part = tmp_path / "p.jsonl"
+    part.write_text('{"query_id": "s1", "ranking": ["KB_1"]}\n')
+    code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "search", "--data", str(EXAMPLE),
+                           "--predictions", str(part), "--k", "1", "--format", "json")
+    assert code == 1
+    [report] = json.loads(out)
+    assert report["metrics"]["missing"] == 4 and report["metrics"]["P@1"] == 1.0
+
+
+def test_eval_dispatch_article_search_with_the_bm25_pipeline(monkeypatch, capsys, tmp_path: Path) -> None:
+    code, out, _ = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "article-search", "--gen", "bm25",
+                           "--data", str(EXAMPLE), "--out", str(tmp_path / "run"), "--format", "json")
+    assert code == 0
+    m = by_task(out)["article search"]["metrics"]
+    # bm25 ranks: s1 KB_1 | s2 KB_3 KB_4 | s3 KB_6 KB_3 KB_5 | s4 KB_7 | s5 KB_8 (hits at ranks 1,1,3,1,1)
+    assert m["P@1"] == 0.8 and m["R@1"] == pytest.approx(3.5 / 5) and m["R@3"] == 1.0
+    assert m["MRR"] == pytest.approx((4 + 1 / 3) / 5)
+    saved = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert saved[2] == {"query_id": "s3", "ranking": saved[2]["ranking"], "retriever": "bm25"}
+    assert saved[2]["ranking"][:3] == ["KB_6", "KB_3", "KB_5"]
+    # the run's predictions score to the same numbers offline
+    code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "article-search", "--data", str(EXAMPLE),
+                           "--predictions", str(tmp_path / "run" / "predictions.jsonl"), "--format", "json")
+    assert by_task(out)["article search"]["metrics"] == m
+
+
+def test_kb_refinement_run_predicts_the_baselines_best_pairs(monkeypatch, capsys, tmp_path: Path) -> None:
+    code, out, _ = run_cli(monkeypatch, capsys, "cxm", "run", "--task", "kb-refinement", "--data", str(EXAMPLE),
+                           "--model", "minilm", "--out", str(tmp_path / "kb"), "--format", "json")
+    assert code == 0
+    report = by_task(out)["KB refinement"]
+    rows = [json.loads(x) for x in (tmp_path / "kb" / "predictions.jsonl").read_text().splitlines()]
+    for kind in ("similar", "contradictory"):
+        best_f1 = report["metrics"][f"baseline best {kind} F1"]
+        threshold = report["metrics"][f"baseline best {kind} threshold"]
+        mine = [r for r in rows if r["kind"] == kind]
+        assert mine and all(r["threshold"] == threshold for r in mine)
+        assert report["metrics"][f"{kind} F1"] == pytest.approx(best_f1)  # the predictions are that threshold's pairs
+    assert {frozenset(r["pair"]) for r in rows if r["kind"] == "similar"} >= {frozenset({"KB_3", "KB_4"})}
+
+
+def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`ragjudge eval --bench cxm --task quality --gen MODEL`: the CLI, the gateway, litellm, the local server."""
+    answers = {"thanks for calling": [True, True, True], "opening hours": [True, "na", False],
+               "wrong again": [False, True, True]}
+
+    def responder(request: Request) -> str:
+        for needle, values in answers.items():
+            if needle in request.prompt:
+                return json.dumps({"answers": [{"question": i + 1, "answer": v} for i, v in enumerate(values)]})
+        raise AssertionError("unexpected prompt")
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(responder) as server:
+        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "quality", "--data",
+                                 str(EXAMPLE), "--gen", "openai/qa-model", "--api-base", server.base_url,
+                                 "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
+                                 "--format", "json")
+        assert server.chat_count() == 3
+        assert {r.model for r in server.requests} == {"qa-model"}
+    assert code == 0, err
+    m = by_task(out)["agent quality adherence"]["metrics"]
+    assert m["question accuracy"] == 1.0 and m["case accuracy (all questions right)"] == 1.0
+    assert m["evidence recall"] == 0.0  # no message ids cited
+    saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert saved["usage"]["openai/qa-model"]["calls"] == 3 and "sk-test" not in json.dumps(saved)
+    assert "LLM usage" in err and "predictions:" in err
