@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 PASSAGES_FILE = Path(__file__).with_name("passages.jsonl")
 STOPWORDS = frozenset("""
@@ -88,13 +89,13 @@ def answer(question: str, history: Sequence[object] = ()) -> Reply:
     sentences = _SENTENCE.split(found[0]["text"])
     overlap = [len(wanted & set(words(s))) for s in sentences]
     best = max(overlap)
-    chosen = [s for s, n in zip(sentences, overlap) if n == best and n > 0][:2]
+    chosen = [s for s, n in zip(sentences, overlap, strict=True) if n == best and n > 0][:2]
     return Reply(" ".join(chosen) if chosen else IDK, found)
 
 
-def _speaker(turn: object) -> str:
-    return turn["speaker"] if isinstance(turn, dict) else getattr(turn, "speaker")
+def _speaker(turn: Any) -> str:
+    return turn["speaker"] if isinstance(turn, dict) else turn.speaker
 
 
-def _text(turn: object) -> str:
-    return turn["text"] if isinstance(turn, dict) else getattr(turn, "text")
+def _text(turn: Any) -> str:
+    return turn["text"] if isinstance(turn, dict) else turn.text

@@ -1,7 +1,8 @@
 """ragjudge's pytest plugin: judge a RAG app's answers in its test suite.
 
-Registered through the `pytest11` entry point, so installing ragjudge is enough (`-p no:ragjudge`
-turns it off). From a source tree without the entry point, load it with `-p ragjudge.pytest_plugin`.
+Registered through the `pytest11` entry point `ragjudge.pytest_plugin`, so installing ragjudge is
+enough; `-p ragjudge.pytest_plugin` loads it where it is not installed (and is harmless where it is),
+`-p no:ragjudge.pytest_plugin` turns it off.
 
     from ragjudge.pytest_plugin import assert_grounded, assert_idk_correct
 
@@ -41,11 +42,11 @@ __all__ = [
     "assert_matches_reference",
     "assert_retrieves",
     "load_tasks",
-    "rag_judge",
-    "read_dataset",
-    "recall_at_k",
     "pytest_addoption",
     "pytest_configure",
     "pytest_generate_tests",
     "pytest_runtest_call",
+    "rag_judge",
+    "read_dataset",
+    "recall_at_k",
 ]

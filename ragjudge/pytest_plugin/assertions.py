@@ -182,15 +182,16 @@ def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float 
             return
         raise AssertionError("assert_retrieves: no expected passage ids; pass expected_passage_ids= to "
                              "rag_judge.evaluate()")
-    judgement = recall_result(result.expected_passage_ids, result.retrieved_ids, k)
-    if k == result.k:
-        result.judgements[RECALL] = judgement
-    check = Check("assert_retrieves", RECALL, judgement.metric, judgement.value, threshold,
+    # Recall at the evaluation's k is the `recall` judgement; another k is reported as its own (`recall@1`).
+    name = RECALL if k == result.k else f"{RECALL}@{k}"
+    judgement = recall_result(result.expected_passage_ids, result.retrieved_ids, k, judge=name)
+    result.judgements[name] = judgement
+    check = Check("assert_retrieves", name, judgement.metric, judgement.value, threshold,
                   judgement.value is not None and judgement.value >= threshold)
     result.checks.append(check)
     if not check.passed:
         _fail(result, "assert_retrieves", f"{judgement.metric} {judgement.value:.3f} is below {threshold:g}",
-              [check], [RECALL], {RECALL: judgement})
+              [check], [name])
 
 
 def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:

@@ -50,8 +50,10 @@ def load_tasks(path: str | Path, *, answerability: str | Iterable[str] | None = 
     try:
         tasks = read_dataset(path, answerability=answerability, limit=limit)
     except InputError as exc:
-        pytest.fail(f"ragjudge dataset: {exc}", pytrace=False)
-    return [pytest.param(task, id=task.task_id) for task in tasks]
+        error = str(exc)
+    else:
+        return [pytest.param(task, id=task.task_id) for task in tasks]
+    pytest.fail(f"ragjudge dataset: {error}", pytrace=False)  # outside `except`: no chained traceback
 
 
 def parametrize_from_marker(metafunc: pytest.Metafunc) -> None:

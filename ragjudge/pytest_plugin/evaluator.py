@@ -11,6 +11,7 @@ PYTEST_DONT_REWRITE
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from collections.abc import Coroutine
@@ -46,10 +47,21 @@ class LoopThread:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
 
     def close(self) -> None:
+        """Cancel what libraries left running on the loop (litellm's logging worker), then stop it."""
+        with contextlib.suppress(Exception):  # shutting down: a stuck task must not hide the test results
+            asyncio.run_coroutine_threadsafe(self._drain(), self.loop).result(timeout=10)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(timeout=10)
         if not self._thread.is_alive():
             self.loop.close()
+
+    @staticmethod
+    async def _drain() -> None:
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.get_running_loop().shutdown_asyncgens()
 
 
 class Evaluator:

@@ -9,13 +9,14 @@ PYTEST_DONT_REWRITE
 from __future__ import annotations
 
 from collections.abc import Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ragjudge.errors import RagjudgeError
 from ragjudge.pytest_plugin.config import RECALL, Settings, add_options, settings_from
-from ragjudge.pytest_plugin.dataset import MARKER, MARKER_HELP, parametrize_from_marker
+from ragjudge.pytest_plugin.dataset import MARKER_HELP, parametrize_from_marker
 
 if TYPE_CHECKING:
     from ragjudge.pytest_plugin.evaluator import Evaluator
@@ -31,6 +32,7 @@ class SessionState:
         self.settings = settings
         self.recorder = recorder
         self.report: dict[str, Any] | None = None
+        self.report_file: Path | None = None
         self._evaluator: Evaluator | None = None
 
     @property
@@ -53,7 +55,7 @@ class SessionState:
         self.recorder.record_outcome(report)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        from ragjudge.pytest_plugin.report import build_report, write_report
+        from ragjudge.pytest_plugin.report import build_report, report_path, write_report
 
         if not self.recorder.entries and self.settings.report is None:
             return
@@ -61,7 +63,8 @@ class SessionState:
                                                                            "cached": 0, "by_model": {}}
         self.report = build_report(self.recorder, self.settings, usage)
         if self.settings.report is not None:
-            write_report(self.settings.report, self.report)
+            self.report_file = report_path(self.settings.report)
+            write_report(self.report_file, self.report)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from ragjudge.pytest_plugin.report import summary_lines
@@ -74,8 +77,8 @@ class SessionState:
                 terminalreporter.write_line(line)
         else:
             terminalreporter.write_line("no evaluations")
-        if self.settings.report is not None:
-            terminalreporter.write_line(f"report: {self.settings.report}")
+        if self.report_file is not None:
+            terminalreporter.write_line(f"report: {self.report_file}")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self._evaluator is not None:
@@ -122,7 +125,8 @@ def rag_judge(request: pytest.FixtureRequest) -> RagJudge:
     from ragjudge.pytest_plugin.result import RagJudge
 
     state = request.config.stash[STATE]
-    pending = request.node.stash.setdefault(PENDING_SKIPS, [])
+    pending: list[str] = []
+    request.node.stash[PENDING_SKIPS] = pending  # fresh for each run of the test
     return RagJudge(state.evaluator, state.recorder, test=request.node.nodeid, pending_skips=pending)
 
 

@@ -156,6 +156,12 @@ def build_report(recorder: Recorder, settings: Settings, usage: dict[str, Any]) 
     }
 
 
+def report_path(path: Path) -> Path:
+    """Under pytest-xdist each worker writes its own file (report.gw0.json, ...), never the same one."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return path.with_name(f"{path.stem}.{worker}{path.suffix}") if worker else path
+
+
 def write_report(path: Path, report: dict[str, Any]) -> None:
     """Atomically, so CI never picks up half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,7 @@ from ragjudge.models import JudgeResult, Passage, Task
 from ragjudge.pytest_plugin.inputs import TurnInput, build_turn
 
 if TYPE_CHECKING:
+    from ragjudge.pytest_plugin.config import Settings
     from ragjudge.pytest_plugin.evaluator import Evaluator
     from ragjudge.pytest_plugin.report import Recorder
 
@@ -145,13 +146,8 @@ class RagJudge:
         self._count = 0
 
     @property
-    def settings(self):  # noqa: ANN201 - Settings, imported lazily
+    def settings(self) -> Settings:
         return self.evaluator.settings
-
-    def _turn(self, kwargs: dict[str, Any]) -> TurnInput:
-        self._count += 1
-        label = self.test or "turn"
-        return build_turn(task_id=f"{label}#{self._count}", **kwargs)
 
     def _result(self, turn: TurnInput, judgements: dict[str, JudgeResult], k: int) -> RagResult:
         result = RagResult(turn=turn, judgements=judgements, k=k, owner=self)
@@ -174,9 +170,20 @@ class RagJudge:
         judges: Iterable[str] | None = None,
         k: int | None = None,
     ) -> RagResult:
-        """Judge one turn. `judges` defaults to every judge that applies to the given inputs; LLM judges
-        without a configured model are recorded as skipped, and checks on them skip the test."""
-        turn, names, k = self._prepare(locals())
+        """Judge one turn of the app under test.
+
+        `conversation`: the turns before the question ({"speaker", "text"} or {"role", "content"} dicts);
+        `passages`: what the app retrieved, best first (dicts with an id and text, Passage objects or
+        strings); `reference`: a reference answer; `expected_answerable` (or MTRAG's `answerability`
+        label): should the app answer or decline; `expected_passage_ids`: the passages it should
+        retrieve; `task`: a dataset Task supplying all of these as defaults. `judges` (idk, idk_lexical,
+        rb_alg, rb_llm, rl_f, recall, or any judge spec) defaults to every judge that applies to the
+        inputs; an LLM judge without a configured model is recorded as skipped, never called. `k`:
+        Recall@k's k (default: the session's, 5)."""
+        turn, names, k = self._prepare(judges, k, question=question, answer=answer, conversation=conversation,
+                                      passages=passages, reference=reference, expected_answerable=expected_answerable,
+                                      answerability=answerability, expected_passage_ids=expected_passage_ids,
+                                      task=task)
         return self._result(turn, self.evaluator.run(names, turn, k), k)
 
     async def aevaluate(
@@ -195,19 +202,22 @@ class RagJudge:
         k: int | None = None,
     ) -> RagResult:
         """`evaluate` for async tests."""
-        turn, names, k = self._prepare(locals())
+        turn, names, k = self._prepare(judges, k, question=question, answer=answer, conversation=conversation,
+                                      passages=passages, reference=reference, expected_answerable=expected_answerable,
+                                      answerability=answerability, expected_passage_ids=expected_passage_ids,
+                                      task=task)
         return self._result(turn, await self.evaluator.arun(names, turn, k), k)
 
-    def _prepare(self, args: dict[str, Any]) -> tuple[TurnInput, list[str], int]:
-        args = {key: value for key, value in args.items() if key != "self"}
-        judges, k = args.pop("judges"), args.pop("k")
-        if args["answer"] is None:
+    def _prepare(self, judges: Iterable[str] | None, k: int | None, **inputs: Any
+                 ) -> tuple[TurnInput, list[str], int]:
+        if inputs["answer"] is None:
             raise TypeError("evaluate() needs answer=")
         if isinstance(judges, str):
             judges = [judges]
         k = self.settings.recall_k if k is None else int(k)
         if k < 1:
             raise ValueError(f"k must be 1 or more, got {k}")
-        turn = self._turn(args)
+        self._count += 1
+        turn = build_turn(task_id=f"{self.test or 'turn'}#{self._count}", **inputs)
         names = list(judges) if judges is not None else self.evaluator.default_judges(turn)
         return turn, names, k
