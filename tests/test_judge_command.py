@@ -130,3 +130,9 @@ def test_version_and_help() -> None:
     assert proc.returncode == 0 and proc.stdout.startswith("ragjudge ")
     proc = ragjudge("--help")
     assert proc.returncode == 0 and "eval" in proc.stdout and "judge" in proc.stdout
+
+
+def test_missing_option_is_a_usage_error_without_traceback() -> None:
+    proc = ragjudge("eval", "--bench", "x")
+    assert proc.returncode == 2
+    assert "Missing option '--gen'" in proc.stderr and "Traceback" not in proc.stderr

@@ -51,6 +51,35 @@ def test_scores_are_lucene_bm25() -> None:
     assert hits[0].text == "red planet mars dust"
 
 
+@pytest.mark.parametrize("stemmer", [None, "english"])
+@pytest.mark.parametrize("stopwords", ["en", []])
+def test_fast_indexing_equals_bm25s_own(stemmer: str | None, stopwords) -> None:
+    """ragjudge tokenises and builds the score matrix with array operations: the result must be
+    bit-for-bit what bm25s's own Tokenizer.tokenize + BM25.index produce."""
+    import bm25s
+    import numpy as np
+    from bm25s.tokenization import Tokenizer
+
+    from ragjudge.retrieval.bm25 import WORDS, _stemmer, build_index, tokenize_corpus
+
+    texts = [p.text for p in read_corpus(MINI / "corpus.jsonl")] + [
+        "", "the and of", "A b c", "Running runners ran; the runner's run!", "Mars MARS mars's moons",
+        "l'été naïve x9 9x a_b _a ---ab-- a.b.c éé é"]
+    stem = _stemmer(stemmer)
+    reference_tok = Tokenizer(stopwords=stopwords, stemmer=stem)  # bm25s's default splitter
+    fast_tok = Tokenizer(splitter=WORDS, stopwords=stopwords, stemmer=stem)
+    reference, fast = bm25s.BM25(k1=1.2, b=0.75), bm25s.BM25(k1=1.2, b=0.75)
+    reference.index(reference_tok.tokenize(texts, return_as="tuple", show_progress=False), show_progress=False)
+    ids, rows, lengths = tokenize_corpus(fast_tok, texts, chunk=7)  # several chunks
+    build_index(fast, fast_tok.get_vocab_dict(), ids, rows, lengths)
+    assert fast_tok.word_to_id == reference_tok.word_to_id and fast_tok.stem_to_sid == reference_tok.stem_to_sid
+    assert fast.vocab_dict == reference.vocab_dict
+    for key in ("data", "indices", "indptr"):
+        assert fast.scores[key].dtype == reference.scores[key].dtype
+        assert np.array_equal(fast.scores[key], reference.scores[key]), key
+    assert fast.scores["num_docs"] == reference.scores["num_docs"] == len(texts)
+
+
 def test_stemming_and_stopwords() -> None:
     plain = BM25Retriever({"stemmer": None})
     plain.index(DOCS)

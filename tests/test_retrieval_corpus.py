@@ -138,3 +138,28 @@ def test_cli_bad_corpus_line_is_one_line_error(tmp_path: Path) -> None:
                            "--index-dir", str(tmp_path / "idx")], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: {corpus}:2: field 'text': must be a string, got missing"
+
+
+def test_cli_chunk_option_indexes_passages_of_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    from ragjudge.cli import main
+
+    body = " ".join(["Olympus Mons is the tallest volcano on Mars."] * 150)  # ~1,500 word pieces
+    write_corpus(tmp_path / "docs.jsonl", [Passage(id="mars", title="Mars", text=body),
+                                           Passage(id="bread", title="Bread", text="Yeast makes bread rise.")])
+    (tmp_path / "q.jsonl").write_text('{"_id": "q1", "text": "tallest volcano"}\n')
+    monkeypatch.setattr(sys, "argv", ["ragjudge", "retrieve", "--corpus", str(tmp_path / "docs.jsonl"), "--queries",
+                                      str(tmp_path / "q.jsonl"), "--pipeline", "bm25", "--chunk", "--out",
+                                      str(tmp_path / "run.jsonl"), "--index-dir", str(tmp_path / "idx"),
+                                      "--format", "json"])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    assert exit_info.value.code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["pipeline"]["spec"]["chunking"] == {"size": 512, "overlap": 100, "tokenizer": "minilm"}
+    assert summary["pipeline"]["index"]["passages"] == 5  # 4 windows of the long document + 1
+    contexts = json.loads((tmp_path / "run.jsonl").read_text())["contexts"]
+    assert len(contexts) == 4 and all(c["document_id"].startswith("mars_") for c in contexts)
+    for context in contexts:
+        start, end = map(int, context["document_id"].removeprefix("mars_").split("-"))
+        assert body[start:end] == context["text"] and context["title"] == "Mars"

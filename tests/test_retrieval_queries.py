@@ -19,7 +19,8 @@ from ragjudge.testing.openai_server import OpenAIServer, Reply, scripted
 
 
 def task(turns: list[tuple[str, str]], task_id: str = "c1::3") -> Task:
-    return Task(task_id=task_id, conversation_id="c1", turn=len(turns), input=[Turn(speaker=s, text=t) for s, t in turns])
+    return Task(task_id=task_id, conversation_id="c1", turn=len(turns),
+                input=[Turn(speaker=s, text=t) for s, t in turns])
 
 
 CONVERSATION = [("user", "Tell me about Mars."), ("agent", "Mars is the fourth planet."),

@@ -61,15 +61,28 @@ def main() -> None:
         code = 130
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors and anything unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        if not isinstance(exc, click.exceptions.Abort):
+    except Exception as exc:  # click usage errors (typer vendors its own click) and anything unexpected
+        exceptions = _click_exception_modules()
+        if isinstance(exc, tuple(m.ClickException for m in exceptions)):
+            exc.show()  # type: ignore[attr-defined]
+            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+        if not isinstance(exc, tuple(m.Abort for m in exceptions)):
             raise
         code = 130
     if code == 130:
         typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _click_exception_modules() -> list:
+    """typer >= 0.29 ships its own copy of click; older versions use click itself. Cover both."""
+    import click.exceptions
+
+    modules = [click.exceptions]
+    try:
+        from typer._click import exceptions as vendored  # type: ignore[import-not-found]
+
+        modules.append(vendored)
+    except ImportError:
+        pass
+    return modules

@@ -94,7 +94,8 @@ def retrieve_command(
     beir = read_queries(queries)[:limit] if kind == "beir" else None
     strategy = spec.query.strategy
     if rewrite_model and strategy != "rewrite":
-        raise UsageError(f"--rewrite-model is for pipelines whose query strategy is rewrite; {spec.name} uses {strategy}")
+        raise UsageError(f"--rewrite-model is for pipelines whose query strategy is rewrite; "
+                         f"{spec.name} uses {strategy}")
     pipe = Pipeline(spec, extra_dirs=pipeline_dir, index_dir=index_dir, rewrite_model=rewrite_model)
     if kind == "tasks":
         pipe.gateway = build_rewrite_gateway(pipe.llm_models, cache_dir=cache_dir, no_cache=no_cache,

@@ -175,8 +175,7 @@ def generation_inputs(tasks: list[Task], setting: str,
         chosen = []
         for ref in task.contexts:
             hit = by_id.get(ref.document_id)
-            score = hit.score if hit is not None and hit.score is not None else (ref.score if ref.score is not None
-                                                                                 else top)
+            score = hit.score if hit is not None and hit.score is not None else top
             chosen.append(ref.model_copy(update={"score": score, "origin": "reference"}))
         seen = {p.document_id for p in chosen}
         chosen += [p for p in ranked if p.document_id not in seen][: max(0, RAG_PASSAGES - len(chosen))]

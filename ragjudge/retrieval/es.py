@@ -84,6 +84,8 @@ class ElasticsearchOptions(EncoderOptions):
     chunk_size: int = 200
     """Documents per bulk request (ELSER runs inference per document: keep it modest)."""
     bulk_retries: int = 5
+    bulk_backoff: float = 2.0
+    """Seconds before the first resend of documents rejected with 429 (doubling, at most 60)."""
     msearch_batch: int = 64
     request_timeout: float = 120.0
     es_api_key_env: str | None = "RAGJUDGE_ES_API_KEY"
@@ -264,7 +266,8 @@ class ElasticsearchRetriever(Retriever):
         failures: list[dict[str, Any]] = []
         ok_count = 0
         stream = helpers.streaming_bulk(client, self._actions(passages, name), chunk_size=self.options.chunk_size,
-                                        max_retries=self.options.bulk_retries, initial_backoff=2, max_backoff=60,
+                                        max_retries=self.options.bulk_retries,
+                                        initial_backoff=self.options.bulk_backoff, max_backoff=60,
                                         raise_on_error=False, yield_ok=True, **extra)
         with self._errors("bulk indexing"):
             for ok, item in stream:
