@@ -10,10 +10,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ragjudge.errors import InputError
+from ragjudge.specs import load_yaml_spec
 
 
 class PromptSpec(BaseModel):
@@ -106,17 +105,5 @@ class JudgeSpec(BaseModel):
 
 
 def load_spec(path: Path) -> JudgeSpec:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"invalid YAML: {getattr(exc, 'problem', exc)}", file=str(path),
-                         line=mark.line + 1 if mark else None) from None
-    if not isinstance(data, dict):
-        raise InputError("a judge spec must be a YAML mapping", file=str(path))
-    try:
-        return JudgeSpec.model_validate({**data, "source": str(path)})
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"]) or None
-        raise InputError(err["msg"].removeprefix("Value error, "), file=str(path), field=field) from None
+    spec = load_yaml_spec(path, JudgeSpec, "judge")
+    return spec.model_copy(update={"source": str(path)})

@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.retrieval.corpus import ChunkingSpec
-from ragjudge.specs import spec_search_path
+from ragjudge.specs import load_yaml_spec, spec_search_path
 
 QueryStrategyName = Literal["last_turn", "all_user_turns", "full_conversation", "rewrite"]
 
@@ -60,20 +59,7 @@ class PipelineSpec(BaseModel):
 
 def load_spec_file(path: str | Path) -> PipelineSpec:
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise InputError(f"invalid YAML: {getattr(exc, 'problem', exc)}", file=str(path),
-                         line=mark.line + 1 if mark else None) from None
-    if not isinstance(data, dict):
-        raise InputError("a pipeline spec must be a YAML mapping", file=str(path))
-    data.setdefault("name", path.stem)
-    try:
-        spec = PipelineSpec.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise InputError(err["msg"], file=str(path), field=".".join(str(p) for p in err["loc"]) or None) from None
+    spec = load_yaml_spec(path, PipelineSpec, "pipeline", defaults={"name": path.stem})
     if spec.name != path.stem:
         raise InputError(f"name {spec.name!r} must match the file name {path.stem!r}", file=str(path), field="name")
     return spec.model_copy(update={"source": str(path)})
