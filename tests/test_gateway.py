@@ -1,14 +1,25 @@
-"""The LLM gateway against a local OpenAI-compatible server: retries, cache, accounting, no leaked keys."""
+"""The LLM gateway against a local OpenAI-compatible server: retries, cache, accounting, no leaked keys,
+for chat completions and embeddings."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragjudge.llm import LLMError, LLMGateway, ResponseCache
-from ragjudge.testing.openai_server import OpenAIServer, Reply, scripted
+from ragjudge.testing import openai_server
+from ragjudge.testing.openai_server import (
+    EMBEDDING_DIM,
+    OpenAIServer,
+    Reply,
+    embed_text,
+    scripted,
+)
 
 MESSAGES = [{"role": "user", "content": "Say hi"}]
 KEY = "sk-secret-test-key-123456"
@@ -93,3 +104,112 @@ async def test_concurrency_limit_is_respected(tmp_path: Path) -> None:
         await asyncio.gather(*(gw.complete("openai/j", [{"role": "user", "content": str(i)}]) for i in range(8)))
         elapsed = time.perf_counter() - started
         assert 0.4 <= elapsed < 1.2  # two waves of four, not one of eight nor eight of one
+
+
+# -- embeddings ---------------------------------------------------------------------------------------
+
+EMBED_MODEL = "openai/text-embedding-3-small"
+
+
+class _EmbeddingFaults(openai_server._Handler):
+    """The shared test server injects faults into chat requests only; this handler also fails the next
+    queued embedding requests, with an OpenAI-style error body (and Retry-After when given)."""
+
+    def _embeddings(self, request: openai_server.Request) -> None:
+        faults = self.server.owner.embedding_faults
+        if faults:
+            status, retry_after, message = faults.pop(0)
+            self._send_error(status, message, retry_after)
+        else:
+            super()._embeddings(request)
+
+
+@contextmanager
+def embedding_server(latency: float = 0.0) -> Iterator[OpenAIServer]:
+    with OpenAIServer(latency=latency) as server:
+        server.embedding_faults = []  # (status, retry_after, message), consumed in order
+        server._httpd.RequestHandlerClass = _EmbeddingFaults
+        yield server
+
+
+def close(vectors: list[list[float]], texts: list[str], dim: int = EMBEDDING_DIM) -> bool:
+    return np.allclose(vectors, [embed_text(t, dim) for t in texts], atol=1e-6)
+
+
+def embedding_inputs(server: OpenAIServer) -> list[list[str]]:
+    return [r.body["input"] for r in server.requests if r.path.endswith("/embeddings")]
+
+
+async def test_embeddings_come_back_in_order_and_a_rerun_sends_nothing(tmp_path: Path) -> None:
+    texts = ["Mars has a thin atmosphere", "bread dough rises", "index funds are cheap"]
+    with embedding_server() as server:
+        gw = gateway(server, tmp_path)
+        first = await gw.embed(EMBED_MODEL, texts, dimensions=16)
+        assert close(first.vectors, texts, 16)
+        assert (first.cached, first.prompt_tokens) == (0, 12)  # the server counts words
+        assert embedding_inputs(server) == [texts] and server.requests[0].body["dimensions"] == 16
+        usage = gw.usage.model(EMBED_MODEL)
+        assert (usage.calls, usage.cached, usage.prompt_tokens) == (1, 0, 12)
+
+        again = gateway(server, tmp_path)  # a new run, same cache folder
+        second = await again.embed(EMBED_MODEL, texts, dimensions=16)
+        assert second.vectors == first.vectors  # exactly: the cache keeps every bit
+        assert (second.cached, second.prompt_tokens, again.requests_sent) == (3, 0, 0)
+        assert again.usage.model(EMBED_MODEL).cached == 3 and len(embedding_inputs(server)) == 1
+        # the parameters are part of the key: another size is another request
+        other = await again.embed(EMBED_MODEL, texts[:1], dimensions=8)
+        assert close(other.vectors, texts[:1], 8)
+        assert len(embedding_inputs(server)) == 2
+    for file in (tmp_path / "cache").iterdir():
+        assert KEY.encode() not in file.read_bytes()
+
+
+async def test_only_texts_missing_from_the_cache_are_sent_once(tmp_path: Path) -> None:
+    with embedding_server() as server:
+        gw = gateway(server, tmp_path)
+        await gw.embed(EMBED_MODEL, ["alpha", "beta"])
+        response = await gw.embed(EMBED_MODEL, ["beta", "gamma", "alpha", "gamma"])
+        assert embedding_inputs(server) == [["alpha", "beta"], ["gamma"]]
+        assert close(response.vectors, ["beta", "gamma", "alpha", "gamma"])
+        assert response.cached == 2 and gw.usage.model(EMBED_MODEL).calls == 2
+        assert (await gw.embed(EMBED_MODEL, [])).vectors == [] and len(embedding_inputs(server)) == 2
+
+
+async def test_embedding_429_with_retry_after_and_500_are_retried(tmp_path: Path) -> None:
+    with embedding_server() as server:
+        server.embedding_faults += [(429, 0.3, "slow down"), (500, None, "oops")]
+        gw = gateway(server, tmp_path)
+        started = time.perf_counter()
+        response = await gw.embed(EMBED_MODEL, ["retry me"])
+        assert time.perf_counter() - started >= 0.3  # Retry-After honoured
+        assert close(response.vectors, ["retry me"])
+        assert len(embedding_inputs(server)) == 3 and gw.requests_sent == 3
+        usage = gw.usage.model(EMBED_MODEL)
+        assert (usage.retries, usage.calls, usage.failures) == (2, 1, 0)
+
+
+async def test_embedding_failure_gives_up_redacted_and_caches_nothing(tmp_path: Path) -> None:
+    other_key = "sk-embedding-only-key-987654"
+    with embedding_server() as server:
+        server.embedding_faults += [(500, None, f"boom {other_key}")] * 3 + [(401, None, "bad key")]
+        gw = gateway(server, tmp_path, max_retries=2)
+        with pytest.raises(LLMError) as err:
+            await gw.embed(EMBED_MODEL, ["never"], api_key=other_key)  # a per-call key is a secret too
+        assert "HTTP 500" in str(err.value) and "after 3 attempts" in str(err.value)
+        assert other_key not in str(err.value) and KEY not in str(err.value)
+        assert len(embedding_inputs(server)) == 3 and gw.usage.model(EMBED_MODEL).failures == 1
+        with pytest.raises(LLMError, match="HTTP 401"):  # not retried
+            await gw.embed(EMBED_MODEL, ["never"])
+        assert len(embedding_inputs(server)) == 4 and len(gw.cache) == 0
+        assert close((await gw.embed(EMBED_MODEL, ["never"])).vectors, ["never"])
+
+
+async def test_chat_and_embeddings_share_the_concurrency_limit(tmp_path: Path) -> None:
+    import asyncio
+
+    with embedding_server(latency=0.2) as server:
+        gw = LLMGateway(cache=None, api_base=server.base_url, api_key="x", concurrency=2)
+        started = time.perf_counter()
+        await asyncio.gather(gw.complete("openai/j", MESSAGES), gw.embed(EMBED_MODEL, ["a"]),
+                             gw.complete("openai/j", [{"role": "user", "content": "2"}]), gw.embed(EMBED_MODEL, ["b"]))
+        assert 0.4 <= time.perf_counter() - started < 1.2  # two waves of two: one limit for both kinds

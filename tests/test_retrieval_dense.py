@@ -8,10 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import MINI
+
+from ragjudge.errors import UsageError
 from ragjudge.formats.beir import read_corpus
+from ragjudge.llm import LLMGateway, ResponseCache
 from ragjudge.retrieval.dense import DenseRetriever, top_k
+from ragjudge.retrieval.encoders import EncodingError, LiteLLMEncoder
 from ragjudge.retrieval.pipeline import Pipeline
 from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec
 from ragjudge.testing.openai_server import OpenAIServer, embed_text
@@ -94,6 +97,34 @@ def test_litellm_embeddings_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert [h.document_id for h in hits] == [passages[i].document_id for i in np.argsort(-scores)[:3]]
     assert hits[0].score == pytest.approx(float(scores.max()), rel=1e-4)
     assert "sk-embed-test-key" not in json.dumps(loaded.describe())
+
+
+def test_litellm_encoder_on_a_shared_gateway_reencodes_for_free(tmp_path: Path) -> None:
+    texts = ["a day on Mars", "bread dough rises", "index funds", "a day on Mars"]
+    with OpenAIServer() as server:
+        gateway = LLMGateway(cache=ResponseCache(tmp_path), api_base=server.base_url, api_key="sk-shared-test-key")
+        encoder = LiteLLMEncoder("openai/text-embedding-3-small", gateway=gateway, batch_size=2, normalize=False)
+        first = encoder.encode(texts)
+        assert np.allclose(first, [embed_text(t) for t in texts], atol=1e-6)
+        # both batches are in flight at once (so neither finds the other's texts in the cache yet)
+        assert sorted(r.body["input"] for r in server.requests) == sorted([texts[:2], texts[2:]])
+        again = LiteLLMEncoder("openai/text-embedding-3-small", gateway=gateway, batch_size=3, normalize=False)
+        assert np.array_equal(again.encode(texts), first) and len(server.requests) == 2
+        assert (again.calls, gateway.usage.model("openai/text-embedding-3-small").cached) == (4, 4)
+
+
+def test_litellm_encoder_failure_is_an_encoding_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RJ_TEST_EMBED_KEY", raising=False)
+    with OpenAIServer() as server:
+        encoder = LiteLLMEncoder("openai/text-embedding-3-small", api_base=server.base_url,
+                                 api_key_env="RJ_TEST_EMBED_KEY", max_retries=1, backoff_base=0.01, timeout=0.3)
+        with pytest.raises(UsageError, match="RJ_TEST_EMBED_KEY"):
+            encoder.encode(["x"])
+        monkeypatch.setenv("RJ_TEST_EMBED_KEY", "sk-embed-test-key")
+        server.hang_next(2, 1.0)  # both attempts time out
+        with pytest.raises(EncodingError, match="embedding with openai/text-embedding-3-small failed.*after 2"):
+            encoder.encode(["x"])
+        assert encoder.requests_sent == 2 and len(server.requests) == 2
 
 
 def test_retrieve_cli_twice_reuses_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

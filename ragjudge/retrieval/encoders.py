@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import random
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ragjudge.errors import RagjudgeError, UsageError
-from ragjudge.llm.redact import redact
+from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
 
 BUNDLED_MODELS = ("minilm", "bundled")
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"
@@ -102,76 +101,57 @@ class SentenceTransformerEncoder:
 class LiteLLMEncoder:
     """Any embeddings API litellm speaks (OpenAI, Azure, watsonx, Cohere, vLLM/TEI's OpenAI route...).
 
-    Calls go through `litellm.aembedding`, batched and concurrent, with retries on 429/5xx/timeouts.
+    Calls go through an `LLMGateway` (its `embed`: retries on 429/5xx/timeouts, concurrency limit,
+    usage accounting, and its cache if it has one), in batches of `batch_size` sent concurrently.
+    Without `gateway`, the encoder makes its own, uncached, from `concurrency`, `max_retries`, `timeout`
+    and `backoff_base`; a gateway passed in keeps its own settings (and its cache, so known texts are free).
     The API key comes from the provider's usual environment variable, or from the one named by
     `api_key_env`; it is never recorded.
     """
 
     def __init__(self, model: str, *, api_base: str | None = None, api_key_env: str | None = None,
                  dimensions: int | None = None, batch_size: int = 64, concurrency: int = 4, max_retries: int = 6,
-                 timeout: float = 60.0, normalize: bool = True, backoff_base: float = 1.0):
-        from ragjudge.llm.gateway import validate_model
-
+                 timeout: float = 60.0, normalize: bool = True, backoff_base: float = 1.0,
+                 gateway: LLMGateway | None = None):
         validate_model(model, api_base)
         self.model_name = model
         self.api_base = api_base
         self.api_key_env = api_key_env
         self.dimensions = dimensions
         self.batch_size = batch_size
-        self.concurrency = concurrency
-        self.max_retries = max_retries
-        self.timeout = timeout
         self.normalize = normalize
-        self.backoff_base = backoff_base
+        self.gateway = gateway or LLMGateway(cache=None, concurrency=concurrency, max_retries=max_retries,
+                                             timeout=timeout, backoff_base=backoff_base)
         self.calls = 0
-        self.requests_sent = 0
+        """Texts asked for so far (cached ones included)."""
 
-    def _api_key(self) -> str | None:
-        if not self.api_key_env:
-            return None
-        value = os.environ.get(self.api_key_env)
-        if not value:
-            raise UsageError(f"environment variable {self.api_key_env} (api_key_env) is not set")
-        return value
+    @property
+    def requests_sent(self) -> int:
+        """HTTP requests the gateway sent, retries included (all of a shared gateway's requests)."""
+        return self.gateway.requests_sent
 
-    async def _embed_batch(self, batch: list[str], sem: asyncio.Semaphore) -> list[list[float]]:
-        from ragjudge.llm._litellm import litellm
-        from ragjudge.llm.gateway import is_retryable
-
-        ll = litellm()
-        key = self._api_key()
-        extra: dict[str, Any] = {"api_key": key} if key else {}
+    def _params(self) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        if self.api_key_env:
+            value = os.environ.get(self.api_key_env)
+            if not value:
+                raise UsageError(f"environment variable {self.api_key_env} (api_key_env) is not set")
+            params["api_key"] = value
         if self.api_base:
-            extra["api_base"] = self.api_base
+            params["api_base"] = self.api_base
         if self.dimensions:
-            extra["dimensions"] = self.dimensions
-        for attempt in range(self.max_retries + 1):
-            try:
-                async with sem:
-                    self.requests_sent += 1
-                    response = await ll.aembedding(model=self.model_name, input=batch, timeout=self.timeout,
-                                                   num_retries=0, **extra)
-                data = sorted(response.data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
-                vectors = [d["embedding"] if isinstance(d, dict) else d.embedding for d in data]
-                if len(vectors) != len(batch):
-                    raise ValueError(f"asked for {len(batch)} embeddings, got {len(vectors)}")
-                return vectors
-            except Exception as exc:
-                if attempt < self.max_retries and is_retryable(exc):
-                    delay = min(60.0, self.backoff_base * 2**attempt)
-                    await asyncio.sleep(delay / 2 + random.uniform(0, delay / 2))
-                    continue
-                message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-                raise EncodingError(redact(f"embedding with {self.model_name} failed: {type(exc).__name__}: "
-                                           f"{message}"[:500], (key or "",))) from None
-        raise AssertionError("unreachable")  # pragma: no cover
+            params["dimensions"] = self.dimensions
+        return params
 
     async def aencode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
-        sem = asyncio.Semaphore(self.concurrency)
+        params = self._params()
         batches = [list(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
 
         async def run(batch: list[str]) -> list[list[float]]:
-            vectors = await self._embed_batch(batch, sem)
+            try:
+                vectors = (await self.gateway.embed(self.model_name, batch, **params)).vectors
+            except LLMError as exc:
+                raise EncodingError(f"embedding with {self.model_name} failed: {exc}") from None
             if on_progress:
                 on_progress(len(batch))
             return vectors
