@@ -93,3 +93,13 @@ def test_journal_survives_a_half_written_last_line(tmp_path: Path) -> None:
     with JsonlAppender(path) as out:
         out.append({"a": 3})
     assert [r for _, r in read_jsonl(path)] == [{"a": 1}, {"a": 3}]
+
+
+def test_older_mtrag_layout_with_capitals_string_turns_and_na(tmp_path: Path) -> None:
+    path = tmp_path / "reference.jsonl"
+    path.write_text(json.dumps({"task_id": "abc<::>1", "turn": "1", "Collection": "mt-rag-govt-elser-512-100-20240611",
+                                "Answerability": ["PARTIAL"], "Multi-Turn": ["N/A"], "Question Type": "Factoid",
+                                "input": [{"speaker": "user", "text": "q?"}]}) + "\n")
+    task = read_tasks(path)[0]
+    assert (task.turn, task.conversation_id, task.answerability) == (1, "abc", "PARTIAL")
+    assert task.multi_turn is None and task.question_types == ["Factoid"] and task.domain == "govt"

@@ -26,8 +26,13 @@ _KNOWN = {
 MTRAG_SUFFIXES = (".jsonl", ".json")
 
 
+_NOT_APPLICABLE = {"", "N/A", "NA", "n/a", "None", "null", "nan", "NaN"}  # older MTRAG files write "N/A" on turn 1
+
+
 def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == "" or value == []
+    if isinstance(value, str):
+        return value.strip() in _NOT_APPLICABLE
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == []
 
 
 def _as_list(value: Any) -> list[str]:

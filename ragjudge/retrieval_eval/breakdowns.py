@@ -143,7 +143,9 @@ def label_queries(keys: Sequence[str], dims: Sequence[str], *, runs: Sequence[Ru
             values = _query_values(dim, key, runs=runs, labels=labels, default_domain=default_domain)
             found = found or bool(values)
             groups[key] = values or [UNKNOWN]
-        if not found and dim not in ("turn", "turn_number", "domain"):
+        if not found and dim == "domain":
+            continue  # nothing says which domain (e.g. a TREC run): one "unknown" group would only add noise
+        if not found and dim not in ("turn", "turn_number"):
             hint = "standalone, Standalone Type or class" if dim == "standalone" else repr(dim)
             raise UsageError(f"--by {dim}: no evaluated query has a {hint} label"
                              + ("" if labels else "; give them with --breakdown-file"))
