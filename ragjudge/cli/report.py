@@ -12,8 +12,10 @@ from ragjudge.evaluation.session import RunResult
 
 BREAKDOWN_TITLES = {"answerability": "By answerability", "turn": "First vs later turns", "domain": "By domain",
                     "question_type": "By question type", "multi_turn": "By multi-turn type"}
-HEADLINE = ("RB_agg_idk", "RB_llm_idk", "RL_F_idk", "answerability_acc", "RB_agg", "RB_llm", "RL_F", "idk_eval",
-            "idk_lexical")
+# Breakdown tables show what the paper reports: IDK-conditioned scores and answerability accuracy when an
+# IDK judge ran, else the raw scores. Everything is in summary.json / --format json.
+CONDITIONED = ("RB_agg_idk", "RB_llm_idk", "RL_F_idk", "answerability_acc")
+RAW = ("RB_agg", "RB_llm", "RL_F", "idk_eval", "idk_lexical")
 
 
 def _fmt(value: Any) -> str:
@@ -33,7 +35,8 @@ def print_report(result: RunResult, fmt: str) -> None:
     for name, stats in summary["metrics"].items():
         table.add_row(name, _fmt(stats["mean"]), str(stats["n"]), str(stats["errors"]))
     console.print(table)
-    shown = [m for m in HEADLINE if m in summary["metrics"]]
+    shown = [m for m in CONDITIONED if m in summary["metrics"]] or [m for m in RAW if m in summary["metrics"]]
+    shown = shown or list(summary["metrics"])[:6]
     for dim, groups in summary["breakdowns"].items():
         t = Table(title=BREAKDOWN_TITLES.get(dim, dim))
         t.add_column(dim)
