@@ -151,3 +151,94 @@ def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch
     saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert saved["usage"]["openai/qa-model"]["calls"] == 3 and "sk-test" not in json.dumps(saved)
     assert "LLM usage" in err and "predictions:" in err
+
+
+def test_eval_bench_cxm_forced_tool_calls_through_the_cli(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`ragjudge eval --bench cxm --task tool-calls --force-tool-call`: tool_choice=required reaches the server."""
+    from ragjudge.testing.openai_server import Reply
+
+    def responder(request: Request) -> Reply:
+        return Reply(tool_calls=[{"name": "refund_charge", "arguments": {"invoice_id": "INV-1001"}}])
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(responder) as server:
+        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "tool-calls", "--data",
+                                 str(EXAMPLE), "--gen", "openai/caller", "--force-tool-call", "--api-base",
+                                 server.base_url, "--out", str(tmp_path / "run"), "--cache-dir",
+                                 str(tmp_path / "cache"), "--format", "json")
+        bodies = [r.body for r in server.requests]
+    assert code == 0, err
+    assert len(bodies) == 4 and all(b["tool_choice"] == "required" and len(b["tools"]) == 16 for b in bodies)
+    m = by_task(out)["tool calls"]["metrics"]
+    assert m["tool-selection accuracy @16 tools"] == 0.25  # only t1 wants refund_charge alone
+    saved = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    assert {r["mode"] for r in saved} == {"forced"}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--setting", "rag"], "--setting is not used with --bench cxm"),
+    (["--judges", "rb_alg"], "--judges is not used with --bench cxm"),
+    (["--judge-models", "openai/a,openai/b"], "takes one judge model"),
+    (["--judge-models", "openai/a"], "--task quality uses no judge model"),
+    (["--force-tool-call"], "--force-tool-call is for --task tool-calls"),
+    (["--pipeline", "dense"], "--pipeline is for --task answer-classification"),
+])
+def test_eval_bench_cxm_rejects_options_it_would_ignore(monkeypatch, capsys, extra, message) -> None:
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "quality", "--data",
+                             str(EXAMPLE), "--gen", "openai/m", *extra)
+    assert code == 2 and out == "" and message in err and "Traceback" not in err
+
+
+def test_eval_task_option_needs_bench_cxm(monkeypatch, capsys) -> None:
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", "mtrag", "--task", "intent", "--gen", "extractive")
+    assert code == 2 and "--task and --force-tool-call are for --bench cxm" in err
+
+
+@pytest.mark.parametrize("name, line, bad, field", [
+    ("intent.jsonl", 2, '{"conversation_id": "c2", "messages": "Customer: hi", "intents": "Roaming"}', "intents"),
+    ("quality.jsonl", 1, '{"conversation_id": "a1", "conversation": "Agent: hi", "questions": [{"question": "G?"}]}',
+     "answer"),
+    ("tool_calls.jsonl", 3, json.dumps({"case_id": "t3", "conversation": "Customer: hi", "expected": ["get_bill"],
+                                        "candidates": {"many": ["get_bill"]}}), "candidates"),
+    ("multi_turn.jsonl", 2, '{"case_id": "r2", "conversation": "Customer: hi", "reference": {"a": 1}}', "reference"),
+    ("search_queries.jsonl", 4, '{"query_id": "s4", "query": "x", "relevant": [{"id": "KB_7"}]}', "relevant"),
+    ("kb_pairs.jsonl", 1, '{"kind": "similar", "pair": ["KB_3", null]}', "pair"),
+    ("articles.jsonl", 5, '{"broken": ', None),
+])
+def test_a_malformed_data_line_is_one_line_error(monkeypatch, capsys, tmp_path: Path, name, line, bad,
+                                                 field) -> None:
+    """A bad line in a plain JSONL file documented in examples/cxm/README.md: file:line, field, exit 2."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    lines = (data / name).read_text().splitlines()
+    lines[line - 1] = bad
+    (data / name).write_text("\n".join(lines) + "\n")
+    task = {"intent.jsonl": "intent", "quality.jsonl": "quality", "tool_calls.jsonl": "tool-calls",
+            "multi_turn.jsonl": "answer-classification", "search_queries.jsonl": "article-search",
+            "kb_pairs.jsonl": "kb-refinement", "articles.jsonl": "article-search"}[name]
+    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(data),
+                             "--no-baseline")
+    assert code == 2 and out == ""
+    [message] = err.strip().splitlines()
+    assert message.startswith(f"error: {data / name}:{line}: ")
+    if field:
+        assert f"field '{field}'" in message
+
+
+@pytest.mark.parametrize("task, row, field", [
+    ("quality", {"case_id": "a1", "answers": "true"}, "answers"),
+    ("quality", {"case_id": "a1", "answers": [{"question_id": "greet", "answer": True, "evidence": [{"id": 1}]}]},
+     "evidence"),
+    ("article-search", {"query_id": "s1", "ranking": [{"id": "KB_1"}]}, "ranking"),
+    ("answer-classification", {"case_id": "r1", "label": "Correct", "retrieved_ids": [None]}, "retrieved_ids"),
+])
+def test_malformed_prediction_rows_are_one_line_errors(monkeypatch, capsys, tmp_path: Path, task, row, field) -> None:
+    bad = tmp_path / "p.jsonl"
+    bad.write_text(json.dumps(row) + "\n")
+    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
+                             "--predictions", str(bad))
+    assert code == 2 and out == ""
+    [message] = err.strip().splitlines()
+    assert message.startswith(f"error: {bad}:1: field '{field}': ")

@@ -164,7 +164,15 @@ def test_plain_jsonl_example_loads() -> None:
     ("quality.jsonl", [{"conversation_id": "x", "conversation": "Agent: hi",
                         "questions": [{"question": "Greeted?", "answer": "maybe"}]}],
      "'maybe' is not True, False or NA", 1, "answer"),
+    ("quality.jsonl", [{"conversation_id": "x", "conversation": "AGENT[1]: hi",  # release rows merged per case:
+                        "question_answers": [{"Question": "Greeted?", "Answer": "Yes", "proof_message_ids": [1]}]},
+                       {"conversation_id": "x", "conversation": "AGENT[1]: hi",  # the error names the second row
+                        "question_answers": [{"Question": "Sorry?", "Answer": "No", "proof_message_ids": [9]}]}],
+     "evidence names message '9'", 2, "evidence"),
+    ("quality.jsonl", [{"conversation_id": "x", "conversation": "Agent: hi", "questions": [{"question": "Greeted?"}]}],
+     "has no answer", 1, "answer"),  # a missing answer is not silently "NA"
     ("kb_pairs.jsonl", [{"kind": "similar", "pair": ["KB_1", "KB_1"]}], "two different articles", 1, "pair"),
+    ("kb_pairs.jsonl", [{"kind": "similar", "pair": ["KB_1", None]}], "list of ids", 1, "pair"),
     ("kb_pairs.jsonl", [{"kind": "duplicate", "pair": ["KB_1", "KB_2"]}], "kind must be one of", 1, "kind"),
     ("search_queries.jsonl", [{"query_id": "a", "query": "x", "relevant": ["KB_1"]},
                               {"query_id": "a", "query": "y", "relevant": ["KB_2"]}], "repeats", 2, "query_id"),

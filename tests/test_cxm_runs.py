@@ -3,6 +3,7 @@ which plays the model under test and the judges. Inputs are the example data in 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shutil
@@ -258,3 +259,74 @@ def test_classify_given_responses_without_generating(tmp_path: Path) -> None:
         assert all("Article KB_2:" in r.prompt.split("[Other retrieved articles")[1] for r in server.requests)
     m = metrics(outcome)
     assert m["Correct share"] == 0.5 and m["Refusal share"] == 0.5 and outcome.exit_code == 0
+
+
+# -- the paper's curve: 16 / 32 / 64 / 96 / 128 offered tools; resume and cache ------------------------
+
+def big_tool_data(folder: Path) -> Path:
+    """A 128-tool catalog (three real tools among 125 distractors) and three cases."""
+    real = {"refund_charge": "invoice_id", "send_esim_qr": "email", "block_sim": "number"}
+    tools = [{"name": name, "description": f"{name} tool", "parameters": {
+        "type": "object", "properties": {arg: {"type": "string"}}, "required": [arg]}} for name, arg in real.items()]
+    tools += [{"name": f"distractor_{i:03d}", "description": "Unrelated."} for i in range(125)]
+    cases = [{"case_id": "k1", "conversation": "Customer: Refund invoice INV-7, please.",
+              "expected": [{"name": "refund_charge", "arguments": {"invoice_id": "INV-7"}}]},
+             {"case_id": "k2", "conversation": "Customer: Email my eSIM QR code to ana@example.com.",
+              "expected": [{"name": "send_esim_qr", "arguments": {"email": "ana@example.com"}}]},
+             {"case_id": "k3", "conversation": "Customer: My phone was stolen, block 0612345678 now.",
+              "expected": [{"name": "block_sim", "arguments": {"number": "0612345678"}}]}]
+    folder.mkdir(parents=True)
+    for name, rows in (("tools.jsonl", tools), ("tool_calls.jsonl", cases)):
+        (folder / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def crowded_responder(request: Request) -> Reply:
+    """Right with up to 32 tools; with 64 only for k1; with 96 or more it calls a distractor."""
+    offered = [t["function"]["name"] for t in request.body["tools"]]
+    right = {"INV-7": ("refund_charge", {"invoice_id": "INV-7"}), "eSIM QR": ("send_esim_qr", {"email": "ana@example.com"}),
+             "stolen": ("block_sim", {"number": "0612345678"})}
+    needle, (name, args) = next((n, call) for n, call in right.items() if n in request.prompt)
+    if len(offered) <= 32 or (len(offered) == 64 and needle == "INV-7"):
+        return Reply(tool_calls=[{"name": name, "arguments": args}])
+    wrong = next(n for n in offered if n.startswith("distractor_"))
+    return Reply(tool_calls=[{"name": wrong, "arguments": {}}])
+
+
+def test_accuracy_vs_16_to_128_offered_tools_then_rerun_without_requests(tmp_path: Path) -> None:
+    data = big_tool_data(tmp_path / "data")
+    with OpenAIServer(crowded_responder) as server:
+        run = RunSettings(task="tool-calls", data=data, model=MODEL, out=tmp_path / "run", api_base=server.base_url,
+                          cache_dir=str(tmp_path / "cache"), max_retries=0, show_progress=False)
+        outcome = run_task(run)  # default sizes: 16, 32, 64, 96, 128
+        sizes = [len(r.body["tools"]) for r in server.requests]
+        assert sorted(sizes) == [16] * 3 + [32] * 3 + [64] * 3 + [96] * 3 + [128] * 3
+        m = metrics(outcome)
+        # by hand: 16 -> 3/3, 32 -> 3/3, 64 -> 1/3 (k1), 96 -> 0/3, 128 -> 0/3; overall 7/15
+        assert [m[f"tool-selection accuracy @{n} tools"] for n in (16, 32, 64, 96, 128)] == pytest.approx(
+            [1.0, 1.0, 1 / 3, 0.0, 0.0])
+        assert m["tool-selection accuracy"] == pytest.approx(7 / 15) and m["argument match"] == pytest.approx(7 / 15)
+        [table] = outcome.reports[0].tables
+        assert [row[1:3] for row in table.rows] == [[16, 3], [32, 3], [64, 3], [96, 3], [128, 3]]
+        offered = {(r["case_id"], r["n_tools"]): set(r["offered"]) for r in rows(outcome)}
+        for case in ("k1", "k2", "k3"):  # each larger offer contains the smaller one
+            chain = [offered[(case, n)] for n in (16, 32, 64, 96, 128)]
+            assert all(a < b for a, b in itertools.pairwise(chain))
+
+        again = run_task(run)  # same folder: everything comes from the journal
+        assert len(server.requests) == 15 and metrics(again) == m
+        fresh = run_task(RunSettings(**{**run.__dict__, "out": tmp_path / "elsewhere"}))  # no journal, same cache
+        assert len(server.requests) == 15 and metrics(fresh) == m
+        assert fresh.gateway.usage.as_dict()[MODEL]["cached"] == 15
+
+
+def test_answer_classification_rerun_makes_no_request(tmp_path: Path) -> None:
+    with OpenAIServer(rag_responder) as server:
+        first = run_task(settings(server, tmp_path, "answer-classification", model=MODEL, judge_model=JUDGE, k=2))
+        assert server.chat_count() == 8  # four replies, four verdicts
+        second = run_task(settings(server, tmp_path, "answer-classification", model=MODEL, judge_model=JUDGE, k=2))
+        assert server.chat_count() == 8  # journaled rows are reused; r3's failed verdict comes from the cache
+        second_rows = rows(second)
+    assert second.gateway.usage.as_dict()[JUDGE]["cached"] == 1 and MODEL not in second.gateway.usage.as_dict()
+    assert metrics(second) == metrics(first) and second.exit_code == 1  # still an error, never a default label
+    assert next(r for r in second_rows if r["case_id"] == "r3")["judge_raw"] == '{"category": "Wrong"}'

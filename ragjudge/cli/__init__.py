@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
 
 from ragjudge import __version__
 from ragjudge.errors import RagjudgeError
+from ragjudge.llm.redact import redact
 
 app = typer.Typer(
     name="ragjudge",
@@ -62,27 +64,33 @@ def main() -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:  # click usage errors (typer vendors its own click) and anything unexpected
-        exceptions = _click_exception_modules()
-        if isinstance(exc, tuple(m.ClickException for m in exceptions)):
+        usage_errors, aborts = _click_exception_types()
+        if isinstance(exc, usage_errors):
             exc.show()  # type: ignore[attr-defined]
             sys.exit(exc.exit_code)  # type: ignore[attr-defined]
-        if not isinstance(exc, tuple(m.Abort for m in exceptions)):
-            raise
+        if not isinstance(exc, aborts):
+            if os.environ.get("RAGJUDGE_DEBUG"):
+                raise
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            typer.echo(f"error: internal error: {type(exc).__name__}: {redact(first)[:300]} "
+                       "(this is a bug; set RAGJUDGE_DEBUG=1 to see the traceback)", err=True)
+            sys.exit(1)
         code = 130
     if code == 130:
         typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _click_exception_modules() -> list:
-    """typer >= 0.29 ships its own copy of click; older versions use click itself. Cover both."""
-    import click.exceptions
+def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:
+    """(usage errors, aborts): typer >= 0.29 vendors its own click, older versions use click itself."""
+    import click
 
-    modules = [click.exceptions]
+    usage: list[type] = [click.ClickException]
+    aborts: list[type] = [click.Abort, typer.Abort]
     try:
         from typer._click import exceptions as vendored  # type: ignore[import-not-found]
 
-        modules.append(vendored)
-    except ImportError:
+        usage.append(vendored.ClickException)
+    except (ImportError, AttributeError):
         pass
-    return modules
+    return tuple(usage), tuple(aborts)

@@ -141,20 +141,25 @@ def _run_and_report(settings: T.RunSettings, fmt: str) -> None:
 def run_from_eval(*, task: str | None, data: str | None, gen: str, judge_models: str | None, pipeline: str | None,
                   out: Path | None, limit: int | None, fmt: str, concurrency: int, cache_dir: str | None,
                   no_cache: bool, api_base: str | None, judge_dir: list[str] | None, max_retries: int,
-                  timeout: float) -> None:
+                  timeout: float, force_tool_call: bool = False) -> None:
     """`ragjudge eval --bench cxm --task TASK --data DIR --gen MODEL [--judge-models J] [--pipeline P]`.
 
     --gen is the model under test (for article-search the retrieval pipeline, for kb-refinement the
-    embedding model); the first --judge-models model judges; other settings take `cxm run`'s defaults."""
+    embedding model); --judge-models names the one judge model; other settings take `cxm run`'s defaults."""
     if task is None:
         raise UsageError(f"--bench cxm needs --task ({', '.join(T.TASKS)})")
     if data is None:
         raise UsageError("--bench cxm needs --data DIR (a CXMArena folder; `ragjudge cxm fetch --out DIR` gets one)")
     judges = common.split_list(judge_models) or []
+    if len(judges) > 1:
+        raise UsageError(f"--bench cxm takes one judge model, got {len(judges)}: {', '.join(judges)}")
     name = T.task_name(task)
+    if pipeline and name != "answer-classification":
+        hint = " (for article-search the pipeline is --gen)" if name == "article-search" else ""
+        raise UsageError(f"--pipeline is for --task answer-classification, the articles behind generated replies{hint}")
     settings = T.RunSettings(
         task=name, data=_data(Path(data)), model=gen, judge_model=judges[0] if judges else None, out=out,
-        retriever=pipeline or "bm25", limit=limit, judge_dirs=judge_dir or [],
+        retriever=pipeline or "bm25", limit=limit, judge_dirs=judge_dir or [], forced_tool_call=force_tool_call,
         concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache, api_base=api_base,
         max_retries=max_retries, timeout=timeout)
     _run_and_report(settings, _format(fmt))

@@ -31,6 +31,8 @@ def eval_command(
     gen: Annotated[str, typer.Option("--gen", help="'extractive' (offline baseline) or a litellm model name.")],
     task: Annotated[str | None, typer.Option("--task", help="--bench cxm: intent, quality, tool-calls, "
                                              "answer-classification, kb-refinement or article-search.")] = None,
+    force_tool_call: Annotated[bool, typer.Option("--force-tool-call", help="--bench cxm --task tool-calls: require "
+                                                  "a tool call (tool_choice=required).")] = False,
     setting: Annotated[str, typer.Option("--setting", help="Which passages the generator sees: reference, "
                                          "reference+rag (references topped up with retrieved passages to 5; tasks "
                                          "with at most 2 references) or rag (top 5 retrieved); the last two need "
@@ -63,9 +65,18 @@ def eval_command(
     if bench == "cxm":  # CXMArena conversation-analytics tasks have their own runner
         from ragjudge.cli.cxm_cmd import run_from_eval
 
+        ignored = [flag for flag, given in (
+            ("--setting", setting != "reference"), ("--corpus", corpus is not None), ("--rewrite-model", rewrite_model),
+            ("--judges", judges), ("--bertscore-model", bertscore_model),
+            ("--conversational-as-unanswerable", conversational_as_unanswerable)) if given]
+        if ignored:
+            raise UsageError(f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} not used with --bench cxm")
         return run_from_eval(task=task, data=data, gen=gen, judge_models=judge_models, pipeline=pipeline, out=out,
                              limit=limit, fmt=fmt, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
-                             api_base=api_base, judge_dir=judge_dir, max_retries=max_retries, timeout=timeout)
+                             api_base=api_base, judge_dir=judge_dir, max_retries=max_retries, timeout=timeout,
+                             force_tool_call=force_tool_call)
+    if task is not None or force_tool_call:
+        raise UsageError("--task and --force-tool-call are for --bench cxm")
     options = common.run_options(judges=judges, judge_models=judge_models, fmt=fmt, concurrency=concurrency,
                                  cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
                                  bertscore_model=bertscore_model, conversational=conversational_as_unanswerable,

@@ -29,7 +29,7 @@ from ragjudge.cxm.models import (
     normalize_class,
     parse_arguments,
 )
-from ragjudge.cxm.tables import field, find_file, listish, read_rows, require_file, structured
+from ragjudge.cxm.tables import field, find_file, id_list, listish, read_rows, require_file, structured
 from ragjudge.errors import InputError
 
 ARTICLE_FILES = {
@@ -54,6 +54,15 @@ def _str_id(value: Any, fallback: str) -> str:
     return fallback if value is None or str(value).strip() == "" else str(value).strip()
 
 
+def _text(value: Any, path: Path, line: int, name: str) -> str | None:
+    """A text cell (numbers are read as text); None stays None; anything else is an error."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise InputError(f"expected text, found {value!r}"[:120], file=str(path), line=line, field=name)
+    return str(value)
+
+
 def normalize_message_id(value: Any) -> str:
     """`3`, `"3"`, `"[3]"` and `"Message-ID: 3"` all name message 3."""
     text = _MESSAGE_ID_PREFIX.sub("", str(value)).strip().strip("[]()").strip()
@@ -75,8 +84,8 @@ def load_articles(folder: Path, kind: str) -> dict[str, Article]:
         article_id = str(article_id)
         if article_id in articles:
             raise InputError(f"article id {article_id!r} repeats", file=str(path), line=line, field="id")
-        title = field(row, "title", "document_title")
-        articles[article_id] = Article(id=article_id, text=text, title=str(title) if title else None)
+        title = _text(field(row, "title", "document_title"), path, line, "title")
+        articles[article_id] = Article(id=article_id, text=text, title=title or None)
     return articles
 
 
@@ -101,10 +110,11 @@ def load_taxonomies(folder: Path) -> dict[str, Taxonomy]:
             l1 = field(row, "l1", "L1", "intent")
             if not name or l1 is None:
                 raise InputError("a taxonomy row needs taxonomy and l1 (or intent)", file=str(path), line=line)
-            l2 = field(row, "l2", "L2")
-            description = field(row, "description", "Description") or ""
+            l1 = _text(l1, path, line, "l1")
+            l2 = _text(field(row, "l2", "L2"), path, line, "l2")
+            description = _text(field(row, "description", "Description"), path, line, "description") or ""
             entries.setdefault(str(name).lower(), []).append(
-                TaxonomyEntry(l1=str(l1).strip(), l2=str(l2).strip() if l2 else None, description=str(description)))
+                TaxonomyEntry(l1=str(l1).strip(), l2=l2.strip() if l2 else None, description=description))
     taxonomies = {}
     for name, rows in entries.items():
         labels = [e.label for e in rows]
@@ -127,16 +137,20 @@ def load_intent(folder: Path) -> tuple[list[IntentCase], dict[str, Taxonomy]]:
         seen.add(case_id)
         gold: dict[str, str] = {}
         intents = row.get("intents")
+        if intents is not None and not isinstance(intents, dict):
+            raise InputError("intents must be an object {taxonomy: label}", file=str(path), line=line,
+                             field="intents")
         if isinstance(intents, dict):
-            gold = {str(k).lower(): str(v).strip() for k, v in intents.items() if v is not None}
+            gold = {str(k).lower(): str(_text(v, path, line, "intents")).strip()
+                    for k, v in intents.items() if v is not None}
         elif row.get("intent") is not None:
             if len(taxonomies) != 1:
                 raise InputError("'intent' is ambiguous with several taxonomies: use intents {taxonomy: label}",
                                  file=str(path), line=line, field="intent")
-            gold = {next(iter(taxonomies)): str(row["intent"]).strip()}
+            gold = {next(iter(taxonomies)): str(_text(row["intent"], path, line, "intent")).strip()}
         for key, value in row.items():  # the release: one gold column per taxonomy (Taxonomy_1, ...)
             if re.fullmatch(r"taxonomy_\d+", key, re.IGNORECASE) and value is not None:
-                gold[key.lower()] = str(value).strip()
+                gold[key.lower()] = str(_text(value, path, line, key)).strip()
         unknown = [t for t in gold if t not in taxonomies]
         if unknown:
             raise InputError(f"gold intent for unknown taxonomy {unknown[0]!r} (known: {', '.join(taxonomies)})",
@@ -177,6 +191,9 @@ def _questions(row: dict[str, Any], path: Path, line: int) -> list[dict[str, Any
         text = field(item, "question", "Question", "text")
         if not isinstance(text, str):
             raise InputError(f"question {i + 1} has no text", file=str(path), line=line, field="questions")
+        if "answer" not in item and "Answer" not in item:  # a missing answer is not "NA": say so
+            raise InputError(f"question {i + 1} has no answer (true, false or \"NA\")", file=str(path), line=line,
+                             field="answer")
         try:
             answer = parse_answer(field(item, "answer", "Answer"))
         except ValueError as exc:
@@ -184,8 +201,9 @@ def _questions(row: dict[str, Any], path: Path, line: int) -> list[dict[str, Any
         evidence_raw = field(item, "evidence", "message_ids", "proof_message_ids")
         evidence = None
         if evidence_raw is not None:
-            evidence = [normalize_message_id(x) for x in listish(evidence_raw, path=path, line=line, name="evidence")]
-        out.append({"id": field(item, "id", "question_id"), "text": text, "answer": answer, "evidence": evidence})
+            evidence = [normalize_message_id(x) for x in id_list(evidence_raw, path=path, line=line, name="evidence")]
+        out.append({"id": field(item, "id", "question_id"), "text": text, "answer": answer, "evidence": evidence,
+                    "line": line})
     return out
 
 
@@ -207,11 +225,11 @@ def load_quality(folder: Path) -> list[QualityCase]:
             question_id = str(q["id"]) if q["id"] is not None else f"q{i + 1}"
             if any(x.question_id == question_id for x in questions):
                 raise InputError(f"question id {question_id!r} repeats in case {case_id!r}", file=str(path),
-                                 line=group["line"], field="questions")
+                                 line=q["line"], field="questions")
             unknown = [e for e in q["evidence"] or [] if e not in message_ids]
             if unknown:
                 raise InputError(f"evidence names message {unknown[0]!r}, which case {case_id!r} does not have",
-                                 file=str(path), line=group["line"], field="evidence")
+                                 file=str(path), line=q["line"], field="evidence")
             questions.append(QualityQuestion(question_id=question_id, text=q["text"], answer=q["answer"],
                                              evidence=q["evidence"]))
         cases.append(QualityCase(case_id=case_id, messages=group["messages"], questions=questions))
@@ -232,6 +250,9 @@ def _openai_tool(definition: Any, path: Path, line: int) -> dict[str, Any]:
         raise InputError("a tool definition needs a name", file=str(path), line=line, field="definition")
     function = {**function}
     function.setdefault("parameters", {"type": "object", "properties": {}})
+    if not isinstance(function["parameters"], dict):
+        raise InputError("a tool's parameters must be a JSON Schema object", file=str(path), line=line,
+                         field="parameters")
     return {"type": "function", "function": function}
 
 
@@ -291,13 +312,19 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
         seen.add(case_id)
         expected = _expected_calls(row, path, line)
         candidates: dict[int, list[str]] = {}
-        if isinstance(row.get("candidates"), dict):
-            for size, names in row["candidates"].items():
-                candidates[int(size)] = [str(n) for n in listish(names, path=path, line=line, name="candidates")]
+        given = row.get("candidates")
+        if given is not None and not isinstance(given, dict):
+            raise InputError('candidates must be an object {"16": [tool names], ...}', file=str(path), line=line,
+                             field="candidates")
+        for size, names in (given or {}).items():
+            if not str(size).strip().isdigit() or int(size) < 1:
+                raise InputError(f"candidates keys are numbers of offered tools, got {size!r}", file=str(path),
+                                 line=line, field="candidates")
+            candidates[int(size)] = id_list(names, path=path, line=line, name=f"candidates.{size}")
         for key, value in row.items():  # the release: tool_candidates16, tool_candidates32, ...
             match = re.fullmatch(r"tool_candidates(\d+)", key)
             if match and value is not None:
-                candidates[int(match.group(1))] = [str(n) for n in listish(value, path=path, line=line, name=key)]
+                candidates[int(match.group(1))] = id_list(value, path=path, line=line, name=key)
         for size, names in candidates.items():
             unknown = [n for n in names if n not in catalog]
             if unknown:
@@ -311,7 +338,7 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
         if unknown:
             raise InputError(f"expected tool {unknown[0]!r} is not in the tool definitions", file=str(path),
                              line=line, field="expected")
-        kb_ids = [str(k) for k in listish(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids")]
+        kb_ids = id_list(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids")
         cases.append(ToolCase(case_id=case_id, messages=_conversation(row, path, line), expected=expected,
                               candidates=dict(sorted(candidates.items())), kb_ids=kb_ids))
     return cases
@@ -320,10 +347,10 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
 # -- KB refinement --------------------------------------------------------------------------------------
 
 def read_pair(value: Any, *, path: Path, line: int, name: str) -> frozenset[str]:
-    items = listish(value, path=path, line=line, name=name)
+    items = id_list(value, path=path, line=line, name=name)
     if len(items) != 2:
         raise InputError(f"a pair has two article ids, got {len(items)}", file=str(path), line=line, field=name)
-    a, b = (str(x).strip() for x in items)
+    a, b = items
     if a == b:
         raise InputError(f"a pair needs two different articles, got {a!r} twice", file=str(path), line=line,
                          field=name)
@@ -376,7 +403,7 @@ def load_search(folder: Path) -> list[SearchQuery]:
         relevant = field(row, "relevant", "True KB ID", "kb_ids")
         if not isinstance(text, str) or not text.strip():
             raise InputError("missing query text", file=str(path), line=line, field="query")
-        ids = [str(x) for x in listish(relevant, path=path, line=line, name="relevant")]
+        ids = id_list(relevant, path=path, line=line, name="relevant")
         if not ids:
             raise InputError("no relevant article id", file=str(path), line=line, field="relevant")
         queries.append(SearchQuery(query_id=query_id, query=text, relevant=ids))
@@ -408,10 +435,10 @@ def load_rag(folder: Path) -> list[RagCase]:
                              file=str(path), line=line, field="label")
         cases.append(RagCase(
             case_id=case_id, messages=_conversation(row, path, line),
-            reference=field(row, "reference", "correct_agent_response"),
-            kb_ids=[str(k) for k in listish(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids")],
-            retrieved_ids=None if retrieved is None else [str(k) for k in listish(retrieved, path=path, line=line,
-                                                                                  name="retrieved_ids")],
-            response=field(row, "response"), label=normalize_class(label),
+            reference=_text(field(row, "reference", "correct_agent_response"), path, line, "reference"),
+            kb_ids=id_list(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids"),
+            retrieved_ids=None if retrieved is None else id_list(retrieved, path=path, line=line,
+                                                                 name="retrieved_ids"),
+            response=_text(field(row, "response"), path, line, "response"), label=normalize_class(label),
         ))
     return cases

@@ -30,6 +30,7 @@ from ragjudge.cxm.models import (
     parse_arguments,
 )
 from ragjudge.cxm.report import Table, TaskReport
+from ragjudge.cxm.tables import id_list
 from ragjudge.errors import InputError
 
 Rows = Sequence[tuple[int, dict[str, Any]]]
@@ -38,6 +39,10 @@ Rows = Sequence[tuple[int, dict[str, Any]]]
 
 def _bad(path: Path | None, line: int, field: str, message: str) -> InputError:
     return InputError(message, file=str(path) if path else None, line=line, field=field)
+
+
+def _ids(row: dict[str, Any], key: str, path: Path | None, line: int) -> list[str]:
+    return id_list(row.get(key), path=path or Path("-"), line=line, name=key)
 
 
 def _known_id(row: dict[str, Any], key: str, known: set[str], path: Path | None, line: int, what: str) -> str:
@@ -150,7 +155,10 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
         if case_id in preds:
             raise _bad(path, line, "case_id", f"second prediction for case {case_id!r}")
         answers = {}
-        for item in row.get("answers") or []:
+        items = row.get("answers") or []
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise _bad(path, line, "answers", 'answers must be a list of {"question_id", "answer", "evidence"}')
+        for item in items:
             qid = str(item.get("question_id"))
             if qid not in {q.question_id for q in by_id[case_id].questions}:
                 raise _bad(path, line, "answers", f"case {case_id!r} has no question {qid!r}")
@@ -158,7 +166,8 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
                 answer = parse_answer(item.get("answer"))
             except ValueError as exc:
                 raise _bad(path, line, "answers", str(exc)) from None
-            evidence = tuple(normalize_message_id(x) for x in item.get("evidence") or item.get("message_ids") or [])
+            key = "evidence" if item.get("evidence") is not None else "message_ids"
+            evidence = tuple(normalize_message_id(x) for x in _ids(item, key, path, line))
             answers[qid] = (answer, evidence)
         preds[case_id] = {"error": row.get("error"), "answers": answers}
     outcomes: list[M.QuestionOutcome] = []
@@ -283,7 +292,7 @@ def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None
             raise _bad(path, line, "case_id", f"second prediction for case {case_id!r}")
         seen.add(case_id)
         if row.get("retrieved_ids") is not None:
-            retrieved[case_id] = [str(x) for x in row["retrieved_ids"]]
+            retrieved[case_id] = _ids(row, "retrieved_ids", path, line)
         if row.get("error"):
             errors += 1
             continue
@@ -394,10 +403,9 @@ def score_search(queries: Sequence[SearchQuery], rows: Rows, ks: Sequence[int], 
         query_id = _known_id(row, "query_id", set(by_id), path, line, "query")
         if query_id in rankings:
             raise _bad(path, line, "query_id", f"second ranking for query {query_id!r}")
-        ranking = row.get("ranking")
-        if not isinstance(ranking, list):
+        if not isinstance(row.get("ranking"), list):
             raise _bad(path, line, "ranking", "ranking must be a list of article ids, best first")
-        rankings[query_id] = [str(x) for x in ranking]
+        rankings[query_id] = _ids(row, "ranking", path, line)
     missing = [q.query_id for q in queries if q.query_id not in rankings]
     pairs = [(rankings[q.query_id], q.relevant) for q in queries if q.query_id in rankings]
     scores = M.search_scores(pairs, ks)

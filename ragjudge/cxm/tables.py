@@ -118,6 +118,17 @@ def listish(value: Any, *, path: Path, line: int, name: str) -> list[Any]:
     return [value]
 
 
+def id_list(value: Any, *, path: Path, line: int, name: str) -> list[str]:
+    """A list of ids (article, message, tool ids): like `listish`, but every item must be text or a number,
+    so a stray object or null is an error instead of an id like "{'a': 1}" or "None"."""
+    items = listish(value, path=path, line=line, name=name)
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (str, int)) or not str(item).strip():
+            raise InputError(f"expected a list of ids (text or numbers), found {item!r}", file=str(path), line=line,
+                             field=name)
+    return [str(item).strip() for item in items]
+
+
 def structured(value: Any, *, path: Path, line: int, name: str) -> Any:
     """A list/dict cell that may be stored as JSON or Python-literal text."""
     if not isinstance(value, str):

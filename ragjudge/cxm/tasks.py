@@ -184,6 +184,10 @@ def run_task(settings: RunSettings) -> RunOutcome:
     task = task_name(settings.task)
     if task in ("intent", "quality", "tool-calls"):
         _need(settings.model, "a model under test (--model / --gen)", task)
+    if settings.judge_model and task not in ("intent", "answer-classification"):
+        raise UsageError(f"--task {task} uses no judge model (only intent and answer-classification do)")
+    if settings.forced_tool_call and task != "tool-calls":
+        raise UsageError("--force-tool-call is for --task tool-calls")
     if task == "answer-classification":
         _need(settings.judge_model, "a judge model (--judge-model / --judge-models)", task)
         if settings.query not in R.QUERY_STRATEGIES:
