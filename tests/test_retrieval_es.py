@@ -275,12 +275,20 @@ def test_unreachable_cluster_is_one_line_without_credentials(tmp_path: Path) -> 
 
 def test_unknown_retriever_and_bad_option(tmp_path: Path) -> None:
     from ragjudge.errors import InputError, UsageError
-    from ragjudge.retrieval.spec import load_pipeline
+    from ragjudge.retrieval.registry import build_retriever
+    from ragjudge.retrieval.spec import RetrieverSpec, load_pipeline
 
     (tmp_path / "mine.yaml").write_text("retriever:\n  name: faiss\n")
-    with pytest.raises(UsageError, match=r"unknown retriever 'faiss' \(available: bm25, dense, elasticsearch, "
-                                         r"hybrid\)"):
+    with pytest.raises(InputError, match=r"mine.yaml: field 'retriever.name': unknown retriever 'faiss' "
+                                         r"\(available: bm25, dense, elasticsearch, hybrid\)"):
         Pipeline(load_pipeline("mine", [tmp_path]))
+    (tmp_path / "mix.yaml").write_text("retriever:\n  name: hybrid\n  options:\n    retrievers: [bm25, {retriever: "
+                                       "splade}]\n")
+    with pytest.raises(InputError, match=r"mix.yaml: field 'retriever.options.retrievers.1.retriever': unknown "
+                                         r"retriever 'splade'"):
+        Pipeline(load_pipeline("mix", [tmp_path]))
+    with pytest.raises(UsageError, match=r"unknown retriever 'faiss'"):  # no spec file: a usage error
+        build_retriever(RetrieverSpec(name="faiss"))
     (tmp_path / "bad.yaml").write_text("retriever:\n  name: elasticsearch\n  options: {mode: colbert}\n")
     with pytest.raises(InputError, match=r"bad.yaml: field 'retriever.options.mode'"):
         Pipeline(load_pipeline("bad", [tmp_path]))

@@ -159,7 +159,8 @@ def test_eval_rag_setting_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 @pytest.mark.parametrize("args, message", [
     (["--setting", "rag"], "error: --setting rag retrieves passages: pass --pipeline NAME and --corpus FILE"),
-    (["--pipeline", "bm25"], "error: --pipeline, --corpus and --rewrite-model are for --setting reference+rag or rag"),
+    (["--pipeline", "bm25"], "error: --pipeline, --corpus, --rewrite-model, --pipeline-dir and --index-dir are for "
+                             "--setting reference+rag or rag"),
     (["--setting", "rag", "--pipeline", "bm25"], "error: pipeline bm25 (bm25) indexes a corpus: pass --corpus FILE"),
     (["--setting", "rag", "--pipeline", "bm25_rewrite", "--corpus", "c.jsonl"],
      "error: pipeline bm25_rewrite rewrites queries: pass --rewrite-model MODEL (or set query.model)"),

@@ -12,16 +12,19 @@ import typer
 from ragjudge.bench.mtrag import resolve_bench
 from ragjudge.cli import common
 from ragjudge.cli.report import print_report
-from ragjudge.evaluation import session
+from ragjudge.cli.retrieve_cmd import IndexDirOpt, PipelineDirOpt, require_questions, rewrite_warning
 from ragjudge.errors import UsageError
+from ragjudge.evaluation import session
 from ragjudge.formats.mtrag import read_tasks
 from ragjudge.generation import build_generator
 from ragjudge.retrieval.pipeline import Pipeline
 from ragjudge.retrieval.spec import load_pipeline
 
 
-def _default_out(bench: str, gen: str, setting: str) -> Path:
-    slug = "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", part).strip("_") for part in (Path(bench).name, gen, setting))
+def _default_out(bench: str, gen: str, setting: str, pipeline: str | None = None) -> Path:
+    """runs/<bench>-<gen>-<setting>[-<pipeline>]: runs with different pipelines never share (and resume) a folder."""
+    parts = [Path(bench).name, gen, setting] + ([Path(pipeline).stem] if pipeline else [])
+    slug = "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", part).strip("_") for part in parts)
     return Path("runs") / slug
 
 
@@ -43,10 +46,13 @@ def eval_command(
                                                 "(its index is built once and reused).")] = None,
     rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="litellm model for a pipeline "
                                                       "whose query strategy is rewrite.")] = None,
+    pipeline_dir: PipelineDirOpt = None,
+    index_dir: IndexDirOpt = None,
     data: Annotated[str | None, typer.Option("--data", help="Local MTRAG tasks for --bench mtrag "
                                              "(default: $RAGJUDGE_DATA, else download into the cache).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<bench>-<gen>-<setting>); "
-                                             "rerunning with the same folder resumes.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<bench>-<gen>-<setting>, "
+                                             "plus -<pipeline> with one); rerunning with the same folder resumes.")
+                   ] = None,
     judges: common.JudgesOpt = None,
     judge_models: common.JudgeModelsOpt = None,
     limit: common.LimitOpt = None,
@@ -82,34 +88,45 @@ def eval_command(
                                  bertscore_model=bertscore_model, conversational=conversational_as_unanswerable,
                                  judge_dirs=judge_dir, max_retries=max_retries, timeout=timeout)
     session.check_setting(setting)  # reject an unknown setting before any work
-    pipe = _pipeline(setting, pipeline, corpus, rewrite_model)
+    pipe = _pipeline(setting, pipeline, corpus, rewrite_model, pipeline_dir, index_dir)
     judge_objs = session.build_judges(options)
     source = resolve_bench(bench, data)
     tasks = session.tasks_for_setting(read_tasks(source), setting)[:limit]
+    if pipe is not None:
+        require_questions(tasks, Path(source))
     models = ([] if gen == "extractive" else [gen]) + (options.judge_models if any(j.needs_llm for j in judge_objs) else [])
     models += pipe.llm_models if pipe else []
     gateway = session.build_gateway(options, list(dict.fromkeys(models)))
     if pipe is not None:
         pipe.gateway = gateway
     generator = build_generator(gen, gateway=gateway) if gen != "extractive" else build_generator(gen)
-    paths = session.OutputPaths.in_folder(out or _default_out(bench, gen, setting))
+    paths = session.OutputPaths.in_folder(out or _default_out(bench, gen, setting, pipeline if pipe else None))
     paths.results.parent.mkdir(parents=True, exist_ok=True)
-    result = asyncio.run(session.run(tasks=tasks, predictions=None, generator=generator, setting=setting,
-                                     judges=judge_objs, gateway=gateway, options=options, paths=paths,
-                                     source=str(source), pipeline=pipe, corpus=str(corpus) if corpus else None))
+    try:
+        result = asyncio.run(session.run(tasks=tasks, predictions=None, generator=generator, setting=setting,
+                                         judges=judge_objs, gateway=gateway, options=options, paths=paths,
+                                         source=str(source), pipeline=pipe, corpus=str(corpus) if corpus else None))
+    finally:
+        if pipe is not None:
+            pipe.close()
     print_report(result, fmt)
+    if (warning := rewrite_warning(result.summary.get("query_rewrite", {}))) is not None:
+        typer.echo(warning, err=True)
     raise typer.Exit(result.exit_code)
 
 
-def _pipeline(setting: str, name: str | None, corpus: Path | None, rewrite_model: str | None) -> Pipeline | None:
+def _pipeline(setting: str, name: str | None, corpus: Path | None, rewrite_model: str | None,
+              pipeline_dir: list[str] | None = None, index_dir: Path | None = None) -> Pipeline | None:
     """The retrieval pipeline the setting needs; options that would be ignored are errors, not no-ops."""
     if not session.needs_retrieval(setting):
-        if name or corpus or rewrite_model:
-            raise UsageError("--pipeline, --corpus and --rewrite-model are for --setting reference+rag or rag")
+        if name or corpus or rewrite_model or pipeline_dir or index_dir:
+            raise UsageError("--pipeline, --corpus, --rewrite-model, --pipeline-dir and --index-dir are for "
+                             "--setting reference+rag or rag")
         return None
     if not name:
         raise UsageError(f"--setting {setting} retrieves passages: pass --pipeline NAME and --corpus FILE")
-    pipe = Pipeline(load_pipeline(name), rewrite_model=rewrite_model)
+    pipe = Pipeline(load_pipeline(name, pipeline_dir), extra_dirs=pipeline_dir, index_dir=index_dir,
+                    rewrite_model=rewrite_model)
     if pipe.spec.query.strategy == "rewrite" and not pipe.spec.query.model:
         raise UsageError(f"pipeline {name} rewrites queries: pass --rewrite-model MODEL (or set query.model)")
     if corpus is None and not hasattr(pipe.retriever, "attach"):

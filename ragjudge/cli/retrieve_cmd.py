@@ -17,12 +17,12 @@ from typing import Annotated, Any
 import typer
 
 from ragjudge.cli import common
-from ragjudge.errors import UsageError
+from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
 from ragjudge.formats.mtrag import read_tasks
 from ragjudge.formats.runs import Hit, Run, write_mtrag_run, write_trec_run
-from ragjudge.models import Passage
+from ragjudge.models import Passage, Task, normalize_task_id
 from ragjudge.progress import progress_bars
 from ragjudge.retrieval.corpus import ChunkingSpec
 from ragjudge.retrieval.pipeline import Pipeline
@@ -43,6 +43,19 @@ def queries_kind(path: Path) -> str:
     for _, record in read_jsonl(path):
         return "tasks" if "input" in record and "task_id" in record else "beir"
     raise UsageError(f"queries file {path} is empty")
+
+
+def require_questions(tasks: list[Task], source: Path) -> None:
+    """Every task must have a last user turn to search for: checked before any indexing, named by file and line."""
+    empty = next((t for t in tasks if not t.question.strip()), None)
+    if empty is None:
+        return
+    line = None
+    if source.is_file():
+        line = next((n for n, record in read_jsonl(source)
+                     if normalize_task_id(str(record.get("task_id", ""))) == empty.key), None)
+    raise InputError(f"task {empty.task_id!r}: the last user turn is empty, there is nothing to search for",
+                     file=str(source), line=line, field="input")
 
 
 def to_hits(passages: list[Passage]) -> list[Hit]:
@@ -97,6 +110,15 @@ def retrieve_command(
         raise UsageError(f"--rewrite-model is for pipelines whose query strategy is rewrite; "
                          f"{spec.name} uses {strategy}")
     pipe = Pipeline(spec, extra_dirs=pipeline_dir, index_dir=index_dir, rewrite_model=rewrite_model)
+    if tasks is not None:
+        require_questions(tasks, queries)
+    if kind == "tasks" and strategy == "rewrite" and not pipe.spec.query.model:  # before any indexing
+        raise UsageError(f"pipeline {spec.name} rewrites queries: pass --rewrite-model MODEL (or set query.model)")
+    if beir is not None:
+        for query in beir:  # an empty query is an input error naming the file, not a silent miss
+            if not pipe.prepare(query.text):
+                raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(queries),
+                                 field="text")
     if kind == "tasks":
         pipe.gateway = build_rewrite_gateway(pipe.llm_models, cache_dir=cache_dir, no_cache=no_cache,
                                              api_base=api_base, concurrency=concurrency)
@@ -130,6 +152,8 @@ def retrieve_command(
     summary = {"out": str(out), "queries": len(run), "k": k or spec.k, "pipeline": pipe.record(),
                "query_strategy": query_summary, "seconds": round(time.perf_counter() - started, 2)}
     _sibling(out, ".pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    if (warning := rewrite_warning(query_summary)) is not None:
+        typer.echo(warning, err=True)
     if fmt == "json":
         typer.echo(json.dumps(summary, default=str))
         return
@@ -140,6 +164,15 @@ def retrieve_command(
     if query_summary.get("strategy") == "rewrite":
         print("rewrite: " + ", ".join(f"{key} {value}" for key, value in query_summary.items()
                                       if key not in ("strategy",)), file=sys.stdout)
+
+
+def rewrite_warning(query_summary: dict[str, Any]) -> str | None:
+    """One stderr line when rewrites fell back to the last turn: counted in the outputs, and said aloud."""
+    malformed, failed = query_summary.get("fallback_malformed", 0), query_summary.get("fallback_error", 0)
+    if not malformed and not failed:
+        return None
+    return (f"warning: {malformed + failed} rewrite(s) fell back to the last user turn ({malformed} malformed "
+            f"answer(s), {failed} failed call(s) of {query_summary.get('model')})")
 
 
 def _sibling(out: Path, suffix: str) -> Path:

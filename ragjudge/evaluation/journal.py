@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from ragjudge.formats.jsonl import JsonlAppender, read_jsonl
-from ragjudge.models import JudgeResult, Prediction, normalize_task_id
+from ragjudge.models import JudgeResult, Passage, Prediction, normalize_task_id
 
 
 def fingerprint(*parts: object) -> str:
@@ -20,20 +20,31 @@ def fingerprint(*parts: object) -> str:
 
 
 class PredictionJournal:
-    def __init__(self, path: Path, generator_fingerprint: str):
+    """Finished generations. With `passages` (task key → what the generator is shown, for the retrieval
+    settings), each answer is saved with its passages and reused only when the same passages come back:
+    retrieval can change between runs while the spec does not (a failed rewrite that now succeeds), and an
+    answer must never be reported next to passages it was not generated from."""
+
+    def __init__(self, path: Path, generator_fingerprint: str, passages: dict[str, list[Passage]] | None = None):
         self.path = path
         self.fp = generator_fingerprint
+        self._passages = passages
         self.done: dict[str, Prediction] = {}
         if path.exists():
             for _, rec in read_jsonl(path, tolerate_truncated_tail=True):
                 if rec.get("fingerprint") == self.fp and not rec["prediction"].get("error"):
                     pred = Prediction.model_validate(rec["prediction"])
-                    self.done[normalize_task_id(pred.task_id)] = pred
+                    key = normalize_task_id(pred.task_id)
+                    if passages is None or passage_ids(pred.contexts) == passage_ids(passages.get(key)):
+                        self.done[key] = pred
         self._out: JsonlAppender | None = None
 
     def record(self, prediction: Prediction) -> None:
         if self._out is None:
             self._out = JsonlAppender(self.path)
+        shown = self._passages.get(normalize_task_id(prediction.task_id)) if self._passages else None
+        if prediction.contexts is None and shown is not None:
+            prediction = prediction.model_copy(update={"contexts": shown})
         self._out.append({"fingerprint": self.fp, "prediction": prediction.model_dump(exclude_none=True)})
         if not prediction.error:
             self.done[normalize_task_id(prediction.task_id)] = prediction
@@ -43,9 +54,15 @@ class PredictionJournal:
             self._out.close()
 
 
+def passage_ids(passages: list[Passage] | None) -> list[str] | None:
+    return None if passages is None else [p.document_id for p in passages]
+
+
 class JudgementJournal:
-    """(task, judge) → result. Errored judgements are not reused: they are retried on the next run
-    (an unparsable answer comes back from the response cache at no cost, so it is the same error)."""
+    """(task, judge, fingerprint) → result. The runner's fingerprint covers the judge's spec and models and
+    the very answer and passages judged, so a changed judge or a regenerated answer is judged again.
+    Errored judgements are not reused: they are retried on the next run (an unparsable answer comes back
+    from the response cache at no cost, so it is the same error)."""
 
     def __init__(self, path: Path):
         self.path = path

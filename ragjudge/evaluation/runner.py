@@ -16,7 +16,7 @@ from ragjudge.evaluation.conditioning import (
     answerability_correct,
     condition,
 )
-from ragjudge.evaluation.journal import JudgementJournal, PredictionJournal, fingerprint
+from ragjudge.evaluation.journal import JudgementJournal, PredictionJournal, fingerprint, passage_ids
 from ragjudge.generation import GenerationInput, Generator
 from ragjudge.judges import Judge, JudgeContext, JudgeItem
 from ragjudge.models import JudgeResult, Prediction, Task
@@ -72,19 +72,23 @@ async def judge_all(pairs: list[tuple[Task, Prediction]], judges: list[Judge], c
     for judge in judges:
         fp = judge_fingerprint(judge, ctx)
         todo: list[JudgeItem] = []
+        item_fps: dict[str, str] = {}
         for task, prediction in pairs:
+            item = JudgeItem(task, prediction)
+            # Reuse a judgement only for the very answer and passages it was made on.
+            item_fps[task.key] = fingerprint(fp, prediction.text, passage_ids(item.passages))
             if prediction.error:
                 results[task.key][judge.name] = JudgeResult(judge=judge.name, metric=judge.metric,
                                                             error=f"no prediction to judge: {prediction.error}")
-            elif (done := journal.get(task.task_id, judge.name, fp)) is not None:
+            elif (done := journal.get(task.task_id, judge.name, item_fps[task.key])) is not None:
                 results[task.key][judge.name] = done
             else:
-                todo.append(JudgeItem(task, prediction))
+                todo.append(item)
         advance = bars.bar(judge.name, total=len(pairs), completed=len(pairs) - len(todo))
         judge_ctx = replace(ctx, on_progress=advance)
         for chunk in _chunks(todo, getattr(judge, "chunk_size", 64)):
             for item, result in zip(chunk, await judge.judge(list(chunk), judge_ctx), strict=True):
-                journal.record(item.task.task_id, fp, result)
+                journal.record(item.task.task_id, item_fps[item.task.key], result)
                 results[item.task.key][judge.name] = result
     return results
 

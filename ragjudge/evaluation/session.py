@@ -230,7 +230,8 @@ async def run(
                 retrieval_info = {**pipeline.record(), "query_strategy": retrieval.query_summary, "k": k}
                 gen_fp = fingerprint(generator.name, setting, pipeline.spec.record(), pipeline.index_identity())
             inputs = generation_inputs(tasks, setting, retrieved)
-            journal = PredictionJournal(paths.predictions_journal, gen_fp)
+            shown = {item.task.key: item.passages for item in inputs} if pipeline is not None else None
+            journal = PredictionJournal(paths.predictions_journal, gen_fp, shown)
             try:
                 predictions = await generate_all(inputs, generator, journal, bars)
             finally:
@@ -264,6 +265,8 @@ async def run(
     summary["judges"] = judge_models
     if retrieval_info is not None:
         summary["pipeline"] = retrieval_info["spec"]["name"]
+        if retrieval_info["query_strategy"].get("strategy") == "rewrite":  # fallbacks are reported, never hidden
+            summary["query_rewrite"] = retrieval_info["query_strategy"]
     write_outputs(outcomes, names, summary, paths, run_info={
         "ragjudge_version": __version__, "source": source, "generator": generator.name if generator else None,
         "setting": setting, "pipeline": retrieval_info, "judges": judge_models, "judge_models": options.judge_models,

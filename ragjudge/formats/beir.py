@@ -41,7 +41,8 @@ def _record_id(record: dict, *, file: str, line: int) -> str:
 
 
 def read_corpus(path: str | Path) -> Iterator[Passage]:
-    """Yield each corpus line as a Passage; ids must be unique and text a non-empty string."""
+    """Yield each corpus line as a Passage; ids must be unique and text a string (BEIR corpora have a few empty
+    texts whose title carries the content, so empty is allowed)."""
     file = str(path)
     seen: dict[str, int] = {}
     for line, record in read_jsonl(path):

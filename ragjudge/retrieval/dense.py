@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragjudge.errors import UsageError
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.base import PassageStore, Retriever, RetrieverOptions, StaleIndex, index_text
@@ -106,12 +107,11 @@ class DenseRetriever(Retriever):
 
     def _search_many(self, queries: list[str], k: int) -> list[list[Passage]]:
         if self.matrix is None:
-            from ragjudge.errors import UsageError
-
             raise UsageError("the dense retriever has no index: call index() or load() first")
         vectors = self.encode_queries(queries)
-        if vectors.shape[1] != self.matrix.shape[1]:
-            raise StaleIndex(f"query vectors have {vectors.shape[1]} dimensions, the index {self.matrix.shape[1]}")
+        if vectors.shape[1] != self.matrix.shape[1]:  # e.g. an API model whose output size changed
+            raise UsageError(f"{self.encoder.model_name} gives {vectors.shape[1]}-dimensional query vectors but the "
+                             f"index holds {self.matrix.shape[1]}-dimensional ones: remove the index folder to rebuild")
         return [[self.store.hit(r, s) for r, s in hits] for hits in top_k(vectors, self.matrix, k,
                                                                          self.options.query_batch)]
 

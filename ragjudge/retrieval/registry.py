@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from ragjudge.errors import UsageError
+from ragjudge.errors import InputError, UsageError
 from ragjudge.retrieval.base import Retriever
 from ragjudge.retrieval.spec import RetrieverSpec, load_pipeline
 
@@ -17,16 +17,18 @@ RETRIEVERS = {
 }
 
 
-def retriever_class(name: str) -> type[Retriever]:
+def retriever_class(name: str, *, source: str | None = None, field: str = "retriever.name") -> type[Retriever]:
     if name not in RETRIEVERS:
-        raise UsageError(f"unknown retriever {name!r} (available: {', '.join(sorted(RETRIEVERS))})")
+        message = f"unknown retriever {name!r} (available: {', '.join(sorted(RETRIEVERS))})"
+        raise InputError(message, file=source, field=field) if source else UsageError(message)
     module, _, cls = RETRIEVERS[name].partition(":")
     return getattr(importlib.import_module(module), cls)
 
 
 def build_retriever(spec: RetrieverSpec, *, source: str | None = None,
-                    extra_dirs: list[str | Path] | None = None, _depth: int = 0) -> Retriever:
-    cls = retriever_class(spec.name)
+                    extra_dirs: list[str | Path] | None = None, _depth: int = 0,
+                    _field: str = "retriever.name") -> Retriever:
+    cls = retriever_class(spec.name, source=source, field=_field)
     if spec.name != "hybrid":
         return cls(spec.options, source=source)
     if _depth > 3:
@@ -36,13 +38,15 @@ def build_retriever(spec: RetrieverSpec, *, source: str | None = None,
     options = HybridRetriever.parse_options(spec.options, source)
     members: list[Retriever] = []
     weights: list[float] = []
-    for entry in options.retrievers:
+    for i, entry in enumerate(options.retrievers):
         if isinstance(entry, MemberSpec):
             member_spec, member_source, weight = RetrieverSpec(name=entry.retriever, options=entry.options), source, \
                 entry.weight
+            field = f"retriever.options.retrievers.{i}.retriever"
         else:
             pipeline = load_pipeline(entry, extra_dirs)
-            member_spec, member_source, weight = pipeline.retriever, pipeline.source, 1.0
-        members.append(build_retriever(member_spec, source=member_source, extra_dirs=extra_dirs, _depth=_depth + 1))
+            member_spec, member_source, weight, field = pipeline.retriever, pipeline.source, 1.0, "retriever.name"
+        members.append(build_retriever(member_spec, source=member_source, extra_dirs=extra_dirs, _depth=_depth + 1,
+                                       _field=field))
         weights.append(weight)
     return HybridRetriever(spec.options, source=source, members=members, weights=weights)
