@@ -418,3 +418,11 @@ def test_files_that_are_not_inspectorraget_json(capsys: pytest.CaptureFixture[st
     assert code == 2 and "has no human ratings to compare with" in err
     code, _, err = run_cli(capsys, monkeypatch, "correlate", str(tmp_path / "missing.json"))
     assert code == 2 and err == f"error: {tmp_path / 'missing.json'}: file not found\n"
+
+
+def test_help_shows_member_names_and_the_json_shape(capsys: pytest.CaptureFixture[str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = run_cli(capsys, monkeypatch, "correlate", "--help")
+    assert code == 0
+    assert "as NAME[model]" in out  # square brackets are rich markup unless escaped
+    assert '"correlations" is the list of rows' in out and '"agreement" maps each human dimension' in out

@@ -307,6 +307,34 @@ def test_unused_plugin_stays_silent(pytester: pytest.Pytester) -> None:
     assert not (pytester.path / "cache").exists()
 
 
+PROBE = """
+import json, sys, pytest
+code = pytest.main(sys.argv[1:])
+print("MODULES " + json.dumps({"code": int(code), "loaded": sorted(sys.modules)}))
+"""
+
+
+def test_unused_plugin_imports_nothing_heavy(tmp_path: Path) -> None:
+    """Installed, the plugin loads in every test suite: that must not import ragjudge's pydantic models,
+    judge specs, judges, torch or litellm (a fresh process: this one has imported them all)."""
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "PYTEST_ADDOPTS")}
+    done = subprocess.run([sys.executable, "-c", PROBE, *plugin_args(), *QUIET, "-q", "-p", "no:langsmith_plugin",
+                           "test_plain.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                          check=False)
+    line = next((x for x in done.stdout.splitlines() if x.startswith("MODULES ")), None)
+    assert line is not None, done.stdout + done.stderr
+    probe = json.loads(line.removeprefix("MODULES "))
+    assert probe["code"] == 0
+    loaded = set(probe["loaded"])
+    assert "ragjudge.pytest_plugin.plugin" in loaded  # the plugin did load
+    # ragjudge's own modules only (other installed plugins may import pydantic or yaml themselves):
+    # models (pydantic), specs (yaml), the evaluator (judges, litellm, torch).
+    heavy = {"ragjudge.models", "ragjudge.specs", "ragjudge.pytest_plugin.result", "ragjudge.pytest_plugin.evaluator",
+             "ragjudge.judges", "ragjudge.llm", "torch", "litellm"}
+    assert not heavy & loaded, sorted(heavy & loaded)
+
+
 def test_dataset_marker_and_load_tasks(pytester: pytest.Pytester) -> None:
     local = [{"task_id": f"local::{n}", "input": [{"speaker": "user", "text": f"Question {n}?"}],
               "answerability": [a]} for n, a in enumerate(["UNANSWERABLE", "ANSWERABLE", "UNANSWERABLE"], 1)]

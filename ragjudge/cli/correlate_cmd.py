@@ -63,13 +63,16 @@ def correlate_command(
     stat: Annotated[str, typer.Option("--stat", help="Statistic shown in the table and heatmap and used to pick "
                                       "the best judge: spearman, kendall or pearson.")] = "spearman",
     members: Annotated[bool, typer.Option("--members", help="Also correlate each panel member (e.g. each RB_llm "
-                                          "judge model) on its own, as NAME[model].")] = False,
+                                          "judge model) on its own, as NAME\\[model].")] = False,
     idk_metrics: Annotated[list[str] | None, typer.Option(
         "--idk-metrics", help="Judge metrics scored against answerability labels (default: idk_eval,idk_lexical "
         "when present).")] = None,
     conversational_as_unanswerable: Annotated[bool, typer.Option(
         "--conversational-as-unanswerable", help="Score IDK judges on conversational turns as unanswerable.")] = False,
-    fmt: Annotated[str, typer.Option("--format", help="table, json or csv (json/csv: report on stdout only).")
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv, on stdout. json: one object whose "
+                                        "\"correlations\" is the list of rows {judge, human, n, spearman, kendall, "
+                                        "pearson} (each statistic {value, ci_low, ci_high, p}) and whose "
+                                        "\"agreement\" maps each human dimension to its agreement measures.")
                    ] = "table",
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Also write the correlations as CSV here.")] = None,
     heatmap_out: Annotated[Path | None, typer.Option("--heatmap", help="Also draw a heatmap PNG here.")] = None,

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragjudge.metrics._quiet import quiet_model_loading
+
 PAPER_MODEL = "microsoft/deberta-xlarge-mnli"
 BUNDLED = "bundled"
 
@@ -79,9 +81,10 @@ class BertScorer:
 
         self.config = config
         self.batch_size = batch_size
-        self._scorer = BERTScorer(model_type=config.model_path, num_layers=config.num_layers, lang="en",
-                                  rescale_with_baseline=config.rescale, batch_size=batch_size,
-                                  device=device or "cpu")
+        with quiet_model_loading():
+            self._scorer = BERTScorer(model_type=config.model_path, num_layers=config.num_layers, lang="en",
+                                      rescale_with_baseline=config.rescale, batch_size=batch_size,
+                                      device=device or "cpu")
 
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> tuple[list[float], list[float], list[float]]:
         """(precision, recall, F1) per pair."""

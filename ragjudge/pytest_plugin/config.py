@@ -9,7 +9,7 @@ PYTEST_DONT_REWRITE
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,8 +126,10 @@ def _cli_path(config: pytest.Config, value: str) -> Path:
     return (config.invocation_params.dir / value).resolve()
 
 
-def settings_from(config: pytest.Config, judge_names: list[str] | None = None) -> Settings:
-    """Resolve options; `judge_names` (when given) validates the threshold names."""
+def settings_from(config: pytest.Config,
+                  judge_names: list[str] | Callable[[], list[str]] | None = None) -> Settings:
+    """Resolve options; `judge_names` (when given) validates the threshold names. A callable is only
+    called when thresholds are configured, so suites without any do not pay for reading the judge specs."""
     opt = config.option
     models = _names(opt.ragjudge_judge_models or "") or _names(str(config.getini("ragjudge_judge_models")))
     offline = bool(opt.ragjudge_offline) or bool(config.getini("ragjudge_offline"))
@@ -140,8 +142,8 @@ def settings_from(config: pytest.Config, judge_names: list[str] | None = None) -
 
     thresholds = parse_thresholds([str(config.getini("ragjudge_thresholds"))], "ini ragjudge_thresholds")
     thresholds.update(parse_thresholds(list(opt.ragjudge_threshold or []), "--ragjudge-threshold"))
-    if judge_names is not None:
-        known = set(judge_names) | {RECALL}
+    if judge_names is not None and thresholds:
+        known = set(judge_names() if callable(judge_names) else judge_names) | {RECALL}
         unknown = sorted(set(thresholds) - known)
         if unknown:
             raise pytest.UsageError(f"ragjudge thresholds: unknown judge(s) {', '.join(unknown)} "

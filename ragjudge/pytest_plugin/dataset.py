@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ragjudge.errors import InputError
-from ragjudge.models import ANSWERABILITY_VALUES, Task
+
+if TYPE_CHECKING:  # the plugin imports this module in every test suite: pydantic models only on use
+    from ragjudge.models import Task
 
 MARKER = "ragjudge_dataset"
 MARKER_HELP = (f"{MARKER}(path, argname='task', answerability=None, limit=None): run the test once per task of "
@@ -26,6 +28,7 @@ def read_dataset(path: str | Path, *, answerability: str | Iterable[str] | None 
                  limit: int | None = None) -> list[Task]:
     """Tasks of an MTRAG generation-task (or evaluation-input) file or folder, optionally filtered."""
     from ragjudge.formats.mtrag import read_tasks
+    from ragjudge.models import ANSWERABILITY_VALUES
 
     tasks = read_tasks(path)
     if answerability is not None:

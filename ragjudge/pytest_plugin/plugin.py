@@ -108,7 +108,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from ragjudge.pytest_plugin.report import Recorder
 
     config.addinivalue_line("markers", MARKER_HELP)
-    state = SessionState(settings_from(config, _judge_names(config)), Recorder())
+    state = SessionState(settings_from(config, lambda: _judge_names(config)), Recorder())
     config.stash[STATE] = state
     config.pluginmanager.register(state, SESSION_PLUGIN)
 

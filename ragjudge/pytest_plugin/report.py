@@ -13,15 +13,17 @@ import os
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ragjudge import __version__
 from ragjudge.formats.jsonl import to_jsonable
-from ragjudge.models import JudgeResult
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, Settings
-from ragjudge.pytest_plugin.result import RagResult
+
+if TYPE_CHECKING:  # annotations only: the Recorder is created at configure time in every test suite
+    from ragjudge.models import JudgeResult
+    from ragjudge.pytest_plugin.result import RagResult
 
 IDK_JUDGES = ("idk", "idk_lexical")
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
+from ragjudge.metrics._quiet import quiet_model_loading
 
 BUNDLED_MODELS = ("minilm", "bundled")
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"
@@ -66,7 +67,8 @@ class SentenceTransformerEncoder:
                 from sentence_transformers import SentenceTransformer
 
                 try:
-                    self._model = SentenceTransformer(self._path, device=self.device)
+                    with quiet_model_loading():
+                        self._model = SentenceTransformer(self._path, device=self.device)
                 except Exception as exc:  # offline and not cached, bad name...
                     hint = "" if Path(self._path).exists() else (
                         " (not in the local Hugging Face cache? download it once with HF_HUB_OFFLINE unset, "
