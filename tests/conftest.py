@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,3 +38,15 @@ def llm_server():
 
     with OpenAIServer() as server:
         yield server
+
+
+def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+            ) -> tuple[int, str, str]:
+    """Run the `ragjudge` entry point in-process: (exit code, stdout, stderr)."""
+    from ragjudge.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
+    with pytest.raises(SystemExit) as exit_info:
+        main()
+    captured = capsys.readouterr()
+    return int(exit_info.value.code or 0), captured.out, captured.err

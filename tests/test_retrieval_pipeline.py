@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import MINI, REPO
+from conftest import MINI, REPO, run_cli
 from ragjudge.errors import InputError, UsageError
 from ragjudge.evaluation import session
 from ragjudge.formats.mtrag import read_tasks
@@ -103,17 +102,6 @@ def test_generation_settings() -> None:
         session.generation_inputs(tasks, "rag")
     with pytest.raises(UsageError, match=r"unknown setting 'magic' \(available: reference, reference\+rag, rag\)"):
         session.check_setting("magic")
-
-
-def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-            ) -> tuple[int, str, str]:
-    from ragjudge.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
 
 
 def test_eval_rag_setting_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

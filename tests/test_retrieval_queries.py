@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import MINI
+from conftest import MINI, run_cli
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.mtrag import read_tasks
 from ragjudge.llm import LLMGateway, ResponseCache
@@ -107,17 +106,6 @@ async def test_rewrite_through_gateway_with_fallback_and_cache(tmp_path: Path) -
         [failed] = await failing.build([tasks[0]])
         assert failed.text == "How many moons does it have?" and failed.fallback.startswith("call failed")
         assert failing.stats["fallback_error"] == 1
-
-
-def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-            ) -> tuple[int, str, str]:
-    from ragjudge.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
 
 
 def test_retrieve_cli_rewrites_mtrag_tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -4,24 +4,12 @@ generated from, nor with judgements made on another answer; and retrieval usage 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import MINI
+from conftest import MINI, run_cli
 from ragjudge.testing.openai_server import OpenAIServer, Reply
-
-
-def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-            ) -> tuple[int, str, str]:
-    from ragjudge.cli import main
-
-    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
-    with pytest.raises(SystemExit) as exit_info:
-        main()
-    captured = capsys.readouterr()
-    return int(exit_info.value.code or 0), captured.out, captured.err
 
 
 def results(folder: Path) -> dict[str, dict]:
