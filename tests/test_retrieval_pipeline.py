@@ -163,3 +163,27 @@ def test_eval_setting_errors(args: list[str], message: str, tmp_path: Path, monk
 
 def test_specs_ship_in_the_repo() -> None:
     assert (REPO / "pipelines" / "bm25.yaml").is_file()
+
+
+def test_two_processes_building_the_same_index_keep_the_first(tmp_path: Path) -> None:
+    """Another process may finish the same index (same key, same content) while this one is saving."""
+    import shutil
+
+    spec = PipelineSpec(name="b", retriever=RetrieverSpec(name="bm25"))
+    other = Pipeline(spec, index_dir=tmp_path / "other")
+    other.open(MINI / "corpus.jsonl")
+    finished = other.info.folder
+    this = Pipeline(spec, index_dir=tmp_path / "shared")
+    save = this.retriever.save
+
+    def save_while_the_other_finishes(target: Path) -> None:
+        save(target)
+        shutil.copytree(finished, tmp_path / "shared" / finished.name)  # the other process renames first
+
+    this.retriever.save = save_while_the_other_finishes  # type: ignore[method-assign]
+    info = this.open(MINI / "corpus.jsonl")
+    assert info.reused is False and info.folder == tmp_path / "shared" / finished.name
+    manifests = sorted(p.name for p in finished.iterdir())
+    assert sorted(p.name for p in info.folder.iterdir()) == manifests
+    assert not list((tmp_path / "shared").glob("*.tmp-*"))  # our copy was dropped, nothing left behind
+    assert this.search(["how long is a day on mars"], k=3)[0][0].document_id.startswith("astro-mars")

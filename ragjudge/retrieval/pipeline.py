@@ -126,8 +126,12 @@ class Pipeline:
             "chunking": self.spec.chunking.model_dump() if self.spec.chunking else None,
             "corpus_sha256": digest, "passages": len(passages), "created": time.time(),
         }, indent=2) + "\n")
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(tmp, folder)
+        if not manifest.exists():  # a leftover without a manifest is incomplete or stale
+            shutil.rmtree(folder, ignore_errors=True)
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another process finished the same index (same key, same content) first: keep it
+            shutil.rmtree(tmp, ignore_errors=True)
         self.info = IndexInfo(folder, False, len(passages), time.perf_counter() - started)
         return self.info
 
