@@ -183,7 +183,7 @@ def test_two_processes_building_the_same_index_keep_the_first(tmp_path: Path) ->
     this.retriever.save = save_while_the_other_finishes  # type: ignore[method-assign]
     info = this.open(MINI / "corpus.jsonl")
     assert info.reused is False and info.folder == tmp_path / "shared" / finished.name
-    manifests = sorted(p.name for p in finished.iterdir())
-    assert sorted(p.name for p in info.folder.iterdir()) == manifests
+    for file in (f for f in finished.rglob("*") if f.is_file()):  # the other's index was kept, not replaced
+        assert (info.folder / file.relative_to(finished)).read_bytes() == file.read_bytes()
     assert not list((tmp_path / "shared").glob("*.tmp-*"))  # our copy was dropped, nothing left behind
     assert this.search(["how long is a day on mars"], k=3)[0][0].document_id.startswith("astro-mars")
