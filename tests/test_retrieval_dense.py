@@ -82,7 +82,7 @@ def test_litellm_embeddings_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
                                     "batch_size": 16, "concurrency": 2, "dimensions": 256})
         retriever.index(passages)
         requests = [r for r in server.requests if r.path.endswith("/embeddings")]
-        assert [len(r.body["input"]) for r in requests] == [16, 16, 16, 12]
+        assert sorted(len(r.body["input"]) for r in requests) == [12, 16, 16, 16]  # batches run concurrently
         assert all(r.body["model"] == "text-embedding-3-small" and r.body["dimensions"] == 256 for r in requests)
         expected = np.asarray([embed_text(p.text if p.text.startswith(p.title) else p.title + "\n" + p.text, 256)
                                for p in passages], dtype=np.float32)
