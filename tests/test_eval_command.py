@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import MINI
-from ragjudge.bench.mtrag import download_mtrag, resolve_bench
+from ragjudge.bench.mtrag.data import download_mtrag, resolve_bench
 from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.generation.base import IDK_SENTENCE, GenerationInput
 from ragjudge.generation.extractive import ExtractiveGenerator

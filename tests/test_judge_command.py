@@ -133,6 +133,9 @@ def test_version_and_help() -> None:
 
 
 def test_missing_option_is_a_usage_error_without_traceback() -> None:
-    proc = ragjudge("eval", "--bench", "x")
+    proc = ragjudge("eval")
     assert proc.returncode == 2
-    assert "Missing option '--gen'" in proc.stderr and "Traceback" not in proc.stderr
+    assert "Missing option '--bench'" in proc.stderr and "Traceback" not in proc.stderr
+    proc = ragjudge("eval", "--bench", "mtrag")  # the bench's required option: checked before any data is read
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == "error: bench mtrag needs --gen MODEL ('extractive' offline, or a litellm model)"

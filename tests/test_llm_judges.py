@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.evaluation.conditioning import answerability_correct, condition
+from ragjudge.bench.mtrag.conditioning import answerability_correct, condition
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 PANEL = ["openai/j1", "openai/j2", "openai/j3"]

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import MINI, REPO, run_cli
 from ragjudge.errors import InputError, UsageError
-from ragjudge.evaluation import session
+from ragjudge.bench.mtrag import settings
 from ragjudge.formats.mtrag import read_tasks
 from ragjudge.models import Passage
 from ragjudge.retrieval.hybrid import rrf
@@ -86,22 +86,22 @@ def test_generation_settings() -> None:
                  + [Passage(id=ref_id, text="dup", score=4.0)] + [Passage(id=f"s{i}", text="y", score=3.0 - i)
                                                                 for i in range(3)],
                  unanswerable.key: [Passage(id=f"u{i}", text="z", score=1.0 - i / 10) for i in range(7)]}
-    [ref_rag, un_ref_rag] = session.generation_inputs([with_refs, unanswerable], "reference+rag", retrieved)
+    [ref_rag, un_ref_rag] = settings.generation_inputs([with_refs, unanswerable], "reference+rag", retrieved)
     assert [p.document_id for p in ref_rag.passages] == [with_refs.contexts[0].document_id, ref_id, "r0", "r1", "r2"]
     assert [p.model_extra["origin"] for p in ref_rag.passages] == ["reference"] * 2 + ["retrieved"] * 3
     assert [p.score for p in ref_rag.passages] == [10.0, 4.0, 10.0, 9.0, 8.0]  # a retrieved reference keeps its score
     assert [p.document_id for p in un_ref_rag.passages] == ["u0", "u1", "u2", "u3", "u4"]
-    [rag] = session.generation_inputs([with_refs], "rag", retrieved)
+    [rag] = settings.generation_inputs([with_refs], "rag", retrieved)
     assert [p.document_id for p in rag.passages] == ["r0", "r1", "r2", ref_id, "s0"]
-    [ref] = session.generation_inputs([unanswerable], "reference")
+    [ref] = settings.generation_inputs([unanswerable], "reference")
     assert ref.passages == []
     three = with_refs.model_copy(update={"task_id": "x::9", "contexts": with_refs.contexts + [_p("extra")]})
-    assert session.tasks_for_setting([with_refs, three, unanswerable], "reference+rag") == [with_refs, unanswerable]
-    assert session.tasks_for_setting(tasks, "rag") == tasks
+    assert settings.tasks_for_setting([with_refs, three, unanswerable], "reference+rag") == [with_refs, unanswerable]
+    assert settings.tasks_for_setting(tasks, "rag") == tasks
     with pytest.raises(UsageError, match="needs retrieved passages"):
-        session.generation_inputs(tasks, "rag")
+        settings.generation_inputs(tasks, "rag")
     with pytest.raises(UsageError, match=r"unknown setting 'magic' \(available: reference, reference\+rag, rag\)"):
-        session.check_setting("magic")
+        settings.check_setting("magic")
 
 
 def test_eval_rag_setting_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -1,1 +1,8 @@
-"""Benchmarks by name (`--bench mtrag`) or path, located, cached and read."""
+"""Benchmarks as one shape (see `base.py`), found by name (`registry.py`), their options from `-T` (`options.py`).
+
+One subpackage or module per benchmark: `mtrag/`, `mtrag_retrieval.py`, `cxm/`, ...
+"""
+
+from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, Record, SampleResult, Scorer, Solver, fingerprint
+
+__all__ = ["Bench", "BenchOptions", "MetricInfo", "Record", "SampleResult", "Scorer", "Solver", "fingerprint"]

@@ -44,8 +44,9 @@ def _register() -> None:
 
     app.command("correlate")(correlate_cmd.correlate_command)
     app.command("export")(export_cmd.export_command)
-    from ragjudge.cli import cxm_cmd
+    from ragjudge.cli import benches_cmd, cxm_cmd
 
+    app.add_typer(benches_cmd.app, name="benches")
     app.add_typer(cxm_cmd.app, name="cxm")
 
 

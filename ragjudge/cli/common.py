@@ -1,13 +1,13 @@
-"""Options shared by commands, and turning them into RunOptions."""
+"""Options shared by commands, and turning the run-level ones into EngineOptions."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ragjudge.engine.context import EngineOptions
 from ragjudge.errors import UsageError
-from ragjudge.evaluation.session import RunOptions
 
 
 def split_list(value: str | None) -> list[str] | None:
@@ -17,6 +17,12 @@ def split_list(value: str | None) -> list[str] | None:
     if not items:
         raise UsageError("an empty list was given")
     return items
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in ("table", "json"):
+        raise UsageError(f"--format must be table or json, got {fmt!r}")
+    return fmt
 
 
 JudgesOpt = Annotated[str | None, typer.Option("--judges", help="Comma-separated judges (default: idk_lexical,rb_alg "
@@ -39,15 +45,27 @@ JudgeDirOpt = Annotated[list[str] | None, typer.Option("--judge-dir", help="Extr
 RetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="Retries per LLM call on 429/5xx/timeouts.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per LLM request.")]
 
+# For `ragjudge eval`: None means "not given", so a flag a bench cannot use is an error, not ignored.
+EvalConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="Concurrent LLM requests "
+                                                        "[default: 8].")]
+EvalRetriesOpt = Annotated[int | None, typer.Option("--max-retries", min=0, help="Retries per LLM call on "
+                                                    "429/5xx/timeouts [default: 6].")]
+EvalTimeoutOpt = Annotated[float | None, typer.Option("--timeout", min=0.1, help="Seconds per LLM request "
+                                                      "[default: 120].")]
 
-def run_options(*, judges: str | None, judge_models: str | None, fmt: str, concurrency: int, cache_dir: str | None,
-                no_cache: bool, api_base: str | None, bertscore_model: str | None, conversational: bool,
-                judge_dirs: list[str] | None, max_retries: int, timeout: float) -> RunOptions:
-    if fmt not in ("table", "json"):
-        raise UsageError(f"--format must be table or json, got {fmt!r}")
-    return RunOptions(
-        judges=split_list(judges), judge_models=split_list(judge_models) or [], judge_dirs=judge_dirs or [],
-        bertscore_model=bertscore_model, concurrency=concurrency, max_retries=max_retries, timeout=timeout,
-        cache_dir=cache_dir, use_cache=not no_cache, api_base=api_base,
-        conversational_as_unanswerable=conversational, show_progress=True,
-    )
+
+def engine_options(*, bench_name: str, uses_llm: bool, limit: int | None, concurrency: int | None,
+                   cache_dir: str | None, no_cache: bool, api_base: str | None, max_retries: int | None,
+                   timeout: float | None) -> EngineOptions:
+    """The run's options; LLM flags given to a bench that never calls an LLM are an error."""
+    llm_flags = {"--concurrency": concurrency, "--cache-dir": cache_dir, "--no-cache": no_cache or None,
+                 "--api-base": api_base, "--max-retries": max_retries, "--timeout": timeout}
+    given = [flag for flag, value in llm_flags.items() if value is not None]
+    if given and not uses_llm:
+        raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not used by bench {bench_name} "
+                         "(it calls no LLM)")
+    values: dict[str, Any] = {"limit": limit, "cache_dir": cache_dir, "use_cache": not no_cache, "api_base": api_base}
+    for key, value in (("concurrency", concurrency), ("max_retries", max_retries), ("timeout", timeout)):
+        if value is not None:
+            values[key] = value
+    return EngineOptions(**values)

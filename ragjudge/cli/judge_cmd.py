@@ -1,17 +1,16 @@
-"""`ragjudge judge`: score an existing MTRAG predictions file."""
+"""`ragjudge judge`: score an existing MTRAG predictions file (the mtrag bench with its predictions solver)."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
 from ragjudge.cli import common
-from ragjudge.cli.report import print_report
-from ragjudge.evaluation import session
-from ragjudge.formats.mtrag import read_predictions
+from ragjudge.engine import OutputPaths, run_bench
+from ragjudge.engine.render import print_outcome
 
 
 def judge_command(
@@ -33,19 +32,15 @@ def judge_command(
     timeout: common.TimeoutOpt = 120.0,
 ) -> None:
     """Score an existing predictions file the way the benchmark's scripts do, resumably."""
-    options = common.run_options(judges=judges, judge_models=judge_models, fmt=fmt, concurrency=concurrency,
-                                 cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
-                                 bertscore_model=bertscore_model, conversational=conversational_as_unanswerable,
-                                 judge_dirs=judge_dir, max_retries=max_retries, timeout=timeout)
-    judge_objs = session.build_judges(options)
-    pairs = read_predictions(predictions)[:limit]
-    llm_models = options.judge_models if any(j.needs_llm for j in judge_objs) else []
-    gateway = session.build_gateway(options, llm_models)
-    results_path = out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl")
-    paths = session.OutputPaths.beside(results_path)
-    paths.results.parent.mkdir(parents=True, exist_ok=True)
-    result = asyncio.run(session.run(tasks=[t for t, _ in pairs], predictions={t.key: p for t, p in pairs},
-                                     generator=None, setting=None, judges=judge_objs, gateway=gateway,
-                                     options=options, paths=paths, source=str(predictions)))
-    print_report(result, fmt)
-    raise typer.Exit(result.exit_code)
+    fmt = common.check_format(fmt)
+    options = MtragOptions(predictions=str(predictions), judges=common.split_list(judges),
+                           judge_models=common.split_list(judge_models) or [], judge_dir=judge_dir or [],
+                           bertscore_model=bertscore_model,
+                           conversational_as_unanswerable=conversational_as_unanswerable)
+    engine = common.engine_options(bench_name="mtrag", uses_llm=True, limit=limit, concurrency=concurrency,
+                                   cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
+                                   max_retries=max_retries, timeout=timeout)
+    results = out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl")
+    outcome = run_bench(MtragBench(options), engine, OutputPaths.beside(results))
+    print_outcome(outcome, fmt)
+    raise typer.Exit(outcome.exit_code)

@@ -20,12 +20,13 @@ from ragjudge.cli import common
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
-from ragjudge.formats.mtrag import read_tasks
+from ragjudge.formats.mtrag import read_tasks, require_questions
 from ragjudge.formats.runs import Hit, Run, write_mtrag_run, write_trec_run
 from ragjudge.models import Passage, Task, normalize_task_id
 from ragjudge.progress import progress_bars
 from ragjudge.retrieval.corpus import ChunkingSpec
 from ragjudge.retrieval.pipeline import Pipeline
+from ragjudge.retrieval.queries import rewrite_warning
 from ragjudge.retrieval.spec import load_pipeline
 
 PipelineOpt = Annotated[str, typer.Option("--pipeline", help="Pipeline spec name (see pipelines/) or a path to a "
@@ -43,19 +44,6 @@ def queries_kind(path: Path) -> str:
     for _, record in read_jsonl(path):
         return "tasks" if "input" in record and "task_id" in record else "beir"
     raise UsageError(f"queries file {path} is empty")
-
-
-def require_questions(tasks: list[Task], source: Path) -> None:
-    """Every task must have a last user turn to search for: checked before any indexing, named by file and line."""
-    empty = next((t for t in tasks if not t.question.strip()), None)
-    if empty is None:
-        return
-    line = None
-    if source.is_file():
-        line = next((n for n, record in read_jsonl(source)
-                     if normalize_task_id(str(record.get("task_id", ""))) == empty.key), None)
-    raise InputError(f"task {empty.task_id!r}: the last user turn is empty, there is nothing to search for",
-                     file=str(source), line=line, field="input")
 
 
 def to_hits(passages: list[Passage]) -> list[Hit]:
@@ -164,15 +152,6 @@ def retrieve_command(
     if query_summary.get("strategy") == "rewrite":
         print("rewrite: " + ", ".join(f"{key} {value}" for key, value in query_summary.items()
                                       if key not in ("strategy",)), file=sys.stdout)
-
-
-def rewrite_warning(query_summary: dict[str, Any]) -> str | None:
-    """One stderr line when rewrites fell back to the last turn: counted in the outputs, and said aloud."""
-    malformed, failed = query_summary.get("fallback_malformed", 0), query_summary.get("fallback_error", 0)
-    if not malformed and not failed:
-        return None
-    return (f"warning: {malformed + failed} rewrite(s) fell back to the last user turn ({malformed} malformed "
-            f"answer(s), {failed} failed call(s) of {query_summary.get('model')})")
 
 
 def _sibling(out: Path, suffix: str) -> Path:

@@ -1,7 +1,7 @@
 """How often an "I don't know" judge agrees with the answerability labels.
 
 Correct means the judge says the response declined (IDK yes = 1) exactly when the task is unanswerable
-(the definition of `ragjudge.evaluation.conditioning.answerability_correct`, which the runner uses for
+(the definition of `ragjudge.bench.mtrag.conditioning.answerability_correct`, which the runner uses for
 `answerability_acc`): partial (0.5) and no (0) count as answering. Conversational and underspecified
 turns have no right answer here and are counted but not scored, unless conversational turns are asked
 to be treated as unanswerable.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from ragjudge.evaluation.conditioning import answerability_correct
+from ragjudge.bench.mtrag.conditioning import answerability_correct
 
 IDK_METRICS = ("idk_eval", "idk_lexical")
 """Metric names of ragjudge's IDK judges (`idk`, `idk_lexical`)."""

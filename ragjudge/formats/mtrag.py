@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import read_jsonl
-from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn
+from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn, normalize_task_id
 
 # Fields mapped onto Task attributes; everything else is kept in Task.enrichments.
 _KNOWN = {
@@ -216,3 +216,16 @@ def result_record(task: Task, prediction: Prediction, metrics: dict[str, Any], d
 def iter_task_records(tasks: Iterable[Task]) -> Iterable[dict[str, Any]]:
     for task in tasks:
         yield dict(task.raw)
+
+
+def require_questions(tasks: list[Task], source: Path) -> None:
+    """Every task must have a last user turn to search for: checked before any indexing, named by file and line."""
+    empty = next((t for t in tasks if not t.question.strip()), None)
+    if empty is None:
+        return
+    line = None
+    if source.is_file():
+        line = next((n for n, record in read_jsonl(source)
+                     if normalize_task_id(str(record.get("task_id", ""))) == empty.key), None)
+    raise InputError(f"task {empty.task_id!r}: the last user turn is empty, there is nothing to search for",
+                     file=str(source), line=line, field="input")

@@ -179,3 +179,12 @@ class QueryBuilder:
             out.update({"model": self.spec.model, **{k: self.stats.get(k, 0) for k in (
                 "rewritten", "standalone", "non-standalone", "first_turn", "fallback_malformed", "fallback_error")}})
         return out
+
+
+def rewrite_warning(query_summary: dict[str, Any]) -> str | None:
+    """One stderr line when rewrites fell back to the last turn: counted in the outputs, and said aloud."""
+    malformed, failed = query_summary.get("fallback_malformed", 0), query_summary.get("fallback_error", 0)
+    if not malformed and not failed:
+        return None
+    return (f"warning: {malformed + failed} rewrite(s) fell back to the last user turn ({malformed} malformed "
+            f"answer(s), {failed} failed call(s) of {query_summary.get('model')})")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from ragjudge.evaluation.runner import TaskOutcome
+from ragjudge.bench.mtrag.assemble import TaskOutcome
 
 # Breakdown dimensions (MTRAG Table 5 / Table 16 / Figure 3) → tidy-table column.
 BREAKDOWNS = {

@@ -1,0 +1,218 @@
+"""The Bench interface: what every benchmark provides so that one engine can run it.
+
+Modelled on Inspect AI's Task (dataset + solver + scorer, registered by name, logs as data):
+
+- `Options`  a pydantic model of the benchmark's parameters; the CLI validates `-T key=value` and the
+             common flags against it, and `run.json` records it;
+- `load()`   the samples, validated at the boundary (bad input → InputError naming file, line and field);
+- `solver()` the system under test: yields one JSON-able output per sample;
+- `scorers()` judges and metrics: each yields one JSON-able score per (sample, output);
+- `summarize()` aggregates, breakdowns and, where the paper publishes them, its figures beside ours.
+
+Outputs and scores are plain dicts so that the engine can journal them (resume) without knowing their
+shape; a dict with a non-empty `"error"` is a failure: counted, reported, never reused on resume.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+    from ragjudge.engine.render import Table
+
+Record = dict[str, Any]
+"""A sample's output or score: JSON-able; `error` set when it failed."""
+
+LLMUse = Literal["no", "optional", "required"]
+
+
+class BenchOptions(BaseModel):
+    """Base of every bench's options. Fields carry `description=` (the help text `ragjudge benches show` prints).
+
+    Field names are the `-T` keys; the common flags (`--data`, `--gen`, `--judges`, `--pipeline`, ...) fill
+    the field of the same name, and are an error for a bench whose options have no such field.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+O = TypeVar("O", bound=BenchOptions)
+S = TypeVar("S")
+
+
+def fingerprint(*parts: object) -> str:
+    """A short stable hash of anything JSON-able: what a journaled output or score was computed from."""
+    blob = json.dumps(parts, sort_keys=True, default=str, ensure_ascii=False)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def failed(record: Record | None) -> bool:
+    return record is None or bool(record.get("error"))
+
+
+class Solver(ABC, Generic[S]):
+    """The system under test. `prepare` may do batch work that is cheap to redo (retrieval over an index);
+    `solve` yields (sample id, output) as each finishes, so the engine journals every output at once."""
+
+    name: str = "solver"
+    journaled: bool = True
+    """False for solvers whose outputs are already on disk (predictions read from a file)."""
+
+    async def prepare(self, samples: Sequence[S], ctx: RunContext) -> None:
+        """Work on all samples before any is solved (e.g. retrieval); not journaled."""
+
+    @abstractmethod
+    def fingerprint(self, sample: S) -> str:
+        """Everything besides the sample itself that changes its output (model, prompt, passages shown)."""
+
+    @abstractmethod
+    def solve(self, samples: Sequence[S], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        """Outputs for `samples` (those not already journaled), in any order."""
+
+
+class Scorer(ABC, Generic[S]):
+    """A judge or metric over (sample, output) pairs; yields (sample id, score) as each finishes."""
+
+    name: str
+
+    @abstractmethod
+    def fingerprint(self, sample: S, output: Record) -> str:
+        """Everything that changes this score: the scorer's spec and models, and the output judged."""
+
+    @abstractmethod
+    def score(self, items: Sequence[tuple[S, Record]], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        """Scores for `items` (those not already journaled), in any order."""
+
+    def unscorable(self, sample: S, output: Record) -> Record:
+        """The score recorded when the output itself failed (the scorer is not called)."""
+        return {"error": f"no output to score: {output.get('error')}"}
+
+
+@dataclass
+class SampleResult(Generic[S]):
+    sample: S
+    output: Record
+    scores: dict[str, Record] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> dict[str, str]:
+        found = {"solve": str(self.output["error"])} if failed(self.output) else {}
+        found.update({name: str(s["error"]) for name, s in self.scores.items() if failed(s)})
+        return found
+
+
+@dataclass
+class MetricInfo:
+    name: str
+    description: str
+    higher_is_better: bool = True
+
+
+class Bench(ABC, Generic[O, S]):
+    """A benchmark. Subclasses set the class attributes and implement load/solver/scorers/summarize."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    """One line for `ragjudge benches`."""
+    Options: ClassVar[type[BenchOptions]]
+    llm: ClassVar[LLMUse] = "no"
+    """Whether runs call an LLM: never, depending on options, or always."""
+    data_help: ClassVar[str] = ""
+    """Where the data comes from and how to get it."""
+    metrics: ClassVar[Sequence[MetricInfo]] = ()
+    breakdowns: ClassVar[Sequence[str]] = ()
+
+    def __init__(self, options: O, *, label: str | None = None):
+        self.options = options
+        self.label = label or self.name
+        """How the user named the bench (a name, or a data path for `--bench PATH`): used in default paths."""
+
+    # -- the parts every bench provides --------------------------------------------------------------
+
+    @abstractmethod
+    def load(self) -> list[S]:
+        """The samples, validated; bad input raises InputError (file, line, field)."""
+
+    @abstractmethod
+    def solver(self, ctx: RunContext) -> Solver[S]: ...
+
+    def scorers(self, ctx: RunContext) -> list[Scorer[S]]:
+        return []
+
+    @abstractmethod
+    def summarize(self, results: Sequence[SampleResult[S]], ctx: RunContext) -> dict[str, Any]:
+        """The summary written to summary.json and printed: see `ragjudge.engine.render` for the keys shown."""
+
+    # -- identity and records, with defaults --------------------------------------------------------
+
+    def sample_id(self, sample: S) -> str:
+        return str(getattr(sample, "id"))
+
+    def sample_fingerprint(self, sample: S) -> str:
+        """A hash of the sample's content: a changed sample is solved again."""
+        if isinstance(sample, BaseModel):
+            return fingerprint(sample.model_dump(mode="json"))
+        return fingerprint(repr(sample))
+
+    def llm_models(self) -> list[str]:
+        """Every LLM a run with these options calls (checked before any work; needs a gateway)."""
+        return []
+
+    def records(self, results: Sequence[SampleResult[S]]) -> list[Record]:
+        """The lines of results.jsonl."""
+        return [{"id": self.sample_id(r.sample), "output": r.output, "scores": r.scores} for r in results]
+
+    def rows(self, results: Sequence[SampleResult[S]]) -> list[Record]:
+        """The tidy per-sample table (results.csv, results.parquet): flat values only."""
+        out = []
+        for r in results:
+            row: Record = {"id": self.sample_id(r.sample)}
+            for name, score in r.scores.items():
+                if isinstance(score.get("value"), (int, float)):
+                    row[name] = score["value"]
+            row["errors"] = "; ".join(f"{k}: {v}" for k, v in r.errors.items()) or None
+            out.append(row)
+        return out
+
+    def tables(self, summary: dict[str, Any]) -> list[Table]:
+        """What the terminal shows: by default the metrics, breakdowns, the bench's tables and the paper's."""
+        from ragjudge.engine.render import default_tables
+
+        n = summary.get("n_samples", summary.get("n_tasks"))
+        return default_tables(summary, f"{self.name}: {n} samples" if n is not None else self.name)
+
+    def warnings(self, summary: dict[str, Any]) -> list[str]:
+        """Lines printed on stderr after the tables (e.g. how many query rewrites fell back)."""
+        return []
+
+    def run_info(self) -> dict[str, Any]:
+        """Extra facts for run.json (models, pipeline, data hashes)."""
+        return {}
+
+    def out_slug(self) -> list[str]:
+        """Parts of the default output folder after the bench label: runs/<label>-<part>-<part>."""
+        return []
+
+    def exit_code(self, results: Sequence[SampleResult[S]], summary: dict[str, Any]) -> int:
+        """1 when any sample failed (an error in its output or a score), else 0."""
+        return 1 if any(r.errors for r in results) else 0
+
+    def close(self) -> None:
+        """Release what the bench opened (indexes, models)."""
+
+
+def default_out(bench: Bench[Any, Any]) -> Path:
+    import re
+
+    parts = [bench.label, *bench.out_slug()]
+    slug = "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", str(p)).strip("_") for p in parts if p)
+    return Path("runs") / slug

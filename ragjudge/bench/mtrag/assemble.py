@@ -1,0 +1,75 @@
+"""Per-task metrics under MTRAG's official names: judge values, RB_alg parts, IDK-conditioned variants and
+answerability accuracy (the paper's Table 5 conditioning)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ragjudge.bench.mtrag.conditioning import (
+    ANSWERABILITY_ACCURACY,
+    CONDITIONED_SUFFIX,
+    answerability_correct,
+    condition,
+)
+from ragjudge.judges import Judge
+from ragjudge.models import JudgeResult, Prediction, Task
+
+# Metrics that IDK conditioning applies to (the paper's phi), by official name.
+CONDITIONED_METRICS = ("RB_agg", "RB_llm", "RL_F")
+IDK_JUDGES = ("idk", "idk_lexical")
+RB_ALG_COMPONENTS = ("RougeL_stemFalse", "BertscoreR", "BertKPrec")
+
+
+@dataclass
+class TaskOutcome:
+    task: Task
+    prediction: Prediction
+    results: dict[str, JudgeResult] = field(default_factory=dict)
+    metrics: dict[str, float] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.errors)
+
+
+def assemble(task: Task, prediction: Prediction, results: dict[str, JudgeResult], *,
+             conversational_as_unanswerable: bool = False) -> TaskOutcome:
+    """Per-task metrics under their official names, IDK-conditioned variants and answerability accuracy."""
+    outcome = TaskOutcome(task=task, prediction=prediction, results=results)
+    if prediction.error:
+        outcome.errors["generation"] = prediction.error
+    for name, result in results.items():
+        if result.error:
+            outcome.errors[name] = result.error
+        if result.value is not None:
+            outcome.metrics[result.metric] = result.value
+        for component in RB_ALG_COMPONENTS:
+            if isinstance(result.details.get(component), (int, float)):
+                outcome.metrics[component] = float(result.details[component])
+
+    idk_result = next((results[j] for j in IDK_JUDGES if j in results), None)
+    if idk_result is not None:
+        idk = idk_result.value
+        opts = {"conversational_as_unanswerable": conversational_as_unanswerable}
+        for metric in CONDITIONED_METRICS:
+            if not any(r.metric == metric for r in results.values()):
+                continue
+            value = condition(outcome.metrics.get(metric), idk, task.answerability, **opts)
+            if value is not None:
+                outcome.metrics[metric + CONDITIONED_SUFFIX] = value
+        correct = answerability_correct(idk, task.answerability, **opts)
+        if correct is not None:
+            outcome.metrics[ANSWERABILITY_ACCURACY] = correct
+    return outcome
+
+
+def metric_names(judges: list[Judge]) -> list[str]:
+    """Judge metrics, RB_alg components, conditioned variants and answerability accuracy, in that order."""
+    names = [j.metric for j in judges]
+    if any(j.name == "rb_alg" for j in judges):
+        names += list(RB_ALG_COMPONENTS)
+    if any(j.name in IDK_JUDGES for j in judges):
+        names += [m + CONDITIONED_SUFFIX for m in CONDITIONED_METRICS if m in names]
+        names.append(ANSWERABILITY_ACCURACY)
+    return names

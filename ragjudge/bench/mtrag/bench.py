@@ -1,0 +1,227 @@
+"""`--bench mtrag`: generate answers to MTRAG's multi-turn tasks (or read predictions) and judge them with
+the paper's judge layer, IDK conditioning and breakdowns."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
+from ragjudge.bench.mtrag import display
+from ragjudge.bench.mtrag.assemble import TaskOutcome, assemble, metric_names
+from ragjudge.bench.mtrag.data import resolve_bench
+from ragjudge.bench.mtrag.scorers import JudgeScorer
+from ragjudge.bench.mtrag.settings import check_setting, needs_retrieval, tasks_for_setting
+from ragjudge.bench.mtrag.solvers import GeneratorSolver, PredictionsSolver
+from ragjudge.bench.mtrag.summary import summarize, tidy_table
+from ragjudge.engine.context import RunContext
+from ragjudge.engine.render import Table
+from ragjudge.errors import UsageError
+from ragjudge.formats.mtrag import read_predictions, read_tasks, require_questions, result_record
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
+from ragjudge.models import JudgeResult, Prediction, Task
+
+OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
+LLM_JUDGES = ["idk", "rb_alg", "rb_llm", "rl_f"]
+
+
+class MtragOptions(BenchOptions):
+    data: str | None = Field(None, description="MTRAG tasks, a file or folder in MTRAG format (default: "
+                             "$RAGJUDGE_DATA, else the benchmark's human tasks, downloaded into the cache once).")
+    gen: str | None = Field(None, description="The generator: 'extractive' (offline baseline) or a litellm model.")
+    predictions: str | None = Field(None, description="Judge this MTRAG predictions file instead of generating "
+                                    "(what `ragjudge judge` does).")
+    setting: str = Field("reference", description="Passages the generator sees: reference, reference+rag "
+                         "(references topped up with retrieved passages to 5; tasks with at most 2 references) or "
+                         "rag (top 5 retrieved); the last two need --pipeline and --corpus.")
+    pipeline: str | None = Field(None, description="Retrieval pipeline (name or YAML path) for reference+rag or rag.")
+    corpus: str | None = Field(None, description="BEIR corpus JSONL the pipeline retrieves from (indexed once).")
+    rewrite_model: str | None = Field(None, description="litellm model for a pipeline that rewrites queries.")
+    pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
+    index_dir: str | None = Field(None, description="Where indexes are kept (default: <cache>/indexes).")
+    judges: list[str] | None = Field(None, description="Judges (default: idk_lexical,rb_alg offline; "
+                                     "idk,rb_alg,rb_llm,rl_f with --judge-models).")
+    judge_models: list[str] = Field(default_factory=list, description="litellm judge models; rb_llm takes the "
+                                    "median of all, other LLM judges use the first.")
+    judge_dir: list[str] = Field(default_factory=list, description="Extra folders of judge specs.")
+    bertscore_model: str | None = Field(None, description="RB_alg's BERTScore model: auto, bundled, or a name/path.")
+    conversational_as_unanswerable: bool = Field(False, description="Condition conversational turns as "
+                                                 "unanswerable, as the official scripts do (default: excluded, "
+                                                 "as in the paper).")
+
+
+class MtragBench(Bench[MtragOptions, Task]):
+    name = "mtrag"
+    description = "MTRAG multi-turn RAG generation: answers judged by IDK, RB_alg, RB_llm, RL_F, with the paper's breakdowns."
+    Options = MtragOptions
+    llm = "optional"
+    data_help = ("The MTRAG human generation tasks (IBM/mt-rag-benchmark, mtrag-human/generation_tasks/"
+                 "reference.jsonl): downloaded into the cache on first use, or --data PATH / $RAGJUDGE_DATA for a "
+                 "local copy; `--bench PATH` takes any MTRAG-format file or folder.")
+    metrics = (
+        MetricInfo("RB_agg", "RB_alg: harmonic mean of BERTScore recall, ROUGE-L and BERT K-Precision"),
+        MetricInfo("RB_llm", "reference-based LLM judge, median of the judge panel (1-10 scaled to 0-1)"),
+        MetricInfo("RL_F", "RAGAS faithfulness to the passages"),
+        MetricInfo("idk_eval", "IDK judge: did the answer decline (1 yes, 0.5 partly, 0 no)"),
+        MetricInfo("*_idk", "IDK-conditioned metric (the paper's Table 5)"),
+        MetricInfo("answerability_acc", "declined exactly on unanswerable tasks"),
+    )
+    breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn")
+
+    def __init__(self, options: MtragOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        o = options
+        if (o.gen is None) == (o.predictions is None):
+            raise UsageError("bench mtrag needs --gen MODEL (to generate answers) or -T predictions=FILE "
+                             "(to judge existing ones), not both" if o.gen else
+                             "bench mtrag needs --gen MODEL ('extractive' offline, or a litellm model)")
+        check_setting(o.setting)
+        if o.predictions is not None and (o.setting != "reference" or o.pipeline or o.corpus):
+            raise UsageError("-T predictions judges existing answers: --setting, --pipeline and --corpus do not apply")
+        self.registry = JudgeRegistry(o.judge_dir)
+        names = o.judges if o.judges is not None else list(LLM_JUDGES if o.judge_models else OFFLINE_JUDGES)
+        self.judges: list[Judge] = self.registry.build_many(names, {"bertscore_model": o.bertscore_model})
+        needing = [j.name for j in self.judges if j.needs_llm]
+        if needing and not o.judge_models:
+            raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
+                             f"(offline judges: idk_lexical, rb_alg)")
+        self.pipeline = self._pipeline() if o.gen is not None else None
+        self.source: Path | None = None
+        self._predictions: dict[str, Prediction] = {}
+        self._solver: GeneratorSolver | PredictionsSolver | None = None
+
+    def _pipeline(self) -> Any:
+        """The retrieval pipeline the setting needs; options that would be ignored are errors, not no-ops."""
+        o = self.options
+        if not needs_retrieval(o.setting):
+            if o.pipeline or o.corpus or o.rewrite_model or o.pipeline_dir or o.index_dir:
+                raise UsageError("--pipeline, --corpus, --rewrite-model, --pipeline-dir and --index-dir are for "
+                                 "--setting reference+rag or rag")
+            return None
+        if not o.pipeline:
+            raise UsageError(f"--setting {o.setting} retrieves passages: pass --pipeline NAME and --corpus FILE")
+        from ragjudge.retrieval.pipeline import Pipeline
+        from ragjudge.retrieval.spec import load_pipeline
+
+        pipe = Pipeline(load_pipeline(o.pipeline, o.pipeline_dir), extra_dirs=o.pipeline_dir,
+                        index_dir=Path(o.index_dir) if o.index_dir else None, rewrite_model=o.rewrite_model)
+        if pipe.spec.query.strategy == "rewrite" and not pipe.spec.query.model:
+            raise UsageError(f"pipeline {o.pipeline} rewrites queries: pass --rewrite-model MODEL (or set query.model)")
+        if o.corpus is None and not hasattr(pipe.retriever, "attach"):
+            raise UsageError(f"pipeline {o.pipeline} ({pipe.retriever.kind}) indexes a corpus: pass --corpus FILE")
+        return pipe
+
+    # -- Bench ------------------------------------------------------------------------------------------
+
+    def load(self) -> list[Task]:
+        o = self.options
+        if o.predictions is not None:
+            self.source = Path(o.predictions)
+            pairs = read_predictions(self.source)
+            self._predictions = {t.key: p for t, p in pairs}
+            return [t for t, _ in pairs]
+        self.source = resolve_bench("mtrag", o.data)
+        tasks = tasks_for_setting(read_tasks(self.source), o.setting)
+        if self.pipeline is not None:
+            require_questions(tasks, self.source)
+        return tasks
+
+    def sample_id(self, sample: Task) -> str:
+        return sample.key
+
+    def llm_models(self) -> list[str]:
+        o = self.options
+        models = [o.gen] if o.gen and o.gen != "extractive" else []
+        models += o.judge_models if any(j.needs_llm for j in self.judges) else []
+        models += self.pipeline.llm_models if self.pipeline is not None else []
+        return models
+
+    def solver(self, ctx: RunContext) -> Solver[Task]:
+        o = self.options
+        if o.predictions is not None:
+            self._solver = PredictionsSolver(self._predictions)
+        else:
+            from ragjudge.generation import build_generator
+
+            assert o.gen is not None
+            generator = build_generator(o.gen) if o.gen == "extractive" else \
+                build_generator(o.gen, gateway=ctx.require_gateway())
+            self._solver = GeneratorSolver(generator, o.setting, self.pipeline, o.corpus)
+        return self._solver
+
+    def judge_context(self, ctx: RunContext) -> JudgeContext:
+        return JudgeContext(gateway=ctx.gateway, judge_models=self.options.judge_models)
+
+    def scorers(self, ctx: RunContext) -> list[Scorer[Task]]:
+        judge_ctx = self.judge_context(ctx)
+        return [JudgeScorer(judge, judge_ctx) for judge in self.judges]
+
+    def outcomes(self, results: Sequence[SampleResult[Task]]) -> list[TaskOutcome]:
+        return [assemble(r.sample, Prediction.model_validate(r.output),
+                         {k: JudgeResult.model_validate(v) for k, v in r.scores.items()},
+                         conversational_as_unanswerable=self.options.conversational_as_unanswerable)
+                for r in results]
+
+    def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> dict[str, Any]:
+        outcomes = self.outcomes(results)
+        names = metric_names(self.judges)
+        error_counts: dict[str, int] = {}
+        for o in outcomes:
+            for r in o.results.values():
+                if r.error:
+                    error_counts[r.metric] = error_counts.get(r.metric, 0) + 1
+        summary = summarize(outcomes, names, error_counts)
+        summary["judges"] = self.judge_models(ctx)
+        info = self._retrieval_info()
+        if info is not None:
+            summary["pipeline"] = info["spec"]["name"]
+            if info["query_strategy"].get("strategy") == "rewrite":  # fallbacks are reported, never hidden
+                summary["query_rewrite"] = info["query_strategy"]
+        return summary
+
+    def judge_models(self, ctx: RunContext) -> dict[str, list[str]]:
+        judge_ctx = self.judge_context(ctx)
+        return {j.name: j.describe_models(judge_ctx) for j in self.judges}
+
+    def _retrieval_info(self) -> dict[str, Any] | None:
+        return self._solver.retrieval_info if isinstance(self._solver, GeneratorSolver) else None
+
+    def records(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
+        out = []
+        for o in self.outcomes(results):
+            metrics = {k: [v] for k, v in o.metrics.items()}  # lists, as the benchmark's scripts write them
+            details: dict[str, Any] = {"judges": {k: r.model_dump(exclude_none=True) for k, r in o.results.items()}}
+            if o.errors:
+                details["errors"] = o.errors
+            out.append(result_record(o.task, o.prediction, metrics, details))
+        return out
+
+    def rows(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
+        return tidy_table(self.outcomes(results), metric_names(self.judges)).to_dict("records")
+
+    def tables(self, summary: dict[str, Any]) -> list[Table]:
+        return display.tables(summary)
+
+    def warnings(self, summary: dict[str, Any]) -> list[str]:
+        from ragjudge.retrieval.queries import rewrite_warning
+
+        warning = rewrite_warning(summary.get("query_rewrite", {}))
+        return [warning] if warning else []
+
+    def run_info(self) -> dict[str, Any]:
+        o = self.options
+        return {"source": str(self.source), "generator": o.gen, "setting": o.setting if o.gen else None,
+                "pipeline": self._retrieval_info(), "judges": {j.name: j.describe_models(JudgeContext(
+                    judge_models=o.judge_models)) for j in self.judges},
+                "judge_models": o.judge_models, "conversational_as_unanswerable": o.conversational_as_unanswerable}
+
+    def out_slug(self) -> list[str]:
+        o = self.options
+        return [o.gen or "predictions", o.setting] + ([Path(o.pipeline).stem] if self.pipeline is not None else [])
+
+    def close(self) -> None:
+        if self.pipeline is not None:
+            self.pipeline.close()

@@ -1,0 +1,40 @@
+"""MTRAG's judges as scorers: each judgement is reused only for the very answer and passages it was made on."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ragjudge.bench.base import Record, Scorer, fingerprint
+from ragjudge.bench.mtrag.solvers import passage_ids
+from ragjudge.judges import Judge, JudgeContext, JudgeItem
+from ragjudge.models import JudgeResult, Prediction, Task
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+
+class JudgeScorer(Scorer[Task]):
+    def __init__(self, judge: Judge, judge_ctx: JudgeContext):
+        self.judge = judge
+        self.name = judge.name
+        self.judge_ctx = judge_ctx
+        self._spec_fp = fingerprint(judge.spec.model_dump(exclude={"source"}), judge.describe_models(judge_ctx))
+
+    def fingerprint(self, sample: Task, output: Record) -> str:
+        item = JudgeItem(sample, Prediction.model_validate(output))
+        return fingerprint(self._spec_fp, item.prediction.text, passage_ids(item.passages))
+
+    def unscorable(self, sample: Task, output: Record) -> Record:
+        return JudgeResult(judge=self.judge.name, metric=self.judge.metric,
+                           error=f"no prediction to judge: {output.get('error')}").model_dump(exclude_none=True)
+
+    async def score(self, items: Sequence[tuple[Task, Record]], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        judge_items = [JudgeItem(task, Prediction.model_validate(output)) for task, output in items]
+        size = self.judge.chunk_size
+        for start in range(0, len(judge_items), size):
+            chunk = judge_items[start:start + size]
+            results = await self.judge.judge(chunk, replace(self.judge_ctx, on_progress=lambda n: None))
+            for item, result in zip(chunk, results, strict=True):
+                yield item.task.key, result.model_dump(exclude_none=True)

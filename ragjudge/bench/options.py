@@ -1,0 +1,153 @@
+"""Turn `-T key=value` pairs and the common flags into a bench's validated Options, with one-line errors.
+
+Every error names what the user typed (`-T seed`, `--gen`), what was expected and, for an unknown key,
+the keys the bench accepts: the CLI never shows a pydantic traceback.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
+
+from ragjudge.errors import UsageError
+
+COMMON_FLAGS: dict[str, str] = {
+    "data": "--data", "gen": "--gen", "judges": "--judges", "judge_models": "--judge-models",
+    "pipeline": "--pipeline", "corpus": "--corpus", "setting": "--setting", "rewrite_model": "--rewrite-model",
+    "pipeline_dir": "--pipeline-dir", "index_dir": "--index-dir", "judge_dir": "--judge-dir",
+    "bertscore_model": "--bertscore-model", "conversational_as_unanswerable": "--conversational-as-unanswerable",
+}
+"""Option field → the `ragjudge eval` flag that fills it (any bench whose Options has the field uses it)."""
+
+
+def parse_task_args(pairs: list[str] | None) -> dict[str, str]:
+    """`["seed=0", "memory=session"]` → {"seed": "0", "memory": "session"}; keys use `_` (a `-` is accepted)."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise UsageError(f"-T {pair!r}: expected KEY=VALUE")
+        if key in out:
+            raise UsageError(f"-T {key} is given twice")
+        out[key] = value.strip()
+    return out
+
+
+def source_of(key: str, from_flags: set[str]) -> str:
+    return COMMON_FLAGS[key] if key in from_flags and key in COMMON_FLAGS else f"-T {key}"
+
+
+def build_options(bench_name: str, model: type[BaseModel], task_args: dict[str, str],
+                  flags: dict[str, Any] | None = None) -> BaseModel:
+    """Validate -T values (strings) and common-flag values against `model`; a flag the bench has no field
+    for is an error, never silently ignored."""
+    flags = {k: v for k, v in (flags or {}).items() if v is not None}
+    fields = model.model_fields
+    for key in flags:
+        if key not in fields:
+            raise UsageError(f"{COMMON_FLAGS.get(key, key)} is not used by bench {bench_name}")
+        if key in task_args:
+            raise UsageError(f"{key} is given twice: as {COMMON_FLAGS.get(key, key)} and as -T {key}")
+    unknown = [k for k in task_args if k not in fields]
+    if unknown:
+        raise UsageError(f"unknown option -T {unknown[0]} for bench {bench_name} "
+                         f"(valid: {', '.join(fields) or 'none'}; see `ragjudge benches show {bench_name}`)")
+    values: dict[str, Any] = {}
+    for key, value in {**task_args, **flags}.items():
+        values[key] = _pre(value, fields[key])
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        raise UsageError(_describe(exc, bench_name, model, values, set(flags))) from None
+
+
+def _pre(value: Any, info: FieldInfo) -> Any:
+    """Comma-separated strings for list fields; empty strings for optional fields mean 'not set'."""
+    if isinstance(value, str) and _is_list(info.annotation):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if isinstance(value, str) and value == "" and _is_optional(info.annotation):
+        return None
+    return value
+
+
+def _describe(exc: ValidationError, bench: str, model: type[BaseModel], values: dict[str, Any],
+              from_flags: set[str]) -> str:
+    err = exc.errors()[0]
+    loc = [str(p) for p in err["loc"]]
+    key = loc[0] if loc else ""
+    info = model.model_fields.get(key)
+    if err["type"] == "missing" and info is not None:
+        how = f"{COMMON_FLAGS[key]} VALUE" if key in COMMON_FLAGS else f"-T {key}=VALUE"
+        help_text = f" ({info.description})" if info.description else ""
+        return f"bench {bench} needs {how}{help_text}"
+    if info is None:  # a model-level check (e.g. two options that exclude each other)
+        return f"bench {bench}: {err['msg'].removeprefix('Value error, ')}"
+    given = values.get(key)
+    expected = describe_type(info.annotation)
+    message = err["msg"].removeprefix("Value error, ")
+    if err["type"] in ("value_error", "assertion_error"):
+        return f"{source_of(key, from_flags)}: {message}"
+    return f"{source_of(key, from_flags)}: expected {expected}, got {given!r}"
+
+
+def _strip_optional(annotation: Any) -> Any:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _is_optional(annotation: Any) -> bool:
+    return get_origin(annotation) in (Union, types.UnionType) and type(None) in get_args(annotation)
+
+
+def _is_list(annotation: Any) -> bool:
+    return get_origin(_strip_optional(annotation)) in (list, tuple)
+
+
+def describe_type(annotation: Any) -> str:
+    """A reader's name for a field type: 'a whole number', 'one of: a, b', 'comma-separated numbers'."""
+    inner = _strip_optional(annotation)
+    origin = get_origin(inner)
+    if origin is Literal:
+        return "one of: " + ", ".join(str(a) for a in get_args(inner))
+    if origin in (list, tuple):
+        args = [a for a in get_args(inner) if a is not Ellipsis]
+        item = describe_type(args[0]) if args else "values"
+        return "comma-separated " + _plural(item)
+    if origin is typing.Annotated:
+        return describe_type(get_args(inner)[0])
+    names = {int: "a whole number", float: "a number", bool: "true or false", str: "text", Path: "a path"}
+    return names.get(inner, getattr(inner, "__name__", str(inner)))
+
+
+def _plural(item: str) -> str:
+    plurals = {"a whole number": "whole numbers", "a number": "numbers", "text": "values", "a path": "paths"}
+    return plurals.get(item, f"values ({item})")
+
+
+def option_rows(model: type[BaseModel]) -> list[tuple[str, str, str, str]]:
+    """(how to set it, type, default, help) for each option: what `ragjudge benches show` prints."""
+    rows = []
+    for key, info in model.model_fields.items():
+        how = f"{COMMON_FLAGS[key]}, -T {key}" if key in COMMON_FLAGS else f"-T {key}"
+        default = "(required)" if info.is_required() else _show_default(info.get_default(call_default_factory=True))
+        rows.append((how, describe_type(info.annotation), default, info.description or ""))
+    return rows
+
+
+def _show_default(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value) or "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,0 +1,125 @@
+"""Where a run writes, written so that a reader never sees half a file and two runs never share a folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ragjudge.errors import UsageError
+from ragjudge.formats.jsonl import to_jsonable, write_jsonl
+
+
+@dataclass
+class OutputPaths:
+    """`ragjudge eval` writes a folder; `ragjudge judge` a results file with siblings."""
+
+    results: Path
+    solve_journal: Path
+    score_journal: Path
+    csv: Path
+    parquet: Path
+    summary: Path
+    run: Path
+    lock: Path
+
+    @classmethod
+    def in_folder(cls, folder: Path) -> OutputPaths:
+        return cls(results=folder / "results.jsonl", solve_journal=folder / "predictions.jsonl",
+                   score_journal=folder / "judgements.jsonl", csv=folder / "results.csv",
+                   parquet=folder / "results.parquet", summary=folder / "summary.json", run=folder / "run.json",
+                   lock=folder / ".ragjudge.lock")
+
+    @classmethod
+    def beside(cls, results: Path) -> OutputPaths:
+        stem = results.name.removesuffix(".jsonl")
+        sibling = results.with_name
+        return cls(results=results, solve_journal=sibling(stem + ".predictions.jsonl"),
+                   score_journal=sibling(stem + ".judgements.jsonl"), csv=sibling(stem + ".csv"),
+                   parquet=sibling(stem + ".parquet"), summary=sibling(stem + ".summary.json"),
+                   run=sibling(stem + ".run.json"), lock=sibling(stem + ".lock"))
+
+    @property
+    def folder(self) -> Path:
+        return self.results.parent
+
+
+class OutputLock:
+    """An exclusive lock on a run's output: a second run on the same --out stops at once (it would
+    otherwise interleave journal lines and pay for every call twice). Released when the process ends,
+    however it ends."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._fh: Any = None
+
+    def __enter__(self) -> OutputLock:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fh = self.path.open("a+")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "unknown"
+            fh.close()
+            raise UsageError(f"{self.path.parent} is in use by another ragjudge run (pid {holder}); wait for it "
+                             "to finish or pass another --out") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing releases the lock; the file stays (removing it would race a waiter)
+            self._fh = None
+
+
+def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Write to a temporary sibling, then rename over `path`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """A flat table that CSV and Parquet both accept: nested values become JSON text, mixed columns text."""
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object:
+            continue
+        kinds = {type(v) for v in values if v is not None and not (isinstance(v, float) and pd.isna(v))}
+        if kinds & {list, dict, tuple}:
+            frame[column] = [None if v is None else json.dumps(to_jsonable(v), ensure_ascii=False) for v in values]
+        elif len(kinds) > 1:
+            if kinds <= {int, float, bool}:
+                frame[column] = pd.to_numeric(values, errors="coerce")
+            else:
+                frame[column] = [None if v is None else str(v) for v in values]
+    return frame
+
+
+def write_outputs(paths: OutputPaths, records: list[dict[str, Any]], frame: pd.DataFrame,
+                  summary: dict[str, Any], run_info: dict[str, Any]) -> None:
+    write_jsonl(paths.results, records)
+    atomic_write(paths.csv, lambda p: frame.to_csv(p, index=False))
+    atomic_write(paths.parquet, lambda p: frame.to_parquet(p, index=False))
+    atomic_write(paths.summary, lambda p: p.write_text(json.dumps(to_jsonable(summary), indent=2,
+                                                                   ensure_ascii=False) + "\n", encoding="utf-8"))
+    atomic_write(paths.run, lambda p: p.write_text(json.dumps(to_jsonable(run_info), indent=2, default=str,
+                                                               ensure_ascii=False) + "\n", encoding="utf-8"))

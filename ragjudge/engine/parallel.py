@@ -1,0 +1,34 @@
+"""Run one coroutine per item concurrently and hand back each result as soon as it is ready.
+
+This is how solvers and scorers form one work queue: every item is in flight at once (the LLM gateway's
+semaphore and rate limits bound what actually reaches a provider), and the engine journals each result
+the moment it arrives, instead of waiting for the slowest request of a fixed batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+async def each_as_completed(items: Sequence[T], work: Callable[[T], Awaitable[R]]) -> AsyncIterator[tuple[T, R]]:
+    """(item, result) pairs in completion order. An exception in `work` propagates after the others are
+    cancelled; so does cancellation (Ctrl-C)."""
+
+    async def tagged(item: T) -> tuple[T, R]:
+        return item, await work(item)
+
+    tasks = [asyncio.ensure_future(tagged(item)) for item in items]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            yield await next_done
+    finally:
+        pending = [t for t in tasks if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)

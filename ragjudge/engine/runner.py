@@ -1,0 +1,144 @@
+"""Run a bench: load, solve, score, summarize, write. The same loop for every benchmark.
+
+Resume is by journal (see journal.py): a sample's output is reused when the sample and the solver's
+fingerprint are unchanged; a score when the scorer's fingerprint and the output it judged are unchanged.
+The LLM response cache makes any repeated call free besides. Ctrl-C propagates as KeyboardInterrupt
+after the journals are closed: the CLI turns it into exit 130 and "rerun to resume".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragjudge import __version__
+from ragjudge.bench.base import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
+from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
+from ragjudge.engine.journal import Journal
+from ragjudge.engine.outputs import OutputLock, OutputPaths, tidy_frame, write_outputs
+from ragjudge.errors import InputError
+from ragjudge.llm import LLMGateway
+from ragjudge.progress import progress_bars
+
+
+@dataclass
+class RunOutcome:
+    bench: Bench[Any, Any]
+    results: list[SampleResult[Any]]
+    summary: dict[str, Any]
+    paths: OutputPaths | None
+    gateway: LLMGateway | None
+    exit_code: int
+    seconds: float
+
+
+def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | None) -> RunOutcome:
+    """Everything a run does, in order: samples are loaded and every model checked before any paid work.
+
+    `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
+    started = time.time()
+    samples = bench.load()
+    if options.limit:
+        samples = samples[: options.limit]
+    _check_unique(bench, samples)
+    gateway = build_gateway(options, bench.llm_models())
+    try:
+        if paths is None:
+            return _execute(bench, samples, options, gateway, None, started)
+        with OutputLock(paths.lock):
+            return _execute(bench, samples, options, gateway, paths, started)
+    finally:
+        bench.close()
+
+
+def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions, gateway: LLMGateway | None,
+             paths: OutputPaths | None, started: float) -> RunOutcome:
+    with progress_bars(options.show_progress) as bars:
+        ctx = RunContext(options=options, gateway=gateway, bars=bars)
+        results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))
+    summary = bench.summarize(results, ctx)
+    if paths is not None:
+        run_info = {
+            "ragjudge_version": __version__, "bench": bench.name, "options": bench.options.model_dump(mode="json"),
+            **bench.run_info(),
+            "engine": options.model_dump(mode="json", exclude={"show_progress", "cache_dir"}),
+            "n_samples": len(samples), "usage": gateway.usage.as_dict() if gateway else {},
+            "seconds": round(time.time() - started, 2),
+        }
+        write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary, run_info)
+    return RunOutcome(bench=bench, results=results, summary=summary, paths=paths, gateway=gateway,
+                      exit_code=bench.exit_code(results, summary), seconds=round(time.time() - started, 2))
+
+
+def _check_unique(bench: Bench[Any, Any], samples: Sequence[Any]) -> None:
+    counts = Counter(bench.sample_id(s) for s in samples)
+    repeated = [k for k, n in counts.items() if n > 1]
+    if repeated:
+        raise InputError(f"sample id {repeated[0]!r} appears {counts[repeated[0]]} times: ids must be unique",
+                         field="id")
+
+
+async def _solve_and_score(bench: Bench[Any, Any], samples: list[Any], ctx: RunContext,
+                           paths: OutputPaths | None) -> list[SampleResult[Any]]:
+    solver = bench.solver(ctx)
+    await solver.prepare(samples, ctx)
+    with Journal(paths.solve_journal if paths is not None and solver.journaled else None) as journal:
+        outputs = await _solve(bench, solver, samples, ctx, journal)
+    results = [SampleResult(s, outputs[bench.sample_id(s)]) for s in samples]
+    scorers = bench.scorers(ctx)
+    if scorers:
+        with Journal(paths.score_journal if paths is not None else None) as journal:
+            for scorer in scorers:
+                await _score(bench, scorer, results, ctx, journal)
+    return results
+
+
+async def _solve(bench: Bench[Any, Any], solver: Solver[Any], samples: list[Any], ctx: RunContext,
+                 journal: Journal) -> dict[str, Record]:
+    fps = {bench.sample_id(s): fingerprint(solver.fingerprint(s), bench.sample_fingerprint(s)) for s in samples}
+    outputs: dict[str, Record] = {}
+    for sid, fp in fps.items():
+        if (done := journal.get("solve", sid, fp)) is not None:
+            outputs[sid] = done
+    todo = [s for s in samples if bench.sample_id(s) not in outputs]
+    advance = ctx.bars.bar(f"solve ({solver.name})", total=len(samples), completed=len(samples) - len(todo))
+    if todo:
+        async for sid, output in solver.solve(todo, ctx):
+            if sid not in fps:
+                raise RuntimeError(f"solver {solver.name} returned an output for unknown sample {sid!r}")
+            journal.record("solve", sid, fps[sid], output)
+            outputs[sid] = output
+            advance(1)
+    for sid in fps:
+        outputs.setdefault(sid, {"error": f"solver {solver.name} gave no output"})
+    return outputs
+
+
+async def _score(bench: Bench[Any, Any], scorer: Scorer[Any], results: list[SampleResult[Any]], ctx: RunContext,
+                 journal: Journal) -> None:
+    by_id = {bench.sample_id(r.sample): r for r in results}
+    fps: dict[str, str] = {}
+    todo = []
+    for sid, r in by_id.items():
+        if failed(r.output):
+            r.scores[scorer.name] = scorer.unscorable(r.sample, r.output)
+            continue
+        fps[sid] = fingerprint(scorer.fingerprint(r.sample, r.output), bench.sample_fingerprint(r.sample))
+        if (done := journal.get(scorer.name, sid, fps[sid])) is not None:
+            r.scores[scorer.name] = done
+        else:
+            todo.append((r.sample, r.output))
+    advance = ctx.bars.bar(scorer.name, total=len(results), completed=len(results) - len(todo))
+    if todo:
+        async for sid, score in scorer.score(todo, ctx):
+            if sid not in fps:
+                raise RuntimeError(f"scorer {scorer.name} returned a score for unknown sample {sid!r}")
+            journal.record(scorer.name, sid, fps[sid], score)
+            by_id[sid].scores[scorer.name] = score
+            advance(1)
+    for sid in fps:
+        by_id[sid].scores.setdefault(scorer.name, {"error": f"scorer {scorer.name} gave no score"})

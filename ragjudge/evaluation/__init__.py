@@ -1,1 +1,0 @@
-"""The evaluation loop: generate answers, judge them, condition on IDK, summarise, write results."""
