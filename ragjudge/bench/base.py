@@ -190,6 +190,10 @@ class Bench(ABC, Generic[O, S]):
         n = summary.get("n_samples", summary.get("n_tasks"))
         return default_tables(summary, f"{self.name}: {n} samples" if n is not None else self.name)
 
+    def artifacts(self, results: Sequence[SampleResult[S]], summary: dict[str, Any]) -> dict[str, str]:
+        """Extra files for the run folder, name → text (e.g. `run.trec` and `qrels.trec` for retrieval-eval)."""
+        return {}
+
     def warnings(self, summary: dict[str, Any]) -> list[str]:
         """Lines printed on stderr after the tables (e.g. how many query rewrites fell back)."""
         return []

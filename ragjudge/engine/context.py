@@ -4,12 +4,16 @@ bars, and the engine's options."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.llm import LLMGateway, ResponseCache
 from ragjudge.llm.gateway import validate_model
 from ragjudge.progress import ProgressBars
+
+if TYPE_CHECKING:
+    from ragjudge.engine.outputs import OutputPaths
 
 
 class EngineOptions(BaseModel):
@@ -32,6 +36,8 @@ class RunContext:
     options: EngineOptions
     gateway: LLMGateway | None = None
     bars: ProgressBars = field(default_factory=lambda: ProgressBars(None))
+    paths: OutputPaths | None = None
+    """Where the run writes (None: nothing is written); benches put extra files at `paths.artifact(name)`."""
 
     def require_gateway(self) -> LLMGateway:
         if self.gateway is None:  # a bench asked for an LLM it did not declare in llm_models()

@@ -48,6 +48,12 @@ class OutputPaths:
     def folder(self) -> Path:
         return self.results.parent
 
+    def artifact(self, name: str) -> Path:
+        """A bench's extra file (plan.jsonl, run.trec): in the run folder, or beside a results file."""
+        if self.results.name == "results.jsonl":
+            return self.folder / name
+        return self.results.with_name(self.results.name.removesuffix(".jsonl") + "." + name)
+
 
 class OutputLock:
     """An exclusive lock on a run's output: a second run on the same --out stops at once (it would
@@ -115,7 +121,9 @@ def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def write_outputs(paths: OutputPaths, records: list[dict[str, Any]], frame: pd.DataFrame,
-                  summary: dict[str, Any], run_info: dict[str, Any]) -> None:
+                  summary: dict[str, Any], run_info: dict[str, Any], artifacts: dict[str, str] | None = None) -> None:
+    for name, text in (artifacts or {}).items():
+        atomic_write(paths.artifact(name), lambda p, text=text: p.write_text(text, encoding="utf-8"))
     write_jsonl(paths.results, records)
     atomic_write(paths.csv, lambda p: frame.to_csv(p, index=False))
     atomic_write(paths.parquet, lambda p: frame.to_parquet(p, index=False))

@@ -58,7 +58,7 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
 def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions, gateway: LLMGateway | None,
              paths: OutputPaths | None, started: float) -> RunOutcome:
     with progress_bars(options.show_progress) as bars:
-        ctx = RunContext(options=options, gateway=gateway, bars=bars)
+        ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths)
         results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))
     summary = bench.summarize(results, ctx)
     if paths is not None:
@@ -69,7 +69,8 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
             "n_samples": len(samples), "usage": gateway.usage.as_dict() if gateway else {},
             "seconds": round(time.time() - started, 2),
         }
-        write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary, run_info)
+        write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary, run_info,
+                      bench.artifacts(results, summary))
     return RunOutcome(bench=bench, results=results, summary=summary, paths=paths, gateway=gateway,
                       exit_code=bench.exit_code(results, summary), seconds=round(time.time() - started, 2))
 
