@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cli import main
-from ragjudge.cxm.score import DEFAULT_THRESHOLDS
+from ragjudge.bench.cxm.score import DEFAULT_THRESHOLDS
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"

@@ -10,11 +10,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ragjudge.cxm import loaders
-from ragjudge.cxm.conversation import chat_messages, parse_transcript
-from ragjudge.cxm.hub import fetch
-from ragjudge.cxm.models import ToolCall, ToolCase
-from ragjudge.cxm.runners import map_intent, offered_tools
+from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm.conversation import chat_messages, parse_transcript
+from ragjudge.bench.cxm.hub import fetch
+from ragjudge.bench.cxm.models import ToolCall, ToolCase
+from ragjudge.bench.cxm.runners import map_intent, offered_tools
 from ragjudge.errors import InputError
 from ragjudge.judges.json_parse import parse_json_output
 from ragjudge.judges.registry import JudgeRegistry

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragjudge.cxm import metrics as M
-from ragjudge.cxm.metrics import QuestionOutcome as Q
+from ragjudge.bench.cxm import metrics as M
+from ragjudge.bench.cxm.metrics import QuestionOutcome as Q
 
 # -- intent ---------------------------------------------------------------------------------------------
 

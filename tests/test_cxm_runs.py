@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cxm.tasks import RunSettings, run_task
+from ragjudge.bench.cxm.tasks import RunSettings, run_task
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"

@@ -128,6 +128,8 @@ class Bench(ABC, Generic[O, S]):
     """Whether runs call an LLM: never, depending on options, or always."""
     data_help: ClassVar[str] = ""
     """Where the data comes from and how to get it."""
+    data_source: ClassVar[str] = ""
+    """The same in a few words, for `ragjudge benches` (default: data_help's first sentence)."""
     metrics: ClassVar[Sequence[MetricInfo]] = ()
     breakdowns: ClassVar[Sequence[str]] = ()
 

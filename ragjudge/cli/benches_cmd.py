@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 
 from ragjudge.bench import registry
@@ -29,19 +30,21 @@ def list_command(ctx: typer.Context, fmt: common.FormatOpt = "table") -> None:
     for name, entry in registry.entries().items():
         cls = entry.load()
         rows.append({"name": name, "description": cls.description, "llm": LLM_USE[cls.llm],
-                     "data": cls.data_help, "origin": entry.origin})
+                     "data": cls.data_source or _first_sentence(cls.data_help), "origin": entry.origin})
     if fmt == "json":
         print(json.dumps(rows, indent=2))
         return
-    table = Table(title="ragjudge benches", title_justify="left")
-    for col in ("bench", "what it measures", "LLM", "data"):
-        table.add_column(col, overflow="fold")
+    console = Console()
+    table = Table(box=None, pad_edge=False, show_header=True, header_style="bold")
+    table.add_column("bench", no_wrap=True)
+    table.add_column("LLM", no_wrap=True)
+    table.add_column("what it measures; where the data comes from", overflow="fold")
     for row in rows:
-        name = row["name"] + ("" if row["origin"] == "built-in" else f"\n({row['origin']})")
-        table.add_row(name, row["description"], row["llm"], _first_sentence(row["data"]))
-    Console().print(table)
-    Console().print("[dim]ragjudge benches show NAME: options, metrics, breakdowns and how to get the data; "
-                    "run with ragjudge eval --bench NAME -T key=value[/dim]")
+        name = row["name"] + ("" if row["origin"] == "built-in" else f" ({row['origin']})")
+        table.add_row(name, row["llm"], f"{row['description']}\n[dim]data: {row['data']}[/dim]")
+    console.print(table)
+    console.print("\n[dim]`ragjudge benches show NAME`: options, metrics, breakdowns, how to get the data. "
+                  "Run: `ragjudge eval --bench NAME -T key=value`.[/dim]")
 
 
 @app.command("show")
@@ -61,24 +64,22 @@ def show_command(name: Annotated[str, typer.Argument(help="A bench name.")],
                           "breakdowns": list(cls.breakdowns)}, indent=2))
         return
     console = Console()
-    console.print(f"[bold]{name}[/bold] ({entry.origin}, {LLM_USE[cls.llm]}): {cls.description}")
+    console.print(f"[bold]{name}[/bold] ({entry.origin}, {LLM_USE[cls.llm]}): {cls.description}", highlight=False)
     if cls.data_help:
-        console.print(f"\n[bold]Data.[/bold] {cls.data_help}")
-    table = Table(title="Options (ragjudge eval --bench " + name + " -T key=value)", title_justify="left")
-    for col in ("option", "type", "default", "help"):
-        table.add_column(col, overflow="fold")
-    for row in options:
-        table.add_row(*row)
-    console.print(table)
+        console.print("\n[bold]Data[/bold]")
+        console.print(Padding(cls.data_help, (0, 0, 0, 2)), highlight=False)
+    console.print(f"\n[bold]Options[/bold] (ragjudge eval --bench {name} -T key=value)")
+    for how, kind, default, help_text in options:
+        console.print(f"  [cyan]{how}[/cyan]  [dim]{kind}; default: {default}[/dim]", highlight=False)
+        if help_text:
+            console.print(Padding(help_text, (0, 0, 0, 6)), highlight=False)
     if cls.metrics:
-        metrics = Table(title="Metrics", title_justify="left")
-        metrics.add_column("metric")
-        metrics.add_column("what it measures", overflow="fold")
+        console.print("\n[bold]Metrics[/bold]")
         for m in cls.metrics:
-            metrics.add_row(m.name, m.description + ("" if m.higher_is_better else " (lower is better)"))
-        console.print(metrics)
+            better = "" if m.higher_is_better else " (lower is better)"
+            console.print(Padding(f"[cyan]{m.name}[/cyan]: {m.description}{better}", (0, 0, 0, 2)), highlight=False)
     if cls.breakdowns:
-        console.print("[bold]Breakdowns:[/bold] " + ", ".join(cls.breakdowns))
+        console.print("\n[bold]Breakdowns[/bold]: " + ", ".join(cls.breakdowns), highlight=False)
 
 
 def _first_sentence(text: str) -> str:

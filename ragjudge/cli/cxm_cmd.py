@@ -1,34 +1,42 @@
-"""`ragjudge cxm`: CXMArena conversation-analytics tasks. `score` existing predictions, `run` a model,
-`fetch` the public release. `ragjudge eval --bench cxm --task TASK` dispatches to `run_from_eval`."""
+"""`ragjudge cxm`: thin commands over the CXMArena benches. `score` existing predictions (every task that has
+<data>/predictions/<task>.jsonl, nothing written), `run` one task (the same as `ragjudge eval --bench
+cxm-<task>`), `fetch` the public release."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
-from rich.table import Table
 
+from ragjudge.bench.base import default_out
+from ragjudge.bench.cxm.base import TASKS, default_predictions, task_name
+from ragjudge.bench.cxm.benches import BY_TASK
 from ragjudge.cli import common
-from ragjudge.cxm import tasks as T
-from ragjudge.cxm.report import print_reports
+from ragjudge.engine import EngineOptions, OutputPaths, run_bench
+from ragjudge.engine.render import print_outcome, print_tables
 from ragjudge.errors import UsageError
 
 app = typer.Typer(help="CXMArena conversation-analytics tasks: intent, agent quality, tool calls, answer "
                        "classification, KB refinement, article search.", no_args_is_help=True)
 
-TaskOpt = Annotated[str, typer.Option("--task", help=f"One of: {', '.join(T.TASKS)}.")]
+TaskOpt = Annotated[str, typer.Option("--task", help=f"One of: {', '.join(TASKS)}.")]
 DataOpt = Annotated[Path, typer.Option("--data", help="CXMArena data folder: the release layout "
                                        "(`ragjudge cxm fetch`) or ragjudge's plain JSONL files.")]
 TaxonomyOpt = Annotated[str | None, typer.Option("--taxonomy", help="Intent taxonomy to use (default: every "
                                                  "taxonomy the data has gold intents for).")]
-KsOpt = Annotated[str, typer.Option("--k", help="Article search cut-offs for P@k / R@k, comma-separated.")]
+KsOpt = Annotated[str | None, typer.Option("--k", help="Article search cut-offs for P@k / R@k, comma-separated "
+                                           "[default: 1,3,5,10].")]
 
 
-def _ints(value: str, what: str) -> tuple[int, ...]:
+def _ints(value: str | None, what: str) -> list[int] | None:
+    if value is None:
+        return None
     try:
-        items = tuple(int(v) for v in (common.split_list(value) or []))
+        items = [int(v) for v in (common.split_list(value) or [])]
     except ValueError:
         raise UsageError(f"{what} must be comma-separated whole numbers, got {value!r}") from None
     if not items or any(i < 1 for i in items):
@@ -36,16 +44,22 @@ def _ints(value: str, what: str) -> tuple[int, ...]:
     return items
 
 
-def _format(fmt: str) -> str:
-    if fmt not in ("table", "json"):
-        raise UsageError(f"--format must be table or json, got {fmt!r}")
-    return fmt
-
-
-def _data(data: Path) -> Path:
-    if not data.is_dir():
-        raise UsageError(f"--data {data} is not a folder")
-    return data
+def _options(task: str, given: dict[str, tuple[str, Any]]) -> Any:
+    """The task bench's Options from the flags given (option → (flag, value)); a flag the task does not use
+    is an error."""
+    cls = BY_TASK[task]
+    values = {}
+    for key, (flag, value) in given.items():
+        if value is None:
+            continue
+        if key not in cls.Options.model_fields:
+            raise UsageError(f"{flag} is not used by --task {task}")
+        values[key] = value
+    try:
+        return cls.Options.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise UsageError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 @app.command("score")
@@ -56,25 +70,47 @@ def score_command(
     predictions: Annotated[Path | None, typer.Option("--predictions", help="Predictions JSONL "
                                                      "(default: <data>/predictions/<task>.jsonl).")] = None,
     taxonomy: TaxonomyOpt = None,
-    k: KsOpt = "1,3,5,10",
+    k: KsOpt = None,
     baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", help="KB refinement: also sweep the "
                                            "embedding-similarity baseline (bundled MiniLM, offline).")] = True,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="KB baseline embedding model "
                                                         "(default: bundled all-MiniLM-L6-v2).")] = None,
     fmt: common.FormatOpt = "table",
 ) -> None:
-    """Score existing predictions offline and print every metric."""
-    fmt = _format(fmt)
-    data = _data(data)
-    options = T.ScoreOptions(taxonomy=taxonomy, ks=_ints(k, "--k"), baseline=baseline, embedding_model=embedding_model)
+    """Score existing predictions offline and print every metric (nothing is written)."""
+    fmt = common.check_format(fmt)
     if task is None:
         if predictions is not None:
             raise UsageError("--predictions needs --task")
-        reports = T.score_all(data, options)
+        tasks = [t for t in TASKS if default_predictions(data, t).exists()]
+        if not tasks:
+            raise UsageError(f"no predictions in {data / 'predictions'} "
+                             f"(expected <task>.jsonl for tasks: {', '.join(TASKS)})")
     else:
-        reports = T.score_task(T.task_name(task), data, predictions, options)
-    print_reports(reports, fmt)
-    raise typer.Exit(1 if any(r.problems for r in reports) else 0)
+        tasks = [task_name(task)]
+    reports: list[dict[str, Any]] = []
+    tables = []
+    for name in tasks:
+        path = predictions or default_predictions(data, name)
+        from_file = predictions is not None or path.exists() or name != "kb-refinement"
+        if not from_file and not baseline:
+            raise UsageError(f"nothing to score: {path} does not exist and the baseline is off")
+        given = {"data": ("--data", str(data)), "predictions": ("--predictions", str(path) if from_file else None)}
+        if name == "intent":
+            given["taxonomy"] = ("--taxonomy", taxonomy)
+        if name == "article-search":
+            given["ks"] = ("--k", _ints(k, "--k"))
+        if name == "kb-refinement":
+            given.update(baseline=("--baseline", baseline), gen=("--embedding-model", embedding_model))
+        bench = BY_TASK[name](_options(name, given))
+        outcome = run_bench(bench, EngineOptions(show_progress=False), paths=None)
+        reports += outcome.summary["reports"]
+        tables += bench.tables(outcome.summary)
+    if fmt == "json":
+        print(json.dumps(reports, indent=2, ensure_ascii=False))
+    else:
+        print_tables(tables, Console())
+    raise typer.Exit(1 if any(r["problems"] for r in reports) else 0)
 
 
 @app.command("run")
@@ -89,16 +125,20 @@ def run_command(
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/cxm-<task>-<model>); "
                                              "rerunning with the same folder resumes.")] = None,
     taxonomy: TaxonomyOpt = None,
-    tool_counts: Annotated[str, typer.Option("--tool-counts", help="Numbers of offered tools.")] = "16,32,64,96,128",
+    tool_counts: Annotated[str | None, typer.Option("--tool-counts", help="Numbers of offered tools "
+                                                    "[default: 16,32,64,96,128].")] = None,
     force_tool_call: Annotated[bool, typer.Option("--force-tool-call", help="Require a tool call "
                                                   "(tool_choice=required).")] = False,
-    retriever: Annotated[str, typer.Option("--retriever", help="Retrieval pipeline (name or YAML path, e.g. bm25, "
-                                           "dense, hybrid) for article search and for the articles behind generated "
-                                           "answers; a name that is no pipeline is a dense embedding model.")] = "bm25",
-    top_k: Annotated[int, typer.Option("--top-k", min=1, help="Articles retrieved for generated answers.")] = 5,
-    query: Annotated[str, typer.Option("--query", help="Retrieval query for generated answers: last_turn, "
-                                       "all_user_turns or full_conversation.")] = "all_user_turns",
-    k: KsOpt = "1,3,5,10",
+    retriever: Annotated[str | None, typer.Option("--retriever", help="Retrieval pipeline (name or YAML path, e.g. "
+                                                  "bm25, dense, hybrid) for article search and for the articles "
+                                                  "behind generated answers; a name that is no pipeline is a dense "
+                                                  "embedding model [default: bm25].")] = None,
+    top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="Articles retrieved for generated answers "
+                                              "[default: 5].")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Retrieval query for generated answers: last_turn, "
+                                              "all_user_turns or full_conversation [default: all_user_turns].")
+                     ] = None,
+    k: KsOpt = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
     concurrency: common.ConcurrencyOpt = 8,
@@ -111,58 +151,28 @@ def run_command(
     max_retries: common.RetriesOpt = 6,
     timeout: common.TimeoutOpt = 120.0,
 ) -> None:
-    """Run a model on one task, then score it (outputs resume on rerun)."""
-    settings = T.RunSettings(
-        task=T.task_name(task), data=_data(data), model=model, judge_model=judge_model, out=out, taxonomy=taxonomy,
-        tool_counts=_ints(tool_counts, "--tool-counts"), forced_tool_call=force_tool_call, retriever=retriever,
-        k=top_k, query=query, ks=_ints(k, "--k"), limit=limit, judge_dirs=judge_dir or [],
-        pipeline_dirs=pipeline_dir or [],
-        concurrency=concurrency,
-        cache_dir=cache_dir, use_cache=not no_cache, api_base=api_base, max_retries=max_retries, timeout=timeout)
-    _run_and_report(settings, _format(fmt))
-
-
-def _run_and_report(settings: T.RunSettings, fmt: str) -> None:
-    outcome = T.run_task(settings)
-    print_reports(outcome.reports, fmt)
-    err = Console(stderr=True)
-    if outcome.gateway is not None and outcome.gateway.usage.by_model:
-        t = Table(title="LLM usage")
-        for col in ("model", "calls", "cached", "retries", "failed", "prompt tok", "completion tok", "cost $"):
-            t.add_column(col, justify="right")
-        for name, u in sorted(outcome.gateway.usage.by_model.items()):
-            t.add_row(name, str(u.calls), str(u.cached), str(u.retries), str(u.failures), str(u.prompt_tokens),
-                      str(u.completion_tokens), f"{u.cost:.4f}")
-        err.print(t)
-    err.print(f"[dim]predictions: {outcome.out / 'predictions.jsonl'}  metrics: {outcome.out / 'metrics.json'}[/dim]")
+    """Run a model on one task, then score it (the same as `ragjudge eval --bench cxm-<task>`; resumes on rerun)."""
+    fmt = common.check_format(fmt)
+    name = task_name(task)
+    given: dict[str, tuple[str, Any]] = {"data": ("--data", str(data))}
+    if name == "article-search":  # the system under test is the retrieval pipeline
+        given["pipeline"] = ("--model" if model else "--retriever", model or retriever)
+    else:
+        given.update(gen=("--model", model), pipeline=("--retriever", retriever))
+    given |= {
+        "judge_models": ("--judge-model", [judge_model] if judge_model else None),
+        "taxonomy": ("--taxonomy", taxonomy), "tool_counts": ("--tool-counts", _ints(tool_counts, "--tool-counts")),
+        "force_tool_call": ("--force-tool-call", force_tool_call or None), "k": ("--top-k", top_k),
+        "query": ("--query", query), "ks": ("--k", _ints(k, "--k")), "judge_dir": ("--judge-dir", judge_dir),
+        "pipeline_dir": ("--pipeline-dir", pipeline_dir),
+    }
+    cls = BY_TASK[name]
+    bench = cls(_options(name, given), label=f"cxm-{name}")
+    engine = EngineOptions(limit=limit, concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
+                           api_base=api_base, max_retries=max_retries, timeout=timeout)
+    outcome = run_bench(bench, engine, OutputPaths.in_folder(out or default_out(bench)))
+    print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
-
-
-def run_from_eval(*, task: str | None, data: str | None, gen: str, judge_models: str | None, pipeline: str | None,
-                  out: Path | None, limit: int | None, fmt: str, concurrency: int, cache_dir: str | None,
-                  no_cache: bool, api_base: str | None, judge_dir: list[str] | None, max_retries: int,
-                  timeout: float, force_tool_call: bool = False) -> None:
-    """`ragjudge eval --bench cxm --task TASK --data DIR --gen MODEL [--judge-models J] [--pipeline P]`.
-
-    --gen is the model under test (for article-search the retrieval pipeline, for kb-refinement the
-    embedding model); --judge-models names the one judge model; other settings take `cxm run`'s defaults."""
-    if task is None:
-        raise UsageError(f"--bench cxm needs --task ({', '.join(T.TASKS)})")
-    if data is None:
-        raise UsageError("--bench cxm needs --data DIR (a CXMArena folder; `ragjudge cxm fetch --out DIR` gets one)")
-    judges = common.split_list(judge_models) or []
-    if len(judges) > 1:
-        raise UsageError(f"--bench cxm takes one judge model, got {len(judges)}: {', '.join(judges)}")
-    name = T.task_name(task)
-    if pipeline and name != "answer-classification":
-        hint = " (for article-search the pipeline is --gen)" if name == "article-search" else ""
-        raise UsageError(f"--pipeline is for --task answer-classification, the articles behind generated replies{hint}")
-    settings = T.RunSettings(
-        task=name, data=_data(Path(data)), model=gen, judge_model=judges[0] if judges else None, out=out,
-        retriever=pipeline or "bm25", limit=limit, judge_dirs=judge_dir or [], forced_tool_call=force_tool_call,
-        concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache, api_base=api_base,
-        max_retries=max_retries, timeout=timeout)
-    _run_and_report(settings, _format(fmt))
 
 
 @app.command("fetch")
@@ -171,8 +181,8 @@ def fetch_command(
     task: Annotated[str | None, typer.Option("--task", help="Only the configs one task needs.")] = None,
 ) -> None:
     """Download the public CXMArena release (Hugging Face: sprinklr-huggingface/CXM_Arena) for offline use."""
-    from ragjudge.cxm.hub import TASK_CONFIGS, fetch
+    from ragjudge.bench.cxm.hub import TASK_CONFIGS, fetch
 
-    configs = list(TASK_CONFIGS[T.task_name(task)]) if task else None
+    configs = list(TASK_CONFIGS[task_name(task)]) if task else None
     for path in fetch(out, configs):
         typer.echo(str(path))

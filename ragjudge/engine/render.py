@@ -88,18 +88,59 @@ def default_tables(summary: dict[str, Any], title: str) -> list[Table]:
     return tables
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _split_to_width(table: Table, width: int) -> list[Table]:
+    """A table too wide for the terminal becomes several, each repeating the leading label columns, so that
+    numbers are never cut (`0.2…`) at 80 columns or in a pipe."""
+    cells = [[fmt(v) for v in row] for row in table.rows]
+    widths = [max([len(str(c))] + [len(r[i]) for r in cells if i < len(r)]) + 3 for i, c in enumerate(table.columns)]
+    if sum(widths) + 2 <= width or len(table.columns) < 3:
+        return [table]
+    numeric = [all(_is_number(r[i]) or r[i] is None for r in table.rows if i < len(r)) for i in range(len(widths))]
+    labels = 1
+    while labels < len(widths) - 1 and not numeric[labels] and sum(widths[: labels + 1]) < width // 2:
+        labels += 1
+    parts, current = [], []
+    budget = width - 2 - sum(widths[:labels])
+    used = 0
+    for i in range(labels, len(widths)):
+        if current and used + widths[i] > budget:
+            parts.append(current)
+            current, used = [], 0
+        current.append(i)
+        used += widths[i]
+    parts.append(current)
+    out = []
+    for n, part in enumerate(parts):
+        keep = list(range(labels)) + part
+        title = table.title if n == 0 else f"{table.title} (continued)"
+        out.append(Table(title, [table.columns[i] for i in keep], [[row[i] if i < len(row) else None for i in keep]
+                                                                    for row in table.rows],
+                         table.notes if n == len(parts) - 1 else []))
+    return out
+
+
 def print_tables(tables: list[Table], console: Console) -> None:
-    for table in tables:
-        if not table.rows:
+    from rich import box
+
+    for whole in tables:
+        if not whole.rows:
             continue
-        t = RichTable(title=table.title, title_justify="left")
-        for i, col in enumerate(table.columns):
-            t.add_column(str(col), justify="left" if i == 0 else "right")
-        for row in table.rows:
-            t.add_row(*(fmt(v) for v in row))
-        console.print(t)
-        for note in table.notes:
-            console.print(f"[dim]{note}[/dim]")
+        for table in _split_to_width(whole, console.width):
+            console.print(f"[bold]{table.title}[/bold]", soft_wrap=True, highlight=False)
+            t = RichTable(box=box.SIMPLE_HEAD, pad_edge=False)
+            for i, col in enumerate(table.columns):
+                numeric = all(_is_number(r[i]) or r[i] is None for r in table.rows if i < len(r))
+                t.add_column(str(col), justify="right" if i and numeric else "left", no_wrap=numeric,
+                             overflow="fold")
+            for row in table.rows:
+                t.add_row(*(fmt(v) for v in row))
+            console.print(t)
+            for note in table.notes:
+                console.print(f"[dim]{note}[/dim]", soft_wrap=True)
 
 
 def print_outcome(outcome: RunOutcome, output_format: str) -> None:
@@ -136,4 +177,5 @@ def print_footer(outcome: RunOutcome, console: Console) -> None:
         where = f" (see the 'errors' column of {paths.csv})" if paths else ""
         console.print(f"[yellow]{failed} sample(s) had errors{where}[/yellow]")
     if paths is not None:
-        console.print(f"results: {paths.results}  table: {paths.csv}, {paths.parquet}  summary: {paths.summary}")
+        console.print(f"results: {paths.results}", soft_wrap=True, highlight=False)
+        console.print(f"summary: {paths.summary}  table: {paths.csv}", soft_wrap=True, highlight=False)

@@ -197,6 +197,10 @@ def read_trec_run(path: str | Path) -> Run:
 
 def write_trec_run(run: Run, path: str | Path, *, tag: str | None = None, depth: int | None = None) -> None:
     """Write `qid Q0 docid rank score tag` lines, ranks from 1, in the run's ranking order."""
+    _atomic_write(path, trec_run_lines(run, tag=tag, depth=depth))
+
+
+def trec_run_lines(run: Run, *, tag: str | None = None, depth: int | None = None) -> list[str]:
     tag = tag or run.name or "ragjudge"
     _check_token(tag, "tag")
     lines = []
@@ -206,11 +210,15 @@ def write_trec_run(run: Run, path: str | Path, *, tag: str | None = None, depth:
         for rank, hit in enumerate(hits[:depth], start=1):
             _check_token(hit.doc_id, "document id")
             lines.append(f"{qid} Q0 {hit.doc_id} {rank} {hit.score!r} {tag}\n")
-    _atomic_write(path, lines)
+    return lines
 
 
 def write_mtrag_run(run: Run, path: str | Path, *, depth: int | None = None) -> None:
     """Write MTRAG retrieval predictions; text and title are written when the run knows them."""
+    _atomic_write(path, mtrag_run_lines(run, depth=depth))
+
+
+def mtrag_run_lines(run: Run, *, depth: int | None = None) -> list[str]:
     lines = []
     for key, hits in run.rankings.items():
         contexts = []
@@ -227,7 +235,7 @@ def write_mtrag_run(run: Run, path: str | Path, *, depth: int | None = None) -> 
             record["Collection"] = run.collections[key]
         record["contexts"] = contexts
         lines.append(dumps(record) + "\n")
-    _atomic_write(path, lines)
+    return lines
 
 
 # ---------------------------------------------------------------- qrels

@@ -61,6 +61,7 @@ class MtragBench(Bench[MtragOptions, Task]):
     data_help = ("The MTRAG human generation tasks (IBM/mt-rag-benchmark, mtrag-human/generation_tasks/"
                  "reference.jsonl): downloaded into the cache on first use, or --data PATH / $RAGJUDGE_DATA for a "
                  "local copy; `--bench PATH` takes any MTRAG-format file or folder.")
+    data_source = "IBM/mt-rag-benchmark human tasks, downloaded on first use (or --data)"
     metrics = (
         MetricInfo("RB_agg", "RB_alg: harmonic mean of BERTScore recall, ROUGE-L and BERT K-Precision"),
         MetricInfo("RB_llm", "reference-based LLM judge, median of the judge panel (1-10 scaled to 0-1)"),

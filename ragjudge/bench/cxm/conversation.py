@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ragjudge.cxm.models import Message
+from ragjudge.bench.cxm.models import Message
 from ragjudge.errors import InputError
 
 _SPEAKERS = {

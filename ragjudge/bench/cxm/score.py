@@ -1,7 +1,7 @@
 """Score prediction rows (from `ragjudge cxm run` or any system) against a task's gold data.
 
 Each scorer validates the rows (bad rows are InputErrors naming file, line and field), computes the
-metrics with `ragjudge.cxm.metrics` and returns a TaskReport. Rows with `error` (calls that failed) and
+metrics with `ragjudge.bench.cxm.metrics` and returns a TaskReport. Rows with `error` (calls that failed) and
 items without a prediction are left out of the metrics and counted as problems.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ragjudge.cxm import metrics as M
-from ragjudge.cxm.loaders import normalize_message_id, parse_answer, read_pair
-from ragjudge.cxm.models import (
+from ragjudge.bench.cxm import metrics as M
+from ragjudge.bench.cxm.loaders import normalize_message_id, parse_answer, read_pair
+from ragjudge.bench.cxm.models import (
     ANSWER_LABELS,
     PAIR_KINDS,
     Article,
@@ -29,8 +29,8 @@ from ragjudge.cxm.models import (
     normalize_class,
     parse_arguments,
 )
-from ragjudge.cxm.report import Table, TaskReport
-from ragjudge.cxm.tables import id_list
+from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.tables import id_list
 from ragjudge.errors import InputError
 
 Rows = Sequence[tuple[int, dict[str, Any]]]
@@ -347,7 +347,7 @@ def embedding_baseline(articles: dict[str, Article], gold: dict[str, set[frozens
     """Cosine similarity of article embeddings, every pair above a threshold predicted; swept per kind."""
     ids = list(articles)
     if similarity is None:
-        from ragjudge.cxm.retrieve import cosine_matrix, embed
+        from ragjudge.bench.cxm.retrieve import cosine_matrix, embed
 
         similarity = cosine_matrix(embed([articles[i].full_text for i in ids], model))
     sweeps = {kind: M.threshold_sweep(ids, similarity, pairs, thresholds) for kind, pairs in gold.items()}

@@ -1,6 +1,6 @@
 """The CXMArena data model: conversations with message ids, and one case type per task.
 
-Loaders (`ragjudge.cxm.loaders`) build these from the public release's columns or from ragjudge's plain
+Loaders (`ragjudge.bench.cxm.loaders`) build these from the public release's columns or from ragjudge's plain
 JSONL files; runners and scorers only ever see these types.
 """
 

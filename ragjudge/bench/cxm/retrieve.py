@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ragjudge.cxm.models import Article
+from ragjudge.bench.cxm.models import Article
 from ragjudge.errors import UsageError
 from ragjudge.models import Passage
 from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec, available_pipelines, load_pipeline

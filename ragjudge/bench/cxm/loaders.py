@@ -13,8 +13,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ragjudge.cxm.conversation import parse_messages
-from ragjudge.cxm.models import (
+from ragjudge.bench.cxm.conversation import parse_messages
+from ragjudge.bench.cxm.models import (
     PAIR_KINDS,
     Article,
     IntentCase,
@@ -29,7 +29,7 @@ from ragjudge.cxm.models import (
     normalize_class,
     parse_arguments,
 )
-from ragjudge.cxm.tables import field, find_file, id_list, listish, read_rows, require_file, structured
+from ragjudge.bench.cxm.tables import field, find_file, id_list, listish, read_rows, require_file, structured
 from ragjudge.errors import InputError
 
 ARTICLE_FILES = {

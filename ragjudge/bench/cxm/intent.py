@@ -1,0 +1,161 @@
+"""`cxm-intent`: pick one intent per conversation from a taxonomy; exact-match and LLM-verified accuracy."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragjudge.bench.base import MetricInfo, Record, SampleResult, Scorer, Solver
+from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import prompts as P
+from ragjudge.bench.cxm import score as S
+from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver
+from ragjudge.bench.cxm.models import IntentCase, Taxonomy
+from ragjudge.bench.cxm.report import TaskReport
+from ragjudge.bench.cxm.runners import predict_intent, verify_intent
+from ragjudge.engine.parallel import each_as_completed
+from ragjudge.errors import UsageError
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+
+class IntentOptions(CxmOptions):
+    gen: str | None = Field(None, description="The model under test (litellm name).")
+    judge_models: list[str] = Field(default_factory=list, description="One judge model for the LLM-verified "
+                                    "match (a wrong label that means the same thing counts).")
+    taxonomy: str | None = Field(None, description="Intent taxonomy to use (default: every taxonomy the data "
+                                 "has gold intents for).")
+    judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
+
+
+class IntentSample(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    taxonomy: str
+    case: IntentCase
+
+
+class IntentSolver(Solver[IntentSample]):
+    def __init__(self, model: str, taxonomies: dict[str, Taxonomy], book: P.PromptBook):
+        self.name = model
+        self.model = model
+        self.taxonomies = taxonomies
+        self.spec = book.spec(P.INTENT_PREDICTION)
+
+    def fingerprint(self, sample: IntentSample) -> str:
+        return P.fingerprint_of(self.spec, self.model, self.taxonomies[sample.taxonomy].model_dump())
+
+    async def solve(self, samples: Sequence[IntentSample], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        gateway = ctx.require_gateway()
+
+        async def one(s: IntentSample) -> Record:
+            return await predict_intent(gateway, s.case, self.taxonomies[s.taxonomy], self.model, self.spec)
+
+        async for sample, row in each_as_completed(samples, one):
+            yield sample.id, row
+
+
+class VerifyScorer(Scorer[IntentSample]):
+    name = "verify"
+
+    def __init__(self, judge_model: str, taxonomies: dict[str, Taxonomy], book: P.PromptBook):
+        self.judge_model = judge_model
+        self.taxonomies = taxonomies
+        self.spec = book.spec(P.INTENT_MATCH)
+
+    def fingerprint(self, sample: IntentSample, output: Record) -> str:
+        return P.fingerprint_of(self.spec, self.judge_model, output.get("intent"),
+                                sample.case.gold.get(sample.taxonomy))
+
+    def unscorable(self, sample: IntentSample, output: Record) -> Record:
+        return {}  # a failed prediction is counted as an error by the scores; there is nothing to verify
+
+    async def score(self, items: Sequence[tuple[IntentSample, Record]],
+                    ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        gateway = ctx.require_gateway()
+
+        async def one(item: tuple[IntentSample, Record]) -> Record:
+            sample, row = item
+            return await verify_intent(gateway, sample.case, self.taxonomies[sample.taxonomy], row,
+                                       self.judge_model, self.spec)
+
+        async for (sample, _), verdict in each_as_completed(items, one):
+            yield sample.id, verdict
+
+
+class IntentBench(CxmBench[IntentOptions]):
+    name = "cxm-intent"
+    task = "intent"
+    description = "CXMArena intent prediction: one intent per conversation from a flat or two-level taxonomy."
+    Options = IntentOptions
+    llm = "optional"
+    metrics = (MetricInfo("accuracy (exact match)", "predicted label equals the gold label (after mapping)"),
+               MetricInfo("accuracy (LLM-verified)", "a judge model accepts the predicted label as the gold intent"),
+               MetricInfo("macro-F1", "mean F1 over gold intents"),
+               MetricInfo("level-1 accuracy", "two-level taxonomies: the first level is right"))
+    breakdowns = ("taxonomy", "intent (per-label precision/recall, confusions)")
+
+    def __init__(self, options: IntentOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        if options.predictions is None and not options.gen:
+            raise UsageError("bench cxm-intent needs a model under test (--gen MODEL) or -T predictions=FILE")
+        if options.predictions is not None and (options.gen or options.judge_models):
+            raise UsageError("-T predictions scores existing predictions: --gen and --judge-models do not apply")
+        if len(options.judge_models) > 1:
+            raise UsageError(f"bench cxm-intent takes one judge model, got {len(options.judge_models)}: "
+                             f"{', '.join(options.judge_models)}")
+        self.book = P.PromptBook(options.judge_dir)
+        self.cases: list[IntentCase] = []
+        self.taxonomies: dict[str, Taxonomy] = {}
+        self.names: list[str] = []
+
+    def load(self) -> list[Any]:
+        self.cases, self.taxonomies = loaders.load_intent(self.data)
+        if self.predictions_path is not None:
+            return self.file_rows()
+        wanted = self.options.taxonomy
+        names = [wanted.lower()] if wanted else [t for t in self.taxonomies if any(t in c.gold for c in self.cases)]
+        for name in names:
+            if name not in self.taxonomies:
+                raise UsageError(f"unknown taxonomy {name!r} (available: {', '.join(self.taxonomies)})")
+            if not any(name in c.gold for c in self.cases):
+                raise UsageError(f"no conversation has a gold intent in taxonomy {name!r}")
+        if not names:
+            raise UsageError("no conversation has a gold intent")
+        self.names = names
+        return [IntentSample(id=f"{name}/{c.case_id}", taxonomy=name, case=c)
+                for name in names for c in self.cases if name in c.gold]
+
+    def llm_models(self) -> list[str]:
+        return [m for m in (self.options.gen, *self.options.judge_models) if m]
+
+    def solver(self, ctx: RunContext) -> Solver[Any]:
+        if self.predictions_path is not None:
+            return FileRowsSolver()
+        assert self.options.gen
+        return IntentSolver(self.options.gen, self.taxonomies, self.book)
+
+    def scorers(self, ctx: RunContext) -> list[Scorer[Any]]:
+        if self.predictions_path is not None or not self.options.judge_models:
+            return []
+        return [VerifyScorer(self.options.judge_models[0], self.taxonomies, self.book)]
+
+    def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
+        verdict = {k: v for k, v in result.scores.get("verify", {}).items() if k != "error"}
+        return [{**result.output, **verdict}]  # a judge failure is not a prediction failure (verify_error)
+
+    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+        rows = self.prediction_rows(results)
+        if self.predictions_path is not None:
+            return S.score_intent(self.cases, self.taxonomies, rows, self.predictions_path, self.options.taxonomy)
+        reports = []
+        for name in self.names:
+            mine = [r.sample.case for r in results if r.sample.taxonomy == name]
+            if mine:  # (--limit may leave a taxonomy out)
+                reports += S.score_intent(mine, self.taxonomies,
+                                          [(n, r) for n, r in rows if r.get("taxonomy") == name], taxonomy=name)
+        return reports

@@ -1,0 +1,261 @@
+"""One CXMArena item put to a model: intent prediction (+ LLM-verified match), agent quality adherence,
+tool calls, and multi-turn answers with their classification.
+
+Each function answers one item with a prediction row (the rows `ragjudge cxm score` reads back); the
+benches run them as solvers and scorers, so the engine journals each row and a rerun resumes. Calls go
+through the LLMGateway (cache, retries, accounting). A failed call is a row with `error` (left out of the
+metrics, counted); an answer the model under test gives in the wrong format is a wrong answer
+(`parse_error`); a judge answer that cannot be read is an error.
+"""
+
+from __future__ import annotations
+
+import difflib
+import random
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ragjudge.bench.cxm.conversation import chat_messages
+from ragjudge.bench.cxm.loaders import normalize_message_id, parse_answer
+from ragjudge.bench.cxm.models import (
+    Article,
+    IntentCase,
+    QualityCase,
+    RagCase,
+    Taxonomy,
+    ToolCase,
+    parse_arguments,
+    render_conversation,
+)
+from ragjudge.bench.cxm.prompts import messages, parse_choice, parse_json
+from ragjudge.errors import UsageError
+from ragjudge.judges.spec import JudgeSpec
+from ragjudge.llm import LLMError, LLMGateway, LLMResponse
+
+
+async def _complete(gateway: LLMGateway, model: str, msgs: list[dict[str, Any]],
+                    params: dict[str, Any]) -> LLMResponse | str:
+    """The response, or the error text of a call that failed for good."""
+    try:
+        return await gateway.complete(model, msgs, **params)
+    except LLMError as exc:
+        return str(exc)
+
+
+def _usage(response: LLMResponse) -> dict[str, Any]:
+    return {"prompt_tokens": response.prompt_tokens, "completion_tokens": response.completion_tokens,
+            "cached": response.cached}
+
+
+# -- intent prediction ----------------------------------------------------------------------------------
+
+def _norm_label(text: str) -> str:
+    text = text.strip().strip("\"'`.").strip()
+    text = re.sub(r"\s*(?:->|>|/|»|:)\s*", ":", text)  # "Billing > Refund", "Billing / Refund" → "Billing:Refund"
+    return " ".join(text.split()).casefold()
+
+
+def map_intent(raw: str, labels: Sequence[str], fuzzy_cutoff: float) -> tuple[str | None, str]:
+    """Map a model's intent to a taxonomy label: (label, how) with how = exact | normalized | fuzzy | none."""
+    if raw in labels:
+        return raw, "exact"
+    by_norm = {_norm_label(label): label for label in labels}
+    norm = _norm_label(raw)
+    if norm in by_norm:
+        return by_norm[norm], "normalized"
+    close = difflib.get_close_matches(norm, list(by_norm), n=1, cutoff=fuzzy_cutoff)
+    if close:
+        return by_norm[close[0]], "fuzzy"
+    return None, "none"
+
+
+def _taxonomy_variables(taxonomy: Taxonomy) -> dict[str, Any]:
+    return {"taxonomy": [{"label": e.label, "description": e.description} for e in taxonomy.entries],
+            "taxonomy_name": taxonomy.name, "two_level": taxonomy.two_level}
+
+
+async def predict_intent(gateway: LLMGateway, case: IntentCase, taxonomy: Taxonomy, model: str,
+                         spec: JudgeSpec) -> dict[str, Any]:
+    """The model's intent for one conversation, mapped onto the taxonomy's labels."""
+    cutoff = float(spec.options.get("fuzzy_cutoff", 0.85))
+    variables = {**_taxonomy_variables(taxonomy), "conversation": render_conversation(case.messages)}
+    response = await _complete(gateway, model, messages(spec, variables), spec.params)
+    row: dict[str, Any] = {"case_id": case.case_id, "taxonomy": taxonomy.name, "model": model}
+    if isinstance(response, str):
+        return {**row, "error": response}
+    row.update(_usage(response), raw=response.text)
+    parsed = parse_json(response.text, spec)
+    if not parsed.ok:
+        return {**row, "intent": None, "parse_error": parsed.error}
+    raw_intent = str(parsed.value["intent"]).strip()
+    label, how = map_intent(raw_intent, taxonomy.labels, cutoff)
+    return {**row, "intent": label if label is not None else raw_intent, "raw_intent": raw_intent,
+            "mapping": how, "in_taxonomy": label is not None}
+
+
+async def verify_intent(gateway: LLMGateway, case: IntentCase, taxonomy: Taxonomy, row: dict[str, Any],
+                        judge_model: str, spec: JudgeSpec) -> dict[str, Any]:
+    """`verified_match` for one prediction row: exact matches and non-answers by rule, others by the judge.
+    A judge that fails or cannot be read gives `verify_error` (and `error`: retried on the next run)."""
+    gold = case.gold.get(taxonomy.name)
+    if gold is None:
+        return {}
+    predicted = row.get("intent")
+    if predicted is None or predicted == gold:  # no answer, or the very label: nothing for a judge to decide
+        return {"verified_match": predicted == gold, "verified_by": "rule"}
+    descriptions = {e.label: e.description for e in taxonomy.entries}
+    variables = {"taxonomy_name": taxonomy.name, "conversation": render_conversation(case.messages),
+                 "predicted": predicted, "gold": gold, "predicted_description": descriptions.get(predicted, ""),
+                 "gold_description": descriptions.get(gold, "")}
+    response = await _complete(gateway, judge_model, messages(spec, variables), spec.params)
+    if isinstance(response, str):
+        return {"verify_error": response, "error": response}
+    parsed = parse_choice(response.text, spec)
+    if parsed.error:
+        return {"verify_error": f"{parsed.error}; raw: {response.text[:300]}", "error": parsed.error,
+                "verify_raw": response.text}
+    return {"verified_match": bool(parsed.value), "verified_by": judge_model, "verify_raw": response.text}
+
+
+# -- agent quality adherence ----------------------------------------------------------------------------
+
+def read_quality_answers(value: Any, case: QualityCase) -> tuple[list[dict[str, Any]], list[str]]:
+    """The model's {"answers": [...]} → (answers by question_id, ids of questions left unanswered/unreadable)."""
+    answers: dict[str, dict[str, Any]] = {}
+    numbers = {str(i + 1): q.question_id for i, q in enumerate(case.questions)}
+    by_text = {q.text.strip().casefold(): q.question_id for q in case.questions}
+    for item in value.get("answers", []):
+        key = str(item.get("question", "")).strip().rstrip(".")
+        question_id = numbers.get(key) or by_text.get(key.casefold())
+        if question_id is None or question_id in answers:
+            continue
+        try:
+            answer = parse_answer(item.get("answer"))
+        except ValueError:
+            continue
+        evidence = [normalize_message_id(x) for x in item.get("message_ids") or []]
+        answers[question_id] = {"question_id": question_id, "answer": answer, "evidence": evidence}
+    ordered = [answers[q.question_id] for q in case.questions if q.question_id in answers]
+    missing = [q.question_id for q in case.questions if q.question_id not in answers]
+    return ordered, missing
+
+
+async def predict_quality(gateway: LLMGateway, case: QualityCase, model: str, spec: JudgeSpec) -> dict[str, Any]:
+    variables = {"conversation": render_conversation(case.messages),
+                 "questions": [{"number": i + 1, "text": q.text} for i, q in enumerate(case.questions)]}
+    response = await _complete(gateway, model, messages(spec, variables), spec.params)
+    row: dict[str, Any] = {"case_id": case.case_id, "model": model}
+    if isinstance(response, str):
+        return {**row, "error": response}
+    row.update(_usage(response), raw=response.text)
+    parsed = parse_json(response.text, spec)
+    if not parsed.ok:
+        return {**row, "answers": [], "parse_error": parsed.error}
+    answers, missing = read_quality_answers(parsed.value, case)
+    if missing:
+        row["parse_error"] = f"no readable answer for question(s) {', '.join(missing)}"
+    return {**row, "answers": answers}
+
+
+# -- tool calls -----------------------------------------------------------------------------------------
+
+def offered_tools(case: ToolCase, catalog: Sequence[str], size: int) -> list[str] | None:
+    """The case's own candidate list for `size`, else the expected tools plus distractors: a seeded
+    permutation of the rest of the catalog, so a smaller offer is always contained in a larger one.
+    None if the catalog has fewer than `size` tools."""
+    if size in case.candidates:
+        return list(case.candidates[size])
+    if size > len(catalog):
+        return None
+    expected = list(dict.fromkeys(c.name for c in case.expected))
+    rng = random.Random(f"cxm-tools/{case.case_id}")
+    rest = [name for name in catalog if name not in expected]
+    rng.shuffle(rest)
+    names = expected + rest[: max(0, size - len(expected))]
+    random.Random(f"cxm-tools/{case.case_id}/{size}").shuffle(names)
+    return names
+
+
+def _calls(response: LLMResponse) -> list[dict[str, Any]]:
+    out = []
+    for call in response.tool_calls:
+        parsed = parse_arguments(call.get("arguments"))
+        out.append({"name": call.get("name"), "arguments": parsed if parsed is not None else call.get("arguments")})
+    return out
+
+
+async def call_tools(gateway: LLMGateway, case: ToolCase, offered: list[str], catalog: dict[str, dict[str, Any]],
+                     model: str, spec: JudgeSpec, kb: list[dict[str, str]], *, forced: bool = False) -> dict[str, Any]:
+    """One conversation offered `offered` tools: the tool calls the model makes (tool_choice=required if forced)."""
+    params = {**spec.params, "tools": [catalog[n] for n in offered]}
+    if forced:
+        params["tool_choice"] = "required"
+    msgs = messages(spec, {"articles": kb}, chat=chat_messages(case.messages))
+    response = await _complete(gateway, model, msgs, params)
+    row: dict[str, Any] = {"case_id": case.case_id, "n_tools": len(offered), "mode": "forced" if forced else "auto",
+                           "model": model, "offered": offered}
+    if isinstance(response, str):
+        return {**row, "error": response}
+    return {**row, **_usage(response), "tool_calls": _calls(response), "text": response.text}
+
+
+# -- multi-turn answers and their classification ---------------------------------------------------------
+
+QUERY_STRATEGIES = ("last_turn", "all_user_turns", "full_conversation")
+
+
+def conversation_query(case: RagCase, strategy: str = "all_user_turns") -> str:
+    """The retrieval query for a conversation: the customer's last message, all customer messages, or all
+    messages (the pipelines' strategies without LLM rewriting)."""
+    customer = [m.text for m in case.messages if m.speaker != "agent" and m.text.strip()]
+    if strategy == "last_turn":
+        return customer[-1] if customer else case.messages[-1].text
+    if strategy == "all_user_turns":
+        return "\n".join(customer)
+    if strategy == "full_conversation":
+        return "\n".join(m.text for m in case.messages if m.text.strip())
+    raise UsageError(f"unknown query strategy {strategy!r} (available: {', '.join(QUERY_STRATEGIES)})")
+
+
+async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[str], articles: dict[str, Article],
+                            model: str, spec: JudgeSpec) -> dict[str, Any]:
+    """The model's reply to the last message, from the retrieved articles."""
+    kb = [{"id": i, "text": articles[i].text} for i in retrieved]
+    msgs = messages(spec, {"articles": kb}, chat=chat_messages(case.messages))
+    response = await _complete(gateway, model, msgs, spec.params)
+    row: dict[str, Any] = {"case_id": case.case_id, "retrieved_ids": retrieved, "model": model}
+    if isinstance(response, str):
+        return {**row, "error": response}
+    return {**row, **_usage(response), "response": response.text}
+
+
+def read_answer_class(value: Any, spec: JudgeSpec) -> tuple[str | None, str | None]:
+    labels = {str(k).casefold(): str(v) for k, v in (spec.options.get("labels") or {}).items()}
+    category = str(value.get("category", "")).strip().strip(".").casefold()
+    if category in labels:
+        return labels[category], None
+    known = sorted(set(labels.values()))
+    return None, f"unparsable judge output: category {value.get('category')!r} is not one of {known}"
+
+
+async def classify_response(gateway: LLMGateway, case: RagCase, given: dict[str, Any], articles: dict[str, Article],
+                            judge_model: str, spec: JudgeSpec) -> dict[str, Any]:
+    """Label one reply Correct / Incorrect / Hallucination / Refusal. `given`: the row with `response` (and
+    `retrieved_ids`, the articles the replier saw besides the gold ones)."""
+    gold = [{"id": i, "text": articles[i].text} for i in case.kb_ids if i in articles]
+    others = [{"id": i, "text": articles[i].text} for i in given.get("retrieved_ids") or []
+              if i in articles and i not in case.kb_ids]
+    variables = {"conversation": render_conversation(case.messages, with_ids=False),
+                 "response": given["response"], "reference": case.reference or "",
+                 "gold_articles": gold, "other_articles": others}
+    response = await _complete(gateway, judge_model, messages(spec, variables), spec.params)
+    row: dict[str, Any] = {"case_id": case.case_id, "judge_model": judge_model}
+    if isinstance(response, str):
+        return {**row, "error": response}
+    row.update(judge_raw=response.text)
+    parsed = parse_json(response.text, spec)
+    if not parsed.ok:
+        return {**row, "error": parsed.error}
+    label, error = read_answer_class(parsed.value, spec)
+    return {**row, "error": error} if error else {**row, "label": label}

@@ -1,0 +1,129 @@
+"""`cxm-tool-calls`: call the right tools through function calling, offered 16 to 128 tools."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
+from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import prompts as P
+from ragjudge.bench.cxm import score as S
+from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles
+from ragjudge.bench.cxm.models import Article, ToolCase
+from ragjudge.bench.cxm.report import TaskReport
+from ragjudge.bench.cxm.runners import call_tools, offered_tools
+from ragjudge.engine.parallel import each_as_completed
+from ragjudge.errors import UsageError
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+DEFAULT_TOOL_COUNTS = [16, 32, 64, 96, 128]
+
+
+class ToolOptions(CxmOptions):
+    gen: str | None = Field(None, description="The model under test (litellm name, with function calling).")
+    tool_counts: list[int] = Field(default_factory=lambda: list(DEFAULT_TOOL_COUNTS),
+                                   description="Numbers of offered tools (the expected ones plus distractors).")
+    force_tool_call: bool = Field(False, description="Require a tool call (tool_choice=required).")
+    judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
+
+
+class ToolSample(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    case: ToolCase
+    offered: list[str]
+
+
+class ToolSolver(Solver[ToolSample]):
+    def __init__(self, model: str, catalog: dict[str, dict[str, Any]], articles: dict[str, Article],
+                 book: P.PromptBook, forced: bool):
+        self.name = model
+        self.model = model
+        self.catalog = catalog
+        self.articles = articles
+        self.forced = forced
+        self.spec = book.spec(P.TOOL_CALL)
+
+    def fingerprint(self, sample: ToolSample) -> str:
+        return P.fingerprint_of(self.spec, self.model, "forced" if self.forced else "auto", sample.offered)
+
+    async def solve(self, samples: Sequence[ToolSample], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        gateway = ctx.require_gateway()
+
+        async def one(s: ToolSample) -> Record:
+            kb = [{"id": a.id, "text": a.text} for k in s.case.kb_ids if (a := self.articles.get(k)) is not None]
+            return await call_tools(gateway, s.case, s.offered, self.catalog, self.model, self.spec, kb,
+                                    forced=self.forced)
+
+        async for sample, row in each_as_completed(samples, one):
+            yield sample.id, row
+
+
+class ToolCallsBench(CxmBench[ToolOptions]):
+    name = "cxm-tool-calls"
+    task = "tool-calls"
+    description = "CXMArena tool calling: pick the right tools (and arguments) among 16 to 128 offered."
+    Options = ToolOptions
+    llm = "optional"
+    metrics = (MetricInfo("tool-selection accuracy", "the sorted set of called tool names equals the gold set"),
+               MetricInfo("argument match", "every gold call made with the gold arguments"),
+               MetricInfo("tool-selection accuracy @N tools", "the same, with N tools offered"))
+    breakdowns = ("number of offered tools", "mode (auto / forced)")
+
+    def __init__(self, options: ToolOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        if (options.predictions is None) == (options.gen is None):
+            raise UsageError("bench cxm-tool-calls needs a model under test (--gen MODEL) or -T predictions=FILE"
+                             + (", not both" if options.gen else ""))
+        if not options.tool_counts or any(n < 1 for n in options.tool_counts):
+            raise UsageError(f"-T tool_counts must be positive whole numbers, got {options.tool_counts}")
+        self.book = P.PromptBook(options.judge_dir)
+        self.cases: list[ToolCase] = []
+        self.catalog: dict[str, dict[str, Any]] = {}
+        self.notes: list[str] = []
+        self.never_offered: list[ToolCase] = []
+
+    def load(self) -> list[Any]:
+        self.catalog = loaders.load_tool_catalog(self.data)
+        self.cases = loaders.load_tool_cases(self.data, self.catalog)
+        if self.predictions_path is not None:
+            return self.file_rows()
+        mode = "forced" if self.options.force_tool_call else "auto"
+        samples, skipped = [], {}
+        for case in self.cases:
+            for size in self.options.tool_counts:
+                offered = offered_tools(case, list(self.catalog), size)
+                if offered is None:
+                    skipped[size] = skipped.get(size, 0) + 1
+                    continue
+                samples.append(ToolSample(id=f"{case.case_id}@{size}/{mode}", case=case, offered=offered))
+        self.notes = [f"{n} case(s) not run with {size} tools: the catalog has only {len(self.catalog)} tools"
+                      for size, n in sorted(skipped.items())]
+        offered_ids = {s.case.case_id for s in samples}
+        self.never_offered = [c for c in self.cases if c.case_id not in offered_ids]  # reported as missing
+        return samples
+
+    def llm_models(self) -> list[str]:
+        return [self.options.gen] if self.options.gen else []
+
+    def solver(self, ctx: RunContext) -> Solver[Any]:
+        if self.predictions_path is not None:
+            return FileRowsSolver()
+        assert self.options.gen
+        articles = optional_articles(self.data, "multi-turn") or {}
+        return ToolSolver(self.options.gen, self.catalog, articles, self.book, self.options.force_tool_call)
+
+    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+        if self.predictions_path is not None:
+            cases = self.cases
+        else:
+            cases = list({r.sample.case.case_id: r.sample.case for r in results}.values()) + self.never_offered
+        report = S.score_tools(cases, self.prediction_rows(results), self.predictions_path)
+        report.notes = self.notes + report.notes
+        return [report]

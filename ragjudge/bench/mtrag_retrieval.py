@@ -1,0 +1,213 @@
+"""`--bench mtrag-retrieval`: MTRAG's retrieval tasks for one domain (last turn, rewrite, all questions) through a
+pipeline, scored with ranx exactly as `ragjudge retrieval-eval` scores a run, in the paper's Table 3 layout.
+
+Queries are used as the benchmark gives them (its `rewrite` file holds the paper's rewrites), like
+`ragjudge retrieve` does for BEIR queries; the pipeline's own query strategy is not applied. The runs are
+also written as MTRAG run files (`<queries>.jsonl`), so `ragjudge retrieval-eval` can score them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, Record, SampleResult, Solver
+from ragjudge.bench.mtrag_retrieval_paper import paper_tables
+from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.beir import read_queries
+from ragjudge.formats.runs import Hit, Qrels, Run, mtrag_run_lines, read_qrels
+from ragjudge.models import normalize_task_id
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+    from ragjudge.retrieval.pipeline import Pipeline
+
+QueryKind = Literal["lastturn", "rewrite", "questions"]
+KIND_NAMES = {"lastturn": "Last Turn", "rewrite": "Query Rewrite", "questions": "All Questions"}
+METRICS = [f"{family}@{k}" for family in ("recall", "ndcg") for k in (1, 3, 5, 10)]
+SHOWN = ["recall@5", "recall@10", "ndcg@5", "ndcg@10"]
+"""The terminal shows the paper's headline cut-offs; summary.json and results have all of METRICS."""
+
+
+class RetrievalOptions(BenchOptions):
+    data: str = Field(description="MTRAG retrieval tasks: a folder with one folder per domain holding "
+                      "lastturn/rewrite/questions JSONL and qrels (qrels.tsv or qrels/dev.tsv).")
+    domain: str = Field(description="clapnq, cloud, fiqa or govt (the folder name under --data).")
+    queries: list[QueryKind] = Field(default_factory=lambda: ["lastturn", "rewrite"],
+                                     description="Query files to run: lastturn, rewrite, questions.")
+    pipeline: str = Field(description="Retrieval pipeline (name or YAML path).")
+    corpus: str | None = Field(None, description="BEIR corpus JSONL of the domain (indexed once, then reused).")
+    pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
+    index_dir: str | None = Field(None, description="Where indexes are kept (default: <cache>/indexes).")
+    k: int = Field(10, ge=1, description="Passages retrieved per query.")
+
+
+class RetrievalQuery(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    kind: str
+    query_id: str
+    text: str
+
+
+def _find(folder: Path, names: list[str], what: str) -> Path:
+    for name in names:
+        if (folder / name).is_file():
+            return folder / name
+    raise InputError(f"no {what} file ({' or '.join(names)})", file=str(folder))
+
+
+class PipelineSolver(Solver[RetrievalQuery]):
+    """Searches every query once in `prepare` (a batch over one index); cheap to redo, so not journaled."""
+
+    journaled = False
+
+    def __init__(self, pipeline: Pipeline, corpus: str | None, k: int):
+        self.pipeline = pipeline
+        self.name = pipeline.spec.name
+        self.corpus = corpus
+        self.k = k
+        self.hits: dict[str, list[Hit]] = {}
+
+    async def prepare(self, samples: Sequence[RetrievalQuery], ctx: RunContext) -> None:
+        self.pipeline.open(self.corpus, ctx.bars)
+        results = self.pipeline.search([q.text for q in samples], self.k)
+        for query, passages in zip(samples, results, strict=True):
+            self.hits[query.id] = [Hit(doc_id=p.document_id, score=float(p.score or 0.0), text=p.text,
+                                       title=p.title) for p in passages]
+
+    def fingerprint(self, sample: RetrievalQuery) -> str:
+        return self.name
+
+    async def solve(self, samples: Sequence[RetrievalQuery], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        for q in samples:
+            yield q.id, {"contexts": [{"document_id": h.doc_id, "score": h.score, "text": h.text, "title": h.title}
+                                      for h in self.hits[q.id]]}
+
+
+class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
+    name = "mtrag-retrieval"
+    description = "MTRAG retrieval per domain: last-turn / rewritten / all-question queries through a pipeline."
+    Options = RetrievalOptions
+    llm = "optional"  # a pipeline may embed through an API
+    data_help = ("MTRAG's retrieval tasks (IBM/mt-rag-benchmark, mtrag-human/retrieval_tasks/<domain>/) and the "
+                 "domain's corpus (corpora/passage_level/<domain>.jsonl.zip, unzipped) for --corpus.")
+    data_source = "IBM/mt-rag-benchmark retrieval tasks and corpora (--data, --corpus)"
+    metrics = tuple(MetricInfo(m, f"{'Recall' if m.startswith('recall') else 'nDCG'} at {m.split('@')[1]} "
+                               "(ranx, as ragjudge retrieval-eval)") for m in METRICS)
+    breakdowns = ("queries (last turn / rewrite / questions)", "turn (first vs later)")
+
+    def __init__(self, options: RetrievalOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        from ragjudge.retrieval.pipeline import Pipeline
+        from ragjudge.retrieval.spec import load_pipeline
+
+        self.folder = Path(options.data) / options.domain
+        if not self.folder.is_dir():
+            raise UsageError(f"no folder {self.folder}: --data must hold one folder per domain "
+                             f"(clapnq, cloud, fiqa, govt)")
+        self.pipeline = Pipeline(load_pipeline(options.pipeline, options.pipeline_dir),
+                                 extra_dirs=options.pipeline_dir,
+                                 index_dir=Path(options.index_dir) if options.index_dir else None)
+        if options.corpus is None and not hasattr(self.pipeline.retriever, "attach"):
+            raise UsageError(f"pipeline {options.pipeline} ({self.pipeline.retriever.kind}) indexes a corpus: "
+                             f"pass --corpus FILE")
+        self.qrels: Qrels | None = None
+        self.files: dict[str, Path] = {}
+
+    def load(self) -> list[RetrievalQuery]:
+        d = self.options.domain
+        qrels_path = _find(self.folder, ["qrels.tsv", "qrels/dev.tsv", "qrels/test.tsv"], "qrels")
+        self.qrels = read_qrels(qrels_path)
+        self.files = {"qrels": qrels_path}
+        samples = []
+        for kind in dict.fromkeys(self.options.queries):
+            path = _find(self.folder, [f"{kind}.jsonl", f"{d}_{kind}.jsonl"], f"{kind} queries")
+            self.files[kind] = path
+            for query in read_queries(path):
+                text = self.pipeline.prepare(query.text)
+                if not text:
+                    raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(path),
+                                     field="text")
+                samples.append(RetrievalQuery(id=f"{kind}/{query.id}", kind=kind, query_id=query.id, text=query.text))
+        return samples
+
+    def solver(self, ctx: RunContext) -> Solver[RetrievalQuery]:
+        self.pipeline.gateway = ctx.gateway
+        return PipelineSolver(self.pipeline, self.options.corpus, self.options.k)
+
+    def llm_models(self) -> list[str]:
+        return list(self.pipeline.llm_models)
+
+    # -- scoring: one ranx evaluation per query file, as retrieval-eval does it ---------------------
+
+    def runs(self, results: Sequence[SampleResult[RetrievalQuery]]) -> dict[str, Run]:
+        runs: dict[str, Run] = {}
+        for r in results:
+            run = runs.setdefault(r.sample.kind, Run(name=f"{self.pipeline.spec.name}-{r.sample.kind}",
+                                                      source=str(self.files.get(r.sample.kind))))
+            hits = [Hit(doc_id=c["document_id"], score=float(c["score"]), text=c.get("text"), title=c.get("title"))
+                    for c in r.output.get("contexts", [])]
+            run.add(r.sample.query_id, hits, collection=f"mt-rag-{self.options.domain}")
+        return runs
+
+    def evaluate(self, results: Sequence[SampleResult[RetrievalQuery]]) -> dict[str, Any]:
+        from ragjudge.retrieval_eval import evaluate_run
+
+        assert self.qrels is not None
+        return {kind: evaluate_run(run, self.qrels, metrics=METRICS, dims=["turn"])
+                for kind, run in self.runs(results).items()}
+
+    def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> dict[str, Any]:
+        reports = self.evaluate(results)
+        self._per_query = {kind: {normalize_task_id(row["query_id"]): row for row in rep.per_query()}
+                           for kind, rep in reports.items()}
+        summary: dict[str, Any] = {
+            "n_samples": len(results), "domain": self.options.domain, "pipeline": self.pipeline.spec.name,
+            "by_queries": {kind: rep.summary for kind, rep in reports.items()},
+        }
+        rows = [[self.pipeline.spec.name, KIND_NAMES[kind], rep.summary["n_queries"],
+                 *(rep.summary["metrics"][m] for m in SHOWN)] for kind, rep in reports.items()]
+        columns = ["retriever", "queries", "n", *(m.replace("recall", "R").replace("ndcg", "nDCG") for m in SHOWN)]
+        summary["tables"] = [{"title": f"MTRAG retrieval, {self.options.domain} (ours)", "columns": columns,
+                              "rows": rows}]
+        turn_rows = []
+        for kind, rep in reports.items():
+            for group, stats in rep.summary["breakdowns"].get("turn", {}).items():
+                turn_rows.append([KIND_NAMES[kind], group, stats["n_queries"], stats["metrics"]["recall@5"],
+                                  stats["metrics"]["ndcg@10"]])
+        summary["tables"].append({"title": "By turn (ours)", "columns": ["queries", "turn", "n", "R@5", "nDCG@10"],
+                                  "rows": turn_rows})
+        summary["reference"] = paper_tables(self.options.domain, [METRICS.index(m) for m in SHOWN], columns[3:])
+        return summary
+
+    def records(self, results: Sequence[SampleResult[RetrievalQuery]]) -> list[dict[str, Any]]:
+        per_query = getattr(self, "_per_query", {})
+        out = []
+        for r in results:
+            scores = per_query.get(r.sample.kind, {}).get(normalize_task_id(r.sample.query_id))
+            out.append({"task_id": r.sample.query_id, "queries": r.sample.kind, "query": r.sample.text,
+                        "Collection": f"mt-rag-{self.options.domain}", **r.output,
+                        "metrics": {m: scores[m] for m in METRICS} if scores else None})
+        return out
+
+    def rows(self, results: Sequence[SampleResult[RetrievalQuery]]) -> list[dict[str, Any]]:
+        return [{k: v for k, v in rec.items() if k not in ("contexts", "metrics")} | (rec["metrics"] or {})
+                for rec in self.records(results)]
+
+    def artifacts(self, results: Sequence[SampleResult[RetrievalQuery]], summary: dict[str, Any]) -> dict[str, str]:
+        """One MTRAG run file per query kind: `ragjudge retrieval-eval <run folder>/rewrite.jsonl --qrels ...`."""
+        return {f"{kind}.jsonl": "".join(mtrag_run_lines(run)) for kind, run in self.runs(results).items()}
+
+    def run_info(self) -> dict[str, Any]:
+        return {"pipeline": self.pipeline.record(), "files": {k: str(v) for k, v in self.files.items()}}
+
+    def out_slug(self) -> list[str]:
+        return [self.options.domain, Path(self.options.pipeline).stem]
+
+    def close(self) -> None:
+        self.pipeline.close()
