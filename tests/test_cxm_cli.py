@@ -1,6 +1,6 @@
-"""`ragjudge cxm score` on the documented example (every metric, hand-computed), `ragjudge eval --bench cxm`
-dispatch (through the real CLI and the local LLM server), retrieval and the embedding baseline, and the
-one-line errors for bad input."""
+"""`ragjudge cxm score` on the documented example (every metric, hand-computed), `ragjudge eval --bench cxm-*`
+(through the real CLI and the local LLM server), retrieval and the embedding baseline, and the one-line errors
+for bad input."""
 
 from __future__ import annotations
 
@@ -26,7 +26,9 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *arg
 
 
 def by_task(stdout: str) -> dict[str, dict]:
-    return {r["task"]: r for r in json.loads(stdout)}
+    """Reports by task name: `cxm score` prints a list of reports, a run prints its summary (with `reports`)."""
+    data = json.loads(stdout)
+    return {r["task"]: r for r in (data["reports"] if isinstance(data, dict) else data)}
 
 
 def test_example_scores_offline_with_every_metric(monkeypatch, capsys) -> None:
@@ -80,7 +82,7 @@ def test_bad_predictions_are_one_line_errors(monkeypatch, capsys, tmp_path: Path
     code, _, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "psychic", "--data", str(EXAMPLE))
     assert code == 2 and "unknown CXMArena task 'psychic'" in err
     code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--gen", "bm25", "--data", str(EXAMPLE))
-    assert code == 2 and "--bench cxm needs --task" in err
+    assert code == 2 and "CXMArena tasks are separate benches: cxm-answer-classification" in err
 
 
 def test_partial_predictions_exit_1(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -94,19 +96,19 @@ def test_partial_predictions_exit_1(monkeypatch, capsys, tmp_path: Path) -> None
 
 
 def test_eval_dispatch_article_search_with_the_bm25_pipeline(monkeypatch, capsys, tmp_path: Path) -> None:
-    code, out, _ = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "article-search", "--gen", "bm25",
+    code, out, _ = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-article-search", "--pipeline", "bm25",
                            "--data", str(EXAMPLE), "--out", str(tmp_path / "run"), "--format", "json")
     assert code == 0
     m = by_task(out)["article search"]["metrics"]
     # bm25 ranks: s1 KB_1 | s2 KB_3 KB_4 | s3 KB_6 KB_3 KB_5 | s4 KB_7 | s5 KB_8 (hits at ranks 1,1,3,1,1)
     assert m["P@1"] == 0.8 and m["R@1"] == pytest.approx(3.5 / 5) and m["R@3"] == 1.0
     assert m["MRR"] == pytest.approx((4 + 1 / 3) / 5)
-    saved = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    saved = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert saved[2] == {"query_id": "s3", "ranking": saved[2]["ranking"], "retriever": "bm25"}
     assert saved[2]["ranking"][:3] == ["KB_6", "KB_3", "KB_5"]
     # the run's predictions score to the same numbers offline
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "article-search", "--data", str(EXAMPLE),
-                           "--predictions", str(tmp_path / "run" / "predictions.jsonl"), "--format", "json")
+                           "--predictions", str(tmp_path / "run" / "results.jsonl"), "--format", "json")
     assert by_task(out)["article search"]["metrics"] == m
 
 
@@ -115,7 +117,7 @@ def test_kb_refinement_run_predicts_the_baselines_best_pairs(monkeypatch, capsys
                            "--model", "minilm", "--out", str(tmp_path / "kb"), "--format", "json")
     assert code == 0
     report = by_task(out)["KB refinement"]
-    rows = [json.loads(x) for x in (tmp_path / "kb" / "predictions.jsonl").read_text().splitlines()]
+    rows = [json.loads(x) for x in (tmp_path / "kb" / "results.jsonl").read_text().splitlines()]
     for kind in ("similar", "contradictory"):
         best_f1 = report["metrics"][f"baseline best {kind} F1"]
         threshold = report["metrics"][f"baseline best {kind} threshold"]
@@ -126,7 +128,7 @@ def test_kb_refinement_run_predicts_the_baselines_best_pairs(monkeypatch, capsys
 
 
 def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`ragjudge eval --bench cxm --task quality --gen MODEL`: the CLI, the gateway, litellm, the local server."""
+    """`ragjudge eval --bench cxm-quality --gen MODEL`: the CLI, the gateway, litellm, the local server."""
     answers = {"thanks for calling": [True, True, True], "opening hours": [True, "na", False],
                "wrong again": [False, True, True]}
 
@@ -138,7 +140,7 @@ def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with OpenAIServer(responder) as server:
-        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "quality", "--data",
+        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-quality", "--data",
                                  str(EXAMPLE), "--gen", "openai/qa-model", "--api-base", server.base_url,
                                  "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
                                  "--format", "json")
@@ -148,13 +150,13 @@ def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch
     m = by_task(out)["agent quality adherence"]["metrics"]
     assert m["question accuracy"] == 1.0 and m["case accuracy (all questions right)"] == 1.0
     assert m["evidence recall"] == 0.0  # no message ids cited
-    saved = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    saved = json.loads((tmp_path / "run" / "run.json").read_text())
     assert saved["usage"]["openai/qa-model"]["calls"] == 3 and "sk-test" not in json.dumps(saved)
-    assert "LLM usage" in err and "predictions:" in err
+    assert "LLM usage" in err and "results:" in err
 
 
 def test_eval_bench_cxm_forced_tool_calls_through_the_cli(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`ragjudge eval --bench cxm --task tool-calls --force-tool-call`: tool_choice=required reaches the server."""
+    """`ragjudge eval --bench cxm-tool-calls -T force_tool_call=true`: tool_choice=required reaches the server."""
     from ragjudge.testing.openai_server import Reply
 
     def responder(request: Request) -> Reply:
@@ -162,8 +164,8 @@ def test_eval_bench_cxm_forced_tool_calls_through_the_cli(monkeypatch, capsys, t
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with OpenAIServer(responder) as server:
-        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "tool-calls", "--data",
-                                 str(EXAMPLE), "--gen", "openai/caller", "--force-tool-call", "--api-base",
+        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-tool-calls", "--data",
+                                 str(EXAMPLE), "--gen", "openai/caller", "-T", "force_tool_call=true", "--api-base",
                                  server.base_url, "--out", str(tmp_path / "run"), "--cache-dir",
                                  str(tmp_path / "cache"), "--format", "json")
         bodies = [r.body for r in server.requests]
@@ -171,27 +173,23 @@ def test_eval_bench_cxm_forced_tool_calls_through_the_cli(monkeypatch, capsys, t
     assert len(bodies) == 4 and all(b["tool_choice"] == "required" and len(b["tools"]) == 16 for b in bodies)
     m = by_task(out)["tool calls"]["metrics"]
     assert m["tool-selection accuracy @16 tools"] == 0.25  # only t1 wants refund_charge alone
-    saved = [json.loads(x) for x in (tmp_path / "run" / "predictions.jsonl").read_text().splitlines()]
+    saved = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert {r["mode"] for r in saved} == {"forced"}
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--setting", "rag"], "--setting is not used with --bench cxm"),
-    (["--judges", "rb_alg"], "--judges is not used with --bench cxm"),
-    (["--judge-models", "openai/a,openai/b"], "takes one judge model"),
-    (["--judge-models", "openai/a"], "--task quality uses no judge model"),
-    (["--force-tool-call"], "--force-tool-call is for --task tool-calls"),
-    (["--pipeline", "dense"], "--pipeline is for --task answer-classification"),
+@pytest.mark.parametrize("bench, extra, message", [
+    ("cxm-quality", ["--setting", "rag"], "--setting is not used by bench cxm-quality"),
+    ("cxm-quality", ["--judges", "rb_alg"], "--judges is not used by bench cxm-quality"),
+    ("cxm-intent", ["--judge-models", "openai/a,openai/b"], "takes one judge model"),
+    ("cxm-quality", ["--judge-models", "openai/a"], "--judge-models is not used by bench cxm-quality"),
+    ("cxm-quality", ["-T", "force_tool_call=true"], "unknown option -T force_tool_call for bench cxm-quality"),
+    ("cxm-quality", ["--pipeline", "dense"], "--pipeline is not used by bench cxm-quality"),
+    ("cxm-kb-refinement", ["--api-base", "http://x"], "--api-base is not used by bench cxm-kb-refinement"),
 ])
-def test_eval_bench_cxm_rejects_options_it_would_ignore(monkeypatch, capsys, extra, message) -> None:
-    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm", "--task", "quality", "--data",
-                             str(EXAMPLE), "--gen", "openai/m", *extra)
+def test_eval_bench_cxm_rejects_options_it_would_ignore(monkeypatch, capsys, bench, extra, message) -> None:
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", bench, "--data", str(EXAMPLE),
+                             "--gen", "openai/m", *extra)
     assert code == 2 and out == "" and message in err and "Traceback" not in err
-
-
-def test_eval_task_option_needs_bench_cxm(monkeypatch, capsys) -> None:
-    code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", "mtrag", "--task", "intent", "--gen", "extractive")
-    assert code == 2 and "--task and --force-tool-call are for --bench cxm" in err
 
 
 @pytest.mark.parametrize("name, line, bad, field", [

@@ -1,5 +1,5 @@
-"""CXMArena LLM tasks end to end: runner -> LLMGateway -> litellm -> the local OpenAI-compatible server,
-which plays the model under test and the judges. Inputs are the example data in examples/cxm."""
+"""CXMArena LLM tasks end to end: bench -> engine -> LLMGateway -> litellm -> the local OpenAI-compatible
+server, which plays the model under test and the judges. Inputs are the example data in examples/cxm."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.bench.cxm.tasks import RunSettings, run_task
+from dataclasses import dataclass
+
+from ragjudge.bench.cxm.benches import BY_TASK
+from ragjudge.engine import EngineOptions, OutputPaths, RunOutcome, run_bench
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
@@ -23,17 +26,48 @@ def _key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
 
 
+@dataclass
+class RunSettings:
+    """What a test runs: one CXMArena bench through the engine, like `ragjudge eval --bench cxm-<task>`."""
+
+    task: str
+    data: Path
+    out: Path
+    api_base: str
+    cache_dir: str
+    model: str | None = None
+    judge_model: str | None = None
+    taxonomy: str | None = None
+    tool_counts: tuple[int, ...] | None = None
+    forced_tool_call: bool = False
+    k: int | None = None
+    limit: int | None = None
+    max_retries: int = 0
+
+
+def run_task(s: RunSettings) -> RunOutcome:
+    options = {"data": str(s.data), "gen": s.model, "judge_models": [s.judge_model] if s.judge_model else None,
+               "taxonomy": s.taxonomy, "tool_counts": list(s.tool_counts) if s.tool_counts else None,
+               "force_tool_call": s.forced_tool_call or None, "k": s.k}
+    cls = BY_TASK[s.task]
+    bench = cls(cls.Options.model_validate({k: v for k, v in options.items() if v is not None}))
+    engine = EngineOptions(limit=s.limit, api_base=s.api_base, cache_dir=s.cache_dir, max_retries=s.max_retries,
+                           show_progress=False)
+    return run_bench(bench, engine, OutputPaths.in_folder(s.out))
+
+
 def settings(server: OpenAIServer, tmp_path: Path, task: str, **kw) -> RunSettings:
     return RunSettings(task=task, data=EXAMPLE, out=tmp_path / "run", api_base=server.base_url,
-                       cache_dir=str(tmp_path / "cache"), max_retries=0, show_progress=False, **kw)
+                       cache_dir=str(tmp_path / "cache"), max_retries=0, **kw)
 
 
-def metrics(outcome) -> dict:
-    return {k: v for r in outcome.reports for k, v in r.metrics.items()}
+def metrics(outcome: RunOutcome) -> dict:
+    return {k: v for r in outcome.summary["reports"] for k, v in r["metrics"].items()}
 
 
-def rows(outcome) -> list[dict]:
-    return [json.loads(line) for line in (outcome.out / "predictions.jsonl").read_text().splitlines()]
+def rows(outcome: RunOutcome) -> list[dict]:
+    assert outcome.paths is not None
+    return [json.loads(line) for line in outcome.paths.results.read_text().splitlines()]
 
 
 # -- intent prediction with LLM-verified match ---------------------------------------------------------
@@ -87,7 +121,7 @@ def test_intent_exact_and_verified_side_by_side_then_resume(tmp_path: Path) -> N
     assert by_case["c5"]["in_taxonomy"] is False and by_case["c5"]["verified_by"] == JUDGE
     assert by_case["c6"]["intent"] is None and "no JSON" in by_case["c6"]["parse_error"]
     assert by_case["c1"]["verified_by"] == "rule"
-    saved = json.loads((second.out / "metrics.json").read_text())
+    saved = json.loads((second.paths.run).read_text())
     assert saved["usage"][MODEL]["calls"] == 1 and saved["usage"][JUDGE]["calls"] == 1  # this run's new calls
 
 
@@ -190,7 +224,7 @@ def test_tool_calls_accuracy_vs_number_of_offered_tools(tmp_path: Path) -> None:
     assert m["tool-selection accuracy @16 tools"] == 0.75
     assert m["tool-selection accuracy"] == pytest.approx(11 / 12)
     assert m["argument match"] == pytest.approx(10 / 12)
-    assert any("not run with 32 tools" in n for n in outcome.reports[0].notes)
+    assert any("not run with 32 tools" in n for n in outcome.summary["reports"][0]["notes"])
     by_key = {(r["case_id"], r["n_tools"]): r for r in rows(outcome)}
     assert by_key[("t2", 4)]["tool_calls"][0] == {"name": "activate_travel_pass", "arguments": {"country": "Japan"}}
     assert set(by_key[("t1", 4)]["offered"]) <= set(by_key[("t1", 8)]["offered"]) <= set(by_key[("t1", 16)]["offered"])
@@ -253,8 +287,7 @@ def test_classify_given_responses_without_generating(tmp_path: Path) -> None:
     (data / "multi_turn.jsonl").write_text("\n".join(lines) + "\n")
     with OpenAIServer(rag_responder) as server:
         outcome = run_task(RunSettings(task="answer-classification", data=data, judge_model=JUDGE,
-                                       out=tmp_path / "run", api_base=server.base_url, cache_dir=str(tmp_path / "c"),
-                                       max_retries=0, show_progress=False))
+                                       out=tmp_path / "run", api_base=server.base_url, cache_dir=str(tmp_path / "c")))
         assert {r.model for r in server.requests} == {"judge-a"}
         assert all("Article KB_2:" in r.prompt.split("[Other retrieved articles")[1] for r in server.requests)
     m = metrics(outcome)
@@ -297,7 +330,7 @@ def test_accuracy_vs_16_to_128_offered_tools_then_rerun_without_requests(tmp_pat
     data = big_tool_data(tmp_path / "data")
     with OpenAIServer(crowded_responder) as server:
         run = RunSettings(task="tool-calls", data=data, model=MODEL, out=tmp_path / "run", api_base=server.base_url,
-                          cache_dir=str(tmp_path / "cache"), max_retries=0, show_progress=False)
+                          cache_dir=str(tmp_path / "cache"))
         outcome = run_task(run)  # default sizes: 16, 32, 64, 96, 128
         sizes = [len(r.body["tools"]) for r in server.requests]
         assert sorted(sizes) == [16] * 3 + [32] * 3 + [64] * 3 + [96] * 3 + [128] * 3
@@ -306,8 +339,8 @@ def test_accuracy_vs_16_to_128_offered_tools_then_rerun_without_requests(tmp_pat
         assert [m[f"tool-selection accuracy @{n} tools"] for n in (16, 32, 64, 96, 128)] == pytest.approx(
             [1.0, 1.0, 1 / 3, 0.0, 0.0])
         assert m["tool-selection accuracy"] == pytest.approx(7 / 15) and m["argument match"] == pytest.approx(7 / 15)
-        [table] = outcome.reports[0].tables
-        assert [row[1:3] for row in table.rows] == [[16, 3], [32, 3], [64, 3], [96, 3], [128, 3]]
+        [table] = outcome.summary["reports"][0]["tables"]
+        assert [row[1:3] for row in table["rows"]] == [[16, 3], [32, 3], [64, 3], [96, 3], [128, 3]]
         offered = {(r["case_id"], r["n_tools"]): set(r["offered"]) for r in rows(outcome)}
         for case in ("k1", "k2", "k3"):  # each larger offer contains the smaller one
             chain = [offered[(case, n)] for n in (16, 32, 64, 96, 128)]

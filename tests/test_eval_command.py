@@ -52,6 +52,19 @@ def test_mini_offline_eval_summary(mini_run) -> None:
     assert b["answerability"]["UNANSWERABLE"]["RB_agg_idk"] > 0.5
 
 
+def test_mini_results_are_those_of_before_the_engine_port(mini_run) -> None:
+    """The golden files were written by `ragjudge eval --bench examples/mini --gen extractive` before the
+    benchmarks moved onto the one engine: results and summary must not change (floats within 1e-6)."""
+    from test_benches import GOLDEN, _close
+
+    proc, out = mini_run
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    _close(rows, [json.loads(x) for x in (GOLDEN / "mini_results.jsonl").read_text().splitlines()])
+    summary = json.loads(proc.stdout)
+    _close({k: summary[k] for k in ("n_tasks", "metrics", "breakdowns", "judges")},
+           json.loads((GOLDEN / "mini_summary.json").read_text()))
+
+
 def test_mini_outputs_and_resume(mini_run) -> None:
     proc, out = mini_run
     results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

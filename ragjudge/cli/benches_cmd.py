@@ -13,6 +13,7 @@ from rich.table import Table
 from ragjudge.bench import registry
 from ragjudge.bench.options import option_rows
 from ragjudge.cli import common
+from ragjudge.errors import UsageError
 
 app = typer.Typer(help="List the benchmarks ragjudge can run (built-in and installed plugins).",
                   invoke_without_command=True)
@@ -28,7 +29,12 @@ def list_command(ctx: typer.Context, fmt: common.FormatOpt = "table") -> None:
     common.check_format(fmt)
     rows = []
     for name, entry in registry.entries().items():
-        cls = entry.load()
+        try:
+            cls = entry.load()
+        except UsageError as exc:  # one broken plugin must not hide the other benches
+            rows.append({"name": name, "description": f"cannot be loaded: {exc}", "llm": "-", "data": "-",
+                         "origin": entry.origin})
+            continue
         rows.append({"name": name, "description": cls.description, "llm": LLM_USE[cls.llm],
                      "data": cls.data_source or _first_sentence(cls.data_help), "origin": entry.origin})
     if fmt == "json":

@@ -7,9 +7,14 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import InputError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 
 def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -98,3 +103,20 @@ def _drop_partial_tail(path: Path) -> None:
     cut = data.rfind(b"\n") + 1
     with path.open("r+b") as fh:
         fh.truncate(cut)
+
+
+def read_models(path: str | Path, model: type[M]) -> list[M]:
+    """Every line of a JSONL file validated as `model`; the first bad line is an InputError naming the file,
+    the line and the field (what a bench's `load` wants at its boundary)."""
+    from pydantic import ValidationError
+
+    out = []
+    for number, record in read_jsonl(path):
+        try:
+            out.append(model.model_validate(record))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = ".".join(str(p) for p in err["loc"]) or None
+            raise InputError(err["msg"].removeprefix("Value error, "), file=str(path), line=number,
+                             field=field) from None
+    return out

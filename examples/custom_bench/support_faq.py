@@ -1,0 +1,109 @@
+"""A complete ragjudge benchmark in one file: answer support-chat questions from a company FAQ.
+
+Score: the share of the facts a good answer must mention (`must_mention`) that the answer contains. The
+system under test is `--gen lookup` (offline: the FAQ answer sharing most words with the question) or any
+litellm model, given the FAQ. Registered through the `ragjudge.benches` entry point (see pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from ragjudge.bench import Bench, BenchOptions, MetricInfo, Scorer, Solver
+from ragjudge.engine.parallel import each_as_completed
+from ragjudge.formats.jsonl import read_jsonl, read_models
+from ragjudge.llm import LLMError
+
+HERE = Path(__file__).resolve().parent
+
+
+class Options(BenchOptions):
+    data: str = Field(str(HERE), description="Folder with faq.jsonl and questions.jsonl.")
+    gen: str = Field("lookup", description="'lookup' (offline word overlap) or a litellm model.")
+
+
+class Question(BaseModel):
+    id: str
+    question: str
+    must_mention: list[str]
+
+
+STOP = set("a an and are by can do does for how i if in is it my of on the that to what when where will you".split())
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9]+", text.lower())) - STOP
+
+
+class Answerer(Solver[Question]):
+    def __init__(self, gen: str, faq: list[dict], gateway=None):
+        self.name, self.faq, self.gateway = gen, faq, gateway
+
+    def fingerprint(self, sample: Question) -> str:
+        return self.name
+
+    async def answer(self, q: Question) -> dict:
+        if self.gateway is None:
+            best = max(self.faq, key=lambda e: len(words(e["question"] + " " + e["answer"]) & words(q.question)))
+            return {"answer": best["answer"]}
+        faq = "\n".join(f"Q: {e['question']}\nA: {e['answer']}" for e in self.faq)
+        prompt = f"Answer the customer from this FAQ only; say 'I do not know' otherwise.\n\n{faq}\n\nCustomer: {q.question}"
+        try:
+            reply = await self.gateway.complete(self.name, [{"role": "user", "content": prompt}])
+        except LLMError as exc:
+            return {"error": str(exc)}
+        return {"answer": reply.text}
+
+    async def solve(self, samples, ctx):
+        async for q, output in each_as_completed(samples, self.answer):
+            yield q.id, output
+
+
+class Mentions(Scorer[Question]):
+    name = "mentions"
+
+    def fingerprint(self, sample: Question, output: dict) -> str:
+        return output["answer"]
+
+    async def score(self, items, ctx):
+        for q, output in items:
+            found = [m for m in q.must_mention if m.lower() in output["answer"].lower()]
+            yield q.id, {"value": len(found) / len(q.must_mention), "missing": sorted(set(q.must_mention) - set(found))}
+
+
+class SupportFaqBench(Bench[Options, Question]):
+    name = "support-faq"
+    description = "Answer support-chat questions from a company FAQ; share of required facts mentioned."
+    Options = Options
+    llm = "optional"
+    data_help = "examples/custom_bench: faq.jsonl ({id, question, answer}) and questions.jsonl ({id, question, must_mention})."
+    metrics = (MetricInfo("mentions", "share of the required facts the answer mentions"),)
+
+    def load(self) -> list[Question]:
+        folder = Path(self.options.data)
+        self.faq = [row for _, row in read_jsonl(folder / "faq.jsonl")]
+        return read_models(folder / "questions.jsonl", Question)  # a bad line: one error naming file, line, field
+
+    def llm_models(self) -> list[str]:
+        return [] if self.options.gen == "lookup" else [self.options.gen]
+
+    def solver(self, ctx) -> Answerer:
+        return Answerer(self.options.gen, self.faq, None if self.options.gen == "lookup" else ctx.gateway)
+
+    def scorers(self, ctx) -> list[Scorer[Question]]:
+        return [Mentions()]
+
+    def summarize(self, results, ctx) -> dict:
+        values = [r.scores["mentions"]["value"] for r in results if "value" in r.scores["mentions"]]
+        errors = sum(1 for r in results if r.errors)
+        mean = sum(values) / len(values) if values else None
+        return {"n_samples": len(results), "metrics": {"mentions": {"mean": mean, "n": len(values), "errors": errors}},
+                "tables": [{"title": "Missed facts", "columns": ["question", "missing"],
+                            "rows": [[r.sample.id, ", ".join(r.scores["mentions"]["missing"])] for r in results
+                                     if r.scores["mentions"].get("missing")]}]}
+
+    def out_slug(self) -> list[str]:
+        return [self.options.gen]
