@@ -12,8 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ragjudge.bench import Bench, BenchOptions, MetricInfo, Scorer, Solver
-from ragjudge.engine.parallel import each_as_completed
+from ragjudge.bench import Bench, BenchOptions, EachScorer, EachSolver, MetricInfo, Scorer
 from ragjudge.formats.jsonl import read_jsonl, read_models
 from ragjudge.llm import LLMError
 
@@ -38,14 +37,14 @@ def words(text: str) -> set[str]:
     return set(re.findall(r"[a-z0-9]+", text.lower())) - STOP
 
 
-class Answerer(Solver[Question]):
+class Answerer(EachSolver[Question]):
     def __init__(self, gen: str, faq: list[dict], gateway=None):
         self.name, self.faq, self.gateway = gen, faq, gateway
 
     def fingerprint(self, sample: Question) -> str:
         return self.name
 
-    async def answer(self, q: Question) -> dict:
+    async def solve_one(self, q: Question, ctx) -> dict:
         if self.gateway is None:
             best = max(self.faq, key=lambda e: len(words(e["question"] + " " + e["answer"]) & words(q.question)))
             return {"answer": best["answer"]}
@@ -57,21 +56,16 @@ class Answerer(Solver[Question]):
             return {"error": str(exc)}
         return {"answer": reply.text}
 
-    async def solve(self, samples, ctx):
-        async for q, output in each_as_completed(samples, self.answer):
-            yield q.id, output
 
-
-class Mentions(Scorer[Question]):
+class Mentions(EachScorer[Question]):
     name = "mentions"
 
     def fingerprint(self, sample: Question, output: dict) -> str:
         return output["answer"]
 
-    async def score(self, items, ctx):
-        for q, output in items:
-            found = [m for m in q.must_mention if m.lower() in output["answer"].lower()]
-            yield q.id, {"value": len(found) / len(q.must_mention), "missing": sorted(set(q.must_mention) - set(found))}
+    async def score_one(self, q: Question, output: dict, ctx) -> dict:
+        found = [m for m in q.must_mention if m.lower() in output["answer"].lower()]
+        return {"value": len(found) / len(q.must_mention), "missing": sorted(set(q.must_mention) - set(found))}
 
 
 class SupportFaqBench(Bench[Options, Question]):

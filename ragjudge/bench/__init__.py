@@ -3,6 +3,18 @@
 One subpackage or module per benchmark: `mtrag/`, `mtrag_retrieval.py`, `cxm/`, ...
 """
 
-from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, Record, SampleResult, Scorer, Solver, fingerprint
+from ragjudge.bench.base import (
+    Bench,
+    BenchOptions,
+    EachScorer,
+    EachSolver,
+    MetricInfo,
+    Record,
+    SampleResult,
+    Scorer,
+    Solver,
+    fingerprint,
+)
 
-__all__ = ["Bench", "BenchOptions", "MetricInfo", "Record", "SampleResult", "Scorer", "Solver", "fingerprint"]
+__all__ = ["Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "Record", "SampleResult", "Scorer",
+           "Solver", "fingerprint"]

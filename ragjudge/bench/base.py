@@ -97,6 +97,39 @@ class Scorer(ABC, Generic[S]):
         return {"error": f"no output to score: {output.get('error')}"}
 
 
+class EachSolver(Solver[S]):
+    """A solver that answers each sample on its own: every sample is in flight at once (the LLM gateway's
+    limits bound what reaches a provider) and each output is yielded, hence journaled, as soon as it is ready."""
+
+    @abstractmethod
+    async def solve_one(self, sample: S, ctx: RunContext) -> Record: ...
+
+    def key(self, sample: S) -> str:
+        return str(getattr(sample, "id"))
+
+    async def solve(self, samples: Sequence[S], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        from ragjudge.engine.parallel import each_as_completed
+
+        async for sample, output in each_as_completed(samples, lambda s: self.solve_one(s, ctx)):
+            yield self.key(sample), output
+
+
+class EachScorer(Scorer[S]):
+    """A scorer that judges each (sample, output) on its own, all in flight at once (see EachSolver)."""
+
+    @abstractmethod
+    async def score_one(self, sample: S, output: Record, ctx: RunContext) -> Record: ...
+
+    def key(self, sample: S) -> str:
+        return str(getattr(sample, "id"))
+
+    async def score(self, items: Sequence[tuple[S, Record]], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        from ragjudge.engine.parallel import each_as_completed
+
+        async for (sample, _), score in each_as_completed(items, lambda it: self.score_one(it[0], it[1], ctx)):
+            yield self.key(sample), score
+
+
 @dataclass
 class SampleResult(Generic[S]):
     sample: S

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ragjudge.bench.base import MetricInfo, Record, SampleResult, Scorer, Solver
+from ragjudge.bench.base import EachScorer, EachSolver, MetricInfo, Record, SampleResult, Scorer, Solver
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
@@ -17,7 +17,6 @@ from ragjudge.bench.cxm.models import Article, RagCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.retrieve import rank
 from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, classify_response, conversation_query, generate_response
-from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ class ClassificationOptions(CxmOptions):
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
 
 
-class ReplySolver(Solver[RagCase]):
+class ReplySolver(EachSolver[RagCase]):
     """Retrieve k articles for each conversation, then let the model reply to the last message from them."""
 
     def __init__(self, model: str, articles: dict[str, Article], options: ClassificationOptions, book: P.PromptBook):
@@ -57,15 +56,12 @@ class ReplySolver(Solver[RagCase]):
     def fingerprint(self, sample: RagCase) -> str:
         return P.fingerprint_of(self.spec, self.model, self.retrieved[sample.case_id])
 
-    async def solve(self, samples: Sequence[RagCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        gateway = ctx.require_gateway()
+    def key(self, sample: RagCase) -> str:
+        return sample.case_id
 
-        async def one(case: RagCase) -> Record:
-            return await generate_response(gateway, case, self.retrieved[case.case_id], self.articles, self.model,
-                                           self.spec)
-
-        async for case, row in each_as_completed(samples, one):
-            yield case.case_id, row
+    async def solve_one(self, sample: RagCase, ctx: RunContext) -> Record:
+        return await generate_response(ctx.require_gateway(), sample, self.retrieved[sample.case_id], self.articles,
+                                       self.model, self.spec)
 
 
 class GivenRepliesSolver(Solver[RagCase]):
@@ -82,7 +78,7 @@ class GivenRepliesSolver(Solver[RagCase]):
             yield c.case_id, {"case_id": c.case_id, "response": c.response, "retrieved_ids": c.retrieved_ids}
 
 
-class ClassifyScorer(Scorer[RagCase]):
+class ClassifyScorer(EachScorer[RagCase]):
     name = "classify"
 
     def __init__(self, judge_model: str, articles: dict[str, Article], book: P.PromptBook):
@@ -93,16 +89,12 @@ class ClassifyScorer(Scorer[RagCase]):
     def fingerprint(self, sample: RagCase, output: Record) -> str:
         return P.fingerprint_of(self.spec, self.judge_model, output.get("response"), output.get("retrieved_ids"))
 
-    async def score(self, items: Sequence[tuple[RagCase, Record]],
-                    ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        gateway = ctx.require_gateway()
+    def key(self, sample: RagCase) -> str:
+        return sample.case_id
 
-        async def one(item: tuple[RagCase, Record]) -> Record:
-            case, given = item
-            return await classify_response(gateway, case, given, self.articles, self.judge_model, self.spec)
-
-        async for (case, _), verdict in each_as_completed(items, one):
-            yield case.case_id, verdict
+    async def score_one(self, sample: RagCase, output: Record, ctx: RunContext) -> Record:
+        return await classify_response(ctx.require_gateway(), sample, output, self.articles, self.judge_model,
+                                       self.spec)
 
 
 class AnswerClassificationBench(CxmBench[ClassificationOptions]):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import MetricInfo, Record, SampleResult, Scorer, Solver
+from ragjudge.bench.base import EachScorer, EachSolver, MetricInfo, Record, SampleResult, Scorer, Solver
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
@@ -15,7 +15,6 @@ from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_intent, verify_intent
-from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -39,7 +38,7 @@ class IntentSample(BaseModel):
     case: IntentCase
 
 
-class IntentSolver(Solver[IntentSample]):
+class IntentSolver(EachSolver[IntentSample]):
     def __init__(self, model: str, taxonomies: dict[str, Taxonomy], book: P.PromptBook):
         self.name = model
         self.model = model
@@ -49,17 +48,12 @@ class IntentSolver(Solver[IntentSample]):
     def fingerprint(self, sample: IntentSample) -> str:
         return P.fingerprint_of(self.spec, self.model, self.taxonomies[sample.taxonomy].model_dump())
 
-    async def solve(self, samples: Sequence[IntentSample], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        gateway = ctx.require_gateway()
-
-        async def one(s: IntentSample) -> Record:
-            return await predict_intent(gateway, s.case, self.taxonomies[s.taxonomy], self.model, self.spec)
-
-        async for sample, row in each_as_completed(samples, one):
-            yield sample.id, row
+    async def solve_one(self, sample: IntentSample, ctx: RunContext) -> Record:
+        return await predict_intent(ctx.require_gateway(), sample.case, self.taxonomies[sample.taxonomy],
+                                    self.model, self.spec)
 
 
-class VerifyScorer(Scorer[IntentSample]):
+class VerifyScorer(EachScorer[IntentSample]):
     name = "verify"
 
     def __init__(self, judge_model: str, taxonomies: dict[str, Taxonomy], book: P.PromptBook):
@@ -74,17 +68,9 @@ class VerifyScorer(Scorer[IntentSample]):
     def unscorable(self, sample: IntentSample, output: Record) -> Record:
         return {}  # a failed prediction is counted as an error by the scores; there is nothing to verify
 
-    async def score(self, items: Sequence[tuple[IntentSample, Record]],
-                    ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        gateway = ctx.require_gateway()
-
-        async def one(item: tuple[IntentSample, Record]) -> Record:
-            sample, row = item
-            return await verify_intent(gateway, sample.case, self.taxonomies[sample.taxonomy], row,
-                                       self.judge_model, self.spec)
-
-        async for (sample, _), verdict in each_as_completed(items, one):
-            yield sample.id, verdict
+    async def score_one(self, sample: IntentSample, output: Record, ctx: RunContext) -> Record:
+        return await verify_intent(ctx.require_gateway(), sample.case, self.taxonomies[sample.taxonomy], output,
+                                   self.judge_model, self.spec)
 
 
 class IntentBench(CxmBench[IntentOptions]):

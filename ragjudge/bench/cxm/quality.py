@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
+from ragjudge.bench.base import EachSolver, MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
@@ -15,7 +15,6 @@ from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver
 from ragjudge.bench.cxm.models import QualityCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_quality
-from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ class QualityOptions(CxmOptions):
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
 
 
-class QualitySolver(Solver[QualityCase]):
+class QualitySolver(EachSolver[QualityCase]):
     def __init__(self, model: str, book: P.PromptBook):
         self.name = model
         self.model = model
@@ -36,14 +35,11 @@ class QualitySolver(Solver[QualityCase]):
     def fingerprint(self, sample: QualityCase) -> str:
         return P.fingerprint_of(self.spec, self.model)
 
-    async def solve(self, samples: Sequence[QualityCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        gateway = ctx.require_gateway()
+    def key(self, sample: QualityCase) -> str:
+        return sample.case_id
 
-        async def one(case: QualityCase) -> Record:
-            return await predict_quality(gateway, case, self.model, self.spec)
-
-        async for case, row in each_as_completed(samples, one):
-            yield case.case_id, row
+    async def solve_one(self, sample: QualityCase, ctx: RunContext) -> Record:
+        return await predict_quality(ctx.require_gateway(), sample, self.model, self.spec)
 
 
 class QualityBench(CxmBench[QualityOptions]):

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
+from ragjudge.bench.base import EachSolver, MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
@@ -15,7 +15,6 @@ from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, option
 from ragjudge.bench.cxm.models import Article, ToolCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import call_tools, offered_tools
-from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ class ToolSample(BaseModel):
     offered: list[str]
 
 
-class ToolSolver(Solver[ToolSample]):
+class ToolSolver(EachSolver[ToolSample]):
     def __init__(self, model: str, catalog: dict[str, dict[str, Any]], articles: dict[str, Article],
                  book: P.PromptBook, forced: bool):
         self.name = model
@@ -53,16 +52,10 @@ class ToolSolver(Solver[ToolSample]):
     def fingerprint(self, sample: ToolSample) -> str:
         return P.fingerprint_of(self.spec, self.model, "forced" if self.forced else "auto", sample.offered)
 
-    async def solve(self, samples: Sequence[ToolSample], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        gateway = ctx.require_gateway()
-
-        async def one(s: ToolSample) -> Record:
-            kb = [{"id": a.id, "text": a.text} for k in s.case.kb_ids if (a := self.articles.get(k)) is not None]
-            return await call_tools(gateway, s.case, s.offered, self.catalog, self.model, self.spec, kb,
-                                    forced=self.forced)
-
-        async for sample, row in each_as_completed(samples, one):
-            yield sample.id, row
+    async def solve_one(self, sample: ToolSample, ctx: RunContext) -> Record:
+        kb = [{"id": a.id, "text": a.text} for k in sample.case.kb_ids if (a := self.articles.get(k)) is not None]
+        return await call_tools(ctx.require_gateway(), sample.case, sample.offered, self.catalog, self.model,
+                                self.spec, kb, forced=self.forced)
 
 
 class ToolCallsBench(CxmBench[ToolOptions]):

@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.bench.base import Record, Solver
+from ragjudge.bench.base import EachSolver, Record, Solver
 from ragjudge.bench.mtrag.settings import MAX_REFERENCES_FOR_TOP_UP, RAG_PASSAGES, generation_inputs
-from ragjudge.engine.parallel import each_as_completed
 from ragjudge.generation import GenerationInput, Generator
 from ragjudge.models import Passage, Prediction, Task
 
@@ -21,7 +20,7 @@ def passage_ids(passages: list[Passage] | None) -> list[str] | None:
     return None if passages is None else [p.document_id for p in passages]
 
 
-class GeneratorSolver(Solver[Task]):
+class GeneratorSolver(EachSolver[Task]):
     """Answers each task from the passages its setting shows. With a pipeline, passages are retrieved for
     every task first, and each answer is keyed by the passages it saw: retrieval can change between runs
     while the spec does not (a failed rewrite that now succeeds), and an answer must never be reported
@@ -55,16 +54,15 @@ class GeneratorSolver(Solver[Task]):
         return str([self.generator.name, self.setting, self.pipeline.spec.record(), self.pipeline.index_identity(),
                     shown])
 
-    async def solve(self, samples: Sequence[Task], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        async def one(task: Task) -> Prediction:
-            item = self.inputs[task.key]
-            [prediction] = await self.generator.generate([item], lambda n: None)
-            if self.pipeline is not None and prediction.contexts is None:
-                prediction = prediction.model_copy(update={"contexts": item.passages})
-            return prediction
+    def key(self, sample: Task) -> str:
+        return sample.key
 
-        async for task, prediction in each_as_completed(list(samples), one):
-            yield task.key, prediction.model_dump(exclude_none=True)
+    async def solve_one(self, sample: Task, ctx: RunContext) -> Record:
+        item = self.inputs[sample.key]
+        [prediction] = await self.generator.generate([item], lambda n: None)
+        if self.pipeline is not None and prediction.contexts is None:
+            prediction = prediction.model_copy(update={"contexts": item.passages})
+        return prediction.model_dump(exclude_none=True)
 
 
 class PredictionsSolver(Solver[Task]):
