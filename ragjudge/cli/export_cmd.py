@@ -26,7 +26,8 @@ def export_command(
     """Write ragjudge results (tasks, documents, models, judge metrics) as an InspectorRAGet experiment file."""
     from ragjudge import __version__
     from ragjudge.correlation.sources import default_model_id, parse_source, read_results, results_file
-    from ragjudge.formats.inspectorraget import from_results, write_inspectorraget
+    from ragjudge.formats.inspectorraget import write_inspectorraget
+    from ragjudge.formats.inspectorraget_export import from_results
 
     if to not in FORMATS:
         raise UsageError(f"--to must be one of {', '.join(FORMATS)}, got {to!r}")
