@@ -109,6 +109,7 @@ def test_intent_exact_and_verified_side_by_side_then_resume(tmp_path: Path) -> N
         responder.fail = set()
         second = run_task(settings(server, tmp_path, "intent", model=MODEL, judge_model=JUDGE, taxonomy="flat"))
         assert server.chat_count() == 7 + 2  # resumed: only c3 is asked again, then judged
+        received = {m: sum(1 for r in server.requests if r.model == m.split("/")[1]) for m in (MODEL, JUDGE)}
     assert second.exit_code == 0
     m = metrics(second)
     assert m["accuracy (exact match)"] == pytest.approx(3 / 6)  # c1, c2 (case), c4 (fuzzy)
@@ -122,7 +123,11 @@ def test_intent_exact_and_verified_side_by_side_then_resume(tmp_path: Path) -> N
     assert by_case["c6"]["intent"] is None and "no JSON" in by_case["c6"]["parse_error"]
     assert by_case["c1"]["verified_by"] == "rule"
     saved = json.loads((second.paths.run).read_text())
-    assert saved["usage"][MODEL]["calls"] == 1 and saved["usage"][JUDGE]["calls"] == 1  # this run's new calls
+    now = saved["usage_this_invocation"]
+    assert now[MODEL]["calls"] == 1 and now[JUDGE]["calls"] == 1  # the resumed invocation's new calls
+    run = saved["usage"]  # the whole run, both invocations: what the provider received
+    assert run[MODEL]["requests"] == received[MODEL] == 7 and run[JUDGE]["requests"] == received[JUDGE] == 2
+    assert run[MODEL]["calls"] == 6 and run[MODEL]["failures"] == 1
 
 
 def test_intent_prompt_lists_the_taxonomy_and_conversation(tmp_path: Path) -> None:
@@ -353,13 +358,14 @@ def test_accuracy_vs_16_to_128_offered_tools_then_rerun_without_requests(tmp_pat
         assert fresh.gateway.usage.as_dict()[MODEL]["cached"] == 15
 
 
-def test_answer_classification_rerun_makes_no_request(tmp_path: Path) -> None:
+def test_answer_classification_rerun_reasks_only_the_unreadable_verdict(tmp_path: Path) -> None:
     with OpenAIServer(rag_responder) as server:
         first = run_task(settings(server, tmp_path, "answer-classification", model=MODEL, judge_model=JUDGE, k=2))
         assert server.chat_count() == 8  # four replies, four verdicts
         second = run_task(settings(server, tmp_path, "answer-classification", model=MODEL, judge_model=JUDGE, k=2))
-        assert server.chat_count() == 8  # journaled rows are reused; r3's failed verdict comes from the cache
+        # journaled rows are reused; r3's unreadable verdict was never cached, so it alone is asked again
+        assert server.chat_count() == 9 and "arrives tomorrow" in server.requests[-1].prompt
         second_rows = rows(second)
-    assert second.gateway.usage.as_dict()[JUDGE]["cached"] == 1 and MODEL not in second.gateway.usage.as_dict()
+    assert second.gateway.usage.as_dict()[JUDGE]["calls"] == 1 and MODEL not in second.gateway.usage.as_dict()
     assert metrics(second) == metrics(first) and second.exit_code == 1  # still an error, never a default label
     assert next(r for r in second_rows if r["case_id"] == "r3")["judge_raw"] == '{"category": "Wrong"}'

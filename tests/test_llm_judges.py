@@ -121,6 +121,7 @@ def test_unparsable_answers_are_errors_with_raw_text(judged) -> None:
     assert summary["metrics"]["RB_llm"]["n"] == 9 - 1  # task 8 excluded from the mean, not counted as 0
     expected_mean = 0.6  # every answered panel gave a median of 6/10
     assert summary["metrics"]["RB_llm"]["mean"] == pytest.approx(expected_mean)
+    assert summary["metrics"]["RB_llm"]["partial_panels"] == 1  # task 7: the median of 2 of 3, counted
 
 
 def test_idk_conditioning_table_end_to_end(judged) -> None:
@@ -136,9 +137,13 @@ def test_idk_conditioning_table_end_to_end(judged) -> None:
     assert got["conv9::2"] == (None, None, None)               # IDK failed: nothing conditioned
 
 
-def test_rerun_with_the_same_cache_makes_zero_requests(judged) -> None:
+def test_rerun_reasks_only_the_answers_that_could_not_be_parsed(judged) -> None:
+    """Every readable answer comes from the cache; an unparsable one is never reused: j3 on task 7, the three
+    members on task 8 and the IDK judge on task 9 are asked again (and still fail the same way)."""
     assert judged["second"].returncode == 1
-    assert judged["requests_total"] == judged["requests_first"]
+    again = judged["server"].requests[judged["requests_first"]:]
+    assert len(again) == 5
+    assert all(any(word in r.prompt for word in ("GARBLED", "UNPARSABLE")) for r in again)
     assert json.loads(judged["second"].stdout)["metrics"] == json.loads(judged["first"].stdout)["metrics"]
 
 

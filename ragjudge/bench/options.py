@@ -21,6 +21,7 @@ COMMON_FLAGS: dict[str, str] = {
     "pipeline": "--pipeline", "corpus": "--corpus", "setting": "--setting", "rewrite_model": "--rewrite-model",
     "pipeline_dir": "--pipeline-dir", "index_dir": "--index-dir", "judge_dir": "--judge-dir",
     "bertscore_model": "--bertscore-model", "conversational_as_unanswerable": "--conversational-as-unanswerable",
+    "min_panel": "--min-panel",
 }
 """Option field → the `ragjudge eval` flag that fills it (any bench whose Options has the field uses it)."""
 

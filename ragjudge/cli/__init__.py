@@ -59,7 +59,7 @@ def main() -> None:
         code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
     except RagjudgeError as exc:
         typer.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(getattr(exc, "exit_code", 2))  # 2: input or usage; 3: the environment (a provider unreachable)
     except KeyboardInterrupt:  # typer turns Ctrl-C inside a command into exit code 130 (below)
         code = 130
     except typer.Exit as exc:

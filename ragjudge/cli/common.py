@@ -45,6 +45,21 @@ JudgeDirOpt = Annotated[list[str] | None, typer.Option("--judge-dir", help="Extr
 RetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="Retries per LLM call on 429/5xx/timeouts.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per LLM request.")]
 
+ModelsOpt = Annotated[str | None, typer.Option("--models", help="Models file (litellm router format): endpoint, "
+                                               "key variable and rpm/tpm per model; default $RAGJUDGE_MODELS.")]
+RpmOpt = Annotated[float | None, typer.Option("--rpm", min=0.001, help="Requests per minute per endpoint: calls are "
+                                              "paced below it (and learnt from x-ratelimit headers when not given).")]
+TpmOpt = Annotated[float | None, typer.Option("--tpm", min=1, help="Tokens per minute per endpoint (pacing).")]
+RetrySecondsOpt = Annotated[float | None, typer.Option("--retry-seconds", min=1, help="How long one LLM request "
+                                                       "may be retried through rate limits and outages "
+                                                       "[default: 600].")]
+NoPreflightOpt = Annotated[bool, typer.Option("--no-preflight", help="Do not check credentials and reachability of "
+                                              "every model before starting.")]
+RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors", help="Ask a judge once more, at once, when its "
+                                              "answer cannot be parsed.")]
+MinPanelOpt = Annotated[int | None, typer.Option("--min-panel", min=1, help="Panel members that must answer for "
+                                                 "a panel score (default: a majority).")]
+
 # For `ragjudge eval`: None means "not given", so a flag a bench cannot use is an error, not ignored.
 EvalConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="Concurrent LLM requests "
                                                         "[default: 8].")]
@@ -56,16 +71,23 @@ EvalTimeoutOpt = Annotated[float | None, typer.Option("--timeout", min=0.1, help
 
 def engine_options(*, bench_name: str, uses_llm: bool, limit: int | None, concurrency: int | None,
                    cache_dir: str | None, no_cache: bool, api_base: str | None, max_retries: int | None,
-                   timeout: float | None) -> EngineOptions:
+                   timeout: float | None, models: str | None = None, rpm: float | None = None,
+                   tpm: float | None = None, retry_seconds: float | None = None, no_preflight: bool = False,
+                   retry_errors: bool = False) -> EngineOptions:
     """The run's options; LLM flags given to a bench that never calls an LLM are an error."""
     llm_flags = {"--concurrency": concurrency, "--cache-dir": cache_dir, "--no-cache": no_cache or None,
-                 "--api-base": api_base, "--max-retries": max_retries, "--timeout": timeout}
+                 "--api-base": api_base, "--max-retries": max_retries, "--timeout": timeout, "--models": models,
+                 "--rpm": rpm, "--tpm": tpm, "--retry-seconds": retry_seconds, "--no-preflight": no_preflight or None,
+                 "--retry-errors": retry_errors or None}
     given = [flag for flag, value in llm_flags.items() if value is not None]
     if given and not uses_llm:
         raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not used by bench {bench_name} "
                          "(it calls no LLM)")
-    values: dict[str, Any] = {"limit": limit, "cache_dir": cache_dir, "use_cache": not no_cache, "api_base": api_base}
-    for key, value in (("concurrency", concurrency), ("max_retries", max_retries), ("timeout", timeout)):
+    values: dict[str, Any] = {"limit": limit, "cache_dir": cache_dir, "use_cache": not no_cache, "api_base": api_base,
+                              "models": models, "rpm": rpm, "tpm": tpm, "preflight": not no_preflight,
+                              "retry_errors": retry_errors}
+    for key, value in (("concurrency", concurrency), ("max_retries", max_retries), ("timeout", timeout),
+                       ("retry_seconds", retry_seconds)):
         if value is not None:
             values[key] = value
     return EngineOptions(**values)

@@ -45,6 +45,7 @@ def eval_command(
     judge_dir: common.JudgeDirOpt = None,
     bertscore_model: common.BertModelOpt = None,
     conversational_as_unanswerable: common.ConvOpt = False,
+    min_panel: common.MinPanelOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<bench>-<options>); "
                                              "rerunning with the same folder resumes.")] = None,
     limit: common.LimitOpt = None,
@@ -55,6 +56,12 @@ def eval_command(
     api_base: common.ApiBaseOpt = None,
     max_retries: common.EvalRetriesOpt = None,
     timeout: common.EvalTimeoutOpt = None,
+    models: common.ModelsOpt = None,
+    rpm: common.RpmOpt = None,
+    tpm: common.TpmOpt = None,
+    retry_seconds: common.RetrySecondsOpt = None,
+    no_preflight: common.NoPreflightOpt = False,
+    retry_errors: common.RetryErrorsOpt = False,
 ) -> None:
     """Run a benchmark: solve its samples, score them, print its summary and breakdowns."""
     fmt = common.check_format(fmt)
@@ -64,6 +71,7 @@ def eval_command(
         "rewrite_model": rewrite_model, "pipeline_dir": pipeline_dir or None, "index_dir": _str(index_dir),
         "judges": judges, "judge_models": judge_models, "judge_dir": judge_dir or None,
         "bertscore_model": bertscore_model, "conversational_as_unanswerable": conversational_as_unanswerable or None,
+        "min_panel": min_panel,
     }
     for key, value in implied.items():
         if flags.get(key) is not None:
@@ -72,7 +80,9 @@ def eval_command(
     options = build_options(cls.name, cls.Options, parse_task_args(task_args), flags)
     engine = common.engine_options(bench_name=cls.name, uses_llm=cls.llm != "no", limit=limit,
                                    concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
-                                   api_base=api_base, max_retries=max_retries, timeout=timeout)
+                                   api_base=api_base, max_retries=max_retries, timeout=timeout, models=models,
+                                   rpm=rpm, tpm=tpm, retry_seconds=retry_seconds, no_preflight=no_preflight,
+                                   retry_errors=retry_errors)
     instance = cls(options, label=label)
     outcome = run_bench(instance, engine, OutputPaths.in_folder(out or default_out(instance)))
     print_outcome(outcome, fmt)

@@ -30,16 +30,24 @@ def judge_command(
     judge_dir: common.JudgeDirOpt = None,
     max_retries: common.RetriesOpt = 6,
     timeout: common.TimeoutOpt = 120.0,
+    min_panel: common.MinPanelOpt = None,
+    models: common.ModelsOpt = None,
+    rpm: common.RpmOpt = None,
+    tpm: common.TpmOpt = None,
+    retry_seconds: common.RetrySecondsOpt = None,
+    no_preflight: common.NoPreflightOpt = False,
+    retry_errors: common.RetryErrorsOpt = False,
 ) -> None:
     """Score an existing predictions file the way the benchmark's scripts do, resumably."""
     fmt = common.check_format(fmt)
     options = MtragOptions(predictions=str(predictions), judges=common.split_list(judges),
                            judge_models=common.split_list(judge_models) or [], judge_dir=judge_dir or [],
                            bertscore_model=bertscore_model,
-                           conversational_as_unanswerable=conversational_as_unanswerable)
+                           conversational_as_unanswerable=conversational_as_unanswerable, min_panel=min_panel)
     engine = common.engine_options(bench_name="mtrag", uses_llm=True, limit=limit, concurrency=concurrency,
                                    cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
-                                   max_retries=max_retries, timeout=timeout)
+                                   max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm,
+                                   retry_seconds=retry_seconds, no_preflight=no_preflight, retry_errors=retry_errors)
     results = out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl")
     outcome = run_bench(MtragBench(options), engine, OutputPaths.beside(results))
     print_outcome(outcome, fmt)

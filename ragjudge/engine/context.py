@@ -3,13 +3,16 @@ bars, and the engine's options."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.llm import LLMGateway, ResponseCache
+from ragjudge.llm import LLMGateway, ModelRoutes, ResponseCache, UsageTracker
 from ragjudge.llm.gateway import validate_model
+from ragjudge.llm.preflight import preflight
 from ragjudge.progress import ProgressBars
 
 if TYPE_CHECKING:
@@ -27,6 +30,13 @@ class EngineOptions(BaseModel):
     cache_dir: str | None = Field(None, description="LLM response cache folder.")
     use_cache: bool = True
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
+    models: str | None = Field(None, description="Models file (litellm router format): endpoint, key variable and "
+                               "rate limits per model.")
+    rpm: float | None = Field(None, gt=0, description="Requests per minute per endpoint (client-side pacing).")
+    tpm: float | None = Field(None, gt=0, description="Tokens per minute per endpoint (client-side pacing).")
+    retry_seconds: float = Field(600.0, gt=0, description="How long one LLM request may be retried.")
+    preflight: bool = Field(True, description="Check credentials and reachability of every model first.")
+    retry_errors: bool = Field(False, description="Re-ask a judge at once when its answer cannot be parsed.")
     limit: int | None = Field(None, ge=1, description="Only the first N samples.")
     show_progress: bool = True
 
@@ -45,13 +55,21 @@ class RunContext:
         return self.gateway
 
 
-def build_gateway(options: EngineOptions, models: list[str]) -> LLMGateway | None:
-    """One gateway for the run when any model is named; every model is checked before any work."""
+def build_gateway(options: EngineOptions, models: list[str], usage_log: Path | None = None) -> LLMGateway | None:
+    """One gateway for the run when any model is named. Every model is checked before any work: a provider
+    litellm knows, credentials present, and (with `preflight`) its endpoint reachable."""
     models = list(dict.fromkeys(m for m in models if m))
     if not models:
         return None
+    routes = ModelRoutes.load(options.models, api_base=options.api_base, rpm=options.rpm, tpm=options.tpm)
     for model in models:
-        validate_model(model, options.api_base)
+        route = routes.route(model)
+        validate_model(route.model, route.api_base)
     cache = ResponseCache(options.cache_dir) if options.use_cache else None
-    return LLMGateway(cache=cache, concurrency=options.concurrency, max_retries=options.max_retries,
-                      timeout=options.timeout, api_base=options.api_base)
+    gateway = LLMGateway(cache=cache, concurrency=options.concurrency, max_retries=options.max_retries,
+                         retry_seconds=options.retry_seconds, timeout=options.timeout, routes=routes,
+                         usage=UsageTracker(log=usage_log))
+    if options.preflight:
+        checked = [routes.route(m) for m in models]
+        asyncio.run(preflight(checked, {r.name: gateway.api_key_for(r) for r in checked}))
+    return gateway

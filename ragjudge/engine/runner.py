@@ -22,6 +22,7 @@ from ragjudge.engine.journal import Journal
 from ragjudge.engine.outputs import OutputLock, OutputPaths, tidy_frame, write_outputs
 from ragjudge.errors import InputError
 from ragjudge.llm import LLMGateway
+from ragjudge.llm.usage import logged_usage
 from ragjudge.progress import progress_bars
 
 
@@ -41,16 +42,20 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
 
     `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
     started = time.time()
-    samples = bench.load()
-    if options.limit:
-        samples = samples[: options.limit]
-    _check_unique(bench, samples)
-    gateway = build_gateway(options, bench.llm_models())
     try:
+        samples = bench.load()
+        if options.limit:
+            samples = samples[: options.limit]
+        _check_unique(bench, samples)
         if paths is None:
-            return _execute(bench, samples, options, gateway, None, started)
+            return _execute(bench, samples, options, build_gateway(options, bench.llm_models()), None, started)
         with OutputLock(paths.lock):
-            return _execute(bench, samples, options, gateway, paths, started)
+            gateway = build_gateway(options, bench.llm_models(), paths.usage)
+            try:
+                return _execute(bench, samples, options, gateway, paths, started)
+            finally:
+                if gateway is not None:
+                    gateway.usage.close()
     finally:
         bench.close()
 
@@ -66,7 +71,10 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
             "ragjudge_version": __version__, "bench": bench.name, "options": bench.options.model_dump(mode="json"),
             **bench.run_info(),
             "engine": options.model_dump(mode="json", exclude={"show_progress", "cache_dir"}),
-            "n_samples": len(samples), "usage": gateway.usage.as_dict() if gateway else {},
+            "n_samples": len(samples),
+            "usage": logged_usage(paths.usage) if gateway else {},  # every invocation of this run, resumes included
+            "usage_this_invocation": gateway.usage.as_dict() if gateway else {},
+            "rate_limits": {name: vars(limiter.stats) for name, limiter in gateway.limiters.items()} if gateway else {},
             "seconds": round(time.time() - started, 2),
         }
         write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary, run_info,
@@ -91,11 +99,26 @@ async def _solve_and_score(bench: Bench[Any, Any], samples: list[Any], ctx: RunC
         outputs = await _solve(bench, solver, samples, ctx, journal)
     results = [SampleResult(s, outputs[bench.sample_id(s)]) for s in samples]
     scorers = bench.scorers(ctx)
-    if scorers:
+    if scorers:  # one work queue: every scorer's items in flight together, paced by the gateway
         with Journal(paths.score_journal if paths is not None else None) as journal:
-            for scorer in scorers:
-                await _score(bench, scorer, results, ctx, journal)
+            await all_or_none([_score(bench, scorer, results, ctx, journal) for scorer in scorers])
+        order = [s.name for s in scorers]
+        for r in results:
+            r.scores = {name: r.scores[name] for name in order if name in r.scores}
     return results
+
+
+async def all_or_none(coroutines: list[Any]) -> None:
+    """Run together; the first exception cancels the others and is raised as it is (not in a group)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        pending = [t for t in tasks if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _solve(bench: Bench[Any, Any], solver: Solver[Any], samples: list[Any], ctx: RunContext,

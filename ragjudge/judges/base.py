@@ -28,6 +28,10 @@ class JudgeContext:
     judge_models: list[str] = field(default_factory=list)
     on_progress: Callable[[int], None] = lambda n: None
     """Called with the number of items finished, so runners can drive progress bars."""
+    retry_errors: bool = False
+    """Ask once more, at once, when a judge's answer cannot be parsed (it is never reused from the cache)."""
+    min_panel: int | None = None
+    """Panel members that must answer for a panel score (default: a majority)."""
 
 
 class Judge(ABC):

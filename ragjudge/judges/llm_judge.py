@@ -65,15 +65,23 @@ class LLMJudge(Judge):
 
     async def _ask(self, model: str, messages: list[dict[str, str]], ctx: JudgeContext) -> JudgeResult:
         assert ctx.gateway is not None and self.spec.parse is not None
-        try:
-            response = await ctx.gateway.complete(model, messages, **self.spec.params)
-        except LLMError as exc:
-            return self.result(error=str(exc), model=model)
-        parsed = parse_output(response.text, self.spec.parse)
+        retried = False
+        while True:
+            try:
+                response = await ctx.gateway.complete(model, messages, fresh=retried, **self.spec.params)
+            except LLMError as exc:
+                return self.result(error=str(exc), model=model)
+            parsed = parse_output(response.text, self.spec.parse)
+            if parsed.error is None:
+                break
+            ctx.gateway.forget(response)  # an unreadable answer is never reused: the next run asks again
+            if not ctx.retry_errors or retried:
+                break
+            retried = True
         return self.result(
             value=parsed.value, label=parsed.label, error=parsed.error, raw=response.text, rationale=response.text,
             model=model, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
-            latency=response.latency, details={"cached": response.cached},
+            latency=response.latency, details={"cached": response.cached, **({"asked_again": True} if retried else {})},
         )
 
     async def _judge_one(self, item: JudgeItem, ctx: JudgeContext) -> JudgeResult:
@@ -84,11 +92,11 @@ class LLMJudge(Judge):
         members = await asyncio.gather(*(self._ask(m, messages, ctx) for m in models))
         if not self.spec.panel:
             return members[0]
-        return self._combine(members)
+        return self._combine(members, ctx.min_panel)
 
-    def _combine(self, members: list[JudgeResult]) -> JudgeResult:
+    def _combine(self, members: list[JudgeResult], min_panel: int | None = None) -> JudgeResult:
         ok = [m.value for m in members if m.ok]
-        needed = len(members) // 2 + 1  # a majority must answer for the panel to speak
+        needed = min(len(members), min_panel) if min_panel else len(members) // 2 + 1  # default: a majority
         tokens_in = sum(m.prompt_tokens or 0 for m in members)
         tokens_out = sum(m.completion_tokens or 0 for m in members)
         common = dict(members=members, model=",".join(m.model or "" for m in members),

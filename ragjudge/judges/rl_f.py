@@ -179,20 +179,34 @@ class RLFJudge(Judge):
 
         async def run(item: JudgeItem) -> JudgeResult:
             try:
-                return await self._judge_one(item, gateway, model)
+                return await self._judge_one(item, gateway, model, ctx.retry_errors)
             finally:
                 ctx.on_progress(1)
 
         return list(await asyncio.gather(*(run(item) for item in items)))
 
-    async def _judge_one(self, item: JudgeItem, gateway: LLMGateway, model: str) -> JudgeResult:
+    async def _judge_one(self, item: JudgeItem, gateway: LLMGateway, model: str,
+                         retry_errors: bool = False) -> JudgeResult:
+        result, unreadable = await self._score_item(item, gateway, model)
+        if unreadable is not None:
+            gateway.forget(unreadable)  # an answer ragas could not use is never reused from the cache
+            if retry_errors:
+                result, unreadable = await self._score_item(item, gateway, model)
+                if unreadable is not None:
+                    gateway.forget(unreadable)
+                result.details["asked_again"] = True
+        return result
+
+    async def _score_item(self, item: JudgeItem, gateway: LLMGateway, model: str
+                          ) -> tuple[JudgeResult, LLMResponse | None]:
+        """The result, and the answer ragas could not parse when that is why it failed."""
         if (reason := self.not_applicable(item)) is not None:  # no passages: nothing to be faithful to
-            return self.result(model=model, details={"skipped": reason})
+            return self.result(model=model, details={"skipped": reason}), None
         if not item.prediction.text.strip():
             # ragas would still ask the LLM to extract statements from "", get none and return NaN,
             # which pandas-based aggregation (MTRAG's) then leaves out. Faithfulness of no answer is
             # undefined rather than a judge failure, so we skip it — without paying for the call.
-            return self.result(model=model, details={"skipped": "empty response"})
+            return self.result(model=model, details={"skipped": "empty response"}), None
 
         trace = _Trace()
         llm = GatewayRagasLLM(gateway, model, self.spec.params, trace)
@@ -204,12 +218,14 @@ class RLFJudge(Judge):
         )
         error: str | None = None
         score: float | None = None
+        unreadable: LLMResponse | None = None
         try:
             score = await self.metric_for(llm).single_turn_ascore(sample)
         except LLMError as exc:
             error = f"{trace.stage}: {exc}"
         except Exception as exc:  # ragas's parser errors (RagasOutputParserException, OutputParserException...)
             error = f"{trace.stage}: ragas could not use the judge's output ({type(exc).__name__}: {exc})"
+            unreadable = trace.calls[-1] if trace.calls else None
 
         common = self._accounting(trace, model)
         if error is None and (score is None or not isinstance(score, (int, float)) or math.isnan(score)):
@@ -218,7 +234,7 @@ class RLFJudge(Judge):
             error = "ragas returned NaN: no statements were extracted from the response"
         if error is not None:
             raw = trace.calls[-1].text if trace.calls else None  # the answer that failed, if any
-            return self.result(error=error, raw=raw, **common)
+            return self.result(error=error, raw=raw, **common), unreadable
 
         assert score is not None
         value = float(score)
@@ -234,7 +250,7 @@ class RLFJudge(Judge):
             details["extracted_statements"] = len(statements.statements)
         raw = "\n\n".join(call.text for call in trace.calls)
         return self.result(value=value, label=f"{value:.4f}", rationale=rationale, raw=raw, details=details,
-                           **common)
+                           **common), None
 
     @staticmethod
     def _accounting(trace: _Trace, model: str) -> dict[str, Any]:

@@ -56,6 +56,10 @@ class ResponseCache:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)", (key, model, json.dumps(payload)))
 
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM responses WHERE key = ?", (key,))
+
     def __len__(self) -> int:
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

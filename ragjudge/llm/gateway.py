@@ -1,9 +1,9 @@
-"""Async LLM calls with a concurrency limit, retries, a persistent cache and usage accounting.
+"""Async LLM calls: routed per model, paced per endpoint, retried by time, cached, accounted.
 
-Retries are ours (litellm's are turned off) so that we can honour Retry-After, add jitter, and
-count retries per model. A response is cached only once it arrived whole; a cached response is
-returned without touching the network, which is what makes reruns and resumes free. Chat completions
-and embeddings share one retry loop (`LLMGateway._call`).
+Retries are ours (litellm's are turned off) so that we can honour Retry-After, pace every caller of an
+endpoint together, count retries per model, and stop a run whose provider cannot be reached. A response
+is cached only once it arrived whole; a cached response is returned without touching the network, which
+is what makes reruns and resumes free. Chat completions and embeddings share one retry loop (`_call`).
 """
 
 from __future__ import annotations
@@ -20,16 +20,28 @@ from typing import Any, TypeVar
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.cache import ResponseCache, cache_key
+from ragjudge.llm.faults import (
+    Breaker,
+    LLMError,
+    ProviderUnreachable,
+    describe,
+    is_connection_error,
+    is_rate_limited,
+    is_retryable,
+    retry_after,
+)
+from ragjudge.llm.limiter import RateLimiter
 from ragjudge.llm.redact import redact
+from ragjudge.llm.routes import ModelRoute, ModelRoutes
 from ragjudge.llm.usage import UsageTracker
 
 DEFAULT_TEMPERATURE = 0.0
+DEFAULT_RETRY_SECONDS = 600.0
+"""How long one request may keep being retried (rate limits, outages) before it fails for good."""
 
 T = TypeVar("T")
 
-
-class LLMError(Exception):
-    """A call that failed for good (after retries, or at once for errors retrying cannot fix)."""
+__all__ = ["EmbeddingResponse", "LLMError", "LLMGateway", "LLMResponse", "ProviderUnreachable", "validate_model"]
 
 
 @dataclass
@@ -42,6 +54,8 @@ class LLMResponse:
     cost: float = 0.0
     latency: float = 0.0
     cached: bool = False
+    cache_key: str | None = None
+    """Lets a caller that cannot read the answer take it out of the cache (`LLMGateway.forget`)."""
 
 
 @dataclass
@@ -85,39 +99,26 @@ def _cost(raw: Any) -> float:
         return 0.0
 
 
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
+def _response_headers(raw: Any) -> dict[str, str] | None:
+    hidden = getattr(raw, "_hidden_params", None) or {}
+    headers = hidden.get("additional_headers") or getattr(raw, "_response_headers", None)
+    return dict(headers) if headers else None
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    headers: Any = getattr(exc, "litellm_response_headers", None) or getattr(exc, "headers", None)
-    response = getattr(exc, "response", None)
-    if not headers and response is not None:
-        headers = getattr(response, "headers", None)
-    if not headers:
-        return None
+def _exception_headers(exc: BaseException) -> dict[str, str] | None:
+    from ragjudge.llm.faults import headers_of
+
     try:
-        value = headers.get("retry-after") or headers.get("Retry-After")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError, AttributeError):
+        headers = headers_of(exc)
+        return dict(headers) if headers else None
+    except Exception:
         return None
 
 
-def is_retryable(exc: BaseException) -> bool:
-    """429, 5xx, timeouts, dropped connections and garbled bodies are worth another try; 4xx are not."""
-    ll = litellm()
-    if isinstance(exc, (ll.AuthenticationError, ll.PermissionDeniedError, ll.NotFoundError,
-                        ll.ContextWindowExceededError, ll.ContentPolicyViolationError, ll.UnsupportedParamsError)):
-        return False
-    if isinstance(exc, (ll.RateLimitError, ll.Timeout, ll.APIConnectionError, ll.InternalServerError,
-                        ll.ServiceUnavailableError, ll.BadGatewayError, asyncio.TimeoutError)):
-        return True
-    status = _status(exc)
-    if status is not None:
-        return status == 429 or status >= 500
-    # Garbled bodies surface as APIError/APIResponseValidationError or plain decode errors.
-    return isinstance(exc, (ll.APIError, ll.APIResponseValidationError, ValueError))
+def _estimate_tokens(messages: list[dict[str, Any]], params: dict[str, Any]) -> int:
+    """Rough request size for a tokens-per-minute budget: 4 characters a token, plus the answer's cap."""
+    chars = sum(len(str(m.get("content") or "")) for m in messages)
+    return chars // 4 + int(params.get("max_tokens") or 256)
 
 
 def validate_model(model: str, api_base: str | None = None) -> None:
@@ -140,26 +141,37 @@ class LLMGateway:
         cache: ResponseCache | None = None,
         concurrency: int = 8,
         max_retries: int = 6,
+        retry_seconds: float = DEFAULT_RETRY_SECONDS,
         timeout: float = 120.0,
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         api_base: str | None = None,
         api_key: str | None = None,
+        routes: ModelRoutes | None = None,
+        breaker_threshold: int = 5,
+        usage: UsageTracker | None = None,
         default_params: dict[str, Any] | None = None,
     ):
         self.cache = cache
         self.concurrency = concurrency
         self.max_retries = max_retries
+        self.retry_seconds = retry_seconds
         self.timeout = timeout
         self.backoff_base = backoff_base
         self.backoff_max = backoff_max
-        self.api_base = api_base
+        self.routes = routes or ModelRoutes(api_base=api_base)
+        self.api_base = self.routes.api_base
         self._api_key = api_key
+        self.breaker_threshold = breaker_threshold
         self.default_params = {"temperature": DEFAULT_TEMPERATURE, **(default_params or {})}
-        self.usage = UsageTracker()
+        self.usage = usage or UsageTracker()
         self.requests_sent = 0
+        self.limiters: dict[str, RateLimiter] = {}
+        self.breakers: dict[str, Breaker] = {}
         self._semaphore: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
+
+    # -- plumbing -------------------------------------------------------------------------------------
 
     def _sem(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -167,38 +179,71 @@ class LLMGateway:
             self._semaphore, self._sem_loop = asyncio.Semaphore(self.concurrency), loop
         return self._semaphore
 
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None and retry_after >= 0:
-            return min(retry_after, self.backoff_max) + random.uniform(0, 0.1 * self.backoff_base)
+    def limiter(self, route: ModelRoute) -> RateLimiter:
+        """One per endpoint; the slowest pace any model on it asks for wins."""
+        limiter = self.limiters.get(route.endpoint)
+        if limiter is None:
+            limiter = self.limiters[route.endpoint] = RateLimiter(route.rpm, route.tpm, name=route.endpoint,
+                                                                  max_in_flight=self.concurrency)
+        else:
+            if route.rpm and (limiter.target_rpm is None or route.rpm < limiter.target_rpm):
+                limiter.target_rpm = limiter.rpm = route.rpm
+            if route.tpm and (limiter.tpm is None or route.tpm < limiter.tpm):
+                limiter.tpm = route.tpm
+        return limiter
+
+    def _breaker(self, route: ModelRoute) -> Breaker:
+        return self.breakers.setdefault(route.endpoint, Breaker(self.breaker_threshold))
+
+    def _key(self, route: ModelRoute) -> str | None:
+        return route.api_key() or self._api_key
+
+    def api_key_for(self, route: ModelRoute) -> str | None:
+        """The key a call to `route` would use (for the preflight check; never logged)."""
+        return self._key(route)
+
+    def _backoff(self, attempt: int) -> float:
         delay = min(self.backoff_max, self.backoff_base * (2**attempt))
         return delay / 2 + random.uniform(0, delay / 2)  # "equal jitter": never zero, never in lockstep
 
-    async def complete(self, model: str, messages: list[dict[str, Any]], **params: Any) -> LLMResponse:
-        """Chat completion with cache, retries and accounting. Raises LLMError when it finally fails."""
-        call_params = {**self.default_params, **params}
-        if self.api_base and "api_base" not in call_params:
-            call_params["api_base"] = self.api_base
-        key = cache_key(model, messages, call_params)
-        usage = self.usage.model(model)
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
-            usage.cached += 1
-            return LLMResponse(**{**hit, "cached": True, "latency": 0.0})
+    def forget(self, response: LLMResponse) -> None:
+        """Take an answer the caller could not use (unparsable) out of the cache: the next ask is a new call."""
+        if self.cache is not None and response.cache_key is not None:
+            self.cache.delete(response.cache_key)
 
+    # -- chat -----------------------------------------------------------------------------------------
+
+    async def complete(self, model: str, messages: list[dict[str, Any]], *, fresh: bool = False,
+                       **params: Any) -> LLMResponse:
+        """Chat completion with cache, pacing, retries and accounting. Raises LLMError when it finally fails.
+
+        `fresh=True` skips the cache lookup (the answer is still cached): re-asking after an unusable answer."""
+        route = self.routes.route(model)
+        call_params = {**self.default_params, **route.call_params(), **params}
+        key = cache_key(route.model, messages, call_params)
+        if self.cache is not None and not fresh and (hit := self.cache.get(key)) is not None:
+            self.usage.record(model, cached=1)
+            hit = {k: v for k, v in hit.items() if k in LLMResponse.__dataclass_fields__}
+            return LLMResponse(**{**hit, "model": model, "cached": True, "latency": 0.0, "cache_key": key})
         ll = litellm()
-        secret_args = {"api_key": self._api_key} if self._api_key else {}
+        secret = self._key(route)
+        secret_args = {"api_key": secret} if secret else {}
         response = await self._call(
-            model,
-            lambda: ll.acompletion(model=model, messages=messages, timeout=self.timeout, num_retries=0,
+            route,
+            lambda: ll.acompletion(model=route.model, messages=messages, timeout=self.timeout, num_retries=0,
                                    **call_params, **secret_args),
             lambda raw, latency: self._parse(raw, model, latency),
+            tokens=_estimate_tokens(messages, call_params),
         )
-        usage.prompt_tokens += response.prompt_tokens
-        usage.completion_tokens += response.completion_tokens
-        usage.cost += response.cost
+        self.usage.record(model, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
+                          cost=response.cost)
         if self.cache is not None:
-            payload = {k: v for k, v in vars(response).items() if k not in ("cached", "latency")}
-            self.cache.put(key, model, payload)
+            payload = {k: v for k, v in vars(response).items() if k not in ("cached", "latency", "cache_key")}
+            self.cache.put(key, route.model, payload)
+        response.cache_key = key
         return response
+
+    # -- embeddings -----------------------------------------------------------------------------------
 
     async def embed(self, model: str, texts: list[str], **params: Any) -> EmbeddingResponse:
         """Embeddings of `texts`, in order. Raises LLMError when it finally fails.
@@ -207,66 +252,99 @@ class LLMGateway:
         and only the texts missing from the cache are sent, deduplicated, in ONE request (callers batch).
         `api_key` in `params` overrides the gateway's key for this call; like it, it is never cached or shown.
         """
-        call_params = dict(params)
-        api_key = call_params.pop("api_key", None) or self._api_key
-        if self.api_base and "api_base" not in call_params:
-            call_params["api_base"] = self.api_base
+        route = self.routes.route(model)
+        call_params = {**route.call_params(), **params}
+        api_key = call_params.pop("api_key", None) or self._key(route)
         key_params = {**call_params, "endpoint": "embeddings"}  # never equal to a chat key
-        keys = [cache_key(model, [{"input": text}], key_params) for text in texts]
+        keys = [cache_key(route.model, [{"input": text}], key_params) for text in texts]
         found: dict[str, list[float]] = {}
         if self.cache is not None:
             for key in dict.fromkeys(keys):
                 if (hit := self.cache.get(key)) is not None:
                     found[key] = _unpack(hit["vector"])
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
-        usage = self.usage.model(model)
         result = EmbeddingResponse(vectors=[], model=model, cached=sum(key in found for key in keys))
-        usage.cached += result.cached
+        self.usage.record(model, cached=result.cached)
         if missing:
             ll = litellm()
             inputs = list(missing.values())
             secret_args = {"api_key": api_key} if api_key else {}
             fresh = await self._call(
-                model,
-                lambda: ll.aembedding(model=model, input=inputs, timeout=self.timeout, num_retries=0,
+                route,
+                lambda: ll.aembedding(model=route.model, input=inputs, timeout=self.timeout, num_retries=0,
                                       max_retries=_SDK_NO_RETRIES, **call_params, **secret_args),
                 lambda raw, latency: self._parse_embeddings(raw, model, len(inputs), latency),
-                secret=api_key,
+                tokens=sum(len(t) for t in inputs) // 4, secret=api_key,
             )
-            usage.prompt_tokens += fresh.prompt_tokens
-            usage.cost += fresh.cost
+            self.usage.record(model, prompt_tokens=fresh.prompt_tokens, cost=fresh.cost)
             result.prompt_tokens, result.cost, result.latency = fresh.prompt_tokens, fresh.cost, fresh.latency
             for key, vector in zip(missing, fresh.vectors, strict=True):
                 found[key] = vector
                 if self.cache is not None:
-                    self.cache.put(key, model, {"vector": _pack(vector)})
+                    self.cache.put(key, route.model, {"vector": _pack(vector)})
         result.vectors = [found[key] for key in keys]
         return result
 
-    async def _call(self, model: str, send: Callable[[], Awaitable[Any]], parse: Callable[[Any, float], T], *,
-                    secret: str | None = None) -> T:
-        """The one retry loop: `send()` under the concurrency limit, then `parse(raw, latency)`; retryable
-        failures (a parse error included) wait with backoff and try again. Counts calls, retries, failures."""
-        usage = self.usage.model(model)
-        last_error: BaseException | None = None
-        for attempt in range(self.max_retries + 1):
+    # -- the one retry loop ---------------------------------------------------------------------------
+
+    async def _call(self, route: ModelRoute, send: Callable[[], Awaitable[Any]], parse: Callable[[Any, float], T], *,
+                    tokens: int = 0, secret: str | None = None) -> T:
+        """`send()` when the endpoint's limiter says so, under the concurrency limit, then `parse(raw, latency)`.
+
+        429s wait (the whole endpoint pauses) and retry until `retry_seconds` have passed; other retryable
+        failures back off, at most `max_retries` times; connection failures open the endpoint's breaker and
+        stop the run. Every attempt is counted as a request."""
+        model = route.name
+        limiter, breaker = self.limiter(route), self._breaker(route)
+        born = time.monotonic()
+        deadline = born + self.retry_seconds
+        failures = 0
+        attempts = 0
+        while True:
+            if breaker.open_reason is not None:
+                raise ProviderUnreachable(breaker.open_reason)
+            await limiter.acquire(born, tokens)
             started = time.perf_counter()
+            attempts += 1
             try:
-                async with self._sem():
-                    self.requests_sent += 1
-                    raw = await send()
+                try:
+                    async with self._sem():
+                        if breaker.open_reason is not None:
+                            raise ProviderUnreachable(breaker.open_reason)
+                        self.requests_sent += 1
+                        self.usage.record(model, requests=1)
+                        raw = await send()
+                finally:
+                    limiter.release()
                 result = parse(raw, time.perf_counter() - started)
+            except ProviderUnreachable:
+                raise
             except Exception as exc:  # classified below; anything unexpected is not retried
-                last_error = exc
-                if attempt < self.max_retries and is_retryable(exc):
-                    usage.retries += 1
-                    await asyncio.sleep(self._backoff(attempt, _retry_after(exc)))
+                secrets = (self._api_key or "", secret or route.api_key() or "")
+                if is_connection_error(exc):
+                    reason = redact(f"cannot reach {route.endpoint} (model {model}): connection refused or host "
+                                    "unreachable; finished work is saved, rerun to resume once it is up", secrets)
+                    if breaker.failure(reason):
+                        self.usage.record(model, failures=1)
+                        raise ProviderUnreachable(reason) from None
+                if is_rate_limited(exc) and time.monotonic() < deadline:
+                    wait = retry_after(exc)
+                    limiter.on_rate_limited(wait, _exception_headers(exc))
+                    self.usage.record(model, retries=1)
+                    base = wait if wait is not None else 1.0
+                    await asyncio.sleep(base + random.uniform(0, 0.25 * base))  # spread, proportional to the wait
                     continue
-                usage.failures += 1
-                raise LLMError(self._describe(exc, model, attempt, secret)) from None
-            usage.calls += 1
+                failures += 1
+                if failures <= self.max_retries and time.monotonic() < deadline and is_retryable(exc):
+                    self.usage.record(model, retries=1)
+                    await asyncio.sleep(min(self._backoff(failures - 1), max(0.0, deadline - time.monotonic())))
+                    continue
+                self.usage.record(model, failures=1)
+                raise LLMError(redact(describe(exc, model, attempts, route.endpoint), secrets)) from None
+            breaker.success()
+            limiter.on_success(_response_headers(raw))
+            self.usage.record(model, calls=1)
             return result
-        raise LLMError(self._describe(last_error, model, self.max_retries, secret))  # pragma: no cover
 
     def _parse(self, raw: Any, model: str, latency: float) -> LLMResponse:
         choice = raw.choices[0]
@@ -297,11 +375,3 @@ class LLMGateway:
         usage = getattr(raw, "usage", None)
         return EmbeddingResponse(vectors=vectors, model=model, cost=_cost(raw), latency=latency,
                                  prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0))
-
-    def _describe(self, exc: BaseException | None, model: str, attempt: int, secret: str | None = None) -> str:
-        status = _status(exc) if exc else None
-        message = str(exc).strip().splitlines()[0] if exc and str(exc).strip() else type(exc).__name__
-        tries = f" after {attempt + 1} attempts" if attempt else ""
-        code = f" (HTTP {status})" if status else ""
-        return redact(f"{model}: {type(exc).__name__}{code}{tries}: {message}"[:500],
-                      (self._api_key or "", secret or ""))

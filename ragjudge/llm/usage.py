@@ -1,13 +1,27 @@
-"""Token, cost and call accounting per model, printed at the end of a run."""
+"""Token, cost and call accounting per model, for this invocation and, through a usage log, for the whole run.
+
+`requests` counts what was sent to a provider (every attempt, retries and failures included): after a kill and
+a resume the run's total equals what the provider received. The log (`usage.jsonl` in the run folder) gets
+one line per event, written before a request is sent and after it returns, so a kill loses nothing that was
+paid for; the run's totals are the sum of the log, across every invocation that resumed it.
+"""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+COUNTERS = ("requests", "calls", "cached", "retries", "failures", "prompt_tokens", "completion_tokens", "cost")
 
 
 @dataclass
 class ModelUsage:
+    requests: int = 0
+    """Requests sent to the provider (attempts)."""
     calls: int = 0
+    """Calls that finally succeeded."""
     cached: int = 0
     retries: int = 0
     failures: int = 0
@@ -15,21 +29,60 @@ class ModelUsage:
     completion_tokens: int = 0
     cost: float = 0.0
 
+    def add(self, other: dict[str, Any]) -> None:
+        for name in COUNTERS:
+            setattr(self, name, getattr(self, name) + other.get(name, 0))
+
 
 @dataclass
 class UsageTracker:
     by_model: dict[str, ModelUsage] = field(default_factory=dict)
+    log: Path | None = None
+    _fh: IO[str] | None = None
 
     def model(self, name: str) -> ModelUsage:
         return self.by_model.setdefault(name, ModelUsage())
+
+    def record(self, model: str, **counts: float) -> None:
+        """Add to this invocation's counters and append the event to the run's usage log."""
+        self.model(model).add(counts)
+        if self.log is not None:
+            try:
+                if self._fh is None:
+                    self.log.parent.mkdir(parents=True, exist_ok=True)
+                    self._fh = self.log.open("a", encoding="utf-8")
+                self._fh.write(json.dumps({"model": model, **counts}) + "\n")
+                self._fh.flush()  # survives a kill of this process (the OS has it); no fsync per call
+            except OSError:
+                self.log = None  # accounting must never stop a run; the in-memory figures remain
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
 
     @property
     def total(self) -> ModelUsage:
         total = ModelUsage()
         for u in self.by_model.values():
-            for name in vars(total):
-                setattr(total, name, getattr(total, name) + getattr(u, name))
+            total.add(vars(u))
         return total
 
     def as_dict(self) -> dict[str, dict[str, float]]:
         return {m: dict(vars(u)) for m, u in sorted(self.by_model.items())}
+
+
+def logged_usage(path: Path) -> dict[str, dict[str, float]]:
+    """The run's totals per model: the sum of every event in its usage log (a torn last line is skipped)."""
+    totals: dict[str, ModelUsage] = {}
+    if not path.exists():
+        return {}
+    with path.open(encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict) and isinstance(event.get("model"), str):
+                totals.setdefault(event["model"], ModelUsage()).add(event)
+    return {m: dict(vars(u)) for m, u in sorted(totals.items())}

@@ -19,186 +19,36 @@ Typical use::
 from __future__ import annotations
 
 import base64
-import hashlib
 import itertools
 import json
-import math
 import re
 import struct
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Mapping, Union
+from typing import Any, Mapping
 
-__all__ = ["Reply", "Request", "Responder", "OpenAIServer", "scripted", "by_model", "embed_text"]
+from ragjudge.testing.replies import (
+    EMBEDDING_DIM,
+    Reply,
+    Request,
+    Responder,
+    _default_responder,
+    _error_type,
+    _to_reply,
+    _word_count,
+    by_model,
+    embed_text,
+    scripted,
+)
 
-EMBEDDING_DIM = 32
-"""Default embedding size: small enough to be cheap, large enough that unrelated texts differ."""
+__all__ = ["Reply", "Request", "Responder", "OpenAIServer", "scripted", "by_model", "embed_text", "EMBEDDING_DIM"]
 
 # Headers that carry credentials; they are never stored so API keys cannot leak via test logs.
 _SECRET_HEADERS = frozenset(
     {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "openai-organization"}
 )
-
-
-@dataclass
-class Reply:
-    """What the server should answer to one request.
-
-    ``status != 200`` produces an OpenAI-style error body (``content`` becomes the error
-    message) and takes precedence over ``garbage``. Token counts default to rough word
-    counts so usage accounting code sees plausible, deterministic numbers.
-    """
-
-    content: str | None = None
-    tool_calls: list[dict[str, Any]] | None = None  # [{"name": ..., "arguments": {...} or "json"}]
-    status: int = 200
-    retry_after: float | None = None
-    delay: float = 0.0
-    garbage: bool = False
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-
-@dataclass
-class Request:
-    """One received HTTP request, as seen by responders and recorded in ``OpenAIServer.requests``.
-
-    ``headers`` never contains credential headers (Authorization etc.).
-    """
-
-    path: str
-    method: str = "POST"
-    body: dict[str, Any] = field(default_factory=dict)
-    headers: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def model(self) -> str | None:
-        model = self.body.get("model")
-        return model if isinstance(model, str) else None
-
-    @property
-    def messages(self) -> list[dict[str, Any]]:
-        messages = self.body.get("messages")
-        return messages if isinstance(messages, list) else []
-
-    @property
-    def last_user(self) -> str:
-        """Text of the last user message ('' if none): what most rules want to match."""
-        for message in reversed(self.messages):
-            if isinstance(message, dict) and message.get("role") == "user":
-                return _content_text(message.get("content"))
-        return ""
-
-    @property
-    def prompt(self) -> str:
-        """All message texts joined by newlines (system prompt, context, question...)."""
-        return "\n".join(_content_text(m.get("content")) for m in self.messages if isinstance(m, dict))
-
-
-Responder = Callable[[Request], Union[str, Reply]]
-ReplySpec = Union[str, Reply, Responder]
-
-
-def _content_text(content: Any) -> str:
-    """Flatten OpenAI message content (a string or a list of typed parts) to plain text."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
-        )
-    return ""
-
-
-def _to_reply(spec: ReplySpec, request: Request) -> Reply:
-    """Normalise a str / Reply / Responder into a Reply for ``request``."""
-    if callable(spec) and not isinstance(spec, Reply):
-        spec = spec(request)
-    if isinstance(spec, str):
-        return Reply(content=spec)
-    if isinstance(spec, Reply):
-        return spec
-    raise TypeError(f"responder returned {type(spec).__name__}, expected str or Reply")
-
-
-def _default_responder(request: Request) -> str:
-    """Answer 'OK' so a bare server is usable for smoke and plumbing tests."""
-    return "OK"
-
-
-def scripted(rules: list[tuple[str, ReplySpec]], default: ReplySpec = "OK") -> Responder:
-    """Build a responder from ``(regex, reply)`` rules; the first match wins.
-
-    A rule matches if its regex (``re.DOTALL``) is found in the last user message or in the
-    whole concatenated prompt, so rules can key on the question or on injected context.
-    Replies may be str, Reply, or a Responder for dynamic answers.
-    """
-    compiled = [(re.compile(pattern, re.DOTALL), reply) for pattern, reply in rules]
-
-    def respond(request: Request) -> str | Reply:
-        last_user, prompt = request.last_user, request.prompt
-        for pattern, reply in compiled:
-            if pattern.search(last_user) or pattern.search(prompt):
-                return _to_reply(reply, request)
-        return _to_reply(default, request)
-
-    return respond
-
-
-def by_model(mapping: Mapping[str, ReplySpec], default: ReplySpec | None = None) -> Responder:
-    """Dispatch on the request's ``model`` so one server can play several judges/generators.
-
-    Keys may be given with or without a litellm provider prefix (``openai/judge-a`` and
-    ``judge-a`` both match, since litellm strips the prefix on the wire). Unknown models get
-    ``default``, or a 404 ``model_not_found`` error like the real API.
-    """
-    table = {key.split("/", 1)[1] if key.startswith("openai/") else key: value for key, value in mapping.items()}
-
-    def respond(request: Request) -> str | Reply:
-        model = request.model or ""
-        spec = table.get(model, table.get(model.split("/", 1)[-1]))
-        if spec is None:
-            spec = default
-        if spec is None:
-            return Reply(status=404, content=f"The model `{model}` does not exist")
-        return _to_reply(spec, request)
-
-    return respond
-
-
-def embed_text(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
-    """Deterministic bag-of-words embedding: unit vector built from hashed lowercase words.
-
-    Texts sharing words get positive cosine similarity, so retrieval code behaves
-    sensibly; identical texts give identical vectors across runs and processes.
-    """
-    vector = [0.0] * dim
-    for word in re.findall(r"\w+", text.lower()):
-        digest = hashlib.sha256(word.encode()).digest()
-        for i in range(0, 8, 2):  # 4 signed buckets per word keeps collisions rare
-            vector[digest[i] % dim] += 1.0 if digest[i + 1] & 1 else -1.0
-    norm = math.sqrt(sum(v * v for v in vector))
-    if norm == 0.0:  # empty text: a fixed unit vector avoids NaN cosine downstream
-        return [1.0] + [0.0] * (dim - 1)
-    return [v / norm for v in vector]
-
-
-def _word_count(text: str) -> int:
-    return len(text.split())
-
-
-def _error_type(status: int) -> tuple[str, str | None]:
-    """OpenAI's (type, code) pair for an HTTP status, so SDK error mapping is realistic."""
-    return {
-        400: ("invalid_request_error", None),
-        401: ("invalid_request_error", "invalid_api_key"),
-        403: ("invalid_request_error", None),
-        404: ("invalid_request_error", "model_not_found"),
-        429: ("requests", "rate_limit_exceeded"),
-    }.get(status, ("server_error", None))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -213,7 +63,10 @@ class _Handler(BaseHTTPRequestHandler):
     # -- routing -----------------------------------------------------------------------------
     def do_GET(self) -> None:
         request = self._record({})
-        if self._route() == "/models":
+        owner = self.server.owner
+        if owner.valid_key is not None and self.headers.get("Authorization", "") != f"Bearer {owner.valid_key}":
+            self._send_error(401, "Incorrect API key provided")
+        elif self._route() == "/models":
             data = [
                 {"id": model, "object": "model", "created": 0, "owned_by": "ragjudge-test"}
                 for model in self.server.owner.seen_models()
@@ -249,12 +102,18 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body: dict[str, Any]) -> Request:
         headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS}
         request = Request(path=self.path, method=self.command, body=body, headers=headers)
-        self.server.owner._record(request, is_chat=self._route() == "/chat/completions")
+        if self.command == "GET":  # model listings (ragjudge's preflight check) are not API calls
+            self.server.owner._record_listing(request)
+        else:
+            self.server.owner._record(request, is_chat=self._route() == "/chat/completions")
         return request
 
     # -- endpoints ---------------------------------------------------------------------------
     def _chat(self, request: Request) -> None:
         owner = self.server.owner
+        if (wait := owner._over_limit()) is not None:
+            self._send_error(429, "Rate limit reached for requests", round(wait, 2))
+            return
         fault, hang = owner._take_faults(chat=True)
         try:
             reply = fault or _to_reply(owner.responder, request)
@@ -273,6 +132,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _embeddings(self, request: Request) -> None:
         owner = self.server.owner
+        if (wait := owner._over_limit()) is not None:
+            self._send_error(429, "Rate limit reached for requests", round(wait, 2))
+            return
         _, hang = owner._take_faults(chat=False)
         time.sleep(owner.latency + hang)
         raw_input = request.body.get("input", "")
@@ -388,13 +250,13 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_error(self, status: int, message: str | None, retry_after: float | None = None) -> None:
         err_type, code = _error_type(status)
         body = {"error": {"message": message or f"Simulated error {status}", "type": err_type, "param": None, "code": code}}
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = dict(self.server.owner._limit_headers()) if status == 429 else {}
         if retry_after is not None:
             headers["Retry-After"] = f"{retry_after:g}"
         self._send_raw(status, json.dumps(body).encode(), "application/json", headers)
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
-        self._send_raw(status, json.dumps(payload).encode(), "application/json")
+        self._send_raw(status, json.dumps(payload).encode(), "application/json", self.server.owner._limit_headers())
 
     def _send_raw(self, status: int, data: bytes, content_type: str, headers: Mapping[str, str] | None = None) -> None:
         try:
@@ -431,10 +293,24 @@ class OpenAIServer:
     ``hang_next`` affects any chat or embedding request. Faulted requests are still recorded.
     """
 
-    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0) -> None:
+    def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
+                 rate_limit: tuple[int, float] | None = None) -> None:
         self.responder: Responder = responder or _default_responder
         self.latency = latency
+        self.rate_limit = rate_limit
+        """(n, seconds): at most n chat/embedding requests in any window of that many seconds; beyond it a 429
+        with Retry-After (the time until the oldest request leaves the window), like a provider's RPM limit."""
+        self.rate_limited = 0
+        """Requests answered 429 by the rate limit."""
+        self.arrivals: list[float] = []
+        """time.monotonic() of every chat/embedding request, to check a client's pacing."""
+        self._window: list[float] = []
         self.requests: list[Request] = []
+        """POST API calls (chat completions, embeddings), in arrival order."""
+        self.listings: list[Request] = []
+        """GET requests (model listings: ragjudge's preflight), kept apart from the API calls."""
+        self.valid_key: str | None = None
+        """When set, model listings with another bearer key get 401 (to test the preflight's credential check)."""
         self.errors: list[BaseException] = []  # exceptions raised by the responder, for debugging
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -503,6 +379,35 @@ class OpenAIServer:
         with self._lock:
             self.requests.append(request)
             self._chat_count += is_chat
+
+    def _record_listing(self, request: Request) -> None:
+        with self._lock:
+            self.listings.append(request)
+
+    def _limit_headers(self) -> dict[str, str]:
+        """OpenAI's x-ratelimit-* headers, so clients can learn the limit without being told."""
+        if self.rate_limit is None:
+            return {}
+        n, seconds = self.rate_limit
+        with self._lock:
+            remaining = max(0, n - len(self._window))
+        return {"x-ratelimit-limit-requests": f"{n * 60 / seconds:g}", "x-ratelimit-remaining-requests": str(remaining)}
+
+    def _over_limit(self) -> float | None:
+        """Seconds to wait when this request exceeds the rate limit (it is then not counted), else None."""
+        now = time.monotonic()
+        with self._lock:
+            self.arrivals.append(now)
+        if self.rate_limit is None:
+            return None
+        n, seconds = self.rate_limit
+        with self._lock:
+            self._window = [t for t in self._window if t > now - seconds]
+            if len(self._window) >= n:
+                self.rate_limited += 1
+                return max(0.05, self._window[0] + seconds - now)
+            self._window.append(now)
+        return None
 
     def _take_faults(self, *, chat: bool) -> tuple[Reply | None, float]:
         with self._lock:

@@ -113,6 +113,7 @@ async def verify_intent(gateway: LLMGateway, case: IntentCase, taxonomy: Taxonom
         return {"verify_error": response, "error": response}
     parsed = parse_choice(response.text, spec)
     if parsed.error:
+        gateway.forget(response)  # an unreadable verdict is never reused: the next run asks again
         return {"verify_error": f"{parsed.error}; raw: {response.text[:300]}", "error": parsed.error,
                 "verify_raw": response.text}
     return {"verified_match": bool(parsed.value), "verified_by": judge_model, "verify_raw": response.text}
@@ -255,7 +256,8 @@ async def classify_response(gateway: LLMGateway, case: RagCase, given: dict[str,
         return {**row, "error": response}
     row.update(judge_raw=response.text)
     parsed = parse_json(response.text, spec)
-    if not parsed.ok:
-        return {**row, "error": parsed.error}
-    label, error = read_answer_class(parsed.value, spec)
-    return {**row, "error": error} if error else {**row, "label": label}
+    label, error = (None, parsed.error) if not parsed.ok else read_answer_class(parsed.value, spec)
+    if error:
+        gateway.forget(response)  # an unreadable verdict is never reused: the next run asks again
+        return {**row, "error": error}
+    return {**row, "label": label}

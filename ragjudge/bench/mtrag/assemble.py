@@ -73,3 +73,15 @@ def metric_names(judges: list[Judge]) -> list[str]:
         names += [m + CONDITIONED_SUFFIX for m in CONDITIONED_METRICS if m in names]
         names.append(ANSWERABILITY_ACCURACY)
     return names
+
+
+def partial_panels(outcomes: list[TaskOutcome]) -> dict[str, int]:
+    """Per panel metric, how many scores came from fewer members than were asked (e.g. the median of 2 of 3)."""
+    counts: dict[str, int] = {}
+    for o in outcomes:
+        for r in o.results.values():
+            if r.members is not None and r.error is None:
+                counts.setdefault(r.metric, 0)
+                if r.details.get("members_ok", len(r.members)) < r.details.get("members_total", len(r.members)):
+                    counts[r.metric] += 1
+    return counts

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.bench.mtrag import display
-from ragjudge.bench.mtrag.assemble import TaskOutcome, assemble, metric_names
+from ragjudge.bench.mtrag.assemble import TaskOutcome, assemble, metric_names, partial_panels
 from ragjudge.bench.mtrag.data import resolve_bench
 from ragjudge.bench.mtrag.scorers import JudgeScorer
 from ragjudge.bench.mtrag.settings import check_setting, needs_retrieval, tasks_for_setting
@@ -48,6 +48,8 @@ class MtragOptions(BenchOptions):
                                     "median of all, other LLM judges use the first.")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of judge specs.")
     bertscore_model: str | None = Field(None, description="RB_alg's BERTScore model: auto, bundled, or a name/path.")
+    min_panel: int | None = Field(None, ge=1, description="Panel members (rb_llm) that must answer for a panel "
+                                  "score (default: a majority); panels answered by fewer than all are counted.")
     conversational_as_unanswerable: bool = Field(False, description="Condition conversational turns as "
                                                  "unanswerable, as the official scripts do (default: excluded, "
                                                  "as in the paper).")
@@ -154,7 +156,8 @@ class MtragBench(Bench[MtragOptions, Task]):
         return self._solver
 
     def judge_context(self, ctx: RunContext) -> JudgeContext:
-        return JudgeContext(gateway=ctx.gateway, judge_models=self.options.judge_models)
+        return JudgeContext(gateway=ctx.gateway, judge_models=self.options.judge_models,
+                            retry_errors=ctx.options.retry_errors, min_panel=self.options.min_panel)
 
     def scorers(self, ctx: RunContext) -> list[Scorer[Task]]:
         judge_ctx = self.judge_context(ctx)
@@ -175,6 +178,8 @@ class MtragBench(Bench[MtragOptions, Task]):
                 if r.error:
                     error_counts[r.metric] = error_counts.get(r.metric, 0) + 1
         summary = summarize(outcomes, names, error_counts)
+        for metric, partial in partial_panels(outcomes).items():  # panels some members did not answer
+            summary["metrics"][metric]["partial_panels"] = partial
         summary["judges"] = self.judge_models(ctx)
         info = self._retrieval_info()
         if info is not None:
@@ -209,8 +214,12 @@ class MtragBench(Bench[MtragOptions, Task]):
     def warnings(self, summary: dict[str, Any]) -> list[str]:
         from ragjudge.retrieval.queries import rewrite_warning
 
-        warning = rewrite_warning(summary.get("query_rewrite", {}))
-        return [warning] if warning else []
+        warnings = [w for w in [rewrite_warning(summary.get("query_rewrite", {}))] if w]
+        for metric, stats in summary["metrics"].items():
+            if stats.get("partial_panels"):
+                warnings.append(f"warning: {stats['partial_panels']} {metric} panel score(s) came from fewer judges "
+                                "than asked (a member failed); --min-panel N requires N answers")
+        return warnings
 
     def run_info(self) -> dict[str, Any]:
         o = self.options

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ragjudge.bench.base import Record, Scorer, fingerprint
 from ragjudge.bench.mtrag.solvers import passage_ids
+from ragjudge.engine.parallel import each_as_completed
 from ragjudge.judges import Judge, JudgeContext, JudgeItem
 from ragjudge.models import JudgeResult, Prediction, Task
 
@@ -31,10 +32,21 @@ class JudgeScorer(Scorer[Task]):
                            error=f"no prediction to judge: {output.get('error')}").model_dump(exclude_none=True)
 
     async def score(self, items: Sequence[tuple[Task, Record]], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        """LLM judges: every item in flight at once, each journaled when it returns (the gateway paces them);
+        computed judges (RB_alg): in chunks, so that batched encoding stays efficient."""
         judge_items = [JudgeItem(task, Prediction.model_validate(output)) for task, output in items]
+        quiet = replace(self.judge_ctx, on_progress=lambda n: None)
+        if self.judge.needs_llm:
+            async def one(item: JudgeItem) -> JudgeResult:
+                [result] = await self.judge.judge([item], quiet)
+                return result
+
+            async for item, result in each_as_completed(judge_items, one):
+                yield item.task.key, result.model_dump(exclude_none=True)
+            return
         size = self.judge.chunk_size
         for start in range(0, len(judge_items), size):
             chunk = judge_items[start:start + size]
-            results = await self.judge.judge(chunk, replace(self.judge_ctx, on_progress=lambda n: None))
+            results = await self.judge.judge(chunk, quiet)
             for item, result in zip(chunk, results, strict=True):
                 yield item.task.key, result.model_dump(exclude_none=True)

@@ -1,0 +1,126 @@
+"""What a failed LLM call means: retry it, wait for the rate limit, give up, or stop the run.
+
+- 429: wait for Retry-After (the endpoint's limiter pauses everyone) and try again until the request's time
+  budget runs out, never after a small fixed number of attempts;
+- 5xx, timeouts, garbled bodies: back off and retry, at most `max_retries` times;
+- connection refused / DNS / unreachable host: a few in a row open the endpoint's breaker and the run stops
+  with "cannot reach ..." (the finished work is journaled), instead of minutes of retries producing nothing;
+- 4xx (auth, bad request, context window): fail at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ragjudge.errors import RagjudgeError
+from ragjudge.llm._litellm import litellm
+
+
+class LLMError(Exception):
+    """A call that failed for good (after retries, or at once for errors retrying cannot fix)."""
+
+
+class ProviderUnreachable(RagjudgeError):
+    """The endpoint cannot be reached at all: the run stops (exit 3), its finished work kept."""
+
+    exit_code = 3
+
+
+def status_of(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def headers_of(exc: BaseException) -> Any:
+    headers: Any = getattr(exc, "litellm_response_headers", None) or getattr(exc, "headers", None)
+    response = getattr(exc, "response", None)
+    if not headers and response is not None:
+        headers = getattr(response, "headers", None)
+    return headers
+
+
+def retry_after(exc: BaseException) -> float | None:
+    headers = headers_of(exc)
+    if not headers:
+        return None
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def is_rate_limited(exc: BaseException) -> bool:
+    return isinstance(exc, litellm().RateLimitError) or status_of(exc) == 429
+
+
+_CONNECTION_WORDS = ("connection refused", "name or service not known", "nodename nor servname",
+                     "no route to host", "network is unreachable", "temporary failure in name resolution",
+                     "failed to establish a new connection", "all connection attempts failed")
+
+
+def is_connection_error(exc: BaseException) -> bool:
+    """The request never reached a server (refused, DNS, no route): unlike a timeout, retrying is futile."""
+    import socket
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (ConnectionRefusedError, socket.gaierror)):
+            return True
+        text = str(current).lower()
+        if any(word in text for word in _CONNECTION_WORDS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """429, 5xx, timeouts, dropped connections and garbled bodies are worth another try; 4xx are not."""
+    ll = litellm()
+    if isinstance(exc, (ll.AuthenticationError, ll.PermissionDeniedError, ll.NotFoundError,
+                        ll.ContextWindowExceededError, ll.ContentPolicyViolationError, ll.UnsupportedParamsError)):
+        return False
+    if isinstance(exc, (ll.RateLimitError, ll.Timeout, ll.APIConnectionError, ll.InternalServerError,
+                        ll.ServiceUnavailableError, ll.BadGatewayError, asyncio.TimeoutError)):
+        return True
+    status = status_of(exc)
+    if status is not None:
+        return status == 429 or status >= 500
+    # Garbled bodies surface as APIError/APIResponseValidationError or plain decode errors.
+    return isinstance(exc, (ll.APIError, ll.APIResponseValidationError, ValueError))
+
+
+def describe(exc: BaseException | None, model: str, attempts: int, endpoint: str | None = None) -> str:
+    """One line: what failed and why; a refused connection is said as such, never as 'HTTP 500'."""
+    if exc is None:
+        return f"{model}: failed"
+    if is_connection_error(exc):
+        where = f" {endpoint}" if endpoint else ""
+        return f"{model}: cannot connect to{where} (connection refused or host unreachable)"
+    status = status_of(exc)
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    tries = f" after {attempts} attempts" if attempts > 1 else ""
+    code = f" (HTTP {status})" if status else ""
+    return f"{model}: {type(exc).__name__}{code}{tries}: {message}"[:500]
+
+
+class Breaker:
+    """Opens after `threshold` connection failures in a row on one endpoint; any success closes it."""
+
+    def __init__(self, threshold: int = 5):
+        self.threshold = threshold
+        self.failures = 0
+        self.open_reason: str | None = None
+
+    def success(self) -> None:
+        self.failures = 0
+
+    def failure(self, reason: str) -> bool:
+        """Count a connection failure; True when the breaker is (now) open."""
+        self.failures += 1
+        if self.failures >= self.threshold:
+            self.open_reason = reason
+        return self.open_reason is not None

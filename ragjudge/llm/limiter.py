@@ -1,0 +1,180 @@
+"""Pace requests to one provider endpoint below its rate limit, instead of finding the limit by hammering it.
+
+One limiter per endpoint is shared by every generator, judge and rewrite call of a run. Requests start at
+evenly spaced instants (no bursts: 600 RPM is one start every 0.1 s), at most `rpm` a minute and, when a
+token budget is known, `tpm` estimated tokens a minute. Waiting requests are released oldest first (by
+when the item was first tried), so a retried request never starves behind new ones. A 429 pauses the whole
+endpoint for its Retry-After and steps the rate down; successes bring it back up. Providers that announce
+their limits in `x-ratelimit-*` headers set the rate when the user gave none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+SAFETY = 0.98
+"""Aim just under the limit: a window-counting server must never see rpm + 1 requests in a minute."""
+STEP_DOWN = 0.8
+RECOVER_AFTER = 20
+"""Successes in a row before the rate steps back up towards the target."""
+
+
+@dataclass
+class LimiterStats:
+    started: int = 0
+    rate_limited: int = 0
+    waited_seconds: float = 0.0
+    current_rpm: float | None = None
+
+
+@dataclass(order=True)
+class _Waiter:
+    born: float
+    seq: int
+    tokens: int = field(compare=False)
+    future: asyncio.Future[None] = field(compare=False)
+
+
+class RateLimiter:
+    """`rpm=None` and `tpm=None` (and no learnt limit): no pacing, only the 429 pause and oldest-first order.
+
+    The limiter is the endpoint's one queue: it also caps the requests in flight (`max_in_flight`; callers
+    `release()` when a request returns), so that before the rate is known (learnt from the first answers'
+    headers) a crowd of waiting requests cannot all be let through at once."""
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None, *, name: str = "endpoint",
+                 max_in_flight: int | None = None):
+        self.name = name
+        self.max_in_flight = max_in_flight
+        self.in_flight = 0
+        self.target_rpm = rpm
+        self.rpm = rpm
+        self.tpm = tpm
+        self.stats = LimiterStats(current_rpm=rpm)
+        self._next_start = 0.0
+        self._paused_until = 0.0
+        self._tokens = float(tpm) if tpm else 0.0
+        self._tokens_at = time.monotonic()
+        self._streak = 0
+        self._heap: list[_Waiter] = []
+        self._seq = itertools.count()
+        self._dispatcher: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
+
+    # -- requests -----------------------------------------------------------------------------------
+
+    async def acquire(self, born: float, tokens: int = 0) -> None:
+        """Wait for this request's turn. `born`: when its item was first tried (older goes first)."""
+        loop = asyncio.get_running_loop()
+        waiter = _Waiter(born, next(self._seq), tokens, loop.create_future())
+        heapq.heappush(self._heap, waiter)
+        self._kick()
+        queued = time.monotonic()
+        try:
+            await waiter.future
+        except asyncio.CancelledError:
+            if waiter.future.done() and not waiter.future.cancelled():
+                self.release()  # let through just as the caller was cancelled: give the slot back
+            raise
+        finally:
+            if not waiter.future.done():
+                waiter.future.cancel()
+        self.stats.waited_seconds += time.monotonic() - queued
+
+    def release(self) -> None:
+        """A request let through by `acquire` has returned (answered or failed)."""
+        self.in_flight = max(0, self.in_flight - 1)
+        if self._heap:
+            self._kick()
+
+    def on_success(self, headers: Mapping[str, str] | None = None, tokens_used: int | None = None) -> None:
+        self._learn(headers)
+        self._streak += 1
+        if self.rpm is not None and self.target_rpm is not None and self.rpm < self.target_rpm \
+                and self._streak >= RECOVER_AFTER:
+            self.rpm = min(self.target_rpm, self.rpm / STEP_DOWN)
+            self.stats.current_rpm = self.rpm
+            self._streak = 0
+
+    def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
+        """A 429: nobody starts before Retry-After, and the pace steps down once per such episode (a burst
+        of 429s from requests already in flight is one signal, not many)."""
+        self.stats.rate_limited += 1
+        self._streak = 0
+        self._learn(headers)
+        now = time.monotonic()
+        pause = retry_after if retry_after is not None and retry_after >= 0 else 1.0
+        new_episode = now >= self._paused_until
+        self._paused_until = max(self._paused_until, now + pause)
+        if self.rpm is not None and new_episode:
+            self.rpm = max(1.0, self.rpm * STEP_DOWN)
+            self.stats.current_rpm = self.rpm
+        self._kick()
+
+    # -- pacing ---------------------------------------------------------------------------------------
+
+    def _interval(self) -> float:
+        return 0.0 if not self.rpm else 60.0 / (self.rpm * SAFETY)
+
+    def _refill(self, now: float) -> None:
+        if self.tpm:
+            self._tokens = min(float(self.tpm), self._tokens + (now - self._tokens_at) * self.tpm / 60.0)
+        self._tokens_at = now
+
+    def _kick(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+        if self._dispatcher is None or self._dispatcher.done():
+            self._wake = asyncio.Event()
+            self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch())
+
+    async def _dispatch(self) -> None:
+        assert self._wake is not None
+        while self._heap:
+            head = self._heap[0]
+            if head.future.done():  # cancelled while waiting
+                heapq.heappop(self._heap)
+                continue
+            if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+                self._wake.clear()  # `release` wakes us
+                await self._wake.wait()
+                continue
+            now = time.monotonic()
+            self._refill(now)
+            at = max(self._next_start, self._paused_until)
+            if self.tpm and head.tokens > self._tokens:
+                need = min(head.tokens, self.tpm) - self._tokens
+                at = max(at, now + need * 60.0 / self.tpm)
+            if at > now:
+                self._wake.clear()
+                try:  # a 429 or a new older request may change the plan: wake early for them
+                    await asyncio.wait_for(self._wake.wait(), timeout=at - now)
+                except asyncio.TimeoutError:
+                    pass
+                continue
+            heapq.heappop(self._heap)
+            self._next_start = max(now, self._next_start) + self._interval()
+            if self.tpm:
+                self._tokens -= min(head.tokens, self.tpm)
+            self.stats.started += 1
+            self.in_flight += 1
+            head.future.set_result(None)
+
+    def _learn(self, headers: Mapping[str, str] | None) -> None:
+        """Adopt the provider's announced request limit when the user set none (OpenAI, Azure, Groq...)."""
+        if not headers or self.target_rpm is not None:
+            return
+        lowered = {k.lower(): v for k, v in headers.items()}
+        limit = lowered.get("x-ratelimit-limit-requests")
+        try:
+            value = float(limit) if limit is not None else None
+        except ValueError:
+            value = None
+        if value and value > 0:
+            self.target_rpm = self.rpm = value
+            self.stats.current_rpm = value

@@ -1,0 +1,173 @@
+"""What the test server answers: scripted replies, the recorded requests, deterministic embeddings.
+
+Standard library only, like the server itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Union
+
+EMBEDDING_DIM = 32
+"""Default embedding size: small enough to be cheap, large enough that unrelated texts differ."""
+
+
+@dataclass
+class Reply:
+    """What the server should answer to one request.
+
+    ``status != 200`` produces an OpenAI-style error body (``content`` becomes the error
+    message) and takes precedence over ``garbage``. Token counts default to rough word
+    counts so usage accounting code sees plausible, deterministic numbers.
+    """
+
+    content: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None  # [{"name": ..., "arguments": {...} or "json"}]
+    status: int = 200
+    retry_after: float | None = None
+    delay: float = 0.0
+    garbage: bool = False
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+@dataclass
+class Request:
+    """One received HTTP request, as seen by responders and recorded in ``OpenAIServer.requests``.
+
+    ``headers`` never contains credential headers (Authorization etc.).
+    """
+
+    path: str
+    method: str = "POST"
+    body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def model(self) -> str | None:
+        model = self.body.get("model")
+        return model if isinstance(model, str) else None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        messages = self.body.get("messages")
+        return messages if isinstance(messages, list) else []
+
+    @property
+    def last_user(self) -> str:
+        """Text of the last user message ('' if none): what most rules want to match."""
+        for message in reversed(self.messages):
+            if isinstance(message, dict) and message.get("role") == "user":
+                return _content_text(message.get("content"))
+        return ""
+
+    @property
+    def prompt(self) -> str:
+        """All message texts joined by newlines (system prompt, context, question...)."""
+        return "\n".join(_content_text(m.get("content")) for m in self.messages if isinstance(m, dict))
+
+
+Responder = Callable[[Request], Union[str, Reply]]
+ReplySpec = Union[str, Reply, Responder]
+
+
+def _content_text(content: Any) -> str:
+    """Flatten OpenAI message content (a string or a list of typed parts) to plain text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
+        )
+    return ""
+
+
+def _to_reply(spec: ReplySpec, request: Request) -> Reply:
+    """Normalise a str / Reply / Responder into a Reply for ``request``."""
+    if callable(spec) and not isinstance(spec, Reply):
+        spec = spec(request)
+    if isinstance(spec, str):
+        return Reply(content=spec)
+    if isinstance(spec, Reply):
+        return spec
+    raise TypeError(f"responder returned {type(spec).__name__}, expected str or Reply")
+
+
+def _default_responder(request: Request) -> str:
+    """Answer 'OK' so a bare server is usable for smoke and plumbing tests."""
+    return "OK"
+
+
+def scripted(rules: list[tuple[str, ReplySpec]], default: ReplySpec = "OK") -> Responder:
+    """Build a responder from ``(regex, reply)`` rules; the first match wins.
+
+    A rule matches if its regex (``re.DOTALL``) is found in the last user message or in the
+    whole concatenated prompt, so rules can key on the question or on injected context.
+    Replies may be str, Reply, or a Responder for dynamic answers.
+    """
+    compiled = [(re.compile(pattern, re.DOTALL), reply) for pattern, reply in rules]
+
+    def respond(request: Request) -> str | Reply:
+        last_user, prompt = request.last_user, request.prompt
+        for pattern, reply in compiled:
+            if pattern.search(last_user) or pattern.search(prompt):
+                return _to_reply(reply, request)
+        return _to_reply(default, request)
+
+    return respond
+
+
+def by_model(mapping: Mapping[str, ReplySpec], default: ReplySpec | None = None) -> Responder:
+    """Dispatch on the request's ``model`` so one server can play several judges/generators.
+
+    Keys may be given with or without a litellm provider prefix (``openai/judge-a`` and
+    ``judge-a`` both match, since litellm strips the prefix on the wire). Unknown models get
+    ``default``, or a 404 ``model_not_found`` error like the real API.
+    """
+    table = {key.split("/", 1)[1] if key.startswith("openai/") else key: value for key, value in mapping.items()}
+
+    def respond(request: Request) -> str | Reply:
+        model = request.model or ""
+        spec = table.get(model, table.get(model.split("/", 1)[-1]))
+        if spec is None:
+            spec = default
+        if spec is None:
+            return Reply(status=404, content=f"The model `{model}` does not exist")
+        return _to_reply(spec, request)
+
+    return respond
+
+
+def embed_text(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
+    """Deterministic bag-of-words embedding: unit vector built from hashed lowercase words.
+
+    Texts sharing words get positive cosine similarity, so retrieval code behaves
+    sensibly; identical texts give identical vectors across runs and processes.
+    """
+    vector = [0.0] * dim
+    for word in re.findall(r"\w+", text.lower()):
+        digest = hashlib.sha256(word.encode()).digest()
+        for i in range(0, 8, 2):  # 4 signed buckets per word keeps collisions rare
+            vector[digest[i] % dim] += 1.0 if digest[i + 1] & 1 else -1.0
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0.0:  # empty text: a fixed unit vector avoids NaN cosine downstream
+        return [1.0] + [0.0] * (dim - 1)
+    return [v / norm for v in vector]
+
+
+def _word_count(text: str) -> int:
+    return len(text.split())
+
+
+def _error_type(status: int) -> tuple[str, str | None]:
+    """OpenAI's (type, code) pair for an HTTP status, so SDK error mapping is realistic."""
+    return {
+        400: ("invalid_request_error", None),
+        401: ("invalid_request_error", "invalid_api_key"),
+        403: ("invalid_request_error", None),
+        404: ("invalid_request_error", "model_not_found"),
+        429: ("requests", "rate_limit_exceeded"),
+    }.get(status, ("server_error", None))

@@ -1,0 +1,167 @@
+"""A provider that is down, a key that is missing or refused, a mixed panel over two endpoints, a panel that
+answers partly, usage that survives a kill: each stops early or is counted, never paid twice or hidden."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from ragjudge.testing.openai_server import OpenAIServer, Request, by_model
+
+
+def predictions(path: Path, n: int = 6) -> Path:
+    path.write_text("".join(json.dumps({
+        "task_id": f"c{i}::1", "input": [{"speaker": "user", "text": f"question {i}?"}],
+        "targets": [{"speaker": "agent", "text": f"answer {i}"}], "answerability": ["ANSWERABLE"],
+        "contexts": [{"document_id": f"d{i}", "text": f"passage {i}", "score": 1.0}],
+        "predictions": [{"text": f"response {i}"}]}) + "\n" for i in range(n)))
+    return path
+
+
+def judge(tmp_path: Path, *args: str) -> list[str]:
+    return ["judge", str(predictions(tmp_path / "preds.jsonl")), "--out", str(tmp_path / "out.jsonl"), *args]
+
+
+def rating(request: Request) -> str:
+    return "Fine.\nRating: [[6]]" if "[The Start of Reference Answer]" in request.prompt else "no"
+
+
+def test_a_provider_at_a_closed_port_stops_the_run_in_seconds(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    started = time.monotonic()
+    code, out, err = run_cli(judge(tmp_path, "--judges", "idk", "--judge-models", "openai/j",
+                                   "--api-base", "http://127.0.0.1:9/v1"), monkeypatch, capsys)
+    assert code == 3 and out == "" and time.monotonic() - started < 20
+    assert err.strip() == "error: cannot reach http://127.0.0.1:9/v1 (model openai/j): connection refused or host " \
+                          "unreachable"
+    assert not (tmp_path / "out.judgements.jsonl").exists()  # checked before any work
+
+
+def test_without_the_preflight_the_breaker_stops_the_run_and_keeps_finished_work(tmp_path, monkeypatch,
+                                                                                  capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    started = time.monotonic()
+    code, _, err = run_cli(judge(tmp_path, "--judges", "idk", "--judge-models", "openai/j", "--no-preflight",
+                                 "--api-base", "http://127.0.0.1:9/v1", "--max-retries", "6"), monkeypatch, capsys)
+    assert code == 3 and time.monotonic() - started < 30
+    [line] = err.strip().splitlines()[-1:]
+    assert line.startswith("error: cannot reach http://127.0.0.1:9/v1 (model openai/j)") and "HTTP 500" not in err
+
+
+def test_a_missing_key_is_found_before_any_work(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIServer() as server:
+        code, out, err = run_cli(judge(tmp_path, "--judges", "idk", "--judge-models", "openai/j",
+                                       "--api-base", server.base_url), monkeypatch, capsys)
+        assert server.requests == [] and server.listings == []
+    assert code == 2 and err.strip() == ("error: model openai/j: no credentials: set OPENAI_API_KEY (or api_key: "
+                                         "os.environ/VARIABLE for it in a --models file)")
+
+
+def test_a_refused_key_is_found_before_any_work(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-000")
+    with OpenAIServer() as server:
+        server.valid_key = "sk-right-key-000"
+        code, _, err = run_cli(judge(tmp_path, "--judges", "idk", "--judge-models", "openai/j",
+                                     "--api-base", server.base_url), monkeypatch, capsys)
+        assert server.requests == [] and len(server.listings) == 1
+    assert code == 2 and "rejected the credentials (HTTP 401)" in err and "sk-wrong-key-000" not in err
+
+
+def test_a_mixed_panel_over_two_endpoints_from_a_models_file(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("LOCAL_KEY", "sk-local-secret-1234")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-provider-secret-5678")
+    with OpenAIServer(rating) as local, OpenAIServer(rating) as provider:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"""model_list:
+  - model_name: local-judge
+    litellm_params: {{model: openai/llama-local, api_base: "{local.base_url}", api_key: os.environ/LOCAL_KEY}}
+  - model_name: openai/gpt-judge
+    litellm_params: {{model: openai/gpt-judge, api_base: "{provider.base_url}", rpm: 6000}}
+""")
+        code, out, err = run_cli(judge(tmp_path, "--judges", "rb_llm", "--judge-models", "local-judge,openai/gpt-judge",
+                                       "--models", str(models), "--format", "json"), monkeypatch, capsys)
+        assert {r.model for r in local.requests} == {"llama-local"} and len(local.requests) == 6
+        assert {r.model for r in provider.requests} == {"gpt-judge"} and len(provider.requests) == 6
+    assert code == 0, err
+    assert json.loads(out)["metrics"]["RB_llm"]["mean"] == pytest.approx(0.6)
+    run = json.loads((tmp_path / "out.run.json").read_text())
+    assert set(run["usage"]) == {"local-judge", "openai/gpt-judge"} and run["usage"]["local-judge"]["requests"] == 6
+    for file in tmp_path.iterdir():
+        assert b"sk-local-secret" not in file.read_bytes() and b"sk-provider-secret" not in file.read_bytes(), file
+
+
+def test_a_bad_models_file_is_one_line(tmp_path, monkeypatch, capsys) -> None:
+    models = tmp_path / "models.yaml"
+    models.write_text("model_list:\n  - model_name: x\n    litellm_params: {model: openai/x, api_key: sk-literal}\n")
+    code, _, err = run_cli(judge(tmp_path, "--judges", "idk", "--judge-models", "x", "--models", str(models)),
+                           monkeypatch, capsys)
+    assert code == 2 and err.strip() == (f"error: {models}: field 'model_list[0].litellm_params.api_key': give the key "
+                                         "as os.environ/VARIABLE: keys are never read from files")
+
+
+def test_a_panel_answered_by_fewer_members_is_counted_or_refused(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(by_model({"a": rating, "b": rating})) as server:  # c is unknown to the server: 404
+        base = judge(tmp_path, "--judges", "rb_llm", "--judge-models", "openai/a,openai/b,openai/c",
+                     "--api-base", server.base_url, "--format", "json")
+        code, out, err = run_cli(base, monkeypatch, capsys)
+        assert code == 0  # two of three answered every time: a score, counted as partial and said aloud
+        summary = json.loads(out)
+        assert summary["metrics"]["RB_llm"]["partial_panels"] == 6 and summary["metrics"]["RB_llm"]["n"] == 6
+        assert "warning: 6 RB_llm panel score(s) came from fewer judges than asked" in err
+        strict = [str(tmp_path / "strict.jsonl") if a == str(tmp_path / "out.jsonl") else a for a in base]
+        code, out, _ = run_cli([*strict, "--min-panel", "3"], monkeypatch, capsys)
+        summary = json.loads(out)
+    assert code == 1 and summary["metrics"]["RB_llm"]["n"] == 0 and summary["metrics"]["RB_llm"]["errors"] == 6
+
+
+def test_retry_errors_asks_an_unreadable_judge_again_at_once(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    answers = iter(["Hmm, hard to say."])
+
+    def idk(request: Request) -> str:
+        return next(answers, "no")
+
+    with OpenAIServer(idk) as server:
+        code, out, err = run_cli(judge(tmp_path, "--judges", "idk", "--judge-models", "openai/j", "--api-base",
+                                       server.base_url, "--retry-errors", "--concurrency", "1", "--format", "json"),
+                                 monkeypatch, capsys)
+        assert len(server.requests) == 7  # six tasks, one asked twice
+    assert code == 0, err and json.loads(out)["metrics"]["idk_eval"]["errors"] == 0
+
+
+def test_usage_after_kill_and_resume_equals_the_requests_received(tmp_path: Path) -> None:
+    source = predictions(tmp_path / "preds.jsonl", 30)
+    out = tmp_path / "out.jsonl"
+    env = {**os.environ, "RAGJUDGE_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "sk-test"}
+
+    def start(server: OpenAIServer) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "idk,rb_llm",
+                                 "--judge-models", "openai/a,openai/b", "--api-base", server.base_url,
+                                 "--concurrency", "2", "--out", str(out), "--format", "json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    with OpenAIServer(rating, latency=0.05) as server:
+        proc = start(server)
+        deadline = time.time() + 60
+        while time.time() < deadline and not (tmp_path / "out.judgements.jsonl").exists():
+            time.sleep(0.05)
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        proc = start(server)
+        _, stderr = proc.communicate(timeout=120)
+        received = len(server.requests)
+    assert proc.returncode == 0, stderr
+    usage = json.loads((tmp_path / "out.run.json").read_text())["usage"]
+    assert sum(u["requests"] for u in usage.values()) == received
+    assert received > 90  # the killed calls in flight were sent again, and counted
