@@ -262,7 +262,8 @@ def build() -> tuple[dict, dict, dict]:
         for question, answer, distractors, evidence, offscreen in FAN[episode]:
             opts = options(rng, answer, distractors + [answer])
 
-            def add(qtype: str, text: str, gold: str, dates: list[str] | None = None) -> None:
+            def add(qtype: str, text: str, gold: str, dates: list[str] | None = None, opts: list[str] = opts,
+                    askers: list[str] = askers, easy: dict = easy, fan_dates: dict = fan_dates) -> None:
                 bucket = easy.setdefault(qtype, {})
                 qid = str(len(bucket))
                 bucket[qid] = {"questions": styled(text, askers), "options": opts, "answer": gold}

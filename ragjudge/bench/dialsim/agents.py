@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from ragjudge.bench.dialsim.memory import Recall
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS, PlannedQuestion
 from ragjudge.bench.dialsim.prompts import PARAMS, SYSTEM, AnswerFormat
-from ragjudge.bench.dialsim.scoring import phrase_in, normalize
+from ragjudge.bench.dialsim.scoring import normalize, phrase_in
 from ragjudge.errors import UsageError
 from ragjudge.llm import LLMGateway
 

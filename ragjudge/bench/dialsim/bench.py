@@ -11,18 +11,36 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver, fingerprint
+from ragjudge.bench.base import (
+    Bench,
+    BenchOptions,
+    MetricInfo,
+    SampleResult,
+    Scorer,
+    Solver,
+    fingerprint,
+)
 from ragjudge.bench.dialsim import layouts
 from ragjudge.bench.dialsim.agents import OFFLINE_AGENTS, build_agent, check_agent
 from ragjudge.bench.dialsim.data import DATA_HELP
 from ragjudge.bench.dialsim.judge import AnswerJudge
 from ragjudge.bench.dialsim.memory import DEFAULT_K, MemoryKind, ShowMemory
-from ragjudge.bench.dialsim.plan import PlannedQuestion, check_plan, plan_show, plan_text, read_plan
+from ragjudge.bench.dialsim.plan import (
+    PlannedQuestion,
+    check_plan,
+    plan_show,
+    plan_text,
+    read_plan,
+)
 from ragjudge.bench.dialsim.prompts import PARAMS, AnswerFormat, template, template_name
 from ragjudge.bench.dialsim.reference import reference_tables
 from ragjudge.bench.dialsim.scorer import AnswerScorer
 from ragjudge.bench.dialsim.script import NamesMode, load_show_infos
-from ragjudge.bench.dialsim.searchers import DenseSearcher, build_searcher, retriever_spec
+from ragjudge.bench.dialsim.searchers import (
+    DenseSearcher,
+    build_searcher,
+    retriever_spec,
+)
 from ragjudge.bench.dialsim.solver import SimulationSolver
 from ragjudge.bench.dialsim.summary import question_rows, summarize_rows
 from ragjudge.bench.dialsim.timeline import Timeline
@@ -176,10 +194,10 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
 
             try:
                 found = litellm().get_model_info(o.gen).get("max_input_tokens")
-                if found:
-                    return int(found)
-            except Exception:  # unknown to litellm's price list (local models)
-                pass
+            except Exception:  # noqa: BLE001 - litellm raises a bare Exception for models it does not list
+                found = None
+            if found:
+                return int(found)
         return 16000
 
     def solver(self, ctx: RunContext) -> Solver[PlannedQuestion]:
@@ -226,9 +244,10 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         o = self.options
         rows = question_rows(results)
         summary = summarize_rows(rows, o.time_limits)
-        per_show = {show: (lambda xs: sum(xs) / len(xs) if xs else None)(
-            [r["correct"] for r in rows if r["show"] == show and r["correct"] is not None])
-            for show in self.timelines}
+        per_show: dict[str, float | None] = {}
+        for show in self.timelines:
+            scored = [r["correct"] for r in rows if r["show"] == show and r["correct"] is not None]
+            per_show[show] = sum(scored) / len(scored) if scored else None
         kind = self.spec.retriever.name if self.spec else None
         summary["reference"], notes = reference_tables(o.gen or "", o.memory, kind,
                                                        next(iter(self.timelines.values())).names, per_show)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
@@ -59,6 +59,13 @@ class SessionData(BaseModel):
     """Temporal-knowledge-graph questions by type: past, cur, fu (one hop), past_fu, cur_past... (two hops)."""
     easy_q: dict[str, list[QA]] = {}
     """Fan-quiz questions by type: ans_w_time, ans_wo_time, before_event_unans, dont_know_unans, ..."""
+
+    @field_validator("hard_q", "easy_q")
+    @classmethod
+    def _by_type_name(cls, value: dict[str, list[QA]]) -> dict[str, list[QA]]:
+        """Types in name order and none empty, whatever the layout's order (the parquet copy orders its
+        columns its own way): the seeded draws then pick the same questions from every layout."""
+        return {t: value[t] for t in sorted(value) if value[t]}
 
     def record(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

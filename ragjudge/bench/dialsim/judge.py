@@ -65,7 +65,8 @@ class AnswerJudge:
         parsed = parse_json_output(response.text, self.spec.parse)
         base = {"raw": response.text, "model": self.model}
         if not parsed.ok:
-            return {**base, "error": f"judge output: {parsed.error}"}
+            detail = (parsed.error or "").removeprefix("unparsable output: ")
+            return {**base, "error": f"the judge's reply is unparsable: {detail}"}
         correct, wrong = parsed.value["correct"], parsed.value["wrong"]
         if correct == wrong:
             return {**base, "error": f"judge output says correct={str(correct).lower()} and wrong="

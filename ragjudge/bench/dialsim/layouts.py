@@ -23,8 +23,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ragjudge.bench.dialsim.data import (DATA_HELP, FAN_TYPES_WITH_DATES, QA, SessionData, ShowData, make_qa,
-                                         read_jsonl_show)
+from ragjudge.bench.dialsim.data import (
+    DATA_HELP,
+    FAN_TYPES_WITH_DATES,
+    QA,
+    SessionData,
+    ShowData,
+    make_qa,
+    read_jsonl_show,
+)
 from ragjudge.errors import InputError, UsageError
 
 LAYOUTS = ("jsonl", "json", "pickle", "parquet")
@@ -73,7 +80,8 @@ def read_show(show: str, layout: str, path: Path) -> ShowData:
                              file=str(path), line=1, field="show")
         return data
     folder = path.parent if path.is_file() else path
-    oracle_tkg, oracle_fan = (_read_oracle(folder, show, kind) for kind in ("tkg", "fan"))
+    folders = [folder, folder.parent] if layout == "parquet" else [folder]  # beside a dialsim-{show}/ copy too
+    oracle_tkg, oracle_fan = (_read_oracle(folders, show, kind) for kind in ("tkg", "fan"))
     if layout == "parquet":
         nested = parquet_to_nested(path)
     else:
@@ -85,11 +93,12 @@ def read_show(show: str, layout: str, path: Path) -> ShowData:
                     oracle=oracle_tkg is not None or oracle_fan is not None, skipped_questions=skipped)
 
 
-def _read_oracle(folder: Path, show: str, kind: str) -> Any:
-    for suffix in (".pickle", ".pkl", ".json"):
-        path = folder / f"{show}_oracle_{kind}{suffix}"
-        if path.exists():
-            return _read_json(path) if suffix == ".json" else read_pickle(path)
+def _read_oracle(folders: list[Path], show: str, kind: str) -> Any:
+    for folder in folders:
+        for suffix in (".pickle", ".pkl", ".json"):
+            path = folder / f"{show}_oracle_{kind}{suffix}"
+            if path.exists():
+                return _read_json(path) if suffix == ".json" else read_pickle(path)
     return None
 
 
@@ -228,6 +237,7 @@ def _evidence(bank: str, oracle: Any, episode: Any, scene: Any, qtype: str, qid:
 # -- the Hugging Face parquet copy ----------------------------------------------------------------
 
 def parquet_to_nested(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = [path] if path.is_file() else sorted(path.rglob("*.parquet"))
@@ -235,7 +245,7 @@ def parquet_to_nested(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     for file in files:
         try:
             rows = pq.read_table(file).to_pylist()
-        except Exception as exc:  # pyarrow raises several types for a damaged or foreign file
+        except (pa.ArrowException, OSError, ValueError) as exc:
             raise InputError(f"cannot read parquet: {str(exc).splitlines()[0][:200]}", file=str(file)) from None
         for number, row in enumerate(rows, start=1):
             missing = [c for c in ("Episode", "Session", "Date", "Script") if c not in row]
@@ -266,18 +276,22 @@ def _family(parts: dict[str, Any], file: Path, row: int, bank: str, qtype: str) 
 
 
 def nested_to_hf_rows(nested: dict[str, Any]) -> list[dict[str, Any]]:
-    """The Hugging Face layout of nested data: what tests write to check both read alike."""
+    """The Hugging Face layout of nested data (every row has every column, as there): what tests write to
+    check both layouts read alike."""
+    families = sorted({(prefix, str(t)) for scenes in nested.values() for session in scenes.values()
+                       for bank, prefix in (("hard_q", "hard_qs"), ("easy_q", "easy_qs"))
+                       for t in (session.get(bank) or {})})
     rows = []
     for episode, scenes in nested.items():
         for scene, session in scenes.items():
             row: dict[str, Any] = {"Episode": str(episode), "Session": int(scene), "Date": session["date"],
                                    "Script": session["script"]}
-            for bank, prefix in (("hard_q", "hard_qs"), ("easy_q", "easy_qs")):
-                for qtype, bucket in (session.get(bank) or {}).items():
-                    items = list(enumerate(bucket)) if isinstance(bucket, list) else list(bucket.items())
-                    row[f"{prefix}_{qtype}_questions"] = [q["questions"] for _, q in items]
-                    row[f"{prefix}_{qtype}_options"] = [q["options"] for _, q in items]
-                    row[f"{prefix}_{qtype}_answers"] = [q["answer"] for _, q in items]
-                    row[f"{prefix}_{qtype}_idxes"] = [int(i) for i, _ in items]
+            for prefix, qtype in families:
+                bucket = (session.get("hard_q" if prefix == "hard_qs" else "easy_q") or {}).get(qtype) or []
+                items = list(enumerate(bucket)) if isinstance(bucket, list) else list(bucket.items())
+                row[f"{prefix}_{qtype}_questions"] = [q["questions"] for _, q in items]
+                row[f"{prefix}_{qtype}_options"] = [q["options"] for _, q in items]
+                row[f"{prefix}_{qtype}_answers"] = [q["answer"] for _, q in items]
+                row[f"{prefix}_{qtype}_idxes"] = [int(i) for i, _ in items]
             rows.append(row)
     return rows

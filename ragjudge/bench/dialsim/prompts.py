@@ -9,7 +9,7 @@ Question formats (`-T format=`), as the official simulator writes the question l
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -31,7 +31,7 @@ SUMMARIZE = "chatgpt_summarize_prompt.txt"
 _SLOT = re.compile(r"<<<(Chatbot|Date|Dialog_History|Question|DIALOG)>>>")
 
 
-@lru_cache(maxsize=None)
+@cache
 def template(name: str) -> str:
     return (_FOLDER / name).read_text(encoding="utf-8")
 

@@ -13,8 +13,15 @@ from ragjudge.bench.base import Record, Scorer, fingerprint
 from ragjudge.bench.dialsim.judge import AnswerJudge
 from ragjudge.bench.dialsim.plan import PlannedQuestion
 from ragjudge.bench.dialsim.prompts import AnswerFormat, question_line
-from ragjudge.bench.dialsim.scoring import (calibrate, committed, declined, distill, exact_match, lexical_verdict,
-                                            strict_mc)
+from ragjudge.bench.dialsim.scoring import (
+    calibrate,
+    committed,
+    declined,
+    distill,
+    exact_match,
+    lexical_verdict,
+    strict_mc,
+)
 from ragjudge.engine.parallel import each_as_completed
 
 if TYPE_CHECKING:

@@ -19,7 +19,13 @@ from ragjudge.bench.base import Record, Solver
 from ragjudge.bench.dialsim.agents import Agent
 from ragjudge.bench.dialsim.memory import MemoryUnavailable, ShowMemory
 from ragjudge.bench.dialsim.plan import PlannedQuestion
-from ragjudge.bench.dialsim.prompts import PARAMS, SYSTEM, AnswerFormat, agent_prompt, summary_prompt
+from ragjudge.bench.dialsim.prompts import (
+    PARAMS,
+    SYSTEM,
+    AnswerFormat,
+    agent_prompt,
+    summary_prompt,
+)
 from ragjudge.bench.dialsim.timeline import Timeline
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.llm import LLMError, LLMGateway
@@ -81,7 +87,7 @@ class SimulationSolver(Solver[PlannedQuestion]):
             else:
                 answer = await asyncio.wait_for(self.agent.answer(q, self.fmt, recall, prompt),
                                                 max(self.time_limit - retrieval, 1e-3))
-        except asyncio.TimeoutError:
+        except TimeoutError:
             elapsed = time.perf_counter() - started
             return {**out, "answer": "", "timed_out": True, "latency": round(elapsed, 4), "cached": False}
         except LLMError as exc:

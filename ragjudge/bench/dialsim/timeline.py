@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ragjudge.bench.dialsim.data import SessionData, ShowData
-from ragjudge.bench.dialsim.script import NamesMode, Renamer, ShowInfo, Utterance, parse_utterances, session_numbers
+from ragjudge.bench.dialsim.script import (
+    NamesMode,
+    Renamer,
+    ShowInfo,
+    Utterance,
+    parse_utterances,
+    session_numbers,
+)
 
 
 @dataclass(frozen=True)
