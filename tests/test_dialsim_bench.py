@@ -219,3 +219,45 @@ def test_time_limit_abandons_slow_answers(tmp_path: Path, monkeypatch, capsys) -
 def test_benches_show_lists_the_options(monkeypatch, capsys) -> None:
     code, stdout, _ = run_cli(["benches", "show", "dialsim"], monkeypatch, capsys)
     assert code == 0 and "-T memory" in stdout and "-T seeds" in stdout and "--judge-models" in stdout
+
+
+def test_dense_memory_through_a_litellm_embeddings_model(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer() as server:
+        spec = tmp_path / "emb.yaml"
+        spec.write_text(f"retriever:\n  name: dense\n  options:\n    encoder: litellm\n    model: openai/emb\n"
+                        f"    api_base: {server.base_url}\n")
+        code, _, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "mc-lexical", "-T", f"retriever={spec}",
+                           "--index-dir", str(tmp_path / "idx"), "-T", "seed=2")
+        embedded = [r for r in server.requests if r.path.endswith("/embeddings")]
+        code2, _, err2 = run(monkeypatch, capsys, tmp_path / "again", "--gen", "mc-idk", "-T", f"retriever={spec}",
+                             "--index-dir", str(tmp_path / "idx"), "-T", "seed=2")
+        again = [r for r in server.requests if r.path.endswith("/embeddings")][len(embedded):]
+    assert code == 0 and code2 == 0, err + err2
+    sessions = sum(len(r.body["input"]) for r in embedded[:1])
+    assert sessions == 16  # every finished session embedded once, in one batch
+    rows = results(tmp_path / "run")
+    assert {r["seed"] for r in rows} == {2} and all(r["output"]["memory"] for r in rows)
+    # the second run reuses the session index: only the queries and the partial sessions are embedded
+    assert all(len(r.body["input"]) == 1 for r in again) and len(again) == 2 * len(rows) + 1
+
+
+def test_a_failed_summary_is_an_error_for_the_questions_after_it(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def reply(request: Request) -> str | Reply:
+        if "Welcome to the clinic" in request.last_user and request.last_user.startswith("Given the following"):
+            return Reply(status=400, content="summary refused")
+        return agent_reply(request)
+
+    with OpenAIServer(reply) as server:
+        code, _, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "mc-idk", "-T", "memory=summary",
+                           "-T", "summary_model=openai/summarizer", "--api-base", server.base_url, "--max-retries", "0")
+    assert code == 1
+    rows = results(tmp_path / "run")
+    broken = [r for r in rows if r["output"].get("error")]
+    assert broken and all(r["session"] > 2 and "the summary of session 2 failed" in r["output"]["error"]
+                          for r in broken)
+    assert all(not r["output"].get("error") for r in rows if r["session"] <= 2)
+    lines = [json.loads(line) for line in (tmp_path / "run" / "summaries.jsonl").read_text().splitlines()]
+    assert [line["session"] for line in lines if line["error"]] == [2]

@@ -59,14 +59,14 @@ class DialSimOptions(BenchOptions):
     memory: MemoryKind = Field("session", description="recent (newest sessions that fit the context), utterance, "
                                "session or summary (retrieval), oracle (the evidence sessions).")
     retriever: str | None = Field(None, description="For retrieval memories: a pipeline spec whose retriever is "
-                                  "bm25 or dense (bm25 [default], dense = bundled MiniLM, bge, or a YAML path).")
+                                  "bm25 or dense (bm25 by default; dense: the bundled MiniLM, bge, or a YAML path).")
     k: int | None = Field(None, ge=1, description="Items recalled (default: utterance 20, session 10, summary 15, "
                           "oracle 20, as in the paper).")
     format: AnswerFormat = Field("mc", description="mc: options (A)-(E); mc-nl: options in words; open: no options.")
-    names: NamesMode | None = Field(None, description="generic (anonymised, the paper's main setting) [default], "
+    names: NamesMode | None = Field(None, description="generic (anonymised, the paper's main setting; the default), "
                                     "original, or swapped.")
-    seeds: list[int] | None = Field(None, description="Seeds of the question plan; several give mean ± std "
-                                    "(default: 0).")
+    seed: int | None = Field(None, description="Seed of the question plan (default: 0).")
+    seeds: list[int] | None = Field(None, description="Several seeds, one plan each: metrics are mean ± std over them.")
     plan: str | None = Field(None, description="Ask the questions of this plan.jsonl (from an earlier run) instead "
                              "of planning: every agent gets the same questions.")
     tkg_ratio: float = Field(0.7, ge=0, le=1, description="Share of temporal-knowledge-graph questions (official 0.7).")
@@ -76,7 +76,7 @@ class DialSimOptions(BenchOptions):
                                       "session (default: the agent's model).")
     judge: Literal["llm", "lexical"] | None = Field(None, description="Judge of mc-nl/open answers after the exact "
                                                     "match: llm (the official judge; needs --judge-models) or lexical "
-                                                    "(offline) [default: llm with --judge-models, else lexical].")
+                                                    "(offline); default: llm with --judge-models, else lexical.")
     judge_models: list[str] = Field(default_factory=list, description="The LLM judge's model (the paper: gpt-4o-mini).")
     judge_dir: list[str] = Field(default_factory=list, description="Folders overriding the dialsim_judge spec.")
     time_limit: float | None = Field(None, gt=0, description="Seconds an answer may take (retrieval + reply); a "
@@ -111,8 +111,10 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             raise UsageError(f"bench dialsim needs --gen AGENT ({', '.join(OFFLINE_AGENTS)} offline, or a litellm model)")
         check_agent(o.gen, o.format)
         self.offline = o.gen in OFFLINE_AGENTS
-        if o.plan and o.seeds:
-            raise UsageError("-T plan fixes the questions and their seeds: drop -T seeds")
+        if o.seed is not None and o.seeds:
+            raise UsageError("give -T seed=N or -T seeds=N,M,..., not both")
+        if o.plan and (o.seeds or o.seed is not None):
+            raise UsageError("-T plan fixes the questions and their seeds: drop -T seed(s)")
         retrieval = o.memory in RETRIEVAL_MEMORIES
         if o.retriever and not retrieval:
             raise UsageError(f"-T retriever is for memories utterance, session and summary, not {o.memory}")
@@ -167,7 +169,8 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             check_plan(reused, self.timelines, Path(o.plan))
             self.plan = reused
         else:
-            self.plan = [q for show in wanted for seed in (o.seeds or [0])
+            seeds = o.seeds or [0 if o.seed is None else o.seed]
+            self.plan = [q for show in wanted for seed in seeds
                          for q in plan_show(self.timelines[show], seed, o.tkg_ratio)]
         if o.memory == "oracle":
             unknown = sorted({q.show for q in self.plan if q.evidence_sessions is None})
