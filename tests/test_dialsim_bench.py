@@ -65,10 +65,14 @@ def test_offline_utterance_memory_with_the_bundled_dense_encoder(tmp_path: Path,
 
 
 def test_same_seed_same_plan_and_results_at_concurrency_1_and_8(tmp_path: Path, monkeypatch, capsys) -> None:
-    for name, concurrency in (("c1", "1"), ("c8", "8")):
-        code, _, err = run(monkeypatch, capsys, tmp_path / name, "--gen", "mc-lexical", "-T", "seeds=3,4",
-                           "--concurrency", concurrency)
-        assert code == 0, err
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(agent_reply, latency=0.02) as server:
+        for name, concurrency in (("c1", "1"), ("c8", "8")):
+            code, _, err = run(monkeypatch, capsys, tmp_path / name, "--gen", "openai/agent", "-T", "seeds=3,4",
+                               "--concurrency", concurrency, "--no-cache", "--api-base", server.base_url)
+            assert code == 0, err
+        asked = len(server.requests)
+    assert asked == 2 * len(results(tmp_path / "c1"))  # every question asked in both runs: no cache
     assert (tmp_path / "c1" / "plan.jsonl").read_bytes() == (tmp_path / "c8" / "plan.jsonl").read_bytes()
     assert decisions(tmp_path / "c1") == decisions(tmp_path / "c8")
     other = tmp_path / "seed5"

@@ -137,6 +137,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         self.k = o.k or DEFAULT_K.get(o.memory, 0)
         self.timelines: dict[str, Timeline] = {}
         self.plan: list[PlannedQuestion] = []
+        self.data_digest = ""
         self._solver: SimulationSolver | None = None
 
     # -- data and plan ------------------------------------------------------------------------------
@@ -164,6 +165,8 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
                                  f"dialsim_shows.json beside the data")
             layout, source = found[show]
             self.timelines[show] = Timeline.build(layouts.read_show(show, layout, source), infos[show], names)
+        self.data_digest = fingerprint({show: [(x.episode, x.scene, x.date, x.script) for x in t.source.sessions]
+                                        for show, t in self.timelines.items()})
         if reused is not None:
             assert o.plan is not None
             check_plan(reused, self.timelines, Path(o.plan))
@@ -233,7 +236,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         """Everything besides the question that changes an answer."""
         o = self.options
         prompt = hashlib.sha256(template(template_name(o.format, o.memory)).encode()).hexdigest()[:12]
-        return fingerprint(o.gen, o.format, o.memory, self.spec.record() if self.spec else None, self.k,
+        return fingerprint(self.data_digest, o.gen, o.format, o.memory, self.spec.record() if self.spec else None, self.k,
                            self.context_budget() if o.memory == "recent" else None, o.summary_model, prompt, PARAMS,
                            o.time_limit)
 

@@ -72,11 +72,12 @@ def summarize_rows(rows: list[dict[str, Any]], limits: Sequence[float]) -> dict[
     per_seed = {s: seed_metrics([r for r in rows if r["seed"] == s], limits) for s in seeds}
     scored = [r for r in rows if r["correct"] is not None]
     errors = sum(1 for r in rows if r["errors"])
+    timed = sum(1 for r in scored if r["latency"] is not None and not r["cached"])
     metrics: dict[str, dict[str, Any]] = {}
     for name in next(iter(per_seed.values()), {}):
         values = [m[name] for m in per_seed.values() if m[name] is not None]
         metrics[name] = {"mean": _mean(values), "std": round(statistics.stdev(values), 6) if len(values) > 1 else None,
-                         "n": len(scored), "errors": errors}
+                         "n": timed if name.startswith("accuracy@") else len(scored), "errors": errors}
     breakdowns: dict[str, dict[str, dict[str, Any]]] = {}
     for dim in BREAKDOWNS:
         groups: dict[str, dict[str, Any]] = {}
