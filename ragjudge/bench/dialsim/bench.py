@@ -152,11 +152,12 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         o = self.options
         path = self.data_path()
         found = layouts.find_shows(path)
-        wanted = o.shows or list(found)
+        reused = read_plan(Path(o.plan)) if o.plan else None
+        wanted = o.shows or (list(dict.fromkeys(q.show for q in reused)) if reused else list(found))
         missing = [s for s in wanted if s not in found]
         if missing:
-            raise UsageError(f"-T shows: {', '.join(missing)} not in {path} (found: {', '.join(found)})")
-        reused = read_plan(Path(o.plan)) if o.plan else None
+            flag = "-T shows" if o.shows else f"-T plan={o.plan}"
+            raise UsageError(f"{flag}: {', '.join(missing)} not in {path} (found: {', '.join(found)})")
         names: NamesMode = o.names or (reused[0].names if reused else "generic")
         infos = load_show_infos(path if path.is_dir() else path.parent)
         for show in wanted:
