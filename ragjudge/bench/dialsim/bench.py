@@ -210,6 +210,11 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
     def solver(self, ctx: RunContext) -> Solver[PlannedQuestion]:
         o = self.options
         assert o.gen is not None
+        if ctx.paths is not None:  # saved before any answer, so an interrupted run has it too
+            from ragjudge.engine.outputs import atomic_write
+
+            text = plan_text(self.plan)
+            atomic_write(ctx.paths.artifact("plan.jsonl"), lambda p: p.write_text(text, encoding="utf-8"))
         memories: dict[str, ShowMemory] = {}
         budget = self.context_budget() if o.memory == "recent" else 0
         counter = None
