@@ -123,7 +123,7 @@ def score_command(
         from ragjudge.engine.render import default_tables
 
         tables = [Table.from_dict(t) for t in summary["tables"][:1]]
-        tables += default_tables({**summary, "tables": summary["tables"][1:]}, f"ragjudge on {log.name}")
+        tables += default_tables({**summary, "tables": summary["tables"][1:]}, "ragjudge's scores")
         print_tables(tables, Console())
     errors = summary["counts"]["errors"]
     if errors:

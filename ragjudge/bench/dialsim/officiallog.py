@@ -183,7 +183,7 @@ def summarize_log(log: OfficialLog, rows: list[dict[str, Any]], limits: list[flo
               if r["verdict"] and (r["official"] == "Correct") != (r["verdict"] == "correct")]
     summary["agreement"] = {"answers": n, "same_verdict": agree, "different": len(differ)}
     summary["format"] = log.fmt
-    summary["tables"].insert(0, {"title": f"Official log {log.path.name} ({log.fmt}): official vs ragjudge",
+    summary["tables"].insert(0, {"title": f"Official log ({log.fmt}, {n} answers): official vs ragjudge scores",
                                  "columns": ["score", "official", "ragjudge"],
                                  "rows": [["strict", summary["official"]["recounted_score"],
                                            summary["metrics"]["accuracy"]["mean"]],
