@@ -24,6 +24,7 @@ ENTRY_POINT_GROUP = "ragjudge.benches"
 BUILTIN: dict[str, str] = {
     "mtrag": "ragjudge.bench.mtrag.bench:MtragBench",
     "mtrag-retrieval": "ragjudge.bench.mtrag_retrieval:MtragRetrievalBench",
+    "dialsim": "ragjudge.bench.dialsim.bench:DialSimBench",
     "cxm-intent": "ragjudge.bench.cxm.benches:IntentBench",
     "cxm-quality": "ragjudge.bench.cxm.benches:QualityBench",
     "cxm-tool-calls": "ragjudge.bench.cxm.benches:ToolCallsBench",

@@ -44,10 +44,11 @@ def _register() -> None:
 
     app.command("correlate")(correlate_cmd.correlate_command)
     app.command("export")(export_cmd.export_command)
-    from ragjudge.cli import benches_cmd, cxm_cmd
+    from ragjudge.cli import benches_cmd, cxm_cmd, dialsim_cmd
 
     app.add_typer(benches_cmd.app, name="benches")
     app.add_typer(cxm_cmd.app, name="cxm")
+    app.add_typer(dialsim_cmd.app, name="dialsim")
 
 
 _register()

@@ -1,0 +1,297 @@
+"""Finding and reading LongDialQA in its published layouts.
+
+- `{show}_dialsim.pickle` (the official release): `{episode: {scene: {date, script, hard_q, easy_q}}}`,
+  `hard_q = {type: [question]}`, `easy_q = {type: {id: question}}`, question = `{questions: {asker: text},
+  options, answer}`; beside it `{show}_oracle_tkg.pickle` (`[episode][scene][type][index]`, or keyed by the
+  question's first text) and `{show}_oracle_fan.pickle` (`[episode][scene][type][id]`) give evidence dates.
+- the same nested layout as JSON (`{show}_dialsim.json`, `{show}_oracle_*.json`): how examples ship;
+- the Hugging Face copy (`jiho283/dialsim-{show}`, parquet): one row per session with `Episode`, `Session`,
+  `Date`, `Script` and `{hard_qs|easy_qs}_{type}_{questions|options|answers|idxes}`; `idxes` are the
+  questions' ids (list index or key), so oracle files placed beside it are joined too;
+- `{show}_dialsim.jsonl`: ragjudge's own (`ragjudge dialsim convert`).
+
+Pickles are read with an unpickler that builds plain data only (dicts, lists, text, numbers; numpy
+scalars) and refuses anything else, but a pickle is still code-adjacent: only load files you trust.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragjudge.bench.dialsim.data import (
+    DATA_HELP,
+    FAN_TYPES_WITH_DATES,
+    QA,
+    SessionData,
+    ShowData,
+    make_qa,
+    read_jsonl_show,
+)
+from ragjudge.errors import InputError, UsageError
+
+LAYOUTS = ("jsonl", "json", "pickle", "parquet")
+"""Precedence when a folder holds one show in several layouts."""
+_SUFFIXES = {"jsonl": (".jsonl",), "json": (".json",), "pickle": (".pickle", ".pkl"), "parquet": (".parquet",)}
+_FAMILY = re.compile(r"^(hard_qs|easy_qs)_(.+)_(questions|options|answers|idxes)$")
+
+
+# -- discovery ------------------------------------------------------------------------------------
+
+def find_shows(data: Path) -> dict[str, tuple[str, Path]]:
+    """show -> (layout, path) for every show under `data` (a folder or one file)."""
+    if not data.exists():
+        raise UsageError(f"--data {data} does not exist. {DATA_HELP}")
+    found: dict[str, dict[str, Path]] = {}
+    files = [data] if data.is_file() else sorted(p for p in data.iterdir() if p.is_file())
+    for path in files:
+        for layout, suffixes in _SUFFIXES.items():
+            if path.suffix in suffixes and path.stem.endswith("_dialsim"):
+                found.setdefault(path.stem.removesuffix("_dialsim"), {})[layout] = path
+    if data.is_file() and not found and data.suffix == ".parquet":
+        found[_show_from_parts(data)] = {"parquet": data}
+    if data.is_dir():
+        for folder in sorted(p for p in data.iterdir() if p.is_dir() and p.name.startswith("dialsim-")):
+            if next(folder.rglob("*.parquet"), None) is not None:
+                found.setdefault(folder.name.removeprefix("dialsim-"), {}).setdefault("parquet", folder)
+    if not found:
+        raise UsageError(f"no DialSim data in {data}: expected {{show}}_dialsim.pickle (with the oracle pickles), "
+                         f"{{show}}_dialsim.json(l), or a dialsim-{{show}}/ folder of parquet files. {DATA_HELP}")
+    return {show: next((layout, paths[layout]) for layout in LAYOUTS if layout in paths)
+            for show, paths in sorted(found.items())}
+
+
+def _show_from_parts(path: Path) -> str:
+    for part in reversed(path.parts[:-1]):
+        if part.startswith("dialsim-"):
+            return part.removeprefix("dialsim-")
+    return path.stem
+
+
+def read_show(show: str, layout: str, path: Path) -> ShowData:
+    if layout == "jsonl":
+        data = read_jsonl_show(path)
+        if data.name != show:
+            raise InputError(f"the file is named for show {show!r} but its records say {data.name!r}",
+                             file=str(path), line=1, field="show")
+        return data
+    folder = path.parent if path.is_file() else path
+    folders = [folder, folder.parent] if layout == "parquet" else [folder]  # beside a dialsim-{show}/ copy too
+    oracle_tkg, oracle_fan = (_read_oracle(folders, show, kind) for kind in ("tkg", "fan"))
+    if layout == "parquet":
+        nested = parquet_to_nested(path)
+    else:
+        nested = read_pickle(path) if layout == "pickle" else _read_json(path)
+    sessions, skipped = nested_to_sessions(show, nested, oracle_tkg, oracle_fan, str(path))
+    if not sessions:
+        raise InputError("no sessions", file=str(path))
+    return ShowData(name=show, sessions=sessions, source=str(path), layout=layout,
+                    oracle=oracle_tkg is not None or oracle_fan is not None, skipped_questions=skipped)
+
+
+def _read_oracle(folders: list[Path], show: str, kind: str) -> Any:
+    for folder in folders:
+        for suffix in (".pickle", ".pkl", ".json"):
+            path = folder / f"{show}_oracle_{kind}{suffix}"
+            if path.exists():
+                return _read_json(path) if suffix == ".json" else read_pickle(path)
+    return None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=str(path)) from None
+
+
+# -- pickles --------------------------------------------------------------------------------------
+
+_SAFE_GLOBALS = {
+    ("builtins", n) for n in ("dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "bool", "bytes")
+} | {("collections", "OrderedDict"), ("collections", "defaultdict"), ("datetime", "date"), ("datetime", "datetime")} \
+  | {(m, n) for m in ("numpy.core.multiarray", "numpy._core.multiarray") for n in ("scalar", "_reconstruct")} \
+  | {("numpy", "dtype"), ("numpy", "ndarray")}
+
+
+class _PlainDataUnpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in _SAFE_GLOBALS:
+            raise pickle.UnpicklingError(f"it holds a {module}.{name} object; only plain data is loaded")
+        return super().find_class(module, name)
+
+
+def read_pickle(path: Path) -> Any:
+    try:
+        with path.open("rb") as fh:
+            return _PlainDataUnpickler(fh).load()
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        raise InputError(f"cannot read this pickle: {exc}", file=str(path)) from None
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars and arrays to Python values (pickles and parquet rows may hold them)."""
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return value.tolist()
+    return value
+
+
+# -- the nested layout (pickle, JSON) ---------------------------------------------------------------
+
+def _get(mapping: Any, key: Any) -> Any:
+    """mapping[key] trying the key as given, as text and as a number (JSON keys are text)."""
+    if not isinstance(mapping, dict):
+        return None
+    for candidate in (key, str(key), int(key) if str(key).lstrip("-").isdigit() else None):
+        if candidate is not None and candidate in mapping:
+            return mapping[candidate]
+    return None
+
+
+def _dates(value: Any) -> list[str] | None:
+    value = _plain(value)
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        out: list[str] = []
+        for item in value:
+            out.extend(_dates(item) or [])
+        return out
+    return None
+
+
+def _buckets(value: Any, where: str, file: str) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
+    """(type, [(question id, raw question)]) for a hard_q/easy_q mapping; lists are keyed by index."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise InputError(f"expected an object of question type -> questions, got {type(value).__name__}",
+                         file=file, field=where)
+    for qtype, bucket in value.items():
+        bucket = _plain(bucket)
+        if isinstance(bucket, (list, tuple)):
+            yield str(qtype), [(str(i), q) for i, q in enumerate(bucket)]
+        elif isinstance(bucket, dict):
+            yield str(qtype), [(str(k), q) for k, q in bucket.items()]
+        elif bucket is not None:
+            raise InputError(f"expected a list or object of questions, got {type(bucket).__name__}", file=file,
+                             field=f"{where}.{qtype}")
+
+
+def nested_to_sessions(show: str, data: Any, oracle_tkg: Any, oracle_fan: Any,
+                       file: str) -> tuple[list[SessionData], int]:
+    if not isinstance(data, dict):
+        raise InputError(f"expected an object of episode -> scene -> session, got {type(data).__name__}", file=file)
+    sessions: list[SessionData] = []
+    skipped = 0
+    for episode, scenes in data.items():
+        if not isinstance(scenes, dict):
+            raise InputError("expected an object of scene -> session", file=file, field=str(episode))
+        for scene, session in scenes.items():
+            where = f"{episode}/{scene}"
+            if not isinstance(session, dict):
+                raise InputError("expected a session object", file=file, field=where)
+            for key in ("date", "script"):
+                if not isinstance(session.get(key), str):
+                    raise InputError(f"expected text, got {type(session.get(key)).__name__}", file=file,
+                                     field=f"{where}.{key}")
+            banks: dict[str, dict[str, list[QA]]] = {"hard_q": {}, "easy_q": {}}
+            for bank, oracle in (("hard_q", oracle_tkg), ("easy_q", oracle_fan)):
+                for qtype, items in _buckets(session.get(bank), f"{where}.{bank}", file):
+                    kept = []
+                    for qid, raw in items:
+                        evidence = _evidence(bank, oracle, episode, scene, qtype, qid, raw)
+                        qa = make_qa(raw, qid, evidence, f"{where}.{bank}.{qtype}.{qid}", file)
+                        if qa is None:
+                            skipped += 1
+                        else:
+                            kept.append(qa)
+                    if kept:
+                        banks[bank][qtype] = kept
+            sessions.append(SessionData(show=show, episode=str(episode), scene=str(scene), date=session["date"],
+                                        script=session["script"], **banks))
+    return sessions, skipped
+
+
+def _evidence(bank: str, oracle: Any, episode: Any, scene: Any, qtype: str, qid: str, raw: Any) -> list[str] | None:
+    if oracle is None or (bank == "easy_q" and qtype not in FAN_TYPES_WITH_DATES):
+        return None
+    by_type = _get(_get(_get(oracle, episode), scene), qtype)
+    if not isinstance(by_type, dict):
+        return []
+    found = _get(by_type, qid)
+    if found is None and bank == "hard_q" and isinstance(raw, dict) and isinstance(raw.get("questions"), dict):
+        first = next(iter(raw["questions"].values()), None)  # the official fallback: keyed by the first text
+        found = by_type.get(first) if isinstance(first, str) else None
+    return _dates(found) or []
+
+
+# -- the Hugging Face parquet copy ----------------------------------------------------------------
+
+def parquet_to_nested(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files = [path] if path.is_file() else sorted(path.rglob("*.parquet"))
+    nested: dict[str, dict[str, dict[str, Any]]] = {}
+    for file in files:
+        try:
+            rows = pq.read_table(file).to_pylist()
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise InputError(f"cannot read parquet: {str(exc).splitlines()[0][:200]}", file=str(file)) from None
+        for number, row in enumerate(rows, start=1):
+            missing = [c for c in ("Episode", "Session", "Date", "Script") if c not in row]
+            if missing:
+                raise InputError(f"not the DialSim parquet layout: no column {missing[0]}", file=str(file),
+                                 field=missing[0])
+            session: dict[str, Any] = {"date": row["Date"], "script": row["Script"], "hard_q": {}, "easy_q": {}}
+            families: dict[tuple[str, str], dict[str, Any]] = {}
+            for column, value in row.items():
+                match = _FAMILY.match(column)
+                if match:
+                    families.setdefault((match.group(1), match.group(2)), {})[match.group(3)] = value
+            for (bank, qtype), parts in families.items():
+                session["hard_q" if bank == "hard_qs" else "easy_q"][qtype] = _family(parts, file, number, bank,
+                                                                                    qtype)
+            nested.setdefault(str(row["Episode"]), {})[str(row["Session"])] = session
+    return nested
+
+
+def _family(parts: dict[str, Any], file: Path, row: int, bank: str, qtype: str) -> dict[str, Any]:
+    questions, options, answers = (parts.get(k) or [] for k in ("questions", "options", "answers"))
+    ids = parts.get("idxes") or list(range(len(questions)))
+    if not (len(questions) == len(options) == len(answers) == len(ids)):
+        raise InputError(f"{bank}_{qtype}: questions, options, answers and idxes differ in length", file=str(file),
+                         line=row, field=f"{bank}_{qtype}_questions")
+    return {str(i): {"questions": q, "options": o, "answer": a}
+            for i, q, o, a in zip(ids, questions, options, answers, strict=True)}
+
+
+def nested_to_hf_rows(nested: dict[str, Any]) -> list[dict[str, Any]]:
+    """The Hugging Face layout of nested data (every row has every column, as there): what tests write to
+    check both layouts read alike."""
+    families = sorted({(prefix, str(t)) for scenes in nested.values() for session in scenes.values()
+                       for bank, prefix in (("hard_q", "hard_qs"), ("easy_q", "easy_qs"))
+                       for t in (session.get(bank) or {})})
+    rows = []
+    for episode, scenes in nested.items():
+        for scene, session in scenes.items():
+            row: dict[str, Any] = {"Episode": str(episode), "Session": int(scene), "Date": session["date"],
+                                   "Script": session["script"]}
+            for prefix, qtype in families:
+                bucket = (session.get("hard_q" if prefix == "hard_qs" else "easy_q") or {}).get(qtype) or []
+                items = list(enumerate(bucket)) if isinstance(bucket, list) else list(bucket.items())
+                row[f"{prefix}_{qtype}_questions"] = [q["questions"] for _, q in items]
+                row[f"{prefix}_{qtype}_options"] = [q["options"] for _, q in items]
+                row[f"{prefix}_{qtype}_answers"] = [q["answer"] for _, q in items]
+                row[f"{prefix}_{qtype}_idxes"] = [int(i) for i, _ in items]
+            rows.append(row)
+    return rows

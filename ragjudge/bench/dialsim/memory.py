@@ -1,0 +1,173 @@
+"""What the agent remembers when a question comes: the memory strategies of the paper (§5.2, Appendix G.2).
+
+- `recent` ("Base LLM"): the newest whole sessions that fit the context budget (less 500 tokens, as the
+  official simulator leaves room), oldest first;
+- `utterance`, `session`, `summary` (RAG): items retrieved for `"{asker}: {question}"`, best first;
+- `oracle`: the sessions holding the evidence, ranked by BM25 against the question, in date order.
+
+Memory holds every earlier session plus the current one up to the agent's utterance the question follows,
+once. (The official simulator keeps a partial copy of the current session after every utterance at which
+it `continue`s, so the same session prefix appears many times in retrieval results.) Items carry the
+official labels: `[Date: September 22, 1994, Session #1]`, with `, Utterance #3` for utterances. Summaries
+exist for finished sessions only; the session in progress is shown as heard, as officially.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ragjudge.bench.dialsim.plan import PlannedQuestion
+from ragjudge.bench.dialsim.searchers import PrefixSearcher
+from ragjudge.bench.dialsim.timeline import Session, Timeline
+from ragjudge.progress import ProgressBars
+from ragjudge.retrieval.prefix_bm25 import PrefixBM25
+
+MemoryKind = Literal["recent", "utterance", "session", "summary", "oracle"]
+DEFAULT_K = {"utterance": 20, "session": 10, "summary": 15, "oracle": 20}
+"""Top-k per the paper (Appendix G.2) and the official simulator (oracle: 20 sessions)."""
+CONTEXT_RESERVE = 500
+NO_HISTORY = "No history.\n"
+NO_EVIDENCE = "No Relevant History\n"
+
+
+class MemoryUnavailable(Exception):
+    """The memory a question needs could not be built (a session summary failed)."""
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    session: int
+    label: str
+    text: str
+    """As stored and shown to the agent (label included)."""
+    body: str
+    """Without the label: what the lexical agent reads."""
+
+
+@dataclass
+class Recall:
+    items: list[MemoryItem]
+    ranked: bool
+    """True: best first (retrieval); False: in date order."""
+    scores: list[float] | None = None
+    empty: str = NO_HISTORY
+
+    def block(self) -> str:
+        """The prompt's dialog history: each item followed by a newline, as the official prompt builds it."""
+        return "".join(item.text + "\n" for item in self.items) or self.empty
+
+    def record(self) -> list[str]:
+        return [item.label for item in self.items]
+
+
+def utterance_items(timeline: Timeline) -> tuple[list[MemoryItem], list[int]]:
+    """Every utterance of the show in order, and where each session's utterances start."""
+    items: list[MemoryItem] = []
+    starts: list[int] = []
+    for s in timeline.sessions:
+        starts.append(len(items))
+        for i in range(len(s.utterances)):
+            text = timeline.utterance_text(s, i)
+            label = f"[Date: {s.date}, Session #{s.number}, Utterance #{i + 1}]"
+            items.append(MemoryItem(s.index, label, f"{label} {text}", text))
+    starts.append(len(items))
+    return items, starts
+
+
+def session_item(timeline: Timeline, session: Session, upto: int | None = None) -> MemoryItem:
+    body = timeline.history(session, upto)
+    return MemoryItem(session.index, session.label, f"{session.label}\n{body}", body)
+
+
+def summary_item(session: Session, summary: str) -> MemoryItem:
+    return MemoryItem(session.index, session.label, f"{session.label}\n{summary}\n", summary)
+
+
+def partial_summary_item(timeline: Timeline, session: Session, upto: int) -> MemoryItem:
+    body = timeline.history(session, upto)
+    return MemoryItem(session.index, session.label, f"{session.label}\n{body}\n", body)
+
+
+@dataclass
+class ShowMemory:
+    """One show's memory of one kind. Items are built (and indexed) once; each question sees a prefix."""
+
+    kind: MemoryKind
+    timeline: Timeline
+    k: int
+    searcher: PrefixSearcher | None = None
+    token_budget: int = 0
+    count_tokens: Callable[[str], int] | None = None
+    summaries: dict[int, str | Exception] = field(default_factory=dict)
+    items: list[MemoryItem] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    _tokens: dict[str, int] = field(default_factory=dict)
+
+    def build(self, bars: ProgressBars | None = None, upto_session: int | None = None) -> None:
+        t = self.timeline
+        last = len(t.sessions) if upto_session is None else min(len(t.sessions), upto_session)
+        if self.kind == "utterance":
+            self.items, self.starts = utterance_items(t)
+        elif self.kind in ("session", "recent"):
+            self.items = [session_item(t, s) for s in t.sessions]
+        elif self.kind == "summary":
+            self.items = []
+            for s in t.sessions[:last]:
+                summary = self.summaries.get(s.index)
+                self.items.append(summary_item(s, summary if isinstance(summary, str) else ""))
+        if self.searcher is not None and self.kind in ("utterance", "session", "summary"):
+            self.searcher.index([item.text for item in self.items], bars)
+
+    def recall(self, q: PlannedQuestion) -> Recall:
+        session = self.timeline.sessions[q.session]
+        heard = q.ask_after + 1
+        if self.kind == "oracle":
+            return self._oracle(q, session, heard)
+        if self.kind == "utterance":
+            return self._retrieve(q, self.starts[session.index] + heard, [])
+        if self.kind == "summary":
+            failed = {i: e for i, e in self.summaries.items() if i < session.index and isinstance(e, Exception)}
+            if failed:
+                first = min(failed)
+                raise MemoryUnavailable(f"the summary of session {first} failed ({failed[first]}); rerun to retry")
+            return self._retrieve(q, session.index, [partial_summary_item(self.timeline, session, heard)])
+        current = session_item(self.timeline, session, heard)
+        if self.kind == "recent":
+            return self._recent(session, current)
+        return self._retrieve(q, session.index, [current])
+
+    def _retrieve(self, q: PlannedQuestion, n: int, extras: list[MemoryItem]) -> Recall:
+        assert self.searcher is not None
+        hits = self.searcher.search(f"{q.asker}: {q.question}", n, self.k, [e.text for e in extras])
+        items = [self.items[r] if r < n else extras[r - n] for r, _ in hits]
+        return Recall(items, ranked=True, scores=[round(s, 6) for _, s in hits])
+
+    def _recent(self, session: Session, current: MemoryItem) -> Recall:
+        chosen: list[MemoryItem] = []
+        total = 0
+        for item in [current, *reversed(self.items[: session.index])]:
+            total += self._count(item)
+            if total > self.token_budget - CONTEXT_RESERVE:
+                break
+            chosen.append(item)
+        return Recall(list(reversed(chosen)), ranked=False)
+
+    def _count(self, item: MemoryItem) -> int:
+        if item.text not in self._tokens:
+            assert self.count_tokens is not None
+            self._tokens[item.text] = self.count_tokens(item.text)
+        return self._tokens[item.text]
+
+    def _oracle(self, q: PlannedQuestion, session: Session, heard: int) -> Recall:
+        t = self.timeline
+        evidence = [session_item(t, t.sessions[i], heard if i == session.index else None)
+                    for i in q.evidence_sessions or []]
+        if not evidence:
+            return Recall([], ranked=False, empty=NO_EVIDENCE)
+        ranker = PrefixBM25()  # the official oracle keeps the k evidence sessions BM25 ranks highest
+        ranker.index([e.text for e in evidence])
+        ranked = [r for r, _ in ranker.search(q.question, len(evidence), len(evidence))]
+        ranked += [r for r in range(len(evidence)) if r not in set(ranked)]
+        return Recall([evidence[r] for r in sorted(ranked[: self.k])], ranked=False)

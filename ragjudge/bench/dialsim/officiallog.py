@@ -1,0 +1,195 @@
+"""Rescoring the official simulator's logs (`results/entire_log-*.json`) with ragjudge's scorers.
+
+The log holds parallel lists: `answer_list` (the model's replies), `gold_answer_list` ("(B)", or the answer
+text for the natural-language formats), `result_list` (the official verdicts: Correct, Wrong, Ambiguous,
+"Wrong (Timeout ...)"), and optionally `calibrated_result_list`, `result_time_list` (seconds, or a
+"<<<Timeout ...>>>" marker), `target_level_list` ([{"current_type"}]) and `ret_histories_question_answer_list`
+([memory, question as asked, gold, distilled answer]). The answer format is read from the golds and the
+question lines; multiple-choice option texts from the question lines, as the official `calibrate` does.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragjudge.bench.dialsim.judge import AnswerJudge
+from ragjudge.bench.dialsim.plan import OPTION_LETTERS
+from ragjudge.bench.dialsim.scorer import JudgeKind, finish, rule_score
+from ragjudge.bench.dialsim.summary import summarize_rows
+from ragjudge.engine.parallel import each_as_completed
+from ragjudge.errors import InputError
+
+REQUIRED = ("answer_list", "gold_answer_list", "result_list")
+OPTIONAL = ("calibrated_result_list", "result_time_list", "target_level_list", "ret_histories_question_answer_list")
+FAN_TYPES = ("ans_w_time", "ans_wo_time", "before_event_unans", "dont_know_unans", "dont_know_unans_time")
+IDK_GOLD = "I don't know."
+
+
+@dataclass
+class LoggedAnswer:
+    index: int
+    answer: str
+    gold: str
+    question: str
+    official: str
+    official_calibrated: str | None
+    seconds: float | None
+    type: str | None
+
+
+@dataclass
+class OfficialLog:
+    path: Path
+    fmt: str
+    answers: list[LoggedAnswer]
+    score: float | None
+    calibrated_score: float | None
+
+
+def read_log(path: Path, fmt: str | None = None) -> OfficialLog:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError("file not found", file=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+    if not isinstance(data, dict):
+        raise InputError("expected the official simulator's log object (entire_log-*.json)", file=str(path))
+    for key in REQUIRED:
+        if not isinstance(data.get(key), list):
+            raise InputError("missing or not a list (is this an entire_log-*.json file?)", file=str(path), field=key)
+    n = len(data["answer_list"])
+    for key in (*REQUIRED, *OPTIONAL):
+        if key in data and (not isinstance(data[key], list) or len(data[key]) != n):
+            raise InputError(f"expected a list of {n} entries, like answer_list", file=str(path), field=key)
+    questions = [_question(entry) for entry in data.get("ret_histories_question_answer_list") or [None] * n]
+    answers = []
+    for i in range(n):
+        answer, gold = data["answer_list"][i], data["gold_answer_list"][i]
+        if not isinstance(answer, str) or not isinstance(gold, str):
+            raise InputError("expected text", file=str(path), field=f"{'answer_list' if not isinstance(answer, str) else 'gold_answer_list'}[{i}]")
+        level = (data.get("target_level_list") or [None] * n)[i]
+        seconds = (data.get("result_time_list") or [None] * n)[i]
+        answers.append(LoggedAnswer(
+            index=i, answer=answer, gold=gold, question=questions[i], official=str(data["result_list"][i]),
+            official_calibrated=str(data["calibrated_result_list"][i]) if "calibrated_result_list" in data else None,
+            seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
+            type=level.get("current_type") if isinstance(level, dict) else None))
+    found = fmt or detect_format(answers)
+    return OfficialLog(path=path, fmt=found, answers=answers, score=_number(data.get("score")),
+                       calibrated_score=_number(data.get("calibrated_score")))
+
+
+def _question(entry: Any) -> str:
+    return entry[1] if isinstance(entry, (list, tuple)) and len(entry) > 1 and isinstance(entry[1], str) else ""
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def detect_format(answers: list[LoggedAnswer]) -> str:
+    if answers and all(a.gold in OPTION_LETTERS for a in answers):
+        return "mc"
+    if any(a.question.rstrip().endswith("you don't know?") for a in answers):
+        return "mc-nl"
+    return "open"
+
+
+def options_of(question: str, fmt: str) -> list[str]:
+    """Option texts from the question line as the official simulator wrote it."""
+    if fmt == "mc":
+        parts = question.split("\t")
+        return [p.replace(letter, "", 1).strip() for p, letter in zip(parts[1:6], OPTION_LETTERS)] \
+            if len(parts) >= 6 else []
+    marker = "you don't know?"
+    if fmt != "mc-nl" or not question.rstrip().endswith(marker):
+        return []
+    body = question.rstrip()[: -len(marker)]
+    parts = body.split("? or ")[:-1] if body.endswith("? or ") else body.split("? or ")
+    if len(parts) < 4:
+        return []
+    head, *rest = parts[-4:]
+    first = head.rsplit("? ", 1)[-1]
+    return [first, *rest, IDK_GOLD]
+
+
+def _timed_out(a: LoggedAnswer) -> bool:
+    return a.answer.startswith("<<<Timeout") or a.official.startswith("Wrong (Timeout")
+
+
+async def rescore(log: OfficialLog, judge: JudgeKind, llm_judge: AnswerJudge | None) -> list[dict[str, Any]]:
+    """One row per logged answer, in the shape `summarize_rows` takes, with the official verdicts beside."""
+
+    async def one(a: LoggedAnswer) -> dict[str, Any]:
+        options = options_of(a.question, log.fmt)
+        if log.fmt == "mc":
+            gold, gold_text = a.gold, options[OPTION_LETTERS.index(a.gold)] if options else ""
+        else:
+            gold = "(E)" if a.gold.strip() == IDK_GOLD else "(A)"
+            gold_text = a.gold
+        error = None
+        if _timed_out(a):
+            score: dict[str, Any] = finish({"verdict": "timeout", "calibrated": "timeout", "declined": False,
+                                            "committed": False, "judged_by": "time limit"})
+        else:
+            score = rule_score(log.fmt, gold, gold_text, options or [""] * 5, a.answer, judge)
+            if score["verdict"] is None:
+                assert llm_judge is not None
+                judged = await llm_judge.judge(a.question, gold_text, a.answer)
+                error = judged.get("error")
+                score.update(verdict=judged.get("verdict"), calibrated=judged.get("verdict"),
+                             judged_by=llm_judge.model, judge_raw=judged.get("raw"))
+            score = finish(score) if error is None else score
+        qtype = a.type
+        source = None if qtype is None else ("fan" if qtype in FAN_TYPES else "temporal")
+        return {
+            "index": a.index, "show": log_show(log.path), "seed": 0, "type": qtype, "source": source,
+            "hop": None if source != "temporal" else ("two-hop" if "_" in (qtype or "") else "one-hop"),
+            "answerability": "unanswerable" if gold == "(E)" else "answerable", "answer": a.answer, "gold": a.gold,
+            "official": a.official, "official_calibrated": a.official_calibrated,
+            "verdict": None if error else score["verdict"], "calibrated": None if error else score["calibrated"],
+            "correct": None if error else score["value"],
+            "correct_calibrated": None if error else score["calibrated_value"],
+            "declined": score.get("declined"), "committed": score.get("committed"), "judged_by": score["judged_by"],
+            "judge_raw": score.get("judge_raw"), "latency": a.seconds, "cached": False, "errors": error,
+        }
+
+    rows = [row async for _, row in each_as_completed(log.answers, one)]
+    return sorted(rows, key=lambda r: r["index"])
+
+
+def log_show(path: Path) -> str:
+    """`entire_log-friends-model_...json` -> friends."""
+    parts = path.stem.split("-")
+    return parts[1] if len(parts) > 1 and parts[0] in ("entire_log", "results") else path.stem
+
+
+def summarize_log(log: OfficialLog, rows: list[dict[str, Any]], limits: list[float]) -> dict[str, Any]:
+    summary = summarize_rows(rows, limits)
+    n = len(rows)
+    official = sum(r["official"] == "Correct" for r in rows)
+    official_cal = sum(r["official_calibrated"] == "Correct" for r in rows) if log.answers and \
+        log.answers[0].official_calibrated is not None else None
+    summary["official"] = {"score": log.score, "calibrated_score": log.calibrated_score,
+                           "recounted_score": round(official / n, 6) if n else None,
+                           "recounted_calibrated_score": round(official_cal / n, 6) if n and official_cal is not None
+                           else None}
+    agree = sum((r["official"] == "Correct") == (r["verdict"] == "correct") for r in rows if r["verdict"])
+    differ = [[r["index"], r["official"], r["verdict"], r["answer"][:80]] for r in rows
+              if r["verdict"] and (r["official"] == "Correct") != (r["verdict"] == "correct")]
+    summary["agreement"] = {"answers": n, "same_verdict": agree, "different": len(differ)}
+    summary["format"] = log.fmt
+    summary["tables"].insert(0, {"title": f"Official log ({log.fmt}, {n} answers): official vs ragjudge scores",
+                                 "columns": ["score", "official", "ragjudge"],
+                                 "rows": [["strict", summary["official"]["recounted_score"],
+                                           summary["metrics"]["accuracy"]["mean"]],
+                                          ["calibrated", summary["official"]["recounted_calibrated_score"],
+                                           summary["metrics"]["accuracy_calibrated"]["mean"]]]})
+    if differ:
+        summary["tables"].append({"title": "Answers scored differently", "columns": ["#", "official", "ragjudge",
+                                                                                    "answer"], "rows": differ[:20]})
+    return summary

@@ -1,0 +1,127 @@
+"""BM25 over a growing collection: tokenise once, search any prefix exactly.
+
+A conversational memory grows one item at a time, and a question asked at item n may only see items
+before n (plus, say, the part of the current session heard so far). Rebuilding an index after every
+utterance, as DialSim's official simulator does with rank-bm25, costs O(n^2) tokenising. Here the whole
+collection is tokenised once into postings; a search over the first n items (and a few extra texts)
+computes document frequencies, the average length and BM25 scores for exactly that sub-collection from
+the postings of the query's terms. Scores equal those of a `bm25` index built over just those items
+(same tokenizer options: stop words, Snowball stemming; same Lucene/Robertson/ATIRE formulas from bm25s),
+which tests/test_prefix_bm25.py checks against bm25s itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ragjudge.errors import UsageError
+from ragjudge.retrieval.bm25 import BM25Retriever
+
+Hit = tuple[int, float]
+"""(row, score): rows >= n are the extra texts, in the order given."""
+
+
+class PrefixBM25:
+    def __init__(self, options: dict[str, Any] | None = None, *, source: str | None = None):
+        reference = BM25Retriever(options, source=source)  # validates the options and the stemmer
+        self.options = reference.options
+        if self.options.method not in ("lucene", "robertson", "atire"):
+            raise UsageError(f"bm25 method {self.options.method!r} scores documents that lack a query term, which "
+                             "prefix search does not support: use lucene, robertson or atire")
+        from bm25s.scoring import _select_idf_scorer, _select_tfc_scorer
+
+        self._idf = _select_idf_scorer(self.options.method)
+        self._tfc = _select_tfc_scorer(self.options.method)
+        tokenizer = reference._new_tokenizer()
+        self._split = tokenizer.splitter
+        self._lower = tokenizer.lower
+        self._stop = set(tokenizer.stopwords or ())
+        self._stem = tokenizer.stemmer
+        self._stems: dict[str, str] = {}
+        self.vocab: dict[str, int] = {}
+        self._indptr = np.zeros(1, dtype=np.int64)
+        self._rows = np.zeros(0, dtype=np.int64)
+        self._tf = np.zeros(0, dtype=np.float32)
+        self._lengths = np.zeros(0, dtype=np.float64)
+        self._cum_lengths = np.zeros(1, dtype=np.float64)
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def terms(self, text: str) -> list[str]:
+        """The indexed terms of a text, as ragjudge's bm25 tokenizer makes them (stop words out, stemmed)."""
+        words = self._split(text.lower() if self._lower else text)
+        out = []
+        for word in words:
+            if word in self._stop:
+                continue
+            stem = self._stems.get(word)
+            if stem is None:
+                stem = self._stems[word] = self._stem(word) if self._stem is not None else word
+            out.append(stem)
+        return out
+
+    def index(self, texts: Sequence[str]) -> None:
+        """Tokenise the whole collection once; rows are texts in order."""
+        vocab: dict[str, int] = {}
+        rows: list[int] = []
+        cols: list[int] = []
+        freqs: list[int] = []
+        lengths = np.zeros(len(texts), dtype=np.float64)
+        for row, text in enumerate(texts):
+            counts = Counter(self.terms(text))
+            lengths[row] = max(sum(counts.values()), 1)  # bm25s gives an empty document one (empty) token
+            for term, tf in counts.items():
+                rows.append(row)
+                cols.append(vocab.setdefault(term, len(vocab)))
+                freqs.append(tf)
+        col_arr = np.asarray(cols, dtype=np.int64)
+        order = np.lexsort((np.asarray(rows, dtype=np.int64), col_arr))  # by term, then row
+        self.vocab = vocab
+        self._rows = np.asarray(rows, dtype=np.int64)[order]
+        self._tf = np.asarray(freqs, dtype=np.float32)[order]
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(col_arr, minlength=len(vocab)))]).astype(np.int64)
+        self._lengths = lengths
+        self._cum_lengths = np.concatenate([[0.0], np.cumsum(lengths)])
+
+    def search(self, query: str, n: int, k: int, extras: Sequence[str] = ()) -> list[Hit]:
+        """Top-k of the sub-collection (rows 0..n-1, then `extras`) by BM25, best first; ties: lower row
+        first; documents sharing no term with the query are not returned."""
+        if not 0 <= n <= len(self):
+            raise ValueError(f"prefix {n} is outside the collection of {len(self)} texts")
+        total = n + len(extras)
+        if total == 0 or k < 1:
+            return []
+        extra_counts = [Counter(self.terms(t)) for t in extras]
+        extra_lengths = np.asarray([max(sum(c.values()), 1) for c in extra_counts], dtype=np.float64)
+        avg = (self._cum_lengths[n] + extra_lengths.sum()) / total
+        k1, b = self.options.k1, self.options.b
+        scores = np.zeros(total, dtype=np.float64)
+        for term in self.terms(query):  # a repeated query term counts again, as in bm25s
+            col = self.vocab.get(term)
+            rows = tfs = None
+            df = 0
+            if col is not None:
+                start, end = self._indptr[col], self._indptr[col + 1]
+                stop = start + int(np.searchsorted(self._rows[start:end], n))
+                rows, tfs = self._rows[start:stop], self._tf[start:stop]
+                df = len(rows)
+            in_extras = [j for j, c in enumerate(extra_counts) if term in c]
+            df += len(in_extras)
+            if df == 0:
+                continue
+            idf = self._idf(df, N=total)
+            if rows is not None and len(rows):
+                scores[rows] += idf * self._tfc(tf_array=tfs.astype(np.float32), l_d=self._lengths[rows].astype(
+                    np.float32), l_avg=np.float32(avg), k1=k1, b=b)
+            for j in in_extras:
+                tf = np.float32(extra_counts[j][term])
+                scores[n + j] += idf * float(self._tfc(tf_array=tf, l_d=np.float32(extra_lengths[j]),
+                                                       l_avg=np.float32(avg), k1=k1, b=b))
+        hits = np.flatnonzero(scores > 0)
+        best = hits[np.lexsort((hits, -scores[hits]))][:k]
+        return [(int(r), float(scores[r])) for r in best]

@@ -1,0 +1,267 @@
+"""`ragjudge eval --bench dialsim` end to end: offline agents with BM25 and the bundled dense encoder, an LLM
+agent and the LLM judge through the local test server, reproducibility, plan reuse, resume, time limits."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from dialsim_helpers import MINI_DIR
+
+from ragjudge.testing.openai_server import OpenAIServer, Reply, Request, by_model
+
+BASE = ["eval", "--bench", "dialsim", "--data", str(MINI_DIR)]
+
+
+def run(monkeypatch, capsys, out: Path, *args: str) -> tuple[int, str, str]:
+    return run_cli([*BASE, *args, "--out", str(out)], monkeypatch, capsys)
+
+
+def results(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def decisions(out: Path) -> list[tuple]:
+    """What must not depend on timing: question, answer, memory shown, verdicts."""
+    return [(r["id"], r["question"], r["output"]["answer"], r["output"]["memory"], r["score"]["verdict"],
+             r["score"]["calibrated"]) for r in results(out)]
+
+
+def test_offline_session_bm25_prints_the_breakdowns(tmp_path: Path, monkeypatch, capsys) -> None:
+    started = time.perf_counter()
+    code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "mc-lexical", "-T", "memory=session",
+                            "-T", "retriever=bm25")
+    assert code == 0, err
+    assert time.perf_counter() - started < 20
+    for title in ("By show", "By source", "By hop", "By answerability", "By type", "By seed", "Answers"):
+        assert title in stdout
+    assert re.search(r"accuracy\s+│\s+0\.\d+", stdout) and "idk_precision" in stdout and "invented_rate" in stdout
+    folder = tmp_path / "run"
+    assert {p.name for p in folder.iterdir()} >= {"plan.jsonl", "results.jsonl", "results.csv", "summary.json",
+                                                   "run.json", "predictions.jsonl", "judgements.jsonl"}
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["breakdowns"]["source"].keys() == {"fan", "temporal"}
+    assert summary["metrics"]["accuracy"]["mean"] > 0.25  # well above always-(E) and random on this show
+    rows = results(folder)
+    assert all(r["output"]["memory"] and r["score"]["judged_by"] == "rule" for r in rows)
+
+
+def test_offline_utterance_memory_with_the_bundled_dense_encoder(tmp_path: Path, monkeypatch, capsys) -> None:
+    code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "mc-lexical", "-T", "memory=utterance",
+                            "-T", "retriever=dense", "--index-dir", str(tmp_path / "idx"), "--format", "json")
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert set(summary["breakdowns"]) == {"show", "source", "hop", "answerability", "type"}
+    run_info = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run_info["retriever"]["retriever"]["name"] == "dense" and run_info["k"] == 20
+    assert run_info["indexes"]["mini"]["passages"] > 100  # one vector per utterance, computed once
+    rows = results(tmp_path / "run")
+    assert all(all(", Utterance #" in label for label in r["output"]["memory"]) for r in rows)
+    assert all(len(r["output"]["memory"]) <= 20 for r in rows)
+
+
+def test_same_seed_same_plan_and_results_at_concurrency_1_and_8(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(agent_reply, latency=0.02) as server:
+        for name, concurrency in (("c1", "1"), ("c8", "8")):
+            code, _, err = run(monkeypatch, capsys, tmp_path / name, "--gen", "openai/agent", "-T", "seeds=3,4",
+                               "--concurrency", concurrency, "--no-cache", "--api-base", server.base_url)
+            assert code == 0, err
+        asked = len(server.requests)
+    assert asked == 2 * len(results(tmp_path / "c1"))  # every question asked in both runs: no cache
+    assert (tmp_path / "c1" / "plan.jsonl").read_bytes() == (tmp_path / "c8" / "plan.jsonl").read_bytes()
+    assert decisions(tmp_path / "c1") == decisions(tmp_path / "c8")
+    other = tmp_path / "seed5"
+    code, _, err = run(monkeypatch, capsys, other, "--gen", "mc-lexical", "-T", "seeds=5")
+    assert code == 0, err
+    plans = [(tmp_path / d / "plan.jsonl").read_text().splitlines() for d in ("c1", "seed5")]
+    assert {json.loads(line)["seed"] for line in plans[0]} == {3, 4}
+    strip = lambda lines: [{k: v for k, v in json.loads(line).items() if k not in ("id", "seed")} for line in lines]
+    assert strip(plans[1]) != [q for q in strip(plans[0])[: len(plans[1])]]
+    summary = json.loads((tmp_path / "c1" / "summary.json").read_text())
+    assert summary["metrics"]["accuracy"]["std"] is not None and summary["seeds"] == [3, 4]
+
+
+def test_a_saved_plan_asks_every_agent_the_same_questions(tmp_path: Path, monkeypatch, capsys) -> None:
+    code, _, err = run(monkeypatch, capsys, tmp_path / "a", "--gen", "mc-lexical", "-T", "seeds=1", "-T",
+                       "names=swapped")
+    assert code == 0, err
+    plan = tmp_path / "a" / "plan.jsonl"
+    code, _, err = run(monkeypatch, capsys, tmp_path / "b", "--gen", "mc-random", "-T", f"plan={plan}",
+                       "-T", "memory=oracle")
+    assert code == 0, err
+    assert (tmp_path / "b" / "plan.jsonl").read_text() == plan.read_text()
+    assert [r["question"] for r in results(tmp_path / "b")] == [r["question"] for r in results(tmp_path / "a")]
+    code, _, err = run(monkeypatch, capsys, tmp_path / "c", "--gen", "mc-idk", "-T", f"plan={plan}",
+                       "-T", "names=generic")
+    assert code == 2 and "the plan was made with names=swapped" in err and err.startswith(f"error: {plan}:1")
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--gen", "mc-lexical", "-T", "format=open"], "picks among the options"),
+    (["--gen", "mc-idk", "-T", "memory=recent", "-T", "retriever=bm25"], "-T retriever is for memories"),
+    (["--gen", "mc-idk", "-T", "memory=summary"], "pass -T summary_model=MODEL"),
+    (["--gen", "mc-idk", "-T", "retriever=hybrid"], "its retriever is hybrid"),
+    (["--gen", "mc-idk", "--judge-models", "openai/j"], "format mc is scored by rule"),
+    (["--gen", "mc-idk", "-T", "format=open", "-T", "judge=llm"], "needs --judge-models"),
+    (["-T", "memory=session"], "needs --gen AGENT"),
+])
+def test_option_mistakes_are_one_line(tmp_path: Path, monkeypatch, capsys, args: list[str], message: str) -> None:
+    code, _, err = run(monkeypatch, capsys, tmp_path / "x", *args)
+    assert code == 2 and message in err and err.count("\n") == 1
+
+
+def agent_reply(request: Request) -> str | Reply:
+    """Answer (A) to multiple choice, the first option in words to mc-nl, 'I don't know.' to open questions."""
+    prompt = request.last_user
+    if prompt.startswith("Given the following dialog"):
+        return "Summary: " + " ".join(re.findall(r"^(\w+):", prompt, re.MULTILINE)[:3])
+    if "\t(A) " in prompt:
+        return "(A)"
+    match = re.search(r"\[Question\] [^:]+: .*?\? (.+?)\? or ", prompt)
+    return match.group(1) if match else "I don't know."
+
+
+def test_llm_agent_gets_the_official_prompt(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(agent_reply) as server:
+        code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "openai/agent", "--api-base",
+                                server.base_url, "--format", "json")
+        requests = list(server.requests)
+    assert code == 0, err
+    rows = results(tmp_path / "run")
+    assert len(requests) == len(rows)
+    system, user = requests[0].messages
+    assert system == {"role": "system", "content": "You are a helpful assistant."}
+    text = user["content"]
+    assert text.startswith("You are Mary, a long-term conversation agent capable of interacting with multiple users. \n")
+    assert "[Retrieved Dialog History]\n[Date: March 4, 2021, Session #1]\n" in text
+    assert re.search(r"\[Question\] \w+: .+\n\t\(A\) .+\n\t\(B\) .+\n\t\(C\) .+\n\t\(D\) .+\n\t\(E\) I don't know\.\n"
+                     r"\[Answer\]$", text)
+    assert "3. This question is being asked in the context of March 4, 2021." in text
+    assert requests[0].body["temperature"] == 0.2 and requests[0].body["top_p"] == 0.1
+    accuracy = json.loads(stdout)["metrics"]["accuracy"]["mean"]
+    assert accuracy == pytest.approx(sum(r["gold"] == "(A)" for r in rows) / len(rows), abs=1e-6)
+    assert all(r["output"]["answer"] == "(A)" and r["output"]["latency"] >= 0 for r in rows)
+
+
+def test_open_ended_answers_with_the_llm_judge(tmp_path: Path, monkeypatch, capsys) -> None:
+    def judge(request: Request) -> str:
+        user = request.last_user
+        truth = user.split("<true answer>\n", 1)[1].split("\n\n<prediction>", 1)[0]
+        prediction = user.split("<prediction>\n", 1)[1]
+        if "Nobody" in prediction:
+            return "certainly correct"  # not JSON: an error, never a verdict
+        same = truth.lower().rstrip(".") in prediction.lower()
+        return json.dumps({"correct": same, "wrong": not same})
+
+    def agent(request: Request) -> str:
+        return "Nobody knows." if "Susan" in request.last_user.rsplit("[Question]", 1)[1] else "I don't know."
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(by_model({"openai/agent": agent, "openai/judge": judge})) as server:
+        code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "openai/agent", "-T", "format=open",
+                                "--judge-models", "openai/judge", "--api-base", server.base_url, "--format", "json")
+        judged = [r for r in server.requests if r.model == "judge"]
+    rows = results(tmp_path / "run")
+    errors = [r for r in rows if r["score"].get("error")]
+    assert code == (1 if errors else 0), err
+    unanswerable = [r for r in rows if not r["answerable"] and r["output"]["answer"] == "I don't know."]
+    assert unanswerable and all(r["score"]["judged_by"] == "exact" for r in unanswerable)  # no judge call needed
+    assert len(judged) == len(rows) - len(unanswerable)
+    assert all(r["score"]["judge_raw"] == "certainly correct" and "no JSON" in r["score"]["error"] for r in errors)
+    summary = json.loads(stdout)
+    assert summary["counts"]["errors"] == len(errors) and summary["judges"] == {"dialsim": ["openai/judge"]}
+    assert summary["metrics"]["idk_recall"]["mean"] == 1.0
+
+
+def test_summary_memory_resume_and_cache(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    failing = {"on": True}
+
+    def reply(request: Request) -> str | Reply:
+        if failing["on"] and "[Question]" in request.last_user and "Karen" in request.last_user.rsplit("[Question]")[-1]:
+            return Reply(status=400, content="refused")
+        return agent_reply(request)
+
+    with OpenAIServer(reply) as server:
+        args = ("--gen", "openai/agent", "-T", "memory=summary", "--api-base", server.base_url, "--max-retries", "0")
+        code, _, err = run(monkeypatch, capsys, tmp_path / "run", *args)
+        first = len(server.requests)
+        summaries = [r for r in server.requests if r.last_user.startswith("Given the following dialog")]
+        failed = [r for r in results(tmp_path / "run") if r["output"].get("error")]
+        assert code == 1 and 0 < len(failed) < len(results(tmp_path / "run")) and "sample(s) had errors" in err
+        assert all("refused" in r["output"]["error"] for r in failed)
+        failing["on"] = False
+        code, _, err = run(monkeypatch, capsys, tmp_path / "run", *args)
+        second = server.requests[first:]
+    assert code == 0, err
+    assert len(second) == len(failed)  # only the failed answers are asked again: summaries come from the cache
+    assert summaries and all("[Summary]" in r.last_user for r in summaries)
+    lines = (tmp_path / "run" / "summaries.jsonl").read_text().splitlines()
+    assert len(lines) == len(summaries) and json.loads(lines[0])["summary"].startswith("Summary: ")
+    memory = results(tmp_path / "run")[-1]["output"]["memory"]
+    assert memory and len(memory) <= 15
+
+
+def test_time_limit_abandons_slow_answers(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(agent_reply, latency=0.6) as server:
+        code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "openai/agent", "--api-base",
+                                server.base_url, "-T", "time_limit=0.2", "-T", "time_limits=0.1,10", "--limit", "3",
+                                "--format", "json", "--max-retries", "0")
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["counts"]["timed_out"] == 3 and summary["metrics"]["accuracy"]["mean"] == 0
+    assert all(r["score"]["verdict"] == "timeout" and r["output"]["latency"] < 0.6 for r in results(tmp_path / "run"))
+
+
+def test_benches_show_lists_the_options(monkeypatch, capsys) -> None:
+    code, stdout, _ = run_cli(["benches", "show", "dialsim"], monkeypatch, capsys)
+    assert code == 0 and "-T memory" in stdout and "-T seeds" in stdout and "--judge-models" in stdout
+
+
+def test_dense_memory_through_a_litellm_embeddings_model(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer() as server:
+        spec = tmp_path / "emb.yaml"
+        spec.write_text(f"retriever:\n  name: dense\n  options:\n    encoder: litellm\n    model: openai/emb\n"
+                        f"    api_base: {server.base_url}\n")
+        code, _, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "mc-lexical", "-T", f"retriever={spec}",
+                           "--index-dir", str(tmp_path / "idx"), "-T", "seed=2")
+        embedded = [r for r in server.requests if r.path.endswith("/embeddings")]
+        code2, _, err2 = run(monkeypatch, capsys, tmp_path / "again", "--gen", "mc-idk", "-T", f"retriever={spec}",
+                             "--index-dir", str(tmp_path / "idx"), "-T", "seed=2")
+        again = [r for r in server.requests if r.path.endswith("/embeddings")][len(embedded):]
+    assert code == 0 and code2 == 0, err + err2
+    sessions = sum(len(r.body["input"]) for r in embedded[:1])
+    assert sessions == 16  # every finished session embedded once, in one batch
+    rows = results(tmp_path / "run")
+    assert {r["seed"] for r in rows} == {2} and all(r["output"]["memory"] for r in rows)
+    # the second run reuses the session index: only the queries and the partial sessions are embedded
+    assert all(len(r.body["input"]) == 1 for r in again) and len(again) == 2 * len(rows) + 1
+
+
+def test_a_failed_summary_is_an_error_for_the_questions_after_it(tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def reply(request: Request) -> str | Reply:
+        if "Welcome to the clinic" in request.last_user and request.last_user.startswith("Given the following"):
+            return Reply(status=400, content="summary refused")
+        return agent_reply(request)
+
+    with OpenAIServer(reply) as server:
+        code, _, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "mc-idk", "-T", "memory=summary",
+                           "-T", "summary_model=openai/summarizer", "--api-base", server.base_url, "--max-retries", "0")
+    assert code == 1 and "sample(s) had errors" in err
+    rows = results(tmp_path / "run")
+    broken = [r for r in rows if r["output"].get("error")]
+    assert broken and all(r["session"] > 2 and "the summary of session 2 failed" in r["output"]["error"]
+                          for r in broken)
+    assert all(not r["output"].get("error") for r in rows if r["session"] <= 2)
+    lines = [json.loads(line) for line in (tmp_path / "run" / "summaries.jsonl").read_text().splitlines()]
+    assert [line["session"] for line in lines if line["error"]] == [2]
