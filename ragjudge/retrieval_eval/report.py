@@ -57,7 +57,8 @@ def evaluate_run(run: Run, qrels: Qrels, *, metrics: Sequence[str], dims: Sequen
         "n_missing": len(selection.missing), "missing": "dropped" if ignore_missing else "scored zero",
         "n_no_relevant": len(selection.no_relevant),
         "breakdowns": {dim: {g: {"n_queries": s["n_queries"], "metrics": _rounded(s["metrics"])}
-                             for g, s in breakdown(evaluation, groups[dim], dim=dim).items()} for dim in dims},
+                             for g, s in breakdown(evaluation, groups[dim], dim=dim).items()}
+                       for dim in dims if dim in groups},  # a dimension nothing labels (domain of a TREC run) is left out
     }
     if compare is not None and other is not None:
         evaluation_b = evaluate(compare, qrels, metrics, keys)
