@@ -19,7 +19,7 @@ import itertools
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragjudge.bench.sentence_retrieval.queries import QueryConfig
 from ragjudge.errors import InputError, UsageError
@@ -78,6 +78,12 @@ class RRFOptions(_Options):
     """Names (or YAML paths) of the reranker specs to fuse."""
     weights: list[float] | None = None
     rrf_k: int = Field(60, ge=1)
+
+    @model_validator(mode="after")
+    def _one_weight_per_member(self) -> RRFOptions:
+        if self.weights is not None and len(self.weights) != len(self.members):
+            raise ValueError(f"weights: {len(self.weights)} given for {len(self.members)} members")
+        return self
 
 
 OPTIONS: dict[str, type[_Options] | type[EncoderOptions]] = {

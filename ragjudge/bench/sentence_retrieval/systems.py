@@ -18,7 +18,7 @@ from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.bench.sentence_retrieval.neural import CrossEncoderScorer, DenseScorer
 from ragjudge.bench.sentence_retrieval.queries import QueryConfig, QueryParts
 from ragjudge.bench.sentence_retrieval.specs import RerankSpec, Setting
-from ragjudge.bench.sentence_retrieval.text import Analyzer, CandidateTokens, analyse_candidates, candidate_text
+from ragjudge.bench.sentence_retrieval.text import Analyzer, CandidateTokens, candidate_text
 from ragjudge.llm import LLMGateway
 
 SCORING_VERSION = 1
@@ -78,7 +78,7 @@ class LexicalSystem(System):
 
     def identity(self) -> dict[str, Any]:
         uses_pool = any(s.options.collection == "pool" for s in self.settings)
-        return {**super().identity(), "pool": self.tokens.pool.digest if uses_pool and self.tokens.pool else None}
+        return {**super().identity(), "pool": self.tokens.digest if uses_pool else None}
 
     def _scores(self, settings: list[Setting], tf: np.ndarray, lengths: np.ndarray, weights: np.ndarray,
                 coll: lexical.Collection) -> np.ndarray:
@@ -95,7 +95,7 @@ class LexicalSystem(System):
 
     def rank_one(self, dialogue: Dialogue, queries: Queries) -> Rankings:
         analyzer = self.tokens.analyzer
-        docs = self.tokens.by_dialogue[dialogue.id]
+        docs = self.tokens.of(dialogue.id)
         out: Rankings = {}
         groups: dict[tuple[str, str], list[Setting]] = {}
         for s in self.settings:
@@ -104,7 +104,6 @@ class LexicalSystem(System):
             parts = [(w, analyzer.ids(text)) for w, text in queries[query_key]]
             terms, weights = lexical.query_terms(parts)
             tf, lengths = lexical.term_matrix(docs, terms)
-            assert self.tokens.pool is not None
             coll = (lexical.pool_collection(self.tokens.pool, terms) if collection == "pool"
                     else lexical.dialogue_collection(tf, lengths))
             order = lexical.rank_order(self._scores(settings, tf, lengths, weights, coll))
@@ -243,6 +242,6 @@ def tokens_for(dialogues: Sequence[Dialogue], options: Any, cache: dict[str, Can
     key = fingerprint(config)
     if key not in cache:
         analyzer = Analyzer(options.stemmer, options.stopwords)
-        cache[key] = analyse_candidates(dialogues, analyzer, keep_stopwords=not options.candidate_stopwords,
-                                        with_title=options.title)
+        cache[key] = CandidateTokens(dialogues, analyzer, keep_stopwords=not options.candidate_stopwords,
+                                     with_title=options.title)
     return cache[key]

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from itertools import chain
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -52,6 +53,26 @@ def _stemmer(language: str | None) -> Any:
                          ) from None
 
 
+class _WordIds(dict):
+    """word -> term id; an unseen word is stemmed and numbered on first lookup (`__missing__`), so the
+    lookups of known words, nearly all of them, run in C through `map(ids.__getitem__, words)`."""
+
+    def __init__(self, analyzer: Analyzer):
+        super().__init__()
+        self.analyzer = analyzer
+
+    def __missing__(self, word: str) -> int:
+        a = self.analyzer
+        stop = word in a._stop
+        term = ("\x00" + word) if stop else (a._stem.stemWord(word) if a._stem else word)
+        tid = a._term_ids.get(term)
+        if tid is None:
+            tid = a._term_ids[term] = len(a._term_ids)
+            a._stop_flags.append(stop)
+        self[word] = tid
+        return tid
+
+
 class Analyzer:
     """Text -> term ids. Stop words get ids too (flagged in `is_stop`), so one pass serves queries (which
     drop them) and candidates (which may keep them)."""
@@ -59,7 +80,7 @@ class Analyzer:
     def __init__(self, stemmer: str | None = "english", stopwords: Literal["en", "none"] | list[str] = "en"):
         self._stem = _stemmer(stemmer)
         self._stop = _stopword_list(stopwords)
-        self._word_ids: dict[str, int] = {}
+        self._word_ids = _WordIds(self)
         self._term_ids: dict[str, int] = {}
         self._stop_flags: list[bool] = []
         self._stop_array = np.zeros(0, dtype=bool)
@@ -75,33 +96,21 @@ class Analyzer:
             self._stop_array = np.asarray(self._stop_flags, dtype=bool)
         return self._stop_array
 
-    def _word_id(self, word: str) -> int:
-        found = self._word_ids.get(word)
-        if found is not None:
-            return found
-        stop = word in self._stop
-        term = ("\x00" + word) if stop else (self._stem.stemWord(word) if self._stem else word)
-        tid = self._term_ids.get(term)
-        if tid is None:
-            tid = self._term_ids[term] = len(self._term_ids)
-            self._stop_flags.append(stop)
-        self._word_ids[word] = tid
-        return tid
-
     def ids(self, text: str, *, drop_stopwords: bool = True) -> np.ndarray:
-        words = WORDS.findall(text.lower())
-        ids = np.fromiter(map(self._word_id, words), dtype=np.int32, count=len(words))
-        if drop_stopwords and len(ids):
-            ids = ids[~self.is_stop[ids]]
-        return ids
+        return self.many([text], drop_stopwords=drop_stopwords)[0]
 
     def many(self, texts: Sequence[str], *, drop_stopwords: bool) -> list[np.ndarray]:
-        words = [WORDS.findall(t.lower()) for t in texts]
-        out = [np.fromiter(map(self._word_id, w), dtype=np.int32, count=len(w)) for w in words]
-        if drop_stopwords:
-            stop = self.is_stop
-            out = [ids[~stop[ids]] if len(ids) else ids for ids in out]
-        return out
+        """Every text at once: one C-level lookup over all words, one stop-word mask, then split per text."""
+        found = [WORDS.findall(t.lower()) for t in texts]
+        counts = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
+        ids = np.fromiter(map(self._word_ids.__getitem__, chain.from_iterable(found)), dtype=np.int32,
+                          count=int(counts.sum()))
+        if drop_stopwords and len(ids):
+            keep = ~self.is_stop[ids]
+            rows = np.repeat(np.arange(len(texts)), counts)
+            ids = ids[keep]
+            counts = np.bincount(rows[keep], minlength=len(texts))
+        return np.split(ids, np.cumsum(counts)[:-1]) if len(texts) else []
 
 
 @dataclass
@@ -138,31 +147,52 @@ def pool_stats(token_arrays: Sequence[np.ndarray], n_terms: int, digest: str = "
                      df=df, cf=cf, digest=digest)
 
 
-@dataclass
 class CandidateTokens:
-    """Every loaded dialogue's candidates as term ids, analysed once; and the pool statistics over them."""
+    """Every scored dialogue's candidates as term ids, and the pool statistics over them. The digest of the
+    pool (its candidates' ids and texts) is known at once, for fingerprints; the tokenising waits until a
+    dialogue is actually ranked, so a resumed run whose rankings are all journaled tokenises nothing."""
 
-    analyzer: Analyzer
-    by_dialogue: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    pool: PoolStats | None = None
+    def __init__(self, dialogues: Sequence[Any], analyzer: Analyzer, *, keep_stopwords: bool, with_title: bool):
+        self.analyzer = analyzer
+        self.keep_stopwords = keep_stopwords
+        self.with_title = with_title
+        self._dialogues = list(dialogues)
+        digest = hashlib.sha256(f"{keep_stopwords}/{with_title}".encode())
+        seen: set[str] = set()
+        for d in self._dialogues:
+            for c in d.candidates:
+                if c.id not in seen:
+                    seen.add(c.id)
+                    digest.update(f"{c.id}\x00{candidate_text(c, with_title)}\x01".encode())
+        self.digest = digest.hexdigest()[:16]
+        self._by_dialogue: dict[str, list[np.ndarray]] | None = None
+        self._pool: PoolStats | None = None
 
+    def _analyse(self) -> None:
+        texts = [candidate_text(c, self.with_title) for d in self._dialogues for c in d.candidates]
+        arrays = self.analyzer.many(texts, drop_stopwords=not self.keep_stopwords)
+        by_dialogue, unique, start = {}, {}, 0
+        for d in self._dialogues:
+            by_dialogue[d.id] = arrays[start:start + len(d.candidates)]
+            for c, arr in zip(d.candidates, by_dialogue[d.id], strict=True):
+                unique.setdefault(c.id, arr)
+            start += len(d.candidates)
+        self._by_dialogue = by_dialogue
+        self._pool = pool_stats(list(unique.values()), self.analyzer.n_terms, self.digest)
 
-def analyse_candidates(dialogues: Sequence[Any], analyzer: Analyzer, *, keep_stopwords: bool,
-                       with_title: bool) -> CandidateTokens:
-    """Tokenise every candidate once; pool statistics count each distinct candidate id once."""
-    out = CandidateTokens(analyzer)
-    unique: dict[str, np.ndarray] = {}
-    digest = hashlib.sha256()
-    for d in dialogues:
-        texts = [candidate_text(c, with_title) for c in d.candidates]
-        arrays = analyzer.many(texts, drop_stopwords=not keep_stopwords)
-        out.by_dialogue[d.id] = arrays
-        for cand, text, arr in zip(d.candidates, texts, arrays, strict=True):
-            if cand.id not in unique:
-                unique[cand.id] = arr
-                digest.update(f"{cand.id}\x00{text}\x01".encode())
-    out.pool = pool_stats(list(unique.values()), analyzer.n_terms, digest.hexdigest()[:16])
-    return out
+    def of(self, dialogue_id: str) -> list[np.ndarray]:
+        if self._by_dialogue is None:
+            self._analyse()
+        assert self._by_dialogue is not None
+        return self._by_dialogue[dialogue_id]
+
+    @property
+    def pool(self) -> PoolStats:
+        """Statistics over every distinct candidate (by id) of the scored dialogues."""
+        if self._pool is None:
+            self._analyse()
+        assert self._pool is not None
+        return self._pool
 
 
 def candidate_text(candidate: Any, with_title: bool) -> str:
