@@ -204,6 +204,7 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         out["protocol"] = {"n_splits": 0 if o.no_splits else int(masks.test.shape[0]),
                            "splits_file": str(self.splits_path) if self.splits_path else None,
                            "tuned_on": o.tune_on, "split_ids_not_scored": masks.dropped,
+                           "unbalanced_splits": self._unbalanced(dialogues),
                            "std": "sample standard deviation (ddof=1) over the test halves"}
         out.update(result)
         out["metrics"] = summ.flat_metrics(out)
@@ -219,6 +220,18 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         out["reference"] = reference.reference_tables()
         out["notes"] = self._notes(out)
         return out
+
+    def _unbalanced(self, dialogues: Sequence[Dialogue]) -> int:
+        """Splits whose halves differ by more than one dialogue of a type (the paper balances them)."""
+        if self.options.no_splits or not self.splits:
+            return 0
+        type_of = {d.id: d.type for d in dialogues}
+        count = 0
+        for split in self.splits:
+            val = Counter(type_of[i] for i in split.val if i in type_of)
+            test = Counter(type_of[i] for i in split.test if i in type_of)
+            count += any(abs(val[t] - test[t]) > 1 for t in summ.TYPES)
+        return count
 
     def _query_facts(self, ok: Sequence[SampleResult[Dialogue]]) -> dict[str, Any]:
         empty: Counter[str] = Counter()
@@ -243,6 +256,9 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         if summary["empty_queries"]:
             notes.append("dialogues with an empty query (their candidates keep the initial order): " +
                          ", ".join(f"{k} {v}" for k, v in summary["empty_queries"].items()))
+        if summary["protocol"]["unbalanced_splits"]:
+            notes.append(f"{summary['protocol']['unbalanced_splits']} split(s) do not balance ungrounded and grounded "
+                         f"dialogues between their halves (the paper's do)")
         if summary["protocol"]["split_ids_not_scored"]:
             notes.append(f"{summary['protocol']['split_ids_not_scored']} split id(s) were not scored (--limit or "
                          f"errors) and were left out of their halves")
