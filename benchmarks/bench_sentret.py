@@ -214,7 +214,7 @@ def main() -> None:
             order = np.argsort(-mine, kind="stable")
             same += np.array_equal(order, np.argsort(-expected, kind="stable"))
             consistent += bool(np.all(np.diff(expected[order]) <= 1e-5))  # ours, read with bm25s's scores
-        print(f"\n2. BM25 scoring only, 846 dialogues x 20 settings, per-dialogue statistics (tokenising included):")
+        print("\n2. BM25 scoring only, 846 dialogues x 20 settings, per-dialogue statistics (tokenising included):")
         print(f"   ragjudge (one array operation per dialogue): {ours_s:.2f} s")
         print(f"   bm25s, one index per dialogue and setting:   {base_s:.2f} s  -> {base_s / ours_s:.0f}x slower")
         print(f"   largest score difference {max(diffs):.2e} (bm25s keeps float32); identical rankings "

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import REPO, run_cli
+
 from ragjudge.testing.openai_server import OpenAIServer
 
 MINI = REPO / "examples" / "sentret-mini"
@@ -64,7 +64,7 @@ def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch
     records = {r["id"]: r for r in map(json.loads, (mini_run / "results.jsonl").read_text().splitlines())}
     for name in ("bm25_rerank", "lm_mixture", "initial"):
         per_query = tmp_path / f"{name}.jsonl"
-        code, out, err = run_cli(["retrieval-eval", str(mini_run / f"run.{name}.trec"), "--qrels",
+        code, _, err = run_cli(["retrieval-eval", str(mini_run / f"run.{name}.trec"), "--qrels",
                                   str(mini_run / "qrels.trec"), "--metrics", "map@50,ndcg@5,mrr@50", "--format",
                                   "json", "--per-query", str(per_query)], monkeypatch, capsys)
         assert code == 0, err

@@ -7,9 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_cli
-from ragjudge.bench.sentence_retrieval.data import iter_records, load_dialogues, load_splits
+
+from ragjudge.bench.sentence_retrieval.data import (
+    iter_records,
+    load_dialogues,
+    load_splits,
+)
 from ragjudge.errors import InputError, UsageError
 
 MINI = REPO / "examples" / "sentret-mini"
@@ -127,7 +131,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch, capsy
     plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
     plain[1]["candidates"][5]["label"] = "yes"
     folder = _write(tmp_path / "bad", plain, grounded)
-    code, out, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(folder), "--out",
+    code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(folder), "--out",
                               str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert "dialogues.json:" in err and "field 'candidates[5].label'" in err and "must be 0 or 1, got 'yes'" in err

@@ -8,7 +8,11 @@ from scipy import stats
 
 from ragjudge.bench.sentence_retrieval import protocol
 from ragjudge.bench.sentence_retrieval.data import Split
-from ragjudge.bench.sentence_retrieval.significance import bonferroni, holm, paired_permutation_test
+from ragjudge.bench.sentence_retrieval.significance import (
+    bonferroni,
+    holm,
+    paired_permutation_test,
+)
 
 IDS = [f"d{i}" for i in range(8)]
 VAL, TEST = IDS[:4], IDS[4:]

@@ -8,10 +8,15 @@ import math
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO, run_cli
+
 from ragjudge.bench.sentence_retrieval.data import Dialogue
-from ragjudge.bench.sentence_retrieval.queries import QueryConfig, as_task, build_parts, turn_mixture_weights
+from ragjudge.bench.sentence_retrieval.queries import (
+    QueryConfig,
+    as_task,
+    build_parts,
+    turn_mixture_weights,
+)
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 MINI = REPO / "examples" / "sentret-mini"

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from ragjudge.bench.sentence_retrieval import lexical
-from ragjudge.bench.sentence_retrieval.metrics import average_precision, measure, ndcg_at, reciprocal_rank
+from ragjudge.bench.sentence_retrieval.metrics import (
+    average_precision,
+    measure,
+    ndcg_at,
+    reciprocal_rank,
+)
 from ragjudge.bench.sentence_retrieval.systems import rrf_fuse
 from ragjudge.bench.sentence_retrieval.text import Analyzer, pool_stats
 

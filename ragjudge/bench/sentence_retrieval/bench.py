@@ -11,15 +11,47 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
-from ragjudge.bench.sentence_retrieval import protocol, reference, summary as summ, trec
-from ragjudge.bench.sentence_retrieval.data import REPOSITORY, Dialogue, Split, find_splits, load_dialogues, load_splits
+from ragjudge.bench.base import (
+    Bench,
+    BenchOptions,
+    MetricInfo,
+    SampleResult,
+    Scorer,
+    Solver,
+)
+from ragjudge.bench.sentence_retrieval import protocol, reference, trec
+from ragjudge.bench.sentence_retrieval import summary as summ
+from ragjudge.bench.sentence_retrieval.data import (
+    REPOSITORY,
+    Dialogue,
+    Split,
+    find_splits,
+    load_dialogues,
+    load_splits,
+)
 from ragjudge.bench.sentence_retrieval.metrics import METRICS
 from ragjudge.bench.sentence_retrieval.queries import QueryConfig
-from ragjudge.bench.sentence_retrieval.solver import QuerySolver, SystemScorer, metric_dict
-from ragjudge.bench.sentence_retrieval.specs import RerankSpec, Setting, expand, load_rerank_spec
-from ragjudge.bench.sentence_retrieval.systems import (CrossEncoderSystem, DenseSystem, InitialSystem,
-                                                      LexicalSystem, RankingMemo, RRFSystem, System, tokens_for)
+from ragjudge.bench.sentence_retrieval.solver import (
+    QuerySolver,
+    SystemScorer,
+    metric_dict,
+)
+from ragjudge.bench.sentence_retrieval.specs import (
+    RerankSpec,
+    Setting,
+    expand,
+    load_rerank_spec,
+)
+from ragjudge.bench.sentence_retrieval.systems import (
+    CrossEncoderSystem,
+    DenseSystem,
+    InitialSystem,
+    LexicalSystem,
+    RankingMemo,
+    RRFSystem,
+    System,
+    tokens_for,
+)
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.render import Table
 from ragjudge.errors import UsageError

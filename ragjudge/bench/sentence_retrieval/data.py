@@ -116,7 +116,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, Any]]:
     except UnicodeDecodeError as exc:
         raise InputError(f"is not UTF-8 text ({exc.reason})", file=str(path)) from None
     start = len(text) - len(text.lstrip())
-    if not text[start:start + 1] == "[":
+    if text[start:start + 1] != "[":
         yield from read_jsonl(path)
         return
     decoder = json.JSONDecoder()
@@ -253,7 +253,7 @@ def load_splits(path: str | Path, known_ids: set[str]) -> list[Split]:
             halves[name] = ids
         shared = set(halves[key]) & set(halves["test"])
         if shared:
-            raise InputError(f"dialogue {sorted(shared)[0]!r} is in both halves", field="test", **where)
+            raise InputError(f"dialogue {min(shared)!r} is in both halves", field="test", **where)
         splits.append(Split(val=halves[key], test=halves["test"], line=line))
     if not splits:
         raise InputError("the splits file has no splits", file=str(path))

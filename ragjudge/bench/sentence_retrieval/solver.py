@@ -17,8 +17,17 @@ import numpy as np
 from ragjudge.bench.base import Record, Scorer, Solver, fingerprint
 from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.bench.sentence_retrieval.metrics import METRICS, measure
-from ragjudge.bench.sentence_retrieval.queries import QueryConfig, build_parts, rewrite_query
-from ragjudge.bench.sentence_retrieval.systems import Queries, RankingMemo, System, system_fingerprint
+from ragjudge.bench.sentence_retrieval.queries import (
+    QueryConfig,
+    build_parts,
+    rewrite_query,
+)
+from ragjudge.bench.sentence_retrieval.systems import (
+    Queries,
+    RankingMemo,
+    System,
+    system_fingerprint,
+)
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.llm import LLMError
 from ragjudge.retrieval.encoders import EncodingError

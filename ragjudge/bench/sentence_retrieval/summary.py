@@ -14,7 +14,11 @@ import numpy as np
 
 from ragjudge.bench.sentence_retrieval import protocol, reference
 from ragjudge.bench.sentence_retrieval.metrics import METRICS
-from ragjudge.bench.sentence_retrieval.significance import bonferroni, holm, paired_permutation_test
+from ragjudge.bench.sentence_retrieval.significance import (
+    bonferroni,
+    holm,
+    paired_permutation_test,
+)
 
 TYPES = ("ungrounded", "grounded")
 
@@ -56,7 +60,7 @@ def significance(scored: Sequence[Scored], unit: str, values: dict[str, np.ndarr
     rows = [{"a": x, "b": y, "metric": METRICS[m], "diff": float(a[:, i].mean() - b[:, i].mean()),
              "p": float(p[i]), "p_bonferroni": float(p_bonf[i]), "p_holm": float(p_holm[i]),
              "significant": bool(p_bonf[i] <= alpha)} for i, (x, y, m) in enumerate(tests)]
-    return {"unit": unit, "n": int(len(a)), "n_hypotheses": len(tests), "tests": rows}
+    return {"unit": unit, "n": len(a), "n_hypotheses": len(tests), "tests": rows}
 
 
 def summarize_systems(scored: list[Scored], masks: protocol.SplitMasks, types: np.ndarray, *, tune_on: str,

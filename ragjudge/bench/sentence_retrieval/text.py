@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from itertools import chain
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
