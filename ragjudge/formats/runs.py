@@ -302,6 +302,11 @@ def _add_judgment(qrels: Qrels, qid: str, docid: str, rel_text: str, *, where: d
 
 def write_qrels(qrels: Qrels, path: str | Path, *, fmt: str = "beir") -> None:
     """Write BEIR TSV (with header) or TREC qrels."""
+    _atomic_write(path, qrels_lines(qrels, fmt=fmt))
+
+
+def qrels_lines(qrels: Qrels, *, fmt: str = "beir") -> list[str]:
+    """BEIR TSV lines (with header) or TREC qrels lines."""
     if fmt not in ("beir", "trec"):
         raise ValueError(f"unknown qrels format {fmt!r}")
     lines = ["query-id\tcorpus-id\tscore\n"] if fmt == "beir" else []
@@ -312,7 +317,7 @@ def write_qrels(qrels: Qrels, path: str | Path, *, fmt: str = "beir") -> None:
                 _check_token(qid, "query id")
                 _check_token(doc, "document id")
             lines.append(f"{qid}\t{doc}\t{rel}\n" if fmt == "beir" else f"{qid} 0 {doc} {rel}\n")
-    _atomic_write(path, lines)
+    return lines
 
 
 # ---------------------------------------------------------------- helpers

@@ -1,0 +1,1 @@
+"""Sentence retrieval for open-ended dialogues (Harel et al., SIGIR 2022) as a ragjudge bench."""

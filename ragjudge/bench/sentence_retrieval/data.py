@@ -1,0 +1,260 @@
+"""The dataset of Harel et al. (SIGIR 2022): Reddit dialogues, each with 50 candidate Wikipedia sentences
+judged relevant or not, and the 50 validation/test splits of the paper's protocol.
+
+The dataset files (`datasets/dialogues.json`, `datasets/wikipedia_grounded_dialogues.json`) are read from
+the user's `--data` folder (flat, or a checkout of the repository); either may be a JSON array or JSON
+lines. The `target` turn (the reply that was actually written) is never read: no system can see it.
+Every problem is an InputError naming the file, the record's line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.jsonl import read_jsonl
+
+REPOSITORY = "https://github.com/SIGIR-2022/A-Dataset-for-Sentence-Retrieval-for-Open-Ended-Dialogues"
+DialogueType = Literal["ungrounded", "grounded"]
+FILES: dict[DialogueType, str] = {"ungrounded": "dialogues", "grounded": "wikipedia_grounded_dialogues"}
+"""Dialogue type -> file stem (`.json` or `.jsonl`); the paper's Table 4 names the types this way."""
+SPLITS_FILE = "val_test_splits.json"
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    body: str
+    author_id: str | None = None
+
+    @field_validator("author_id", mode="before")
+    @classmethod
+    def _author(cls, value: Any) -> Any:
+        return None if value is None else str(value)
+
+
+class Candidate(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = Field(min_length=1)
+    title: str = ""
+    body: str
+    score: float | None = None
+    label: int
+
+    @field_validator("title", mode="before")
+    @classmethod
+    def _title(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _label(cls, value: Any) -> int:
+        """0/1 as a number, a boolean or a string: anything else is an error, never a guess."""
+        if isinstance(value, bool):
+            return int(value)
+        if isinstance(value, (int, float)) and value in (0, 1):
+            return int(value)
+        if isinstance(value, str) and value.strip() in ("0", "1"):
+            return int(value.strip())
+        raise ValueError(f"must be 0 or 1, got {value!r}")
+
+
+class Dialogue(BaseModel):
+    """One dialogue: its history (`context`, oldest first), and the candidates in the initial ranker's order."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    id: str = Field(min_length=1)
+    subreddit: str = ""
+    title: str = ""
+    context: list[Turn] = Field(min_length=1)
+    candidates: list[Candidate]
+    type: DialogueType = "ungrounded"
+    source: str = Field("", exclude=True)
+    line: int = Field(0, exclude=True)
+
+    @field_validator("subreddit", "title", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @property
+    def labels(self) -> list[int]:
+        return [c.label for c in self.candidates]
+
+    @property
+    def n_relevant(self) -> int:
+        return sum(self.labels)
+
+
+class Split(BaseModel):
+    """One line of the splits file: tune on `val`, report on `test`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    val: list[str]
+    test: list[str]
+    line: int = 0
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+def iter_records(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line, value) for each element of a JSON array, or each line of a JSON lines file.
+
+    The array is decoded one element at a time so that an error names the element's line, as for JSON lines."""
+    if not path.is_file():
+        raise InputError("file not found", file=str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"is not UTF-8 text ({exc.reason})", file=str(path)) from None
+    start = len(text) - len(text.lstrip())
+    if text[start:start + 1] != "[":
+        yield from read_jsonl(path)
+        return
+    decoder = json.JSONDecoder()
+    pos, line, counted = start + 1, 1, 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= len(text):
+            raise InputError("the JSON array is not closed", file=str(path), line=text.count("\n") + 1)
+        if text[pos] == "]":
+            return
+        line += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path),
+                             line=exc.lineno) from None
+        yield line, value
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos < len(text) and text[pos] == ",":
+            pos += 1
+        elif pos < len(text) and text[pos] != "]":
+            raise InputError("expected ',' or ']' between array elements", file=str(path),
+                             line=text.count("\n", 0, pos) + 1)
+
+
+def _field_of(error: dict[str, Any]) -> str:
+    parts: list[str] = []
+    for p in error["loc"]:
+        if isinstance(p, int):
+            parts[-1:] = [f"{parts[-1]}[{p}]"] if parts else [f"[{p}]"]
+        else:
+            parts.append(str(p))
+    return ".".join(parts)
+
+
+def parse_dialogue(record: Any, dialogue_type: DialogueType, path: Path, line: int, n_candidates: int) -> Dialogue:
+    where = {"file": str(path), "line": line}
+    if not isinstance(record, dict):
+        raise InputError(f"expected a JSON object (a dialogue), got {type(record).__name__}", **where)
+    try:
+        dialogue = Dialogue.model_validate({**record, "type": dialogue_type, "source": str(path), "line": line})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        message = err["msg"].removeprefix("Value error, ")
+        raise InputError(message, field=_field_of(err), **where) from None
+    seen: dict[str, int] = {}
+    for i, cand in enumerate(dialogue.candidates):
+        if cand.id in seen:
+            raise InputError(f"candidate id {cand.id!r} repeats candidates[{seen[cand.id]}]",
+                             field=f"candidates[{i}].id", **where)
+        seen[cand.id] = i
+    if n_candidates and len(dialogue.candidates) != n_candidates:
+        raise InputError(f"has {len(dialogue.candidates)} candidates, expected {n_candidates} (-T candidates=N "
+                         f"changes the expected number; 0 accepts any)", field="candidates", **where)
+    if not dialogue.candidates:
+        raise InputError("has no candidates", field="candidates", **where)
+    if dialogue.n_relevant == 0:
+        raise InputError("no candidate is labelled relevant (the dataset keeps only dialogues with at least one)",
+                         field="candidates", **where)
+    return dialogue
+
+
+def find_file(folder: Path, stem: str) -> Path | None:
+    """`stem.json` or `stem.jsonl`, in the folder or in its `datasets/` (a checkout of the repository)."""
+    for sub in (folder, folder / "datasets"):
+        for ext in (".json", ".jsonl"):
+            if (sub / f"{stem}{ext}").is_file():
+                return sub / f"{stem}{ext}"
+    return None
+
+
+def load_dialogues(data: str | Path, n_candidates: int = 50) -> list[Dialogue]:
+    """Both files of the dataset, ungrounded dialogues first; ids must be unique across the two."""
+    folder = Path(data)
+    if not folder.is_dir():
+        raise UsageError(f"--data {data}: not a folder (it must hold dialogues.json and "
+                         f"wikipedia_grounded_dialogues.json, from {REPOSITORY} datasets/)")
+    dialogues: list[Dialogue] = []
+    first_seen: dict[str, str] = {}
+    for dialogue_type, stem in FILES.items():
+        path = find_file(folder, stem)
+        if path is None:
+            raise UsageError(f"--data {data}: {stem}.json not found (looked in {folder} and {folder / 'datasets'}); "
+                             f"ragjudge cannot download it: get datasets/dialogues.json and datasets/"
+                             f"wikipedia_grounded_dialogues.json from {REPOSITORY} and pass their folder")
+        for line, record in iter_records(path):
+            dialogue = parse_dialogue(record, dialogue_type, path, line, n_candidates)
+            if dialogue.id in first_seen:
+                raise InputError(f"dialogue id {dialogue.id!r} already appears at {first_seen[dialogue.id]}",
+                                 file=str(path), line=line, field="id")
+            first_seen[dialogue.id] = f"{path}:{line}"
+            dialogues.append(dialogue)
+    if not dialogues:
+        raise InputError("no dialogues", file=str(folder))
+    return dialogues
+
+
+def find_splits(data: str | Path) -> Path | None:
+    folder = Path(data)
+    for path in (folder / SPLITS_FILE, folder / "evaluation" / SPLITS_FILE):
+        if path.is_file():
+            return path
+    return None
+
+
+def load_splits(path: str | Path, known_ids: set[str]) -> list[Split]:
+    """The splits file: one `{"val": [ids], "test": [ids]}` per line (an older version says `dev`).
+
+    Every id must be a loaded dialogue and the two halves of a split must not share one."""
+    path = Path(path)
+    splits: list[Split] = []
+    for line, record in iter_records(path):
+        where = {"file": str(path), "line": line}
+        if not isinstance(record, dict):
+            raise InputError(f"expected a JSON object with 'val' and 'test', got {type(record).__name__}", **where)
+        if "val" in record and "dev" in record:
+            raise InputError("has both 'val' and 'dev': which one is the validation half?", field="val", **where)
+        key = "val" if "val" in record else "dev"
+        halves = {}
+        for name in (key, "test"):
+            ids = record.get(name)
+            if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+                raise InputError("must be a non-empty list of dialogue ids", field=name, **where)
+            if len(set(ids)) != len(ids):
+                repeated = next(i for i in ids if ids.count(i) > 1)
+                raise InputError(f"dialogue {repeated!r} is listed twice", field=name, **where)
+            unknown = [i for i in ids if i not in known_ids]
+            if unknown:
+                raise InputError(f"dialogue {unknown[0]!r} is not in the data ({len(unknown)} unknown id(s); are "
+                                 f"both dataset files in --data?)", field=name, **where)
+            halves[name] = ids
+        shared = set(halves[key]) & set(halves["test"])
+        if shared:
+            raise InputError(f"dialogue {min(shared)!r} is in both halves", field="test", **where)
+        splits.append(Split(val=halves[key], test=halves["test"], line=line))
+    if not splits:
+        raise InputError("the splits file has no splits", file=str(path))
+    return splits

@@ -1,0 +1,42 @@
+"""The run folder's TREC files: `qrels.trec` (every candidate with its 0/1 label) and one
+`run.<system>.trec` per system, at the setting picked on most validation halves (the summary says which),
+so that `ragjudge retrieval-eval run.X.trec --qrels qrels.trec --metrics map@50,ndcg@5,mrr@50` (or
+trec_eval) scores exactly the rankings the bench scored.
+
+Candidate ids name a Wikipedia page and may contain spaces, which whitespace-separated TREC lines cannot
+hold: `%` and whitespace are percent-encoded (`%25`, `%20`, ...), reversibly. Scores are rank-derived
+(n, n-1, ..., 1) so that no tool can re-break a tie its own way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragjudge.bench.sentence_retrieval.data import Dialogue
+from ragjudge.formats.runs import Hit, Qrels, Run, qrels_lines, trec_run_lines
+
+_ESCAPES = {"%": "%25", " ": "%20", "\t": "%09", "\n": "%0A", "\r": "%0D", "\x0b": "%0B", "\x0c": "%0C"}
+
+
+def trec_id(candidate_id: str) -> str:
+    out = "".join(_ESCAPES.get(c, c) for c in candidate_id)
+    return "".join(f"%{ord(c):02X}" if c.isspace() else c for c in out)
+
+
+def qrels_text(dialogues: Sequence[Dialogue]) -> str:
+    qrels = Qrels()
+    for d in dialogues:
+        qrels.judgments[d.id] = {trec_id(c.id): c.label for c in d.candidates}
+        qrels.ids[d.id] = d.id
+    return "".join(qrels_lines(qrels, fmt="trec"))
+
+
+def run_text(name: str, dialogues: Sequence[Dialogue], orders: Sequence[np.ndarray]) -> str:
+    run = Run(name=name)
+    for d, order in zip(dialogues, orders, strict=True):
+        n = len(order)
+        run.rankings[d.id] = [Hit(trec_id(d.candidates[int(i)].id), float(n - r)) for r, i in enumerate(order)]
+        run.ids[d.id] = d.id
+    return "".join(trec_run_lines(run, tag=name))

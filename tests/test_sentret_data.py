@@ -1,0 +1,140 @@
+"""Sentence retrieval data: the published format (JSON array or JSON lines), validation with file:line:field,
+the splits file (and its older `dev` key), and the one-line errors users see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import REPO, run_cli
+
+from ragjudge.bench.sentence_retrieval.data import (
+    iter_records,
+    load_dialogues,
+    load_splits,
+)
+from ragjudge.errors import InputError, UsageError
+
+MINI = REPO / "examples" / "sentret-mini"
+SHARED_SPLITS = REPO.parent / "shared" / "data" / "sentret" / "val_test_splits.json"
+
+
+def _records(name: str) -> list[dict]:
+    return json.loads((MINI / name).read_text())
+
+
+def _write(folder: Path, plain: list[dict], grounded: list[dict], *, jsonl: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for stem, records in (("dialogues", plain), ("wikipedia_grounded_dialogues", grounded)):
+        if jsonl:
+            (folder / f"{stem}.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+        else:
+            (folder / f"{stem}.json").write_text(json.dumps(records, indent=1))
+    return folder
+
+
+def test_mini_example_loads_in_the_published_format() -> None:
+    dialogues = load_dialogues(MINI)
+    assert len(dialogues) == 12 and [d.type for d in dialogues] == ["ungrounded"] * 6 + ["grounded"] * 6
+    assert all(len(d.candidates) == 50 and d.n_relevant >= 1 for d in dialogues)
+    assert not hasattr(dialogues[0], "target")  # the reply that was written is never read
+    splits = load_splits(MINI / "val_test_splits.json", {d.id for d in dialogues})
+    assert len(splits) == 10 and all(len(s.val) == len(s.test) == 6 for s in splits)
+
+
+def test_json_lines_and_a_repository_checkout_layout_load_the_same(tmp_path: Path) -> None:
+    plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
+    _write(tmp_path / "checkout" / "datasets", plain, grounded, jsonl=True)
+    loaded = load_dialogues(tmp_path / "checkout")
+    assert [d.model_dump() for d in loaded] == [d.model_dump() for d in load_dialogues(MINI)]
+    assert loaded[1].line == 2 and loaded[1].source.endswith("datasets/dialogues.json")
+
+
+@pytest.mark.parametrize("mutate, field, message", [
+    (lambda r: r["candidates"][3].update(id=r["candidates"][1]["id"]), "candidates[3].id", "repeats candidates[1]"),
+    (lambda r: r["candidates"][0].update(label=2), "candidates[0].label", "must be 0 or 1, got 2"),
+    (lambda r: [c.update(label=0) for c in r["candidates"]], "candidates", "no candidate is labelled relevant"),
+    (lambda r: r["candidates"].pop(), "candidates", "has 49 candidates, expected 50"),
+    (lambda r: r["context"][1].pop("body"), "context[1].body", "Field required"),
+    (lambda r: r.update(context=[]), "context", "at least 1 item"),
+])
+def test_bad_records_name_file_line_and_field(tmp_path: Path, mutate, field: str, message: str) -> None:
+    plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
+    mutate(grounded[2])
+    folder = _write(tmp_path, plain, grounded)
+    with pytest.raises(InputError) as err:
+        load_dialogues(folder)
+    text = (folder / "wikipedia_grounded_dialogues.json").read_text()
+    line = text.count("\n", 0, text.index(f'"id": "{grounded[2]["id"]}"')) + 1 - 1  # the object opens a line above
+    assert err.value.file.endswith("wikipedia_grounded_dialogues.json") and err.value.line == line
+    assert err.value.field == field and message in err.value.message
+
+
+def test_labels_may_be_strings_or_booleans_and_ids_must_be_unique_across_files(tmp_path: Path) -> None:
+    plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
+    plain[0]["candidates"][0]["label"] = "1"
+    plain[0]["candidates"][1]["label"] = False
+    assert load_dialogues(_write(tmp_path / "a", plain, grounded))[0].labels[:2] == [1, 0]
+    grounded[0]["id"] = plain[0]["id"]
+    with pytest.raises(InputError, match="already appears at .*b/dialogues.json:1$"):
+        load_dialogues(_write(tmp_path / "b", plain, grounded, jsonl=True))
+
+
+def test_missing_dataset_file_says_where_to_get_it(tmp_path: Path) -> None:
+    (tmp_path / "dialogues.json").write_text("[]")
+    with pytest.raises(UsageError) as err:
+        load_dialogues(tmp_path)
+    text = str(err.value)
+    assert "wikipedia_grounded_dialogues.json not found" in text and "SIGIR-2022/A-Dataset-for-Sentence" in text
+    assert "\n" not in text
+
+
+def test_splits_validation(tmp_path: Path) -> None:
+    ids = {"a", "b", "c", "d"}
+    path = tmp_path / "splits.json"
+    path.write_text('{"dev": ["a", "b"], "test": ["c", "d"]}\n{"val": ["a"], "test": ["b"]}\n')
+    splits = load_splits(path, ids)  # the older `dev` key is the validation half
+    assert splits[0].val == ["a", "b"] and splits[1].test == ["b"] and splits[1].line == 2
+    for text, line, field, message in [
+        ('{"val": ["a"], "test": ["b"]}\n{"val": ["a"], "test": ["zz"]}\n', 2, "test", "'zz' is not in the data"),
+        ('{"val": ["a", "b"], "test": ["b"]}\n', 1, "test", "in both halves"),
+        ('{"val": ["a"], "dev": ["a"], "test": ["b"]}\n', 1, "val", "both 'val' and 'dev'"),
+        ('{"val": [], "test": ["b"]}\n', 1, "val", "non-empty list"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(InputError) as err:
+            load_splits(path, ids)
+        assert (err.value.line, err.value.field) == (line, field) and message in err.value.message
+
+
+def test_json_array_errors_carry_the_element_line(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('[\n {"a": 1},\n {"a": 2}\n]\n')
+    assert [line for line, _ in iter_records(path)] == [2, 3]
+    path.write_text('[\n {"a": 1},\n {"a": }\n]\n')
+    with pytest.raises(InputError) as err:
+        list(iter_records(path))
+    assert err.value.line == 3
+
+
+def test_the_published_splits_file_parses(tmp_path: Path) -> None:
+    if not SHARED_SPLITS.is_file():
+        pytest.skip("../shared/data/sentret is not present")
+    ids = {i for line in SHARED_SPLITS.read_text().splitlines() for i in json.loads(line)["test"]}
+    splits = load_splits(SHARED_SPLITS, ids)
+    assert len(splits) == 50 and len(ids) == 846
+    assert all(len(s.val) == len(s.test) == 423 for s in splits)
+
+
+def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch, capsys) -> None:
+    plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
+    plain[1]["candidates"][5]["label"] = "yes"
+    folder = _write(tmp_path / "bad", plain, grounded)
+    code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(folder), "--out",
+                              str(tmp_path / "r")], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert "dialogues.json:" in err and "field 'candidates[5].label'" in err and "must be 0 or 1, got 'yes'" in err
+    code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(tmp_path / "nowhere"), "--out",
+                            str(tmp_path / "r")], monkeypatch, capsys)
+    assert code == 2 and "not a folder" in err and err.count("\n") == 1
