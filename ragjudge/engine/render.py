@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from ragjudge.formats.jsonl import to_jsonable
@@ -137,7 +138,7 @@ def print_tables(tables: list[Table], console: Console) -> None:
                 t.add_column(str(col), justify="right" if i and numeric else "left", no_wrap=numeric,
                              overflow="fold")
             for row in table.rows:
-                t.add_row(*(fmt(v) for v in row))
+                t.add_row(*(escape(fmt(v)) for v in row))  # a cell like "[k1=1.2]" is text, not markup
             console.print(t)
             for note in table.notes:
                 console.print(f"[dim]{note}[/dim]", soft_wrap=True)
