@@ -304,6 +304,10 @@ class OpenAIServer:
         """Requests answered 429 by the rate limit."""
         self.arrivals: list[float] = []
         """time.monotonic() of every chat/embedding request, to check a client's pacing."""
+        self.refused_at: list[float] = []
+        """The arrivals answered 429 by the rate limit."""
+        self.announce_limits = True
+        """Send x-ratelimit-* headers (as OpenAI does); False makes a provider that keeps its limit to itself."""
         self._window: list[float] = []
         self.requests: list[Request] = []
         """POST API calls (chat completions, embeddings), in arrival order."""
@@ -386,7 +390,7 @@ class OpenAIServer:
 
     def _limit_headers(self) -> dict[str, str]:
         """OpenAI's x-ratelimit-* headers, so clients can learn the limit without being told."""
-        if self.rate_limit is None:
+        if self.rate_limit is None or not self.announce_limits:
             return {}
         n, seconds = self.rate_limit
         with self._lock:
@@ -405,6 +409,7 @@ class OpenAIServer:
             self._window = [t for t in self._window if t > now - seconds]
             if len(self._window) >= n:
                 self.rate_limited += 1
+                self.refused_at.append(now)
                 return max(0.05, self._window[0] + seconds - now)
             self._window.append(now)
         return None
