@@ -195,8 +195,8 @@ def read_trec_run(path: str | Path) -> Run:
 
 # ---------------------------------------------------------------- writing runs
 
-def write_trec_run(run: Run, path: str | Path, *, tag: str | None = None, depth: int | None = None) -> None:
-    """Write `qid Q0 docid rank score tag` lines, ranks from 1, in the run's ranking order."""
+def trec_run_lines(run: Run, *, tag: str | None = None, depth: int | None = None) -> list[str]:
+    """`qid Q0 docid rank score tag` lines, ranks from 1, in the run's ranking order."""
     tag = tag or run.name or "ragjudge"
     _check_token(tag, "tag")
     lines = []
@@ -206,7 +206,12 @@ def write_trec_run(run: Run, path: str | Path, *, tag: str | None = None, depth:
         for rank, hit in enumerate(hits[:depth], start=1):
             _check_token(hit.doc_id, "document id")
             lines.append(f"{qid} Q0 {hit.doc_id} {rank} {hit.score!r} {tag}\n")
-    _atomic_write(path, lines)
+    return lines
+
+
+def write_trec_run(run: Run, path: str | Path, *, tag: str | None = None, depth: int | None = None) -> None:
+    """Write `qid Q0 docid rank score tag` lines, ranks from 1, in the run's ranking order."""
+    _atomic_write(path, trec_run_lines(run, tag=tag, depth=depth))
 
 
 def write_mtrag_run(run: Run, path: str | Path, *, depth: int | None = None) -> None:
@@ -294,6 +299,11 @@ def _add_judgment(qrels: Qrels, qid: str, docid: str, rel_text: str, *, where: d
 
 def write_qrels(qrels: Qrels, path: str | Path, *, fmt: str = "beir") -> None:
     """Write BEIR TSV (with header) or TREC qrels."""
+    _atomic_write(path, qrels_lines(qrels, fmt=fmt))
+
+
+def qrels_lines(qrels: Qrels, *, fmt: str = "beir") -> list[str]:
+    """BEIR TSV lines (with header) or TREC qrels lines."""
     if fmt not in ("beir", "trec"):
         raise ValueError(f"unknown qrels format {fmt!r}")
     lines = ["query-id\tcorpus-id\tscore\n"] if fmt == "beir" else []
@@ -304,7 +314,7 @@ def write_qrels(qrels: Qrels, path: str | Path, *, fmt: str = "beir") -> None:
                 _check_token(qid, "query id")
                 _check_token(doc, "document id")
             lines.append(f"{qid}\t{doc}\t{rel}\n" if fmt == "beir" else f"{qid} 0 {doc} {rel}\n")
-    _atomic_write(path, lines)
+    return lines
 
 
 # ---------------------------------------------------------------- helpers
