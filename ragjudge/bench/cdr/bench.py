@@ -21,11 +21,11 @@ from ragjudge.bench.cdr.data import CdrData, CdrQuery
 from ragjudge.bench.cdr.metrics import METRICS, as_qrels, as_run, by_category, means
 from ragjudge.bench.cdr.solver import MetricsScorer, RetrievalSolver
 from ragjudge.bench.cdr.truncation import describe
-from ragjudge.bench.cdr.units import UnitSpec, UnitTable, build_units, parse_unit, write_units
+from ragjudge.bench.cdr.units import UnitSpec, UnitTable, build_units, parse_unit, split_messages, write_units
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.render import Table
 from ragjudge.errors import UsageError
-from ragjudge.formats.runs import qrels_lines, trec_run_lines
+from ragjudge.formats.runs import Run, qrels_lines, trec_run_lines
 
 
 class CdrOptions(BenchOptions):
@@ -98,6 +98,8 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         self.data = cdr_data.load(cdr_data.locate(self.options.data), self.options.categories)
         if self.other is not None:
             self.other.check_data(self.data.sha256)
+        messages = [len(split_messages(text)[0]) for text in self.data.corpus.values()]
+        self.data.stats["messages_per_conversation"] = round(sum(messages) / len(messages), 2)
         self.table = build_units(self.data.corpus, self.unit)
         if not self.table.units:
             raise UsageError(f"unit {self.unit.label} gives no unit for any conversation")
@@ -154,7 +156,7 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
             tables.append(paper.category_table(summary["breakdowns"]["category"], self._label()))
         return tables
 
-    def _run(self, results: Sequence[SampleResult[CdrQuery]]):
+    def _run(self, results: Sequence[SampleResult[CdrQuery]]) -> Run:
         rankings = {r.sample.id: r.output.get("ranking", []) for r in results if not failed(r.output)}
         return as_run(rankings, name=f"{self.pipeline.spec.name}-{self.unit.slug}")
 

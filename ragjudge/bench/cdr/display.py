@@ -8,6 +8,7 @@ from typing import Any
 
 from ragjudge.bench.cdr.data import CATEGORIES
 from ragjudge.bench.cdr.metrics import CUTOFFS, FAMILIES, paper_name
+from ragjudge.bench.cdr.paper import TABLE_2
 from ragjudge.engine.render import Table
 
 FAMILY_LABELS = {"hit_rate": "ACC (hit rate)", "precision": "P", "recall": "R", "ndcg": "nDCG", "mrr": "MRR"}
@@ -27,29 +28,39 @@ def category_grid(summary: dict[str, Any]) -> Table | None:
     groups = (summary.get("breakdowns") or {}).get("category")
     if not groups:
         return None
-    rows = [[name, g["n"], *(g.get(m) for m in CATEGORY_COLUMNS)] for name, g in groups.items()]
-    return Table("By task category", ["category", "n", *(paper_name(m) for m in CATEGORY_COLUMNS)], rows)
+    total = sum(g["n"] for g in groups.values())
+    share = TABLE_2["category_share"]
+    rows = [[name, g["n"], f"{g['n'] / total:.1%}", f"{share[name]:.1%}" if name in share else "-",
+             *(g.get(m) for m in CATEGORY_COLUMNS)] for name, g in groups.items()]
+    return Table("By task category", ["category", "n", "share", "paper share", *(paper_name(m) for m in
+                                                                              CATEGORY_COLUMNS)], rows)
 
 
 def facts(summary: dict[str, Any]) -> Table:
     t, u, d = summary["timing"], summary["units"], summary["data"]
+    p = TABLE_2
     rows: list[list[Any]] = [
-        ["conversations / evaluated queries", f"{d['conversations']:,} / {d['evaluated_queries']:,}"],
+        ["conversations / evaluated queries", f"{d['conversations']:,} / {d['evaluated_queries']:,}",
+         f"{p['conversations']:,} / {p['queries']:,}"],
+        ["messages per conversation", f"{d.get('messages_per_conversation', 0):.2f}",
+         f"{p['messages_per_conversation']:.1f}"],
+        ["relevant conversations per query (unique)", f"{d['relevant_per_query']:.2f}", f"{p['relevant_per_query']:.2f}"],
         ["relevant pairs (unique / listed / duplicates)",
-         f"{d['unique_pairs']:,} / {d['raw_pairs']:,} / {d['duplicate_pairs']:,}"],
-        [f"units ({u['unit']})", f"{u['units']:,} ({u['units_per_conversation']} per conversation)"],
-        ["ingestion (index build)", _seconds(t["ingestion_s"]) + (" (index reused)" if t["index_reused"] else "")],
-        ["inference (search + ranking)", f"{_seconds(t['inference_s'])} for {t['queries']:,} queries"],
+         f"{d['unique_pairs']:,} / {d['raw_pairs']:,} / {d['duplicate_pairs']:,}", f"{p['pairs']:,}"],
+        [f"units ({u['unit']})", f"{u['units']:,} ({u['units_per_conversation']} per conversation)", ""],
+        ["ingestion (index build)", _seconds(t["ingestion_s"]) + (" (index reused)" if t["index_reused"] else ""),
+         ""],
+        ["inference (search + ranking)", f"{_seconds(t['inference_s'])} for {t['queries']:,} queries", ""],
     ]
     if d.get("queries_without_relevant"):
-        rows.append(["queries without a relevant conversation (left out)", d["queries_without_relevant"]])
+        rows.append(["queries without a relevant conversation (left out)", d["queries_without_relevant"], ""])
     if u.get("conversations_without_units"):
-        rows.append(["conversations without a unit (never retrieved)", u["conversations_without_units"]])
+        rows.append(["conversations without a unit (never retrieved)", u["conversations_without_units"], ""])
     for trunc in summary.get("truncation") or []:
         limit = trunc["max_tokens"]
         value = "unknown limit" if limit is None else f"{trunc['truncated']:,} of {trunc['units']:,} over {limit} tokens"
-        rows.append([f"truncated units ({trunc['encoder']})", value])
-    return Table("Run", ["", "value"], rows)
+        rows.append([f"truncated units ({trunc['encoder']})", value, ""])
+    return Table("Data and run", ["", "this run", "paper (Table 2)"], rows)
 
 
 def _seconds(value: float | None) -> str:
