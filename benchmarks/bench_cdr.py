@@ -43,9 +43,9 @@ TEMPLATES = {  # the paper's Table 6, with its Table 7 placeholders
     "Emotion & Feedback": ["Conversation ending in {emotion}.", "Conversation reflecting {emotion} in {user_role}'s "
                            "feedback.", "Conversation where {user_role} finds {assistant_role}'s answers inadequate, "
                            "leading to {emotion}."],
-    "Intent & Purpose": ["Conversation where {user_role} seeks advice on {intent}.", "Conversation expressing gratitude "
-                         "to {assistant_role} for resolving {intent}.", "Conversation where {user_role} repeatedly "
-                         "asks for clarification on {intent}."],
+    "Intent & Purpose": ["Conversation where {user_role} seeks advice on {intent}.",
+                         "Conversation expressing gratitude to {assistant_role} for resolving {intent}.",
+                         "Conversation where {user_role} repeatedly asks for clarification on {intent}."],
     "Conversation Dynamics": ["Conversation where {user_role} becomes more frustrated over time.", "Conversation "
                               "where {user_role} shifts from skepticism to trust.", "Conversation where {user_role} "
                               "feels a sense of accomplishment after resolving an issue with {assistant_role}."],
@@ -136,7 +136,7 @@ def worker(retriever: str, unit: str, n_conversations: int, n_queries: int, inde
     split_s = time.perf_counter() - started
     pipeline = Pipeline(load_pipeline(retriever), index_dir=index_dir)
     if retriever == "dense":
-        pipeline.retriever.encoder.dimension  # load the model first: its load time is not ingestion
+        _ = pipeline.retriever.encoder.dimension  # load the model first: its load time is not ingestion
     started = time.perf_counter()
     info = pipeline.open(units_file)
     ingest_s = time.perf_counter() - started

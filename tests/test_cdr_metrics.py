@@ -75,8 +75,8 @@ def test_hand_computed_metrics_with_a_repeated_relevant_id_and_a_tie(tmp_path: P
 
 def test_at_one_invariant_and_query_weighted_category_mean() -> None:
     per_query = {
-        "a": {m: v for m, v in zip(METRICS, [1, 1, 1, 1, 1, .4, .2, .1, .2, 1, 1, 1, 1, .6, .7, .8, 1, 1, 1, 1])},
-        "b": {m: v for m, v in zip(METRICS, [0, 1, 1, 1, 0, .2, .1, .05, 0, .5, .5, .5, 0, .3, .3, .3, 0, .5, .5, .5])},
+        "a": dict(zip(METRICS, [1, 1, 1, 1, 1, .4, .2, .1, .2, 1, 1, 1, 1, .6, .7, .8, 1, 1, 1, 1], strict=True)),
+        "b": dict(zip(METRICS, [0, 1, 1, 1, 0, .2, .1, .05, 0, .5, .5, .5, 0, .3, .3, .3, 0, .5, .5, .5], strict=True)),
         "c": {m: 0.0 for m in METRICS},
     }
     for scores in per_query.values():
@@ -118,7 +118,7 @@ def test_paper_tables_are_transcribed_consistently() -> None:
                            .replace("ndcg", "NDCG").replace("mrr", "MRR") for m in METRICS]
         assert list(rows) == list(t3)
         for model, values in rows.items():
-            got = dict(zip(columns, values))
+            got = dict(zip(columns, values, strict=True))
             assert got["ACC@1"] == got["P@1"] == got["NDCG@1"] == got["MRR@1"], (name, model)
             for family in ("ACC", "R", "MRR"):
                 series = [got[f"{family}@{k}"] for k in (1, 5, 10, 20)]
@@ -126,7 +126,7 @@ def test_paper_tables_are_transcribed_consistently() -> None:
             overview = t3[model][3 * offset : 3 * offset + 3]
             full = [got["NDCG@10"], got["R@10"], got["P@10"]]
             if (setting, model) in swapped:  # Table 3 gives each the other's nDCG@10 and R@10
-                other = dict(zip(columns, rows[next(m for s, m in swapped if m != model)]))
+                other = dict(zip(columns, rows[next(m for _, m in swapped if m != model)], strict=True))
                 assert overview == [other["NDCG@10"], other["R@10"], full[2]], model
             else:
                 assert overview == full, (setting, model)

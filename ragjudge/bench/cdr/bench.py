@@ -139,7 +139,8 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         assert self._solver is not None and self._solver.index is not None
         index = self._solver.index
         outputs = [r.output for r in results if not failed(r.output)]
-        return {"index_reused": index.reused, "ingestion_s": index.build_seconds, "index_open_s": round(index.seconds, 3),
+        return {"index_reused": index.reused, "ingestion_s": index.build_seconds,
+                "index_open_s": round(index.seconds, 3),
                 "inference_s": round(sum(o.get("seconds", 0.0) for o in outputs), 3), "queries": len(outputs),
                 "queries_searched_now": self._solver.searched_now,
                 "search_s_now": round(self._solver.search_seconds_now, 3)}

@@ -157,7 +157,8 @@ def load(folder: Path, categories: str | None = None) -> CdrData:
         warnings.append(f"{len(not_in_corpus)} relevant pairs name a conversation missing from corpus.json (e.g. "
                         f"{qid} -> {doc}): they count as relevant but can never be retrieved")
     if not evaluated:
-        raise InputError("no query in queries.json has a relevant conversation in relevant_docs.json", file=str(rel_path))
+        raise InputError("no query in queries.json has a relevant conversation in relevant_docs.json",
+                         file=str(rel_path))
     if not corpus:
         raise InputError("has no conversations", file=str(paths["corpus.json"]))
     if category_file:

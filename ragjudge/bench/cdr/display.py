@@ -44,7 +44,8 @@ def facts(summary: dict[str, Any]) -> Table:
          f"{p['conversations']:,} / {p['queries']:,}"],
         ["messages per conversation", f"{d.get('messages_per_conversation', 0):.2f}",
          f"{p['messages_per_conversation']:.1f}"],
-        ["relevant conversations per query (unique)", f"{d['relevant_per_query']:.2f}", f"{p['relevant_per_query']:.2f}"],
+        ["relevant conversations per query (unique)", f"{d['relevant_per_query']:.2f}",
+         f"{p['relevant_per_query']:.2f}"],
         ["relevant pairs (unique / listed / duplicates)",
          f"{d['unique_pairs']:,} / {d['raw_pairs']:,} / {d['duplicate_pairs']:,}", f"{p['pairs']:,}"],
         [f"units ({u['unit']})", f"{u['units']:,} ({u['units_per_conversation']} per conversation)", ""],
@@ -58,7 +59,8 @@ def facts(summary: dict[str, Any]) -> Table:
         rows.append(["conversations without a unit (never retrieved)", u["conversations_without_units"], ""])
     for trunc in summary.get("truncation") or []:
         limit = trunc["max_tokens"]
-        value = "unknown limit" if limit is None else f"{trunc['truncated']:,} of {trunc['units']:,} over {limit} tokens"
+        value = ("unknown limit" if limit is None
+                 else f"{trunc['truncated']:,} of {trunc['units']:,} over {limit} tokens")
         rows.append([f"truncated units ({trunc['encoder']})", value, ""])
     return Table("Data and run", ["", "this run", "paper (Table 2)"], rows)
 

@@ -18,7 +18,7 @@ from ragjudge.bench.base import Record, Scorer, Solver, fingerprint
 from ragjudge.bench.cdr.data import CdrQuery
 from ragjudge.bench.cdr.metrics import HEADLINE, METRICS, score_queries
 from ragjudge.bench.cdr.ranking import search_conversations
-from ragjudge.bench.cdr.truncation import truncation
+from ragjudge.bench.cdr.truncation import encoders_of, truncation
 from ragjudge.bench.cdr.units import UnitTable
 
 if TYPE_CHECKING:
@@ -41,6 +41,9 @@ class RetrievalSolver(Solver[CdrQuery]):
         self.search_seconds_now = 0.0
 
     async def prepare(self, samples: Sequence[CdrQuery], ctx: RunContext) -> None:
+        for encoder, _ in encoders_of(self.pipeline.retriever):  # the paper's ingestion time excludes model loading
+            if hasattr(encoder, "max_tokens"):
+                _ = encoder.max_tokens  # loads the local model
         self.index = self.pipeline.open(self.units_file, ctx.bars)
         self.truncation = truncation(self.pipeline.retriever, [u.text for u in self.table.units], self.units_file)
 
