@@ -76,6 +76,7 @@ def tiny(tmp_path: Path) -> dict[str, Path]:
 NDCG_Q1 = (1 / L2(3) + 1 / L2(5)) / (1 + 1 / L2(3))
 NDCG_Q2 = (2 / L2(3)) / (2 + 1 / L2(3))
 EXPECTED = {
+    "hit_rate@1": 0.0, "hit_rate@3": 2 / 3, "recall@20": (1 + 0.5 + 0) / 3,
     "recall@1": 0.0, "recall@3": (0.5 + 0.5 + 0) / 3, "recall@5": (1 + 0.5 + 0) / 3,
     "precision@3": (1 / 3 + 1 / 3) / 3, "precision@5": (2 / 5 + 1 / 5) / 3,
     "mrr@1": 0.0, "mrr@10": (1 / 2 + 1 / 2) / 3,
@@ -89,7 +90,7 @@ def test_hand_computed_metrics_over_judged_queries(tiny, capsys, monkeypatch) ->
     assert report["n_queries"] == 3
     assert (report["n_run_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == (3, 1, 1, 1)
     assert report["missing"] == "scored zero"
-    assert len(report["metrics"]) == 20  # five families at 1, 3, 5, 10
+    assert len(report["metrics"]) == 30  # six families at 1, 3, 5, 10, 20
     for metric, value in EXPECTED.items():
         assert report["metrics"][metric] == pytest.approx(value, abs=1e-6), metric
     assert report["breakdowns"] == {}
@@ -200,7 +201,9 @@ def test_table_output(tiny, tmp_path, capsys, monkeypatch) -> None:
 
 
 def test_metric_names() -> None:
-    assert parse_metrics(None)[:4] == ["recall@1", "recall@3", "recall@5", "recall@10"]
+    assert parse_metrics(None)[:5] == ["recall@1", "recall@3", "recall@5", "recall@10", "recall@20"]
+    assert parse_metrics(None)[-1] == "hit_rate@20"
+    assert parse_metrics("acc@1,hit_rate@20,accuracy@5") == ["hit_rate@1", "hit_rate@20", "hit_rate@5"]
     assert parse_metrics("R, ndcg@10, P@5, mrr", [1, 10]) == ["recall@1", "recall@10", "ndcg@10", "precision@5",
                                                               "mrr@1", "mrr@10"]
     for bad in ("hits@5", "ndcg@0", "ndcg@x", ""):

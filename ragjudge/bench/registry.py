@@ -32,6 +32,7 @@ BUILTIN: dict[str, str] = {
     "cxm-kb-refinement": "ragjudge.bench.cxm.benches:KbRefinementBench",
     "cxm-article-search": "ragjudge.bench.cxm.benches:ArticleSearchBench",
     "sentence-retrieval": "ragjudge.bench.sentence_retrieval.bench:SentenceRetrievalBench",
+    "cdr": "ragjudge.bench.cdr.bench:CdrBench",
 }
 
 

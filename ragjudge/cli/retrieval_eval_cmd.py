@@ -30,8 +30,9 @@ def retrieval_eval_command(
     qrels: Annotated[list[Path], typer.Option("--qrels", help="BEIR TSV or TREC qrels; repeat to merge several "
                                                "(e.g. one per domain).")],
     metrics: Annotated[str | None, typer.Option("--metrics", help="Comma-separated recall, ndcg, precision, mrr, "
-                                                "map, each at every cutoff or at one (ndcg@10). Default: all.")] = None,
-    cutoffs: Annotated[str, typer.Option("--cutoffs", help="Cutoffs for metrics given without @k.")] = "1,3,5,10",
+                                                "map, hit_rate (alias acc), each at every cutoff or at one (ndcg@10). "
+                                                "Default: all.")] = None,
+    cutoffs: Annotated[str, typer.Option("--cutoffs", help="Cutoffs for metrics given without @k.")] = "1,3,5,10,20",
     fmt: common.FormatOpt = "table",
     per_query: Annotated[Path | None, typer.Option("--per-query", help="Write per-query scores and labels: JSONL, "
                                                    "or CSV / TSV when the name ends so.")] = None,
@@ -50,7 +51,7 @@ def retrieval_eval_command(
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level for --compare.")]
     = 0.05,
 ) -> None:
-    """Recall, nDCG, Precision, MRR and MAP at k over the queries that have qrels, with breakdowns."""
+    """Recall, nDCG, Precision, MRR, MAP and hit rate at k over the queries that have qrels, with breakdowns."""
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))

@@ -85,6 +85,22 @@ class SentenceTransformerEncoder:
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
 
+    @property
+    def max_tokens(self) -> int:
+        """The longest input the model reads, in its tokenizer's tokens (special tokens included); the rest of
+        a longer text is cut off silently (all-MiniLM-L6-v2: 256 word pieces)."""
+        return int(self._load().max_seq_length)
+
+    def token_counts(self, texts: Sequence[str], batch: int = 512) -> list[int]:
+        """Each text's length in the model's tokens, special tokens included, before truncation."""
+        tokenizer = self._load().tokenizer
+        counts: list[int] = []
+        for start in range(0, len(texts), batch):
+            encoded = tokenizer(list(texts[start : start + batch]), add_special_tokens=True, truncation=False,
+                                return_attention_mask=False, return_token_type_ids=False, verbose=False)
+            counts += [len(ids) for ids in encoded["input_ids"]]
+        return counts
+
     def encode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
         model = self._load()
         self.calls += len(texts)

@@ -48,10 +48,13 @@ class IndexInfo:
     reused: bool
     passages: int
     seconds: float
+    build_seconds: float | None = None
+    """How long building the index took, when it was built (also when it is reused: kept in its manifest)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"folder": str(self.folder) if self.folder else None, "reused": self.reused,
-                "passages": self.passages, "seconds": round(self.seconds, 2)}
+                "passages": self.passages, "seconds": round(self.seconds, 2),
+                "build_seconds": None if self.build_seconds is None else round(self.build_seconds, 2)}
 
 
 @dataclass
@@ -110,8 +113,9 @@ class Pipeline:
         if manifest.exists():
             try:
                 self.retriever.load(folder)
-                count = json.loads(manifest.read_text()).get("passages", 0)
-                self.info = IndexInfo(folder, True, count, time.perf_counter() - started)
+                saved = json.loads(manifest.read_text())
+                self.info = IndexInfo(folder, True, saved.get("passages", 0), time.perf_counter() - started,
+                                      saved.get("build_seconds"))
                 return self.info
             except StaleIndex:
                 shutil.rmtree(folder, ignore_errors=True)
@@ -121,10 +125,12 @@ class Pipeline:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         self.retriever.save(tmp)
+        build_seconds = time.perf_counter() - started
         (tmp / MANIFEST).write_text(json.dumps({
             "ragjudge_index": INDEX_FORMAT, "key": key, "identity": self.retriever.identity(),
             "chunking": self.spec.chunking.model_dump() if self.spec.chunking else None,
             "corpus_sha256": digest, "passages": len(passages), "created": time.time(),
+            "build_seconds": round(build_seconds, 3),
         }, indent=2) + "\n")
         if not manifest.exists():  # a leftover without a manifest is incomplete or stale
             shutil.rmtree(folder, ignore_errors=True)
@@ -132,7 +138,8 @@ class Pipeline:
             os.replace(tmp, folder)
         except OSError:  # another process finished the same index (same key, same content) first: keep it
             shutil.rmtree(tmp, ignore_errors=True)
-        self.info = IndexInfo(folder, False, len(passages), time.perf_counter() - started)
+        elapsed = time.perf_counter() - started
+        self.info = IndexInfo(folder, False, len(passages), elapsed, round(build_seconds, 3))
         return self.info
 
     def index_identity(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Retrieval evaluation: Recall, nDCG, Precision, MRR and MAP at k through ranx, over the queries that
+"""Retrieval evaluation: Recall, nDCG, Precision, MRR, MAP and hit rate at k through ranx, over the queries that
 have qrels, with per-query scores, breakdowns (turn, standalone, domain, any label) and a paired test."""
 
 from ragjudge.retrieval_eval.breakdowns import label_queries, read_labels, resolve_dimensions

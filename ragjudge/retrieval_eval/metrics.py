@@ -1,4 +1,4 @@
-"""Which queries are evaluated, and their Recall / nDCG / Precision / MRR / MAP at k through ranx.
+"""Which queries are evaluated, and their Recall / nDCG / Precision / MRR / MAP / hit rate at k through ranx.
 
 Query set (the convention of trec_eval -c and of MTRAG's published figures, "only queries present in
 qrels"): a query is evaluated when the qrels judge at least one passage relevant (grade > 0).
@@ -10,7 +10,8 @@ qrels"): a query is evaluated when the qrels judge at least one passage relevant
 
 Metric definitions are ranx's: nDCG with linear gain (as trec_eval), precision@k divides by k,
 MAP@k divides by the number of relevant passages, MRR@k is 1/rank of the first relevant passage in
-the top k. The ranking is the one `ragjudge.formats.runs` defines (score, ties in file order); ranx
+the top k, hit rate@k is 1 when any relevant passage is in the top k (the "accuracy@k" of
+sentence-transformers' evaluator, CDR's ACC@k). The ranking is the one `ragjudge.formats.runs` defines (score, ties in file order); ranx
 gets rank-derived scores so that it cannot re-break ties its own way.
 """
 
@@ -25,9 +26,9 @@ import numpy as np
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.runs import Qrels, Run
 
-FAMILIES = ("recall", "ndcg", "precision", "mrr", "map")
-ALIASES = {"r": "recall", "p": "precision"}
-DEFAULT_CUTOFFS = (1, 3, 5, 10)
+FAMILIES = ("recall", "ndcg", "precision", "mrr", "map", "hit_rate")
+ALIASES = {"r": "recall", "p": "precision", "acc": "hit_rate", "accuracy": "hit_rate", "hit-rate": "hit_rate"}
+DEFAULT_CUTOFFS = (1, 3, 5, 10, 20)
 
 
 def parse_metrics(spec: str | Sequence[str] | None, cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> list[str]:

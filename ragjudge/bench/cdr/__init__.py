@@ -1,0 +1,1 @@
+"""CDR: conversational data retrieval as a benchmark (`ragjudge eval --bench cdr`)."""

@@ -1,0 +1,83 @@
+"""CDR's metrics through ranx: hit rate (the paper's ACC), Precision, Recall, nDCG and MRR at 1, 5, 10, 20.
+
+The paper's ACC@k is sentence-transformers' accuracy@k: 1 when any relevant conversation is in the top k,
+which is ranx's `hit_rate@k`. Relevance is binary over the deduplicated lists. Scoring goes through
+`ragjudge.retrieval_eval.metrics.evaluate`, the same code `ragjudge retrieval-eval` runs, so a CDR run
+written as TREC scores identically there. With binary relevance ACC@1 = P@1 = nDCG@1 = MRR@1 for every
+query, and every mean here is a mean over queries, so the query-weighted mean of the category means is the
+overall mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ragjudge.bench.cdr.data import CdrQuery
+from ragjudge.formats.runs import Hit, Qrels, Run
+from ragjudge.models import normalize_task_id
+
+FAMILIES = ("hit_rate", "precision", "recall", "ndcg", "mrr")
+CUTOFFS = (1, 5, 10, 20)
+METRICS = tuple(f"{f}@{k}" for f in FAMILIES for k in CUTOFFS)
+PAPER_NAMES = {"hit_rate": "ACC", "precision": "P", "recall": "R", "ndcg": "NDCG", "mrr": "MRR"}
+HEADLINE = "ndcg@10"
+
+
+def paper_name(metric: str) -> str:
+    """`hit_rate@10` -> `ACC@10`, as the paper's tables write it."""
+    family, _, k = metric.partition("@")
+    return f"{PAPER_NAMES.get(family, family)}@{k}"
+
+
+def as_run(rankings: Mapping[str, Sequence[Mapping[str, Any]]], name: str = "cdr") -> Run:
+    """Conversation rankings (best first, as the solver wrote them) as a ragjudge Run."""
+    run = Run(name=name)
+    for qid, ranking in rankings.items():
+        run.add(qid, [Hit(str(r["id"]), float(r["score"])) for r in ranking])
+    return run
+
+
+def as_qrels(queries: Sequence[CdrQuery]) -> Qrels:
+    qrels = Qrels()
+    for q in queries:
+        key = normalize_task_id(q.id)
+        qrels.judgments[key] = {doc: 1 for doc in q.relevant}
+        qrels.ids[key] = q.id
+    return qrels
+
+
+def score_queries(queries: Sequence[CdrQuery], rankings: Mapping[str, Sequence[Mapping[str, Any]]]
+                  ) -> dict[str, dict[str, float]]:
+    """Per query id: every metric, through ranx (a query the rankings lack scores zero)."""
+    from ragjudge.retrieval_eval.metrics import evaluate
+
+    if not queries:
+        return {}
+    keys = [normalize_task_id(q.id) for q in queries]
+    evaluation = evaluate(as_run(rankings), as_qrels(queries), list(METRICS), keys)
+    return {q.id: evaluation.query_scores(i) for i, q in enumerate(queries)}
+
+
+def means(per_query: Sequence[Mapping[str, float]]) -> dict[str, float | None]:
+    if not per_query:
+        return {m: None for m in METRICS}
+    return {m: round(float(np.mean([s[m] for s in per_query])), 6) for m in METRICS}
+
+
+def by_category(per_query: Mapping[str, Mapping[str, float]], categories: Mapping[str, str | None]
+                ) -> dict[str, dict[str, Any]]:
+    """category -> {"n", metric means}; queries without a category form the group `unknown`."""
+    groups: dict[str, list[Mapping[str, float]]] = {}
+    for qid, scores in per_query.items():
+        groups.setdefault(categories.get(qid) or "unknown", []).append(scores)
+    order = sorted(groups, key=lambda g: (g == "unknown", g))
+    return {g: {"n": len(groups[g]), **means(groups[g])} for g in order}
+
+
+def weighted_mean(groups: Mapping[str, Mapping[str, Any]], metric: str) -> float:
+    """The query-weighted mean of group means: equals the overall mean when every query is in one group."""
+    total = sum(g["n"] for g in groups.values())
+    return sum(g["n"] * g[metric] for g in groups.values()) / total
