@@ -8,7 +8,7 @@ import sys
 import typer
 
 from ragjudge import __version__
-from ragjudge.errors import RagjudgeError
+from ragjudge.errors import EnvironmentFault, RagjudgeError
 from ragjudge.llm.redact import redact
 
 app = typer.Typer(
@@ -53,13 +53,27 @@ def _register() -> None:
 _register()
 
 
+EXIT_OK, EXIT_TASK_ERRORS, EXIT_INPUT, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+"""Exit codes: 1 some samples had errors; 2 bad input or options; 3 the machine (disk full, read-only or
+vanished folder, permission denied); 130 interrupted (rerun to resume)."""
+
+
 def main() -> None:
-    """Console entry point: user errors are one line on stderr and exit 2, never a traceback."""
+    """Console entry point: user and OS errors are one line on stderr (exit 2 or 3), never a traceback."""
     try:
         code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
+    except EnvironmentFault as exc:
+        _fail(str(exc), EXIT_ENVIRONMENT)
     except RagjudgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(2)
+        _fail(str(exc), EXIT_INPUT)
+    except (IsADirectoryError, NotADirectoryError) as exc:  # a folder given where a file is wanted, or back
+        _fail(str(EnvironmentFault.from_os_error(exc)), EXIT_INPUT)
+    except BrokenPipeError:  # `ragjudge ... | head`: the reader left; nothing to report
+        _quiet_broken_pipe()
+    except OSError as exc:  # full disk, read-only or vanished folder, permission denied: not a bug
+        if os.environ.get("RAGJUDGE_DEBUG"):
+            raise
+        _fail(str(EnvironmentFault.from_os_error(exc)), EXIT_ENVIRONMENT)
     except KeyboardInterrupt:  # typer turns Ctrl-C inside a command into exit code 130 (below)
         code = 130
     except typer.Exit as exc:
@@ -80,6 +94,21 @@ def main() -> None:
     if code == 130:
         typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    """One line, whatever the message holds (a library's multi-line text, a value with newlines)."""
+    typer.echo("error: " + " ".join(redact(message).split()), err=True)
+    sys.exit(code)
+
+
+def _quiet_broken_pipe() -> None:
+    try:  # stdout is gone: point it at devnull so the interpreter's final flush does not complain
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_OK)
 
 
 def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:

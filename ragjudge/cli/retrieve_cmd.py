@@ -54,12 +54,12 @@ def build_rewrite_gateway(models: list[str], *, cache_dir: str | None, no_cache:
                           concurrency: int) -> Any:
     if not models:
         return None
-    from ragjudge.llm import LLMGateway, ResponseCache
+    from ragjudge.llm import LLMGateway, open_cache
     from ragjudge.llm.gateway import validate_model
 
     for model in models:
         validate_model(model, api_base)
-    return LLMGateway(cache=None if no_cache else ResponseCache(cache_dir), concurrency=concurrency,
+    return LLMGateway(cache=None if no_cache else open_cache(cache_dir), concurrency=concurrency,
                       api_base=api_base)
 
 

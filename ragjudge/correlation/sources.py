@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.files import read_text
 from ragjudge.formats.jsonl import read_jsonl
 
 
@@ -60,8 +61,8 @@ def default_model_id(path: Path) -> str:
         if not run_json.exists():
             continue
         try:
-            generator = json.loads(run_json.read_text()).get("generator")
-        except (json.JSONDecodeError, AttributeError):
+            generator = json.loads(read_text(run_json, "run.json")).get("generator")
+        except (json.JSONDecodeError, AttributeError, RecursionError, InputError):
             generator = None
         if isinstance(generator, str) and generator:
             return generator

@@ -17,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import iter_lines
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
 from ragjudge.models import Passage
 
@@ -97,28 +98,39 @@ Qrels = dict[str, dict[str, int]]
 def read_qrels(path: str | Path) -> Qrels:
     """BEIR qrels TSV (`query-id corpus-id score`, header optional); grade 0 rows are kept as 0."""
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
     qrels: Qrels = {}
-    with path.open("r", encoding="utf-8", newline="") as fh:
-        for number, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
-            if not row or not "".join(row).strip():
-                continue
-            if number == 1 and row[0].strip().lower() in ("query-id", "query_id", "qid"):
-                continue
-            if len(row) < 3:
-                raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(row)}",
-                                 file=str(path), line=number)
-            qid, pid, grade = row[0].strip(), row[1].strip(), row[-1].strip()
-            if not qid or not pid:
-                raise InputError("is empty", file=str(path), line=number, field="query-id" if not qid else "corpus-id")
-            try:
-                value = int(float(grade))
-            except ValueError:
-                raise InputError(f"must be a number, got {grade!r}", file=str(path), line=number,
-                                 field="score") from None
-            qrels.setdefault(qid, {})[pid] = value
+    lines = (text for _, text, _ in iter_lines(path, "qrels file"))
+    for number, row in enumerate(_tsv_rows(lines, path), start=1):
+        if not row or not "".join(row).strip():
+            continue
+        if number == 1 and row[0].strip().lower() in ("query-id", "query_id", "qid"):
+            continue
+        if len(row) < 3:
+            raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(row)}",
+                             file=str(path), line=number)
+        qid, pid, grade = row[0].strip(), row[1].strip(), row[-1].strip()
+        if not qid or not pid:
+            raise InputError("is empty", file=str(path), line=number, field="query-id" if not qid else "corpus-id")
+        try:
+            value = int(float(grade))
+        except (ValueError, OverflowError):
+            raise InputError(f"must be a number, got {grade!r}", file=str(path), line=number,
+                             field="score") from None
+        qrels.setdefault(qid, {})[pid] = value
     return qrels
+
+
+def _tsv_rows(lines: Iterable[str], path: Path) -> Iterator[list[str]]:
+    """Tab-separated rows, one per line (no quoting: BEIR qrels have none, and a stray quote must not swallow
+    the lines after it)."""
+    reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"not a tab-separated line ({exc})", file=str(path), line=reader.line_num) from None
 
 
 def write_qrels(path: str | Path, qrels: Qrels) -> None:

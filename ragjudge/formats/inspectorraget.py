@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import read_text
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.models import normalize_task_id
 
@@ -281,14 +282,11 @@ def _check(data: InspectorRAGetFile, file: str) -> None:
 
 def read_inspectorraget(path: str | Path) -> InspectorRAGetFile:
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    if path.is_dir():
-        raise InputError("is a folder, expected an InspectorRAGet JSON file", file=str(path))
+    text = read_text(path, "InspectorRAGet JSON file")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not an InspectorRAGet file: not UTF-8 text", file=str(path)) from None
+        raw = json.loads(text)
+    except RecursionError:
+        raise InputError("not an InspectorRAGet file: invalid JSON (nested too deeply)", file=str(path)) from None
     except json.JSONDecodeError as exc:
         hint = " (a JSON Lines file? ragjudge results go in --judges)" if exc.msg == "Extra data" else ""
         raise InputError(f"not an InspectorRAGet file: invalid JSON ({exc.msg} at column {exc.colno}){hint}",

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import iter_lines
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -18,29 +19,38 @@ M = TypeVar("M", bound="BaseModel")
 
 
 def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line.
+    """Yield (line number, object) for each non-blank line, streaming (memory bounded by the longest line).
 
     `tolerate_truncated_tail` is for our own append-only journals: a process killed mid-write leaves
     a partial last line, which is dropped instead of failing the resume.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    with path.open("r", encoding="utf-8") as fh:
-        lines = fh.readlines()
-    for number, line in enumerate(lines, start=1):
+    for number, line, complete in iter_lines(path, "JSON Lines file"):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            is_tail = number == len(lines) and not line.endswith("\n")
-            if tolerate_truncated_tail and is_tail:
-                return
-            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path), line=number) from None
-        if not isinstance(obj, dict):
-            raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=str(path), line=number)
+        obj = parse_json_line(line, file=str(path), line=number, tolerate=tolerate_truncated_tail and not complete)
+        if obj is None:
+            return
         yield number, obj
+
+
+def parse_json_line(text: str, *, file: str, line: int, tolerate: bool = False) -> dict[str, Any] | None:
+    """One JSON object; anything else is an InputError naming file and line (None: a torn tail to drop)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if tolerate:
+            return None
+        raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=file, line=line) from None
+    except RecursionError:
+        raise InputError("invalid JSON (nested too deeply)", file=file, line=line) from None
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a JSON object, got {_json_type(obj)}", file=file, line=line)
+    return obj
+
+
+def _json_type(value: Any) -> str:
+    names = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true/false"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def to_jsonable(value: Any) -> Any:

@@ -48,10 +48,28 @@ class IndexInfo:
     reused: bool
     passages: int
     seconds: float
+    members: list[str] | None = None
+    """A hybrid's member index folders (each shared with the member's own pipeline)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"folder": str(self.folder) if self.folder else None, "reused": self.reused,
-                "passages": self.passages, "seconds": round(self.seconds, 2)}
+        out = {"folder": str(self.folder) if self.folder else None, "reused": self.reused,
+               "passages": self.passages, "seconds": round(self.seconds, 2)}
+        if self.members is not None:
+            out["members"] = self.members
+        return out
+
+
+class _LazyPassages:
+    """The corpus's passages, read (and chunked) at most once, and only if some index must be built."""
+
+    def __init__(self, corpus: Path, chunking: Any):
+        self.corpus, self.chunking = corpus, chunking
+        self._passages: list[Passage] | None = None
+
+    def get(self) -> list[Passage]:
+        if self._passages is None:
+            self._passages = load_passages(self.corpus, self.chunking)
+        return self._passages
 
 
 @dataclass
@@ -61,6 +79,14 @@ class TaskRetrieval:
     queries: dict[str, BuiltQuery]
     passages: dict[str, list[Passage]]
     query_summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _leaves(retriever: Retriever) -> list[Retriever]:
+    """The retrievers that own an index: a hybrid's members (recursively), else the retriever itself."""
+    members = getattr(retriever, "members", None)
+    if members is None:
+        return [retriever]
+    return [leaf for member in members for leaf in _leaves(member)]
 
 
 class Pipeline:
@@ -98,33 +124,50 @@ class Pipeline:
             self.info = IndexInfo(None, True, 0, time.perf_counter() - started)
             return self.info
         corpus = Path(corpus)
+        if corpus.is_dir():
+            raise UsageError(f"--corpus {corpus} is a folder, expected a BEIR corpus JSONL file")
         if not corpus.is_file():
             raise UsageError(f"corpus file not found: {corpus}")
         self.corpus = str(corpus)
         digest = file_digest(corpus)
-        key = self.key = self.index_key(digest)
-        if hasattr(self.retriever, "index_key"):
-            self.retriever.index_key = key  # type: ignore[attr-defined]
-        folder = self.index_dir / f"{self.retriever.kind}-{key}"
+        self.key = self.index_key(digest)
+        passages = _LazyPassages(corpus, self.spec.chunking)
+        parts = [self._open_leaf(leaf, digest, passages, bars) for leaf in _leaves(self.retriever)]
+        if len(parts) == 1:
+            folder, reused, count = parts[0]
+            self.info = IndexInfo(folder, reused, count, time.perf_counter() - started)
+        else:  # hybrid: each member's index is its own pipeline's index, shared with it (built once, by key)
+            self.info = IndexInfo(None, all(p[1] for p in parts), max(p[2] for p in parts),
+                                  time.perf_counter() - started, members=[str(p[0]) for p in parts])
+        return self.info
+
+    def _open_leaf(self, retriever: Retriever, digest: str, passages: _LazyPassages,
+                   bars: ProgressBars | None) -> tuple[Path, bool, int]:
+        """Load `retriever`'s index from `<index dir>/<kind>-<key>` if it was built, else build and save it.
+        The key depends on the retriever alone (not on a hybrid around it), so `dense` and a hybrid with a
+        dense member share one index."""
+        chunking = self.spec.chunking.model_dump() if self.spec.chunking else None
+        key = fingerprint(INDEX_FORMAT, retriever.identity(), chunking, digest)
+        if hasattr(retriever, "index_key"):
+            retriever.index_key = key  # type: ignore[attr-defined]
+        folder = self.index_dir / f"{retriever.kind}-{key}"
         manifest = folder / MANIFEST
         if manifest.exists():
             try:
-                self.retriever.load(folder)
+                retriever.load(folder)
                 count = json.loads(manifest.read_text()).get("passages", 0)
-                self.info = IndexInfo(folder, True, count, time.perf_counter() - started)
-                return self.info
-            except StaleIndex:
+                return folder, True, count
+            except (StaleIndex, ValueError):
                 shutil.rmtree(folder, ignore_errors=True)
-        passages = load_passages(corpus, self.spec.chunking)
-        self.retriever.index(passages, bars)
+        loaded = passages.get()
+        retriever.index(loaded, bars)
         tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
-        self.retriever.save(tmp)
+        retriever.save(tmp)
         (tmp / MANIFEST).write_text(json.dumps({
-            "ragjudge_index": INDEX_FORMAT, "key": key, "identity": self.retriever.identity(),
-            "chunking": self.spec.chunking.model_dump() if self.spec.chunking else None,
-            "corpus_sha256": digest, "passages": len(passages), "created": time.time(),
+            "ragjudge_index": INDEX_FORMAT, "key": key, "identity": retriever.identity(),
+            "chunking": chunking, "corpus_sha256": digest, "passages": len(loaded), "created": time.time(),
         }, indent=2) + "\n")
         if not manifest.exists():  # a leftover without a manifest is incomplete or stale
             shutil.rmtree(folder, ignore_errors=True)
@@ -132,8 +175,7 @@ class Pipeline:
             os.replace(tmp, folder)
         except OSError:  # another process finished the same index (same key, same content) first: keep it
             shutil.rmtree(tmp, ignore_errors=True)
-        self.info = IndexInfo(folder, False, len(passages), time.perf_counter() - started)
-        return self.info
+        return folder, False, len(loaded)
 
     def index_identity(self) -> dict[str, Any]:
         """What the results depend on besides the spec: the index key (corpus + settings) and retriever."""
