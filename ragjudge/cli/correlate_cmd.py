@@ -14,6 +14,9 @@ from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.progress import progress_bars
 
 
+HEATMAP_FORMATS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
+
+
 def _split(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -75,7 +78,8 @@ def correlate_command(
                                         "\"agreement\" maps each human dimension to its agreement measures.")
                    ] = "table",
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Also write the correlations as CSV here.")] = None,
-    heatmap_out: Annotated[Path | None, typer.Option("--heatmap", help="Also draw a heatmap PNG here.")] = None,
+    heatmap_out: Annotated[Path | None, typer.Option("--heatmap", help="Also draw a heatmap here (.png, .pdf, "
+                                                     ".svg or .jpg).")] = None,
 ) -> None:
     """Correlate judges with human ratings (Spearman, Kendall, Pearson with bootstrap CIs) and measure
     inter-annotator, judge-panel and IDK agreement."""
@@ -85,6 +89,7 @@ def correlate_command(
     from ragjudge.correlation.render import heatmap, print_report, to_csv
     from ragjudge.correlation.sources import is_inspectorraget, parse_source, results_file
     from ragjudge.correlation.stats import STATS, WEIGHTINGS
+    from ragjudge.formats.files import output_file, writing
 
     if fmt not in ("table", "json", "csv"):
         raise UsageError(f"--format must be table, json or csv, got {fmt!r}")
@@ -92,6 +97,13 @@ def correlate_command(
         raise UsageError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
     if stat not in STATS:
         raise UsageError(f"--stat must be one of {', '.join(STATS)}, got {stat!r}")
+    if heatmap_out is not None:  # checked before any work, not after the bootstrap
+        if heatmap_out.suffix.lower() not in HEATMAP_FORMATS:
+            raise UsageError(f"--heatmap {heatmap_out}: the heatmap is an image; name it "
+                             f"{' or '.join('*' + s for s in HEATMAP_FORMATS)}")
+        output_file(heatmap_out, "heatmap image (--heatmap)")
+    if csv_out is not None:
+        output_file(csv_out, "CSV file (--csv)")
 
     ds = load_humans(humans)
     results_sources = []
@@ -134,6 +146,8 @@ def correlate_command(
     if ds.judges and not any(set(j.values) & set(h.values) for j in ds.judges.values() for h in ds.humans.values()):
         raise UsageError("no item has both a judge value and a human rating in the selection")
 
+    if heatmap_out is not None and not ds.judges:
+        raise UsageError("--heatmap needs at least one judge")
     options = CorrelateOptions(weighting=weighting, bootstrap=bootstrap, seed=seed, confidence=confidence, stat=stat,
                                idk_metrics=tuple(_split(idk_metrics) or IDK_METRICS),
                                conversational_as_unanswerable=conversational_as_unanswerable,
@@ -149,11 +163,11 @@ def correlate_command(
     else:
         print_report(report, Console())
     if csv_out:
-        csv_out.parent.mkdir(parents=True, exist_ok=True)
-        csv_out.write_text(to_csv(report))
+        with writing(csv_out):
+            csv_out.parent.mkdir(parents=True, exist_ok=True)
+            csv_out.write_text(to_csv(report), encoding="utf-8")
         typer.echo(f"correlations: {csv_out}", err=True)
     if heatmap_out:
-        if not report["judges"]:
-            raise UsageError("--heatmap needs at least one judge")
-        heatmap(report, heatmap_out)
+        with writing(heatmap_out):
+            heatmap(report, heatmap_out)
         typer.echo(f"heatmap: {heatmap_out}", err=True)

@@ -19,6 +19,7 @@ from ragjudge.cli import common
 from ragjudge.engine import EngineOptions, OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome, print_tables
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import output_folder
 
 app = typer.Typer(help="CXMArena conversation-analytics tasks: intent, agent quality, tool calls, answer "
                        "classification, KB refinement, article search.", no_args_is_help=True)
@@ -170,7 +171,7 @@ def run_command(
     bench = cls(_options(name, given), label=f"cxm-{name}")
     engine = EngineOptions(limit=limit, concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
                            api_base=api_base, max_retries=max_retries, timeout=timeout)
-    outcome = run_bench(bench, engine, OutputPaths.in_folder(out or default_out(bench)))
+    outcome = run_bench(bench, engine, OutputPaths.in_folder(output_folder(out or default_out(bench), "--out folder")))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
 
@@ -184,5 +185,6 @@ def fetch_command(
     from ragjudge.bench.cxm.hub import TASK_CONFIGS, fetch
 
     configs = list(TASK_CONFIGS[task_name(task)]) if task else None
+    output_folder(out, "--out folder")
     for path in fetch(out, configs):
         typer.echo(str(path))

@@ -18,6 +18,7 @@ from ragjudge.cli import common
 from ragjudge.engine import OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import output_folder
 
 TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", help="A bench option KEY=VALUE "
                                                        "(repeatable); `ragjudge benches show NAME` lists them.")]
@@ -74,7 +75,8 @@ def eval_command(
                                    concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
                                    api_base=api_base, max_retries=max_retries, timeout=timeout)
     instance = cls(options, label=label)
-    outcome = run_bench(instance, engine, OutputPaths.in_folder(out or default_out(instance)))
+    folder = output_folder(out or default_out(instance), "output folder (--out)")
+    outcome = run_bench(instance, engine, OutputPaths.in_folder(folder))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
 

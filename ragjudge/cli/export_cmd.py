@@ -26,11 +26,13 @@ def export_command(
     """Write ragjudge results (tasks, documents, models, judge metrics) as an InspectorRAGet experiment file."""
     from ragjudge import __version__
     from ragjudge.correlation.sources import default_model_id, parse_source, read_results, results_file
+    from ragjudge.formats.files import output_file
     from ragjudge.formats.inspectorraget import write_inspectorraget
     from ragjudge.formats.inspectorraget_export import from_results
 
     if to not in FORMATS:
         raise UsageError(f"--to must be one of {', '.join(FORMATS)}, got {to!r}")
+    output_file(out, "InspectorRAGet file (--out)")
     sources = [parse_source(spec) for spec in results]
     if model_id and (len(sources) != 1 or sources[0][0] is not None):
         raise UsageError("--model-id applies to a single RESULTS given without MODEL_ID=")

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ragjudge.cli import common
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import output_file, writing
 from ragjudge.formats.jsonl import write_jsonl
 from ragjudge.formats.runs import read_qrels, read_run
 from ragjudge.retrieval_eval import (evaluate_run, parse_cutoffs, parse_metrics, read_labels,
@@ -54,6 +55,8 @@ def retrieval_eval_command(
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))
+    if per_query:
+        output_file(per_query, "per-query file (--per-query)")
     the_run = read_run(run)
     merged = read_qrels(qrels[0])
     for path in qrels[1:]:
@@ -82,15 +85,16 @@ def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
     if suffix not in (".csv", ".tsv"):
         write_jsonl(path, rows)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     columns = list(dict.fromkeys(c for row in rows for c in row))
-    with tmp.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
+        os.replace(tmp, path)
 
 
 def _breakdown_columns(metric_names: list[str]) -> list[str]:

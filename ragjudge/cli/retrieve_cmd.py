@@ -19,6 +19,7 @@ import typer
 from ragjudge.cli import common
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
+from ragjudge.formats.files import output_file, writing
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
 from ragjudge.formats.mtrag import read_tasks, require_questions
 from ragjudge.formats.runs import Hit, Run, write_mtrag_run, write_trec_run
@@ -87,6 +88,7 @@ def retrieve_command(
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     started = time.perf_counter()
+    output_file(out, "run file (--out)")  # before any indexing
     spec = load_pipeline(pipeline, pipeline_dir)
     if chunk and spec.chunking is None:
         spec = spec.model_copy(update={"chunking": ChunkingSpec()})
@@ -132,14 +134,14 @@ def retrieve_command(
                            f"applies to MTRAG tasks only", err=True)
     finally:
         pipe.close()
-    out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix in (".trec", ".txt", ".run"):
         write_trec_run(run, out, tag=spec.name)
     else:
         write_mtrag_run(run, out)
     summary = {"out": str(out), "queries": len(run), "k": k or spec.k, "pipeline": pipe.record(),
                "query_strategy": query_summary, "seconds": round(time.perf_counter() - started, 2)}
-    _sibling(out, ".pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    with writing(_sibling(out, ".pipeline.json")):
+        _sibling(out, ".pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     if (warning := rewrite_warning(query_summary)) is not None:
         typer.echo(warning, err=True)
     if fmt == "json":

@@ -11,7 +11,9 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from ragjudge.errors import EnvironmentFault, InputError
 
@@ -117,6 +119,34 @@ def read_text(path: str | Path, what: str = "file") -> str:
                          "as UTF-8)", file=str(path), line=line) from None
 
 
+def csv_rows(path: str | Path, what: str = "file", *, delimiter: str = ",", header: bool = False,
+             quoting: int | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, row) of a CSV/TSV file, streamed through `iter_lines`; rows are lists, or dicts with
+    `header=True`. A row the csv module cannot read (a field over its size limit) is an InputError."""
+    import csv
+
+    current = [0]
+
+    def lines() -> Iterator[str]:
+        for number, text, _ in iter_lines(path, what):
+            current[0] = number
+            yield text
+
+    options: dict[str, Any] = {"delimiter": delimiter}
+    if quoting is not None:
+        options["quoting"] = quoting
+    reader: Any = csv.DictReader(lines(), **options) if header else csv.reader(lines(), **options)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"not a {'TSV' if delimiter == chr(9) else 'CSV'} line ({exc})", file=str(path),
+                             line=max(1, current[0])) from None
+        yield current[0], row
+
+
 def first_line(path: str | Path, what: str = "file") -> str | None:
     """The first non-blank line (without its newline), or None for an empty file."""
     for _, text, _ in iter_lines(path, what):
@@ -144,6 +174,20 @@ def output_folder(path: str | Path, what: str = "output folder") -> Path:
         raise InputError(f"is a file, expected {_article(what)}", file=str(path))
     _check_parents(path, path)
     return path
+
+
+@contextmanager
+def writing(path: str | Path, action: str = "write") -> Iterator[None]:
+    """Around a write: an OS fault (full disk, read-only folder, a folder removed under us) becomes one
+    EnvironmentFault naming `path`, even when the OS error itself names no file (write, flush, fsync)."""
+    try:
+        yield
+    except (IsADirectoryError, NotADirectoryError) as exc:  # a usage mistake (exit 2), reported as such
+        raise InputError(f"cannot {action}: {exc.strerror}", file=str(path)) from None
+    except OSError as exc:
+        if isinstance(exc, (BrokenPipeError, ConnectionError, TimeoutError)):
+            raise
+        raise EnvironmentFault.from_os_error(exc, action=action, path=str(path)) from None
 
 
 def _check_parents(folder: Path, target: Path) -> None:

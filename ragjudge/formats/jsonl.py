@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import iter_lines
+from ragjudge.formats.files import iter_lines, writing
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -44,12 +44,14 @@ def parse_json_line(text: str, *, file: str, line: int, tolerate: bool = False) 
     except RecursionError:
         raise InputError("invalid JSON (nested too deeply)", file=file, line=line) from None
     if not isinstance(obj, dict):
-        raise InputError(f"expected a JSON object, got {_json_type(obj)}", file=file, line=line)
+        raise InputError(f"expected a JSON object, got {json_type(obj)}", file=file, line=line)
     return obj
 
 
-def _json_type(value: Any) -> str:
-    names = {list: "an array", str: "a string", int: "a number", float: "a number", bool: "true/false"}
+def json_type(value: Any) -> str:
+    """How a JSON value's type reads in an error message: "an array", "a number", "null"..."""
+    names = {list: "an array", dict: "an object", str: "a string", int: "a number", float: "a number",
+             bool: "true/false"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
@@ -71,12 +73,17 @@ def dumps(obj: Any) -> str:
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     """Write atomically: a reader never sees a half-written results file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(dumps(row) + "\n")
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                for row in rows:
+                    fh.write(dumps(row) + "\n")
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 class JsonlAppender:
@@ -84,17 +91,23 @@ class JsonlAppender:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        _drop_partial_tail(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
+        with writing(self.path, "write the journal"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _drop_partial_tail(self.path)
+            self._fh = self.path.open("a", encoding="utf-8")
 
     def append(self, record: dict[str, Any]) -> None:
-        self._fh.write(dumps(record) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        line = dumps(record) + "\n"
+        with writing(self.path, "write the journal"):
+            self._fh.write(line)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
 
     def close(self) -> None:
-        self._fh.close()
+        try:
+            self._fh.close()
+        except OSError:  # the disk filled while the last line was buffered: the append already said so
+            pass
 
     def __enter__(self) -> JsonlAppender:
         return self

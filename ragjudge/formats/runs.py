@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import first_line, iter_lines
+from ragjudge.formats.files import first_line, iter_lines, writing
 from ragjudge.formats.jsonl import dumps, read_jsonl
 from ragjudge.models import normalize_task_id
 
@@ -359,8 +359,13 @@ def _check_token(value: str, what: str) -> None:
 
 def _atomic_write(path: str | Path, lines: Iterable[str]) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.writelines(lines)
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                fh.writelines(lines)
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()

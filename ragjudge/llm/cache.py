@@ -43,9 +43,9 @@ def _warn_stderr(message: str) -> None:
 class ResponseCache:
     """Key → response payload (a JSON object) in one SQLite file.
 
-    A cache is a help, never a reason to stop a run: when it cannot be written any more (full disk, read-only
-    folder, a broken file) it turns its writes off with one warning and the run goes on; reads that fail
-    count as misses. `open_cache` does the same for a cache that cannot be opened at all."""
+    A cache is a help, never a reason to stop a run: when it cannot be opened or written (full disk, read-only
+    folder, a broken file) it turns itself off (or only its writes) with one warning and the run goes on;
+    reads that fail count as misses. `open_cache` returns None instead of a cache that is off."""
 
     def __init__(self, directory: str | Path | None = None, *, warn: Callable[[str], None] = _warn_stderr):
         self.directory = Path(directory) if directory is not None else default_cache_dir()
@@ -56,15 +56,16 @@ class ResponseCache:
         self.readable = True
         self.problem: str | None = None
         """Why the cache degraded (None while it works): shown once as a warning."""
+        self._db: sqlite3.Connection | None = None
         try:
             self._db = self._connect()
-        except sqlite3.OperationalError:
-            if not self.path.is_file():
-                raise
-            self._db = sqlite3.connect(f"{self.path.as_uri()}?mode=ro", uri=True, check_same_thread=False,
-                                       isolation_level=None)  # a read-only folder: keep answering from it
-            self._db.execute("SELECT COUNT(*) FROM responses").fetchone()
-            self._degrade("is read-only", reads_too=False)
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _reason(exc)
+            self._db = self._connect_read_only()
+            if self._db is None:
+                self._degrade(f"cannot be opened ({reason})", reads_too=True)
+            else:  # e.g. a read-only folder: keep answering from what is there
+                self._degrade(f"cannot be written ({reason})", reads_too=False)
 
     def _connect(self) -> sqlite3.Connection:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -78,18 +79,34 @@ class ResponseCache:
             raise
         return db
 
+    def _connect_read_only(self) -> sqlite3.Connection | None:
+        if not self.path.is_file():
+            return None
+        for mode in ("mode=ro", "immutable=1"):  # immutable: no lock files needed (a full or read-only disk)
+            try:
+                db = sqlite3.connect(f"{self.path.as_uri()}?{mode}", uri=True, check_same_thread=False,
+                                     isolation_level=None)
+            except sqlite3.Error:
+                continue
+            try:
+                db.execute("SELECT COUNT(*) FROM responses").fetchone()
+                return db
+            except sqlite3.Error:
+                db.close()
+        return None
+
     def _degrade(self, reason: str, *, reads_too: bool) -> None:
         first = self.problem is None
         self.writable = False
         self.readable = self.readable and not reads_too
         self.problem = reason
         if first:
-            what = "turned off" if reads_too else "no longer saves new responses"
-            self._warn(f"warning: the LLM response cache {self.path} {reason}; the cache is {what} and the run "
-                       "goes on (responses from now on are not saved for reruns)")
+            what = "off" if reads_too else "read-only"
+            self._warn(f"warning: the LLM response cache {self.path} {reason}: the run goes on with the cache "
+                       f"{what} (new responses are not saved, so a rerun pays for them again)")
 
     def get(self, key: str) -> dict[str, Any] | None:
-        if not self.readable:
+        if not self.readable or self._db is None:
             return None
         try:
             with self._lock:
@@ -100,7 +117,7 @@ class ResponseCache:
             return None
 
     def put(self, key: str, model: str, payload: dict[str, Any]) -> None:
-        if not self.writable:
+        if not self.writable or self._db is None:
             return
         try:
             with self._lock:
@@ -110,15 +127,18 @@ class ResponseCache:
             self._degrade(f"cannot be written ({_reason(exc)})", reads_too=False)
 
     def __len__(self) -> int:
+        if self._db is None:
+            return 0
         with self._lock:
             return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def close(self) -> None:
         with self._lock:
-            try:
-                self._db.close()
-            except sqlite3.Error:
-                pass
+            if self._db is not None:
+                try:
+                    self._db.close()
+                except sqlite3.Error:
+                    pass
 
 
 def _reason(exc: BaseException) -> str:
@@ -127,13 +147,10 @@ def _reason(exc: BaseException) -> str:
 
 def open_cache(directory: str | Path | None = None, *,
                warn: Callable[[str], None] = _warn_stderr) -> ResponseCache | None:
-    """The response cache in `directory`, or None with one warning when it cannot be opened (a read-only or
-    full disk, a file where the folder should be, a damaged database): runs go on without a cache."""
-    try:
-        return ResponseCache(directory, warn=warn)
-    except (OSError, sqlite3.Error) as exc:
-        where = Path(directory) if directory is not None else default_cache_dir()
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _reason(exc)
-        warn(f"warning: the LLM response cache in {where} cannot be opened ({reason}); the run goes on "
-             "without a cache (responses are not saved for reruns)")
+    """The response cache in `directory`, or None (after one warning) when it cannot be opened at all (a full
+    disk, a file where the folder should be, a damaged database): runs go on without a cache."""
+    cache = ResponseCache(directory, warn=warn)
+    if not cache.readable:
+        cache.close()
         return None
+    return cache

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import writing
 from ragjudge.llm import LLMGateway
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.models import Passage, Task
@@ -162,13 +163,19 @@ class Pipeline:
         loaded = passages.get()
         retriever.index(loaded, bars)
         tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        retriever.save(tmp)
-        (tmp / MANIFEST).write_text(json.dumps({
-            "ragjudge_index": INDEX_FORMAT, "key": key, "identity": retriever.identity(),
-            "chunking": chunking, "corpus_sha256": digest, "passages": len(loaded), "created": time.time(),
-        }, indent=2) + "\n")
+        with writing(folder, "write the index"):
+            try:
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp.mkdir(parents=True)
+                retriever.save(tmp)
+                (tmp / MANIFEST).write_text(json.dumps({
+                    "ragjudge_index": INDEX_FORMAT, "key": key, "identity": retriever.identity(),
+                    "chunking": chunking, "corpus_sha256": digest, "passages": len(loaded),
+                    "created": time.time(),
+                }, indent=2) + "\n")
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)  # no half index left behind on a full disk
+                raise
         if not manifest.exists():  # a leftover without a manifest is incomplete or stale
             shutil.rmtree(folder, ignore_errors=True)
         try:

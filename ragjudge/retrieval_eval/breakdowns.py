@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.files import first_line, iter_lines
+from ragjudge.formats.files import csv_rows, first_line
 from ragjudge.formats.jsonl import read_jsonl
 from ragjudge.formats.runs import Run
 from ragjudge.models import domain_of, normalize_task_id
@@ -75,15 +75,8 @@ def _records(path: Path):
         yield from read_jsonl(path)
         return
     delimiter = "\t" if "\t" in head or path.suffix.lower() in (".tsv", ".tab") else ","
-    reader = csv.DictReader((text for _, text, _ in iter_lines(path, "labels file")), delimiter=delimiter)
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise InputError(f"not a CSV/TSV line ({exc})", file=str(path), line=reader.line_num) from None
-        yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+    for number, row in csv_rows(path, "labels file", delimiter=delimiter, header=True):
+        yield number, {k: v for k, v in row.items() if k is not None}
 
 
 def _missing(value: Any) -> bool:
