@@ -19,7 +19,7 @@ from ragjudge.cli import common
 from ragjudge.engine import EngineOptions, OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome, print_tables
 from ragjudge.errors import UsageError
-from ragjudge.formats.files import output_folder
+from ragjudge.formats.files import input_folder, output_folder
 
 app = typer.Typer(help="CXMArena conversation-analytics tasks: intent, agent quality, tool calls, answer "
                        "classification, KB refinement, article search.", no_args_is_help=True)
@@ -80,6 +80,7 @@ def score_command(
 ) -> None:
     """Score existing predictions offline and print every metric (nothing is written)."""
     fmt = common.check_format(fmt)
+    input_folder(data, "CXMArena data folder")
     if task is None:
         if predictions is not None:
             raise UsageError("--predictions needs --task")
@@ -154,6 +155,7 @@ def run_command(
 ) -> None:
     """Run a model on one task, then score it (the same as `ragjudge eval --bench cxm-<task>`; resumes on rerun)."""
     fmt = common.check_format(fmt)
+    input_folder(data, "CXMArena data folder")
     name = task_name(task)
     given: dict[str, tuple[str, Any]] = {"data": ("--data", str(data))}
     if name == "article-search":  # the system under test is the retrieval pipeline

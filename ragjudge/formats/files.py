@@ -87,8 +87,10 @@ def iter_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str,
                                  "allow more)", file=str(path), line=number)
             if number == 1 and raw.startswith(_BOM):
                 raw, offset = raw[len(_BOM):], len(_BOM)
-            yield number, decode_line(raw, path=path, line=number, offset=offset), raw.endswith(b"\n")
+            start, complete, held = offset, raw.endswith(b"\n"), [raw]
             offset += len(raw)
+            raw = b""  # the bytes are freed as soon as they are decoded: a huge line is held once, not twice
+            yield number, decode_line(held.pop(), path=path, line=number, offset=start), complete
 
 
 def decode_line(raw: bytes, *, path: str | Path, line: int | None, offset: int) -> str:
@@ -197,7 +199,7 @@ def _check_parents(folder: Path, target: Path) -> None:
             if not current.is_dir():
                 raise InputError(f"is a file, so {target} cannot be created", file=str(current))
             if not _writable(current):
-                raise EnvironmentFault(f"cannot write here: permission denied (folder {current})",
+                raise EnvironmentFault(f"cannot write: permission denied (EACCES) in folder {current}",
                                        path=str(target))
             return
         if current.parent == current:
@@ -213,4 +215,4 @@ def _writable(folder: Path) -> bool:
 
 
 def _article(what: str) -> str:
-    return what if what.split(" ")[0] in ("a", "an", "the") else ("an " if what[:1] in "aeiou" else "a ") + what
+    return what if what.split(" ")[0] in ("a", "an", "the") else ("an " if what[:1].lower() in "aeiou" else "a ") + what

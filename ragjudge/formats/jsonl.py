@@ -28,6 +28,7 @@ def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> It
         if not line.strip():
             continue
         obj = parse_json_line(line, file=str(path), line=number, tolerate=tolerate_truncated_tail and not complete)
+        del line  # not kept alive while the caller holds the parsed record
         if obj is None:
             return
         yield number, obj
