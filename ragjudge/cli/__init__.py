@@ -17,6 +17,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: wraps at 80 columns and in a pipe, never cuts an option name
 )
 
 
@@ -28,7 +29,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True, help="Show the version."),
 ) -> None:
     """ragjudge: evaluate RAG on multi-turn conversations."""
 
@@ -43,7 +44,7 @@ def _register() -> None:
     from ragjudge.cli import correlate_cmd, export_cmd
 
     app.command("correlate")(correlate_cmd.correlate_command)
-    app.command("export")(export_cmd.export_command)
+    app.command("export", cls=export_cmd.ExportCommand)(export_cmd.export_command)
     from ragjudge.cli import benches_cmd, cxm_cmd
 
     app.add_typer(benches_cmd.app, name="benches")

@@ -41,20 +41,20 @@ def correlate_command(
     humans: Annotated[Path, typer.Argument(help="InspectorRAGet JSON with human ratings (MTRAG's human evaluation "
                                            "format); its algorithm metrics are judges too.")],
     judges: Annotated[list[str] | None, typer.Option(
-        "--judges", help="[MODEL_ID=]PATH of judge values (repeatable): a ragjudge results.jsonl or run folder "
+        "--judges", metavar="<[model=]path>", help="[MODEL_ID=]PATH of judge values (repeatable): a ragjudge results.jsonl or run folder "
         "(for the model MODEL_ID of HUMANS), or an InspectorRAGet .json (e.g. from `ragjudge export`).")] = None,
     model_id: Annotated[str | None, typer.Option(
         "--model-id", help="Model of a --judges results file given without MODEL_ID= (default: the only model "
         "in HUMANS).")] = None,
     human_metrics: Annotated[list[str] | None, typer.Option(
-        "--human-metrics", help="Human dimensions to use, comma-separated (default: all).")] = None,
+        "--human-metrics", metavar="<names>", help="Human dimensions to use, comma-separated (default: all).")] = None,
     judge_metrics: Annotated[list[str] | None, typer.Option(
-        "--judge-metrics", help="Judge metrics to use, comma-separated (default: all).")] = None,
+        "--judge-metrics", metavar="<names>", help="Judge metrics to use, comma-separated (default: all).")] = None,
     where: Annotated[list[str] | None, typer.Option(
-        "--where", help="Keep items whose task FIELD has one of the values, e.g. answerability=ANSWERABLE,PARTIAL "
+        "--where", metavar="<field=values>", help="Keep items whose task FIELD has one of the values, e.g. answerability=ANSWERABLE,PARTIAL "
         "(repeatable; fields are the tasks' enrichments, case-insensitive).")] = None,
     exclude_model: Annotated[list[str] | None, typer.Option(
-        "--exclude-model", help="Leave out a model's items, e.g. reference (repeatable, comma-separated).")] = None,
+        "--exclude-model", metavar="<model>", help="Leave out a model's items, e.g. reference (repeatable, comma-separated).")] = None,
     weighting: Annotated[str, typer.Option(
         "--weighting", help="none, or inverse-frequency: weight each item by 1 / frequency of its human score "
         "(weighted rank correlation, as MTRAG reported).")] = "none",
@@ -65,13 +65,13 @@ def correlate_command(
                                               help="Confidence level of the intervals.")] = 0.95,
     stat: Annotated[str, typer.Option("--stat", help="Statistic shown in the table and heatmap and used to pick "
                                       "the best judge: spearman, kendall or pearson.")] = "spearman",
-    members: Annotated[bool, typer.Option("--members", help="Also correlate each panel member (e.g. each RB_llm "
-                                          "judge model) on its own, as NAME\\[model].")] = False,
+    members: Annotated[bool, typer.Option("--members", metavar="", help="Also correlate each panel member (e.g. each RB_llm "
+                                          "judge model) on its own, as NAME[model].")] = False,
     idk_metrics: Annotated[list[str] | None, typer.Option(
-        "--idk-metrics", help="Judge metrics scored against answerability labels (default: idk_eval,idk_lexical "
+        "--idk-metrics", metavar="<names>", help="Judge metrics scored against answerability labels (default: idk_eval,idk_lexical "
         "when present).")] = None,
     conversational_as_unanswerable: Annotated[bool, typer.Option(
-        "--conversational-as-unanswerable", help="Score IDK judges on conversational turns as unanswerable.")] = False,
+        "--conversational-as-unanswerable", metavar="", help="Score IDK judges on conversational turns as unanswerable.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="table, json or csv, on stdout. json: one object whose "
                                         "\"correlations\" is the list of rows {judge, human, n, spearman, kendall, "
                                         "pearson} (each statistic {value, ci_low, ci_high, p}) and whose "

@@ -22,7 +22,8 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.files import input_folder, output_folder
 
 app = typer.Typer(help="CXMArena conversation-analytics tasks: intent, agent quality, tool calls, answer "
-                       "classification, KB refinement, article search.", no_args_is_help=True)
+                       "classification, KB refinement, article search.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 TaskOpt = Annotated[str, typer.Option("--task", help=f"One of: {', '.join(TASKS)}.")]
 DataOpt = Annotated[Path, typer.Option("--data", help="CXMArena data folder: the release layout "
@@ -72,7 +73,7 @@ def score_command(
                                                      "(default: <data>/predictions/<task>.jsonl).")] = None,
     taxonomy: TaxonomyOpt = None,
     k: KsOpt = None,
-    baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", help="KB refinement: also sweep the "
+    baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", metavar="", help="KB refinement: also sweep the "
                                            "embedding-similarity baseline (bundled MiniLM, offline).")] = True,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="KB baseline embedding model "
                                                         "(default: bundled all-MiniLM-L6-v2).")] = None,
@@ -129,7 +130,7 @@ def run_command(
     taxonomy: TaxonomyOpt = None,
     tool_counts: Annotated[str | None, typer.Option("--tool-counts", help="Numbers of offered tools "
                                                     "[default: 16,32,64,96,128].")] = None,
-    force_tool_call: Annotated[bool, typer.Option("--force-tool-call", help="Require a tool call "
+    force_tool_call: Annotated[bool, typer.Option("--force-tool-call", metavar="", help="Require a tool call "
                                                   "(tool_choice=required).")] = False,
     retriever: Annotated[str | None, typer.Option("--retriever", help="Retrieval pipeline (name or YAML path, e.g. "
                                                   "bm25, dense, hybrid) for article search and for the articles "
@@ -148,7 +149,7 @@ def run_command(
     no_cache: common.NoCacheOpt = False,
     api_base: common.ApiBaseOpt = None,
     judge_dir: common.JudgeDirOpt = None,
-    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", help="Extra folder of pipeline "
+    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline "
                                                            "specs (repeatable).")] = None,
     max_retries: common.RetriesOpt = 6,
     timeout: common.TimeoutOpt = 120.0,

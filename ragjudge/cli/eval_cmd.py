@@ -20,7 +20,7 @@ from ragjudge.engine.render import print_outcome
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import output_folder
 
-TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", help="A bench option KEY=VALUE "
+TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", metavar="<key=value>", help="A bench option KEY=VALUE "
                                                        "(repeatable); `ragjudge benches show NAME` lists them.")]
 
 
@@ -38,7 +38,7 @@ def eval_command(
                                                 "(its index is built once and reused).")] = None,
     rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="litellm model for a pipeline whose "
                                                       "query strategy is rewrite.")] = None,
-    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", help="Extra folder of pipeline specs "
+    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline specs "
                                                            "(repeatable).")] = None,
     index_dir: Annotated[Path | None, typer.Option("--index-dir", help="Where indexes are kept and reused.")] = None,
     judges: common.JudgesOpt = None,

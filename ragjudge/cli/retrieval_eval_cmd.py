@@ -28,7 +28,7 @@ BREAKDOWN_COLUMNS = ("recall@5", "recall@10", "ndcg@5", "ndcg@10")  # what fits 
 
 def retrieval_eval_command(
     run: Annotated[Path, typer.Argument(help="Run to score: MTRAG retrieval predictions (JSONL) or a TREC run.")],
-    qrels: Annotated[list[Path], typer.Option("--qrels", help="BEIR TSV or TREC qrels; repeat to merge several "
+    qrels: Annotated[list[Path], typer.Option("--qrels", metavar="<file>", help="BEIR TSV or TREC qrels; repeat to merge several "
                                                "(e.g. one per domain).")],
     metrics: Annotated[str | None, typer.Option("--metrics", help="Comma-separated recall, ndcg, precision, mrr, "
                                                 "map, each at every cutoff or at one (ndcg@10). Default: all.")] = None,
@@ -46,7 +46,7 @@ def retrieval_eval_command(
                                                         "query rewrites with their standalone class.")] = None,
     domain: Annotated[str | None, typer.Option("--domain", help="Domain of queries whose run line has no "
                                                "Collection (TREC runs).")] = None,
-    ignore_missing: Annotated[bool, typer.Option("--ignore-missing", help="Leave out judged queries the run has "
+    ignore_missing: Annotated[bool, typer.Option("--ignore-missing", metavar="", help="Leave out judged queries the run has "
                                                  "no line for, instead of scoring them zero.")] = False,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level for --compare.")]
     = 0.05,

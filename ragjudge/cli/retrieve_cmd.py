@@ -32,7 +32,7 @@ from ragjudge.retrieval.spec import load_pipeline
 
 PipelineOpt = Annotated[str, typer.Option("--pipeline", help="Pipeline spec name (see pipelines/) or a path to a "
                                           "spec YAML file.")]
-PipelineDirOpt = Annotated[list[str] | None, typer.Option("--pipeline-dir", help="Extra folder of pipeline specs "
+PipelineDirOpt = Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline specs "
                                                           "(repeatable); overrides built-in specs of the same name.")]
 IndexDirOpt = Annotated[Path | None, typer.Option("--index-dir", help="Where indexes are kept and reused "
                                                   "(default: <cache dir>/indexes).")]
@@ -75,7 +75,7 @@ def retrieve_command(
     index_dir: IndexDirOpt = None,
     pipeline_dir: PipelineDirOpt = None,
     rewrite_model: RewriteModelOpt = None,
-    chunk: Annotated[bool, typer.Option("--chunk", help="Corpus lines are documents: split them into 512-token "
+    chunk: Annotated[bool, typer.Option("--chunk", metavar="", help="Corpus lines are documents: split them into 512-token "
                                         "passages with a 100-token overlap (unless the spec sets chunking).")] = False,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
