@@ -169,6 +169,32 @@ def test_disk_full_at_a_journal_write_is_exit_3_and_finished_work_is_kept(
     assert code == 0, err
 
 
+def test_disk_full_while_llm_calls_are_in_flight_stops_cleanly(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Calls still in flight when the run stops are cancelled: one error line, no "coroutine ... was never
+    awaited" noise from litellm's worker threads."""
+    from ragjudge.testing.openai_server import OpenAIServer, Reply
+
+    real_fsync, calls = os.fsync, []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) > 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setattr(os, "fsync", fsync)
+    with OpenAIServer(lambda request: Reply(content="An answer.", delay=0.2)) as server, \
+            warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        code, _, err = run_cli(_llm_eval(server.base_url, tmp_path / "run", tmp_path / "cache", limit=20),
+                               monkeypatch, capsys)
+        _no_unawaited_coroutines(caught)
+    assert code == 3
+    assert "cannot write the journal: No space left on device (ENOSPC)" in _one_error_line(err)
+
+
 # ----------------------------------------------------------------------------------- the response cache
 
 def _llm_eval(server_url: str, out: Path, cache: Path, limit: int = 6) -> list[str]:

@@ -61,6 +61,9 @@ vanished folder, permission denied); 130 interrupted (rerun to resume)."""
 
 def main() -> None:
     """Console entry point: user and OS errors are one line on stderr (exit 2 or 3), never a traceback."""
+    from ragjudge.llm._litellm import quiet_dropped_requests
+
+    quiet_dropped_requests()
     try:
         code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
     except EnvironmentFault as exc:
