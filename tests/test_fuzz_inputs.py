@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from conftest import MINI, REPO, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -11,7 +11,6 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-
 from conftest import MINI, REPO, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-
 from conftest import MINI, run_cli
 
 NOBODY = 65534

@@ -5,12 +5,13 @@ tables whose confidence intervals are whole, help screens without `<bool>` or `<
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from conftest import MINI, run_cli
 
-FIXTURES = __import__("pathlib").Path(__file__).parent / "fixtures" / "inspectorraget"
+FIXTURES = Path(__file__).parent / "fixtures" / "inspectorraget"
 
 
 def _fits(text: str, width: int = 80) -> None:
@@ -37,7 +38,7 @@ def test_main_table_has_a_legend_and_a_headline(tmp_path, monkeypatch, capsys) -
     legend = "\n".join(lines[legend_at:legend_at + 20])
     for metric in ("idk_lexical", "RB_agg", "RougeL_stemFalse", "BertscoreR", "BertKPrec", "RB_agg_idk",
                    "answerability_acc"):
-        assert re.search(rf"^{re.escape(metric)}\s{{2,}}\S", legend, re.M), f"{metric} has no legend line"
+        assert re.search(rf"^{re.escape(metric)}\s{{2,}}\S", legend, re.MULTILINE), f"{metric} has no legend line"
     assert "n counts only tasks with passages" in legend  # why BertKPrec's n is 31, not 40
     assert "conversational turns (left out, as in the paper)" in legend  # why *_idk's n is 37
     assert "(a rate: neither better nor worse)" in legend  # idk_lexical

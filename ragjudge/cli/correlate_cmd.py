@@ -13,7 +13,6 @@ from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.progress import progress_bars
 
-
 HEATMAP_FORMATS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
 
 

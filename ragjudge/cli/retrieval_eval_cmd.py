@@ -17,8 +17,7 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.files import output_file, writing
 from ragjudge.formats.jsonl import write_jsonl
 from ragjudge.formats.runs import read_qrels, read_run
-from ragjudge.retrieval_eval import (evaluate_run, parse_cutoffs, parse_metrics, read_labels,
-                                     resolve_dimensions)
+from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
 from ragjudge.retrieval_eval.breakdowns import BUILTIN
 
 TITLES = {"turn": "First vs later turns", "turn_number": "By turn", "domain": "By domain",

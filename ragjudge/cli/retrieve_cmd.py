@@ -23,7 +23,7 @@ from ragjudge.formats.files import output_file, writing
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
 from ragjudge.formats.mtrag import read_tasks, require_questions
 from ragjudge.formats.runs import Hit, Run, write_mtrag_run, write_trec_run
-from ragjudge.models import Passage, Task, normalize_task_id
+from ragjudge.models import Passage
 from ragjudge.progress import progress_bars
 from ragjudge.retrieval.corpus import ChunkingSpec
 from ragjudge.retrieval.pipeline import Pipeline

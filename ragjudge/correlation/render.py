@@ -9,9 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
-from ragjudge.engine.render import Table, print_tables
-
 from ragjudge.correlation.stats import STATS
+from ragjudge.engine.render import Table, print_tables
 
 STAT_NAMES = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "pearson": "Pearson r"}
 

@@ -111,8 +111,7 @@ def read_text(path: str | Path, what: str = "file") -> str:
             data = fh.read()
     except OSError as exc:
         raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
+    data = data.removeprefix(_BOM)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

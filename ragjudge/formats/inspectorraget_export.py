@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-
-from ragjudge.models import normalize_task_id
-
 from ragjudge.formats.inspectorraget import (
     SYSTEM,
     TASK_FIELDS,
@@ -21,9 +18,10 @@ from ragjudge.formats.inspectorraget import (
     MetricValue,
     Model,
     Task,
-    is_missing,
     as_number,
+    is_missing,
 )
+from ragjudge.models import normalize_task_id
 
 _RECORD_FIELDS = TASK_FIELDS | {"predictions", "metrics", "ragjudge", "answerability", "Answerability",
                                  "Question Type", "Multi-Turn", "turn", "Collection", "collection"}

@@ -16,7 +16,6 @@ without a label are grouped under `unknown`.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
 from pathlib import Path
