@@ -284,6 +284,5 @@ def test_mutated_inputs_fail_cleanly(reader: Reader, valid_inputs: Path, tmp_pat
         if mutate is non_utf8:
             assert "not UTF-8 text" in err and "byte offset" in err and f"{target}:" in err, err
         outcomes.append(code)
-        print("FUZZ", label, code, err.strip().splitlines()[-1:] if err.strip() else "", file=sys.__stderr__)
     target.write_bytes(original)
     assert outcomes.count(2) >= 4, f"{reader.name}: too few mutations were refused: {outcomes}"
