@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Column
 
 
 class ProgressBars:
@@ -26,7 +27,12 @@ def progress_bars(enabled: bool = True) -> Iterator[ProgressBars]:
     if not enabled:
         yield ProgressBars(None)
         return
-    progress = Progress(TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                        TimeRemainingColumn(), console=Console(stderr=True), transient=False)
+    # The label column gives way first (a long model name folds onto a second line): counts and times are
+    # never cut to `0:00:…`, at 80 columns or in a pipe.
+    label = TextColumn("{task.description}", table_column=Column(min_width=16, ratio=3, overflow="fold"))
+    bar = BarColumn(bar_width=None, table_column=Column(min_width=10, ratio=1))
+    fixed = Column(no_wrap=True)
+    progress = Progress(label, bar, MofNCompleteColumn(table_column=fixed), TimeElapsedColumn(table_column=fixed),
+                        TimeRemainingColumn(table_column=fixed), console=Console(stderr=True), transient=False)
     with progress:
         yield ProgressBars(progress)

@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import read_text
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -34,7 +35,9 @@ def spec_search_path(kind: str, extra: list[str | Path] | None = None) -> list[P
 def load_yaml_spec(path: Path, model: type[M], kind: str, defaults: dict[str, Any] | None = None) -> M:
     """Read a YAML spec file into `model`; every problem is an InputError naming the file (and line or field)."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path, f"{kind} spec (YAML)"))
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply", file=str(path)) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(f"invalid YAML: {getattr(exc, 'problem', exc)}", file=str(path),

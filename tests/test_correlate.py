@@ -424,5 +424,6 @@ def test_help_shows_member_names_and_the_json_shape(capsys: pytest.CaptureFixtur
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     code, out, _ = run_cli(capsys, monkeypatch, "correlate", "--help")
     assert code == 0
+    out = " ".join(out.split())  # help text wraps at the terminal's width
     assert "as NAME[model]" in out  # square brackets are rich markup unless escaped
     assert '"correlations" is the list of rows' in out and '"agreement" maps each human dimension' in out

@@ -96,7 +96,7 @@ def test_beir_round_trip(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("line, field, message", [
     ('{"_id": "a", "title": "t"}', "text", "got missing"),
-    ('{"_id": "a", "text": 5}', "text", "got a int"),
+    ('{"_id": "a", "text": 5}', "text", "got a number"),
     ('{"title": "t", "text": "x"}', "_id", "is missing"),
     ('{"_id": "a", "text": "x", "title": ["no"]}', "title", "must be a string"),
     ('{"_id": "b", "text": "x"}', "_id", "duplicate id 'b'"),

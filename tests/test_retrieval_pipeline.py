@@ -77,6 +77,42 @@ def test_hybrid_of_two_bm25_saves_and_reuses(tmp_path: Path) -> None:
         [h.document_id for h in hits]
 
 
+def test_hybrid_reuses_the_dense_and_bm25_indexes_of_their_own_pipelines(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The built-in hybrid fuses the `bm25` and `dense` pipelines: over a corpus they already indexed it
+    encodes nothing and tokenises nothing, and the fused ranking is RRF of theirs."""
+    from ragjudge.retrieval.bm25 import BM25Retriever
+    from ragjudge.retrieval.dense import DenseRetriever
+    from ragjudge.retrieval.encoders import SentenceTransformerEncoder
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join((MINI / "corpus.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[:30]))
+    query = "how long is a day on mars"
+    dense, bm25 = Pipeline(load_pipeline("dense"), index_dir=tmp_path), Pipeline(load_pipeline("bm25"), index_dir=tmp_path)
+    assert dense.open(corpus).reused is False and bm25.open(corpus).reused is False
+    expected = rrf([dense.search([query], 100)[0], bm25.search([query], 100)[0]], [1.0, 1.0], 60, 10)
+
+    encoded: list[int] = []
+    real_encode = SentenceTransformerEncoder.encode
+
+    def counting_encode(self, texts, *args, **kwargs):
+        encoded.append(len(texts))
+        return real_encode(self, texts, *args, **kwargs)
+
+    indexed: list[str] = []
+    monkeypatch.setattr(SentenceTransformerEncoder, "encode", counting_encode)
+    monkeypatch.setattr(DenseRetriever, "index", lambda self, *a, **k: indexed.append("dense"))
+    monkeypatch.setattr(BM25Retriever, "index", lambda self, *a, **k: indexed.append("bm25"))
+    hybrid = Pipeline(load_pipeline("hybrid"), index_dir=tmp_path)
+    info = hybrid.open(corpus)
+    assert info.reused is True and indexed == [] and encoded == []  # no passage encoded or tokenised again
+    assert sorted(info.members or []) == sorted([str(dense.info.folder), str(bm25.info.folder)])
+    hits = hybrid.search([query], 10)[0]
+    assert encoded == [1]  # only the query
+    assert [(h.document_id, round(h.score, 9)) for h in hits] == [(h.document_id, round(h.score, 9))
+                                                                  for h in expected]
+
+
 def test_generation_settings() -> None:
     tasks = read_tasks(MINI / "tasks.jsonl")
     with_refs = next(t for t in tasks if len(t.contexts) == 2)

@@ -146,8 +146,12 @@ class SampleResult(Generic[S]):
 @dataclass
 class MetricInfo:
     name: str
+    """A metric's name as the summary writes it; `*` matches a family (`*_idk`)."""
     description: str
-    higher_is_better: bool = True
+    higher_is_better: bool | None = True
+    """None for a rate that is neither good nor bad in itself (how often a model declined)."""
+    counts: str = ""
+    """Which samples get a value, when not all do: why `n` differs between metrics (shown in the legend)."""
 
 
 class Bench(ABC, Generic[O, S]):
@@ -224,6 +228,18 @@ class Bench(ABC, Generic[O, S]):
 
         n = summary.get("n_samples", summary.get("n_tasks"))
         return default_tables(summary, f"{self.name}: {n} samples" if n is not None else self.name)
+
+    def headline(self, summary: dict[str, Any]) -> str | None:
+        """One line under the tables with the run's main figure; by default the first declared metric that
+        the summary has, as `NAME MEAN over N samples`."""
+        from fnmatch import fnmatchcase
+
+        metrics = summary.get("metrics") or {}
+        for info in self.metrics:
+            for name, stats in metrics.items():
+                if fnmatchcase(name, info.name) and isinstance(stats, dict) and stats.get("mean") is not None:
+                    return f"{name} {stats['mean']:.3f} over {stats.get('n', '?')} samples"
+        return None
 
     def artifacts(self, results: Sequence[SampleResult[S]], summary: dict[str, Any]) -> dict[str, str]:
         """Extra files for the run folder, name → text (e.g. `run.trec` and `qrels.trec` for retrieval-eval)."""

@@ -8,7 +8,7 @@ import sys
 import typer
 
 from ragjudge import __version__
-from ragjudge.errors import RagjudgeError
+from ragjudge.errors import EnvironmentFault, RagjudgeError
 from ragjudge.llm.redact import redact
 
 app = typer.Typer(
@@ -17,6 +17,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: wraps at 80 columns and in a pipe, never cuts an option name
 )
 
 
@@ -28,7 +29,7 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Show the version."),
+    version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True, help="Show the version."),
 ) -> None:
     """ragjudge: evaluate RAG on multi-turn conversations."""
 
@@ -43,7 +44,7 @@ def _register() -> None:
     from ragjudge.cli import correlate_cmd, export_cmd
 
     app.command("correlate")(correlate_cmd.correlate_command)
-    app.command("export")(export_cmd.export_command)
+    app.command("export", cls=export_cmd.ExportCommand)(export_cmd.export_command)
     from ragjudge.cli import benches_cmd, cxm_cmd, dialsim_cmd
 
     app.add_typer(benches_cmd.app, name="benches")
@@ -54,13 +55,30 @@ def _register() -> None:
 _register()
 
 
+EXIT_OK, EXIT_TASK_ERRORS, EXIT_INPUT, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+"""Exit codes: 1 some samples had errors; 2 bad input or options; 3 the machine (disk full, read-only or
+vanished folder, permission denied); 130 interrupted (rerun to resume)."""
+
+
 def main() -> None:
-    """Console entry point: user errors are one line on stderr and exit 2, never a traceback."""
+    """Console entry point: user and OS errors are one line on stderr (exit 2 or 3), never a traceback."""
+    from ragjudge.llm._litellm import quiet_dropped_requests
+
+    quiet_dropped_requests()
     try:
         code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
-    except RagjudgeError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        sys.exit(getattr(exc, "exit_code", 2))  # 2: input or usage; 3: the environment (a provider unreachable)
+    except EnvironmentFault as exc:
+        _fail(str(exc), EXIT_ENVIRONMENT)
+    except RagjudgeError as exc:  # a provider that cannot be reached says exit 3 itself (`exit_code`)
+        _fail(str(exc), getattr(exc, "exit_code", EXIT_INPUT))
+    except (IsADirectoryError, NotADirectoryError) as exc:  # a folder given where a file is wanted, or back
+        _fail(str(EnvironmentFault.from_os_error(exc)), EXIT_INPUT)
+    except BrokenPipeError:  # `ragjudge ... | head`: the reader left; nothing to report
+        _quiet_broken_pipe()
+    except OSError as exc:  # full disk, read-only or vanished folder, permission denied: not a bug
+        if os.environ.get("RAGJUDGE_DEBUG"):
+            raise
+        _fail(str(EnvironmentFault.from_os_error(exc)), EXIT_ENVIRONMENT)
     except KeyboardInterrupt:  # typer turns Ctrl-C inside a command into exit code 130 (below)
         code = 130
     except typer.Exit as exc:
@@ -81,6 +99,21 @@ def main() -> None:
     if code == 130:
         typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    """One line, whatever the message holds (a library's multi-line text, a value with newlines)."""
+    typer.echo("error: " + " ".join(redact(message).split()), err=True)
+    sys.exit(code)
+
+
+def _quiet_broken_pipe() -> None:
+    try:  # stdout is gone: point it at devnull so the interpreter's final flush does not complain
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_OK)
 
 
 def _click_exception_types() -> tuple[tuple[type, ...], tuple[type, ...]]:

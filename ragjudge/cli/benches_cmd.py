@@ -16,7 +16,7 @@ from ragjudge.cli import common
 from ragjudge.errors import UsageError
 
 app = typer.Typer(help="List the benchmarks ragjudge can run (built-in and installed plugins).",
-                  invoke_without_command=True)
+                  invoke_without_command=True, rich_markup_mode=None)
 
 LLM_USE = {"no": "offline", "optional": "offline or LLM", "required": "needs an LLM"}
 
@@ -66,7 +66,8 @@ def show_command(name: Annotated[str, typer.Argument(help="A bench name.")],
                           "data": cls.data_help,
                           "options": [dict(zip(("flag", "type", "default", "help"), row)) for row in options],
                           "metrics": [{"name": m.name, "description": m.description,
-                                       "higher_is_better": m.higher_is_better} for m in cls.metrics],
+                                       "higher_is_better": m.higher_is_better, "counts": m.counts}
+                                      for m in cls.metrics],
                           "breakdowns": list(cls.breakdowns)}, indent=2))
         return
     console = Console()
@@ -82,8 +83,10 @@ def show_command(name: Annotated[str, typer.Argument(help="A bench name.")],
     if cls.metrics:
         console.print("\n[bold]Metrics[/bold]")
         for m in cls.metrics:
-            better = "" if m.higher_is_better else " (lower is better)"
-            console.print(Padding(f"[cyan]{m.name}[/cyan]: {m.description}{better}", (0, 0, 0, 2)), highlight=False)
+            better = "" if m.higher_is_better or m.higher_is_better is None else " (lower is better)"
+            counts = f"; n: {m.counts}" if m.counts else ""
+            console.print(Padding(f"[cyan]{m.name}[/cyan]: {m.description}{better}{counts}", (0, 0, 0, 2)),
+                          highlight=False)
     if cls.breakdowns:
         console.print("\n[bold]Breakdowns[/bold]: " + ", ".join(cls.breakdowns), highlight=False)
 

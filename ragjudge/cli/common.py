@@ -34,14 +34,14 @@ LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the f
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent LLM requests.")]
 CacheDirOpt = Annotated[str | None, typer.Option("--cache-dir", help="LLM response cache folder "
                                                  "(default: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge).")]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM response cache.")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", metavar="", help="Do not read or write the LLM response cache.")]
 ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL for an OpenAI-compatible server "
                                                 "(vLLM, Ollama, a proxy).")]
 BertModelOpt = Annotated[str | None, typer.Option("--bertscore-model", help="auto, bundled, or a model name/path "
                                                   "for RB_alg's BERTScore.")]
-ConvOpt = Annotated[bool, typer.Option("--conversational-as-unanswerable", help="Condition conversational turns as "
+ConvOpt = Annotated[bool, typer.Option("--conversational-as-unanswerable", metavar="", help="Condition conversational turns as "
                                        "unanswerable, as the benchmark's scripts do (default: excluded, as in the paper).")]
-JudgeDirOpt = Annotated[list[str] | None, typer.Option("--judge-dir", help="Extra folder of judge specs (repeatable).")]
+JudgeDirOpt = Annotated[list[str] | None, typer.Option("--judge-dir", metavar="<dir>", help="Extra folder of judge specs (repeatable).")]
 RetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="Retries per LLM call on 429/5xx/timeouts.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per LLM request.")]
 
@@ -62,11 +62,11 @@ MinPanelOpt = Annotated[int | None, typer.Option("--min-panel", min=1, help="Pan
 
 # For `ragjudge eval`: None means "not given", so a flag a bench cannot use is an error, not ignored.
 EvalConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="Concurrent LLM requests "
-                                                        "[default: 8].")]
+                                                        "(default: 8).")]
 EvalRetriesOpt = Annotated[int | None, typer.Option("--max-retries", min=0, help="Retries per LLM call on "
-                                                    "429/5xx/timeouts [default: 6].")]
+                                                    "429/5xx/timeouts (default: 6).")]
 EvalTimeoutOpt = Annotated[float | None, typer.Option("--timeout", min=0.1, help="Seconds per LLM request "
-                                                      "[default: 120].")]
+                                                      "(default: 120).")]
 
 
 def engine_options(*, bench_name: str, uses_llm: bool, limit: int | None, concurrency: int | None,

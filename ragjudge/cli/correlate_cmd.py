@@ -13,6 +13,8 @@ from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.progress import progress_bars
 
+HEATMAP_FORMATS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
+
 
 def _split(values: list[str] | None) -> list[str] | None:
     if not values:
@@ -38,20 +40,20 @@ def correlate_command(
     humans: Annotated[Path, typer.Argument(help="InspectorRAGet JSON with human ratings (MTRAG's human evaluation "
                                            "format); its algorithm metrics are judges too.")],
     judges: Annotated[list[str] | None, typer.Option(
-        "--judges", help="[MODEL_ID=]PATH of judge values (repeatable): a ragjudge results.jsonl or run folder "
+        "--judges", metavar="<[model=]path>", help="[MODEL_ID=]PATH of judge values (repeatable): a ragjudge results.jsonl or run folder "
         "(for the model MODEL_ID of HUMANS), or an InspectorRAGet .json (e.g. from `ragjudge export`).")] = None,
     model_id: Annotated[str | None, typer.Option(
         "--model-id", help="Model of a --judges results file given without MODEL_ID= (default: the only model "
         "in HUMANS).")] = None,
     human_metrics: Annotated[list[str] | None, typer.Option(
-        "--human-metrics", help="Human dimensions to use, comma-separated (default: all).")] = None,
+        "--human-metrics", metavar="<names>", help="Human dimensions to use, comma-separated (default: all).")] = None,
     judge_metrics: Annotated[list[str] | None, typer.Option(
-        "--judge-metrics", help="Judge metrics to use, comma-separated (default: all).")] = None,
+        "--judge-metrics", metavar="<names>", help="Judge metrics to use, comma-separated (default: all).")] = None,
     where: Annotated[list[str] | None, typer.Option(
-        "--where", help="Keep items whose task FIELD has one of the values, e.g. answerability=ANSWERABLE,PARTIAL "
+        "--where", metavar="<field=values>", help="Keep items whose task FIELD has one of the values, e.g. answerability=ANSWERABLE,PARTIAL "
         "(repeatable; fields are the tasks' enrichments, case-insensitive).")] = None,
     exclude_model: Annotated[list[str] | None, typer.Option(
-        "--exclude-model", help="Leave out a model's items, e.g. reference (repeatable, comma-separated).")] = None,
+        "--exclude-model", metavar="<model>", help="Leave out a model's items, e.g. reference (repeatable, comma-separated).")] = None,
     weighting: Annotated[str, typer.Option(
         "--weighting", help="none, or inverse-frequency: weight each item by 1 / frequency of its human score "
         "(weighted rank correlation, as MTRAG reported).")] = "none",
@@ -62,20 +64,21 @@ def correlate_command(
                                               help="Confidence level of the intervals.")] = 0.95,
     stat: Annotated[str, typer.Option("--stat", help="Statistic shown in the table and heatmap and used to pick "
                                       "the best judge: spearman, kendall or pearson.")] = "spearman",
-    members: Annotated[bool, typer.Option("--members", help="Also correlate each panel member (e.g. each RB_llm "
-                                          "judge model) on its own, as NAME\\[model].")] = False,
+    members: Annotated[bool, typer.Option("--members", metavar="", help="Also correlate each panel member (e.g. each RB_llm "
+                                          "judge model) on its own, as NAME[model].")] = False,
     idk_metrics: Annotated[list[str] | None, typer.Option(
-        "--idk-metrics", help="Judge metrics scored against answerability labels (default: idk_eval,idk_lexical "
+        "--idk-metrics", metavar="<names>", help="Judge metrics scored against answerability labels (default: idk_eval,idk_lexical "
         "when present).")] = None,
     conversational_as_unanswerable: Annotated[bool, typer.Option(
-        "--conversational-as-unanswerable", help="Score IDK judges on conversational turns as unanswerable.")] = False,
+        "--conversational-as-unanswerable", metavar="", help="Score IDK judges on conversational turns as unanswerable.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="table, json or csv, on stdout. json: one object whose "
                                         "\"correlations\" is the list of rows {judge, human, n, spearman, kendall, "
                                         "pearson} (each statistic {value, ci_low, ci_high, p}) and whose "
                                         "\"agreement\" maps each human dimension to its agreement measures.")
                    ] = "table",
     csv_out: Annotated[Path | None, typer.Option("--csv", help="Also write the correlations as CSV here.")] = None,
-    heatmap_out: Annotated[Path | None, typer.Option("--heatmap", help="Also draw a heatmap PNG here.")] = None,
+    heatmap_out: Annotated[Path | None, typer.Option("--heatmap", help="Also draw a heatmap here (.png, .pdf, "
+                                                     ".svg or .jpg).")] = None,
 ) -> None:
     """Correlate judges with human ratings (Spearman, Kendall, Pearson with bootstrap CIs) and measure
     inter-annotator, judge-panel and IDK agreement."""
@@ -85,6 +88,7 @@ def correlate_command(
     from ragjudge.correlation.render import heatmap, print_report, to_csv
     from ragjudge.correlation.sources import is_inspectorraget, parse_source, results_file
     from ragjudge.correlation.stats import STATS, WEIGHTINGS
+    from ragjudge.formats.files import output_file, writing
 
     if fmt not in ("table", "json", "csv"):
         raise UsageError(f"--format must be table, json or csv, got {fmt!r}")
@@ -92,6 +96,13 @@ def correlate_command(
         raise UsageError(f"--weighting must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
     if stat not in STATS:
         raise UsageError(f"--stat must be one of {', '.join(STATS)}, got {stat!r}")
+    if heatmap_out is not None:  # checked before any work, not after the bootstrap
+        if heatmap_out.suffix.lower() not in HEATMAP_FORMATS:
+            raise UsageError(f"--heatmap {heatmap_out}: the heatmap is an image; name it "
+                             f"{' or '.join('*' + s for s in HEATMAP_FORMATS)}")
+        output_file(heatmap_out, "heatmap image (--heatmap)")
+    if csv_out is not None:
+        output_file(csv_out, "CSV file (--csv)")
 
     ds = load_humans(humans)
     results_sources = []
@@ -134,6 +145,8 @@ def correlate_command(
     if ds.judges and not any(set(j.values) & set(h.values) for j in ds.judges.values() for h in ds.humans.values()):
         raise UsageError("no item has both a judge value and a human rating in the selection")
 
+    if heatmap_out is not None and not ds.judges:
+        raise UsageError("--heatmap needs at least one judge")
     options = CorrelateOptions(weighting=weighting, bootstrap=bootstrap, seed=seed, confidence=confidence, stat=stat,
                                idk_metrics=tuple(_split(idk_metrics) or IDK_METRICS),
                                conversational_as_unanswerable=conversational_as_unanswerable,
@@ -149,11 +162,11 @@ def correlate_command(
     else:
         print_report(report, Console())
     if csv_out:
-        csv_out.parent.mkdir(parents=True, exist_ok=True)
-        csv_out.write_text(to_csv(report))
+        with writing(csv_out):
+            csv_out.parent.mkdir(parents=True, exist_ok=True)
+            csv_out.write_text(to_csv(report), encoding="utf-8")
         typer.echo(f"correlations: {csv_out}", err=True)
     if heatmap_out:
-        if not report["judges"]:
-            raise UsageError("--heatmap needs at least one judge")
-        heatmap(report, heatmap_out)
+        with writing(heatmap_out):
+            heatmap(report, heatmap_out)
         typer.echo(f"heatmap: {heatmap_out}", err=True)

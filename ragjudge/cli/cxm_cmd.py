@@ -19,9 +19,11 @@ from ragjudge.cli import common
 from ragjudge.engine import EngineOptions, OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome, print_tables
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import input_folder, output_folder
 
 app = typer.Typer(help="CXMArena conversation-analytics tasks: intent, agent quality, tool calls, answer "
-                       "classification, KB refinement, article search.", no_args_is_help=True)
+                       "classification, KB refinement, article search.", no_args_is_help=True,
+                  rich_markup_mode=None)
 
 TaskOpt = Annotated[str, typer.Option("--task", help=f"One of: {', '.join(TASKS)}.")]
 DataOpt = Annotated[Path, typer.Option("--data", help="CXMArena data folder: the release layout "
@@ -71,7 +73,7 @@ def score_command(
                                                      "(default: <data>/predictions/<task>.jsonl).")] = None,
     taxonomy: TaxonomyOpt = None,
     k: KsOpt = None,
-    baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", help="KB refinement: also sweep the "
+    baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", metavar="", help="KB refinement: also sweep the "
                                            "embedding-similarity baseline (bundled MiniLM, offline).")] = True,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="KB baseline embedding model "
                                                         "(default: bundled all-MiniLM-L6-v2).")] = None,
@@ -79,6 +81,7 @@ def score_command(
 ) -> None:
     """Score existing predictions offline and print every metric (nothing is written)."""
     fmt = common.check_format(fmt)
+    input_folder(data, "CXMArena data folder")
     if task is None:
         if predictions is not None:
             raise UsageError("--predictions needs --task")
@@ -127,7 +130,7 @@ def run_command(
     taxonomy: TaxonomyOpt = None,
     tool_counts: Annotated[str | None, typer.Option("--tool-counts", help="Numbers of offered tools "
                                                     "[default: 16,32,64,96,128].")] = None,
-    force_tool_call: Annotated[bool, typer.Option("--force-tool-call", help="Require a tool call "
+    force_tool_call: Annotated[bool, typer.Option("--force-tool-call", metavar="", help="Require a tool call "
                                                   "(tool_choice=required).")] = False,
     retriever: Annotated[str | None, typer.Option("--retriever", help="Retrieval pipeline (name or YAML path, e.g. "
                                                   "bm25, dense, hybrid) for article search and for the articles "
@@ -146,13 +149,14 @@ def run_command(
     no_cache: common.NoCacheOpt = False,
     api_base: common.ApiBaseOpt = None,
     judge_dir: common.JudgeDirOpt = None,
-    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", help="Extra folder of pipeline "
+    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline "
                                                            "specs (repeatable).")] = None,
     max_retries: common.RetriesOpt = 6,
     timeout: common.TimeoutOpt = 120.0,
 ) -> None:
     """Run a model on one task, then score it (the same as `ragjudge eval --bench cxm-<task>`; resumes on rerun)."""
     fmt = common.check_format(fmt)
+    input_folder(data, "CXMArena data folder")
     name = task_name(task)
     given: dict[str, tuple[str, Any]] = {"data": ("--data", str(data))}
     if name == "article-search":  # the system under test is the retrieval pipeline
@@ -170,7 +174,7 @@ def run_command(
     bench = cls(_options(name, given), label=f"cxm-{name}")
     engine = EngineOptions(limit=limit, concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
                            api_base=api_base, max_retries=max_retries, timeout=timeout)
-    outcome = run_bench(bench, engine, OutputPaths.in_folder(out or default_out(bench)))
+    outcome = run_bench(bench, engine, OutputPaths.in_folder(output_folder(out or default_out(bench), "--out folder")))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
 
@@ -184,5 +188,6 @@ def fetch_command(
     from ragjudge.bench.cxm.hub import TASK_CONFIGS, fetch
 
     configs = list(TASK_CONFIGS[task_name(task)]) if task else None
+    output_folder(out, "--out folder")
     for path in fetch(out, configs):
         typer.echo(str(path))

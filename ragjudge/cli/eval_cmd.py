@@ -18,8 +18,9 @@ from ragjudge.cli import common
 from ragjudge.engine import OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import output_folder
 
-TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", help="A bench option KEY=VALUE "
+TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", metavar="<key=value>", help="A bench option KEY=VALUE "
                                                        "(repeatable); `ragjudge benches show NAME` lists them.")]
 
 
@@ -37,7 +38,7 @@ def eval_command(
                                                 "(its index is built once and reused).")] = None,
     rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="litellm model for a pipeline whose "
                                                       "query strategy is rewrite.")] = None,
-    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", help="Extra folder of pipeline specs "
+    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline specs "
                                                            "(repeatable).")] = None,
     index_dir: Annotated[Path | None, typer.Option("--index-dir", help="Where indexes are kept and reused.")] = None,
     judges: common.JudgesOpt = None,
@@ -84,7 +85,8 @@ def eval_command(
                                    rpm=rpm, tpm=tpm, retry_seconds=retry_seconds, no_preflight=no_preflight,
                                    retry_errors=retry_errors)
     instance = cls(options, label=label)
-    outcome = run_bench(instance, engine, OutputPaths.in_folder(out or default_out(instance)))
+    folder = output_folder(out or default_out(instance), "output folder (--out)")
+    outcome = run_bench(instance, engine, OutputPaths.in_folder(folder))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
 

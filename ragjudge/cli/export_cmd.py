@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from ragjudge.errors import UsageError
 
 FORMATS = ("inspectorraget",)
 
 
+class ExportCommand(TyperCommand):
+    """Typer shows a repeatable argument's type as `<list[str]>` even when a metavar names it; the metavar and
+    the help say enough."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar:
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
+
+
 def export_command(
     results: Annotated[list[str], typer.Argument(
+        metavar="[MODEL_ID=]RESULTS",
         help="[MODEL_ID=]RESULTS: ragjudge results.jsonl files or run folders, one per model (MODEL_ID defaults "
         "to the run's generator, else the folder or file name).")],
     to: Annotated[str, typer.Option("--to", help="Target format: inspectorraget.")] = "inspectorraget",
@@ -26,11 +39,13 @@ def export_command(
     """Write ragjudge results (tasks, documents, models, judge metrics) as an InspectorRAGet experiment file."""
     from ragjudge import __version__
     from ragjudge.correlation.sources import default_model_id, parse_source, read_results, results_file
+    from ragjudge.formats.files import output_file
     from ragjudge.formats.inspectorraget import write_inspectorraget
     from ragjudge.formats.inspectorraget_export import from_results
 
     if to not in FORMATS:
         raise UsageError(f"--to must be one of {', '.join(FORMATS)}, got {to!r}")
+    output_file(out, "InspectorRAGet file (--out)")
     sources = [parse_source(spec) for spec in results]
     if model_id and (len(sources) != 1 or sources[0][0] is not None):
         raise UsageError("--model-id applies to a single RESULTS given without MODEL_ID=")

@@ -11,6 +11,7 @@ from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
 from ragjudge.cli import common
 from ragjudge.engine import OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome
+from ragjudge.formats.files import output_file
 
 
 def judge_command(
@@ -48,7 +49,7 @@ def judge_command(
                                    cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
                                    max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm,
                                    retry_seconds=retry_seconds, no_preflight=no_preflight, retry_errors=retry_errors)
-    results = out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl")
+    results = output_file(out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl"), "results file")
     outcome = run_bench(MtragBench(options), engine, OutputPaths.beside(results))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)

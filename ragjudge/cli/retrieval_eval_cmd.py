@@ -14,10 +14,10 @@ from rich.table import Table
 
 from ragjudge.cli import common
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import output_file, writing
 from ragjudge.formats.jsonl import write_jsonl
 from ragjudge.formats.runs import read_qrels, read_run
-from ragjudge.retrieval_eval import (evaluate_run, parse_cutoffs, parse_metrics, read_labels,
-                                     resolve_dimensions)
+from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
 from ragjudge.retrieval_eval.breakdowns import BUILTIN
 
 TITLES = {"turn": "First vs later turns", "turn_number": "By turn", "domain": "By domain",
@@ -27,7 +27,7 @@ BREAKDOWN_COLUMNS = ("recall@5", "recall@10", "ndcg@5", "ndcg@10")  # what fits 
 
 def retrieval_eval_command(
     run: Annotated[Path, typer.Argument(help="Run to score: MTRAG retrieval predictions (JSONL) or a TREC run.")],
-    qrels: Annotated[list[Path], typer.Option("--qrels", help="BEIR TSV or TREC qrels; repeat to merge several "
+    qrels: Annotated[list[Path], typer.Option("--qrels", metavar="<file>", help="BEIR TSV or TREC qrels; repeat to merge several "
                                                "(e.g. one per domain).")],
     metrics: Annotated[str | None, typer.Option("--metrics", help="Comma-separated recall, ndcg, precision, mrr, "
                                                 "map, hit_rate (alias acc), each at every cutoff or at one (ndcg@10). "
@@ -46,7 +46,7 @@ def retrieval_eval_command(
                                                         "query rewrites with their standalone class.")] = None,
     domain: Annotated[str | None, typer.Option("--domain", help="Domain of queries whose run line has no "
                                                "Collection (TREC runs).")] = None,
-    ignore_missing: Annotated[bool, typer.Option("--ignore-missing", help="Leave out judged queries the run has "
+    ignore_missing: Annotated[bool, typer.Option("--ignore-missing", metavar="", help="Leave out judged queries the run has "
                                                  "no line for, instead of scoring them zero.")] = False,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level for --compare.")]
     = 0.05,
@@ -55,6 +55,8 @@ def retrieval_eval_command(
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))
+    if per_query:
+        output_file(per_query, "per-query file (--per-query)")
     the_run = read_run(run)
     merged = read_qrels(qrels[0])
     for path in qrels[1:]:
@@ -83,15 +85,16 @@ def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
     if suffix not in (".csv", ".tsv"):
         write_jsonl(path, rows)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     columns = list(dict.fromkeys(c for row in rows for c in row))
-    with tmp.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
+        os.replace(tmp, path)
 
 
 def _breakdown_columns(metric_names: list[str]) -> list[str]:

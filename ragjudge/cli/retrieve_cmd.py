@@ -19,6 +19,7 @@ import typer
 from ragjudge.cli import common
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
+from ragjudge.formats.files import output_file, writing
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
 from ragjudge.formats.mtrag import read_tasks, require_questions
 from ragjudge.formats.runs import Hit, Run, write_mtrag_run, write_trec_run
@@ -31,7 +32,7 @@ from ragjudge.retrieval.spec import load_pipeline
 
 PipelineOpt = Annotated[str, typer.Option("--pipeline", help="Pipeline spec name (see pipelines/) or a path to a "
                                           "spec YAML file.")]
-PipelineDirOpt = Annotated[list[str] | None, typer.Option("--pipeline-dir", help="Extra folder of pipeline specs "
+PipelineDirOpt = Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline specs "
                                                           "(repeatable); overrides built-in specs of the same name.")]
 IndexDirOpt = Annotated[Path | None, typer.Option("--index-dir", help="Where indexes are kept and reused "
                                                   "(default: <cache dir>/indexes).")]
@@ -54,12 +55,12 @@ def build_rewrite_gateway(models: list[str], *, cache_dir: str | None, no_cache:
                           concurrency: int) -> Any:
     if not models:
         return None
-    from ragjudge.llm import LLMGateway, ResponseCache
+    from ragjudge.llm import LLMGateway, open_cache
     from ragjudge.llm.gateway import validate_model
 
     for model in models:
         validate_model(model, api_base)
-    return LLMGateway(cache=None if no_cache else ResponseCache(cache_dir), concurrency=concurrency,
+    return LLMGateway(cache=None if no_cache else open_cache(cache_dir), concurrency=concurrency,
                       api_base=api_base)
 
 
@@ -74,7 +75,7 @@ def retrieve_command(
     index_dir: IndexDirOpt = None,
     pipeline_dir: PipelineDirOpt = None,
     rewrite_model: RewriteModelOpt = None,
-    chunk: Annotated[bool, typer.Option("--chunk", help="Corpus lines are documents: split them into 512-token "
+    chunk: Annotated[bool, typer.Option("--chunk", metavar="", help="Corpus lines are documents: split them into 512-token "
                                         "passages with a 100-token overlap (unless the spec sets chunking).")] = False,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
@@ -87,6 +88,7 @@ def retrieve_command(
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     started = time.perf_counter()
+    output_file(out, "run file (--out)")  # before any indexing
     spec = load_pipeline(pipeline, pipeline_dir)
     if chunk and spec.chunking is None:
         spec = spec.model_copy(update={"chunking": ChunkingSpec()})
@@ -132,14 +134,14 @@ def retrieve_command(
                            f"applies to MTRAG tasks only", err=True)
     finally:
         pipe.close()
-    out.parent.mkdir(parents=True, exist_ok=True)
     if out.suffix in (".trec", ".txt", ".run"):
         write_trec_run(run, out, tag=spec.name)
     else:
         write_mtrag_run(run, out)
     summary = {"out": str(out), "queries": len(run), "k": k or spec.k, "pipeline": pipe.record(),
                "query_strategy": query_summary, "seconds": round(time.perf_counter() - started, 2)}
-    _sibling(out, ".pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    with writing(_sibling(out, ".pipeline.json")):
+        _sibling(out, ".pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
     if (warning := rewrite_warning(query_summary)) is not None:
         typer.echo(warning, err=True)
     if fmt == "json":

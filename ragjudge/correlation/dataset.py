@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.correlation.aggregate import Scale, aggregate, normalize_aggregator
-from ragjudge.correlation.sources import read_results, results_file
+from ragjudge.correlation.sources import judge_details, read_results, results_file
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.inspectorraget import (
     COMPOSITE,
@@ -305,12 +305,11 @@ def add_results(ds: Dataset, path: str | Path, model_id: str) -> int:
                 continue
             metric = ds.judges.setdefault(name, MetricData(name, JUDGE, str(file)))
             metric.set_value(key, value, str(file), task.task_id)
-        judges = (record.get("ragjudge") or {}).get("judges") or {}
-        for detail in judges.values():
-            if not isinstance(detail, dict) or detail.get("metric") not in ds.judges:
+        for detail in judge_details(record, file=str(file), line=line).values():
+            if detail.get("metric") not in ds.judges:
                 continue
             members = {str(m.get("model") or f"member{i}"): as_number(m.get("value"))
-                       for i, m in enumerate(detail.get("members") or []) if isinstance(m, dict)}
+                       for i, m in enumerate(detail.get("members") or [])}
             members = {r: v for r, v in members.items() if v is not None}
             if members:
                 ds.judges[detail["metric"]].ratings[key] = members

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from ragjudge.correlation.stats import STATS
+from ragjudge.engine.render import Table, print_tables
 
 STAT_NAMES = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "pearson": "Pearson r"}
 
@@ -22,10 +21,11 @@ def _num(value: float | None, digits: int = 3, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
-def _cell(stat: dict[str, Any]) -> str:
-    text = _num(stat["value"], signed=True)
+def _cell(stat: dict[str, Any], best: bool = False) -> str:
+    """The value (marked * when best), and under it its confidence interval."""
+    text = _num(stat["value"], signed=True) + (" *" if best else "")
     if stat["ci_low"] is not None and stat["ci_high"] is not None:
-        text += f" [{stat['ci_low']:+.2f},{stat['ci_high']:+.2f}]"
+        text += f"\n[{stat['ci_low']:+.2f},{stat['ci_high']:+.2f}]"
     return text
 
 
@@ -33,68 +33,63 @@ def _by_pair(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["judge"], r["human"]): r for r in report["correlations"]}
 
 
-def print_report(report: dict[str, Any], console: Console) -> None:
+def report_tables(report: dict[str, Any]) -> list[Table]:
+    """The report as the engine's tables, so they are laid out like every other ragjudge table: split to the
+    console's width with the label columns repeated, confidence intervals never cut."""
     stat = report["stat"]
     rows = _by_pair(report)
     weighting = "" if report["weighting"] == "none" else f", weighted ({report['weighting']})"
     ci = (f", {report['confidence']:.0%} bootstrap CI over tasks (B={report['bootstrap']})"
           if report["bootstrap"] else "")
-    table = Table(title=f"{STAT_NAMES[stat]} of judges with human ratings{weighting}{ci}",
-                  caption=f"{report['n_rated_items']} rated items, {report['n_tasks']} tasks, "
-                          f"models: {escape(', '.join(report['models']))}.  * best judge per column.")
-    table.add_column("judge")
-    table.add_column("n", justify="right")
-    for human in report["humans"]:
-        table.add_column(escape(human), justify="right")
-    for judge in report["judges"]:
-        ns = sorted({rows[(judge, h)]["n"] for h in report["humans"]})
-        cells = []
-        for human in report["humans"]:
-            text = _cell(rows[(judge, human)][stat])
-            cells.append(f"[bold]{text} *[/bold]" if report["best"].get(human) == judge else text + "  ")
-        table.add_row(escape(judge), "–".join(str(n) for n in (ns[0], ns[-1])) if len(ns) > 1 else str(ns[0]), *cells)
+    tables = []
     if report["judges"]:
-        console.print(table)
-    else:
-        console.print("[yellow]no judges to correlate: pass --judges or use a file with algorithm metrics[/yellow]")
-    _print_agreement(report["agreement"], "Agreement between human annotators", console)
-    if report["judge_agreement"]:
-        _print_agreement(report["judge_agreement"], "Agreement between judge panel members", console)
-    if report["idk_accuracy"]:
-        t = Table(title="IDK judges vs answerability labels")
-        for col in ("judge", "n", "accuracy", "by answerability (accuracy, n)"):
-            t.add_column(col, justify="left" if col.startswith(("judge", "by")) else "right")
-        for judge, acc in report["idk_accuracy"].items():
-            parts = [f"{escape(label)} {_num(g['accuracy'])} ({g['scored']})"
-                     for label, g in acc["by_answerability"].items() if g["scored"]]
-            t.add_row(escape(judge), str(acc["n"]), _num(acc["accuracy"]), ", ".join(parts))
-        console.print(t)
-    if len(report["judges"]) >= 2 and console.width < 16 + 8 * len(report["judges"]):
-        console.print("[dim]judge-vs-judge correlations: too many judges for this terminal; see --format json[/dim]")
-    elif len(report["judges"]) >= 2:
-        t = Table(title=f"{STAT_NAMES[stat]} between judges")
-        t.add_column("")
+        main = Table(f"{STAT_NAMES[stat]} of judges with human ratings{weighting}{ci}",
+                     ["judge", "n", *report["humans"]], [],
+                     [f"{report['n_rated_items']} rated items, {report['n_tasks']} tasks, models: "
+                      f"{', '.join(report['models'])}. * best judge per column."])
         for judge in report["judges"]:
-            t.add_column(escape(judge), justify="right")
-        pair = {}
+            ns = sorted({rows[(judge, h)]["n"] for h in report["humans"]})
+            cells = [_cell(rows[(judge, h)][stat], best=report["best"].get(h) == judge) for h in report["humans"]]
+            main.rows.append([judge, "–".join(str(n) for n in (ns[0], ns[-1])) if len(ns) > 1 else ns[0], *cells])
+        tables.append(main)
+    tables.append(_agreement_table(report["agreement"], "Agreement between human annotators"))
+    if report["judge_agreement"]:
+        tables.append(_agreement_table(report["judge_agreement"], "Agreement between judge panel members"))
+    if report["idk_accuracy"]:
+        idk = Table("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability (accuracy, n)"],
+                    [])
+        for judge, acc in report["idk_accuracy"].items():
+            parts = [f"{label} {_num(g['accuracy'])} ({g['scored']})"
+                     for label, g in acc["by_answerability"].items() if g["scored"]]
+            idk.rows.append([judge, acc["n"], acc["accuracy"], ", ".join(parts)])
+        tables.append(idk)
+    if len(report["judges"]) >= 2:  # columns are numbered (#1, #2...) so that the matrix fits the width
+        pair: dict[tuple[str, str], float | None] = {}
         for r in report["judge_vs_judge"]:
             pair[(r["a"], r["b"])] = pair[(r["b"], r["a"])] = r[stat]["value"]
-        for a in report["judges"]:
-            t.add_row(escape(a), *("1" if a == b else _num(pair.get((a, b)), signed=True) for b in report["judges"]))
-        console.print(t)
+        judges = report["judges"]
+        tables.append(Table(f"{STAT_NAMES[stat]} between judges", ["judge", *(f"#{i}" for i in range(1, len(judges) + 1))],
+                            [[f"#{i} {a}", *(1.0 if a == b else pair.get((a, b)) for b in judges)]
+                             for i, a in enumerate(judges, start=1)]))
+    return tables
 
 
-def _print_agreement(agreement: dict[str, Any], title: str, console: Console) -> None:
-    t = Table(title=title, caption="MTRAG: all agree, or a majority agrees and the rest are one step away.")
-    for col in ("metric", "items", "raters", "per item", "MTRAG", "exact", "Krippendorff α", "Cohen κ", "κ quadr."):
-        t.add_column(col, justify="left" if col == "metric" else "right")
+def print_report(report: dict[str, Any], console: Console) -> None:
+    if not report["judges"]:
+        console.print("[yellow]no judges to correlate: pass --judges or use a file with algorithm metrics[/yellow]")
+    print_tables(report_tables(report), console)
+
+
+def _agreement_table(agreement: dict[str, Any], title: str) -> Table:
+    table = Table(title, ["metric", "items", "raters", "per item", "MTRAG", "exact", "Krippendorff α", "Cohen κ",
+                          "κ quadr."], [],
+                  ["MTRAG: all agree, or a majority agrees and the rest are one step away."])
     for name, a in agreement.items():
         per = a["raters_per_item"]
         span = "-" if not per else str(per["min"]) if per["min"] == per["max"] else f"{per['min']}–{per['max']}"
-        t.add_row(escape(name), str(a["n_items"]), str(a["n_raters"]), span,
-                  _num(a["mtrag_agreement"]), _num(a["exact_agreement"]), _num(a["krippendorff_alpha"]),
-                  _num(a["cohen_kappa"]["mean"]), _num(a["cohen_kappa"]["mean_quadratic"]))
-    console.print(t)
+        table.rows.append([name, a["n_items"], a["n_raters"], span, a["mtrag_agreement"], a["exact_agreement"],
+                           a["krippendorff_alpha"], a["cohen_kappa"]["mean"], a["cohen_kappa"]["mean_quadratic"]])
+    return table
 
 
 CSV_COLUMNS = ["judge", "human", "n"] + [f"{s}{suffix}" for s in STATS for suffix in ("", "_ci_low", "_ci_high", "_p")]

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.files import read_text
+from ragjudge.formats.jsonl import json_type, read_jsonl
 
 
 def parse_source(spec: str) -> tuple[str | None, Path]:
@@ -37,7 +38,10 @@ def results_file(path: Path) -> Path:
 
 
 def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line, record) of a ragjudge results file; a line without `task_id` and `metrics` is an error."""
+    """(line, record) of a ragjudge results file, every line checked for shape: an MTRAG task (task_id, input,
+    contexts, targets), `metrics` an object and `ragjudge.judges` (when present) an object of judge results."""
+    from ragjudge.formats.mtrag import task_from_record
+
     rows = []
     for line, record in read_jsonl(path):
         if "task_id" not in record:
@@ -45,10 +49,35 @@ def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
         if not isinstance(record.get("metrics"), dict):
             raise InputError("is missing or not an object (not a ragjudge results file: run `ragjudge eval` or "
                              "`ragjudge judge` first)", file=str(path), line=line, field="metrics")
+        task_from_record(record, file=str(path), line=line)
+        judge_details(record, file=str(path), line=line)
         rows.append((line, record))
     if not rows:
         raise InputError("contains no results", file=str(path))
     return rows
+
+
+def judge_details(record: dict[str, Any], *, file: str, line: int) -> dict[str, dict[str, Any]]:
+    """`ragjudge.judges` of a results line (judge name → its result: value, label, metric, panel members),
+    checked for shape; a malformed part is an InputError naming the field."""
+    details = record.get("ragjudge")
+    if details is None:
+        return {}
+    if not isinstance(details, dict):
+        raise InputError(f"must be an object, got {json_type(details)}", file=file, line=line, field="ragjudge")
+    judges = details.get("judges") or {}
+    if not isinstance(judges, dict):
+        raise InputError(f"must be an object, got {json_type(judges)}", file=file, line=line,
+                         field="ragjudge.judges")
+    for name, detail in judges.items():
+        if not isinstance(detail, dict):
+            raise InputError(f"must be an object, got {json_type(detail)}", file=file, line=line,
+                             field=f"ragjudge.judges.{name}")
+        members = detail.get("members")
+        if members is not None and not (isinstance(members, list) and all(isinstance(m, dict) for m in members)):
+            raise InputError("must be a list of objects", file=file, line=line,
+                             field=f"ragjudge.judges.{name}.members")
+    return judges
 
 
 def default_model_id(path: Path) -> str:
@@ -60,8 +89,8 @@ def default_model_id(path: Path) -> str:
         if not run_json.exists():
             continue
         try:
-            generator = json.loads(run_json.read_text()).get("generator")
-        except (json.JSONDecodeError, AttributeError):
+            generator = json.loads(read_text(run_json, "run.json")).get("generator")
+        except (json.JSONDecodeError, AttributeError, RecursionError, InputError):
             generator = None
         if isinstance(generator, str) and generator:
             return generator

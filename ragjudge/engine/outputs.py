@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import writing
 from ragjudge.formats.jsonl import to_jsonable, write_jsonl
 
 
@@ -69,8 +70,9 @@ class OutputLock:
     def __enter__(self) -> OutputLock:
         import fcntl
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fh = self.path.open("a+")
+        with writing(self.path, "create the run's lock file"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fh = self.path.open("a+")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -79,29 +81,42 @@ class OutputLock:
             fh.close()
             raise UsageError(f"{self.path.parent} is in use by another ragjudge run (pid {holder}); wait for it "
                              "to finish or pass another --out") from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
+        try:
+            with writing(self.path, "write the run's lock file"):
+                fh.seek(0)
+                fh.truncate()
+                fh.write(str(os.getpid()))
+                fh.flush()
+        except BaseException:
+            _close_quietly(fh)
+            raise
         self._fh = fh
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._fh is not None:
-            self._fh.close()  # closing releases the lock; the file stays (removing it would race a waiter)
+            _close_quietly(self._fh)  # closing releases the lock; the file stays (removing it would race a waiter)
             self._fh = None
+
+
+def _close_quietly(fh: Any) -> None:
+    try:
+        fh.close()
+    except OSError:  # a buffered write that cannot land (full disk) was already reported
+        pass
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
     """Write to a temporary sibling, then rename over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            write(tmp)
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -17,7 +17,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import read_jsonl, write_jsonl
+from ragjudge.formats.files import csv_rows, writing
+from ragjudge.formats.jsonl import json_type, read_jsonl, write_jsonl
 from ragjudge.models import Passage
 
 _ID_FIELDS = ("_id", "id", "document_id", "doc_id")
@@ -35,7 +36,7 @@ def _record_id(record: dict, *, file: str, line: int) -> str:
         value = record.get(name)
         if value is not None and value != "":
             if not isinstance(value, (str, int)) or isinstance(value, bool):
-                raise InputError(f"must be a string, got {type(value).__name__}", file=file, line=line, field=name)
+                raise InputError(f"must be a string, got {json_type(value)}", file=file, line=line, field=name)
             return str(value)
     raise InputError("is missing (expected one of _id, id, document_id)", file=file, line=line, field="_id")
 
@@ -49,11 +50,11 @@ def read_corpus(path: str | Path) -> Iterator[Passage]:
         pid = _record_id(record, file=file, line=line)
         text = record.get("text", record.get("contents"))
         if not isinstance(text, str):
-            got = "missing" if text is None else f"a {type(text).__name__}"
+            got = "missing" if text is None else json_type(text)
             raise InputError(f"must be a string, got {got}", file=file, line=line, field="text")
         title = record.get("title")
         if title is not None and not isinstance(title, str):
-            raise InputError(f"must be a string, got {type(title).__name__}", file=file, line=line, field="title")
+            raise InputError(f"must be a string, got {json_type(title)}", file=file, line=line, field="title")
         if pid in seen:
             raise InputError(f"duplicate id {pid!r} (first at line {seen[pid]})", file=file, line=line, field="_id")
         seen[pid] = line
@@ -73,7 +74,7 @@ def read_queries(path: str | Path) -> list[Query]:
         qid = _record_id(record, file=file, line=line)
         text = record.get("text")
         if not isinstance(text, str):
-            got = "missing" if text is None else f"a {type(text).__name__}"
+            got = "missing" if text is None else json_type(text)
             raise InputError(f"must be a string, got {got}", file=file, line=line, field="text")
         if not text.strip():
             raise InputError("is empty", file=file, line=line, field="text")
@@ -97,38 +98,36 @@ Qrels = dict[str, dict[str, int]]
 def read_qrels(path: str | Path) -> Qrels:
     """BEIR qrels TSV (`query-id corpus-id score`, header optional); grade 0 rows are kept as 0."""
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
     qrels: Qrels = {}
-    with path.open("r", encoding="utf-8", newline="") as fh:
-        for number, row in enumerate(csv.reader(fh, delimiter="\t"), start=1):
-            if not row or not "".join(row).strip():
-                continue
-            if number == 1 and row[0].strip().lower() in ("query-id", "query_id", "qid"):
-                continue
-            if len(row) < 3:
-                raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(row)}",
-                                 file=str(path), line=number)
-            qid, pid, grade = row[0].strip(), row[1].strip(), row[-1].strip()
-            if not qid or not pid:
-                raise InputError("is empty", file=str(path), line=number, field="query-id" if not qid else "corpus-id")
-            try:
-                value = int(float(grade))
-            except ValueError:
-                raise InputError(f"must be a number, got {grade!r}", file=str(path), line=number,
-                                 field="score") from None
-            qrels.setdefault(qid, {})[pid] = value
+    for number, row in csv_rows(path, "qrels file", delimiter="\t", quoting=csv.QUOTE_NONE):
+        if not row or not "".join(row).strip():
+            continue
+        if number == 1 and row[0].strip().lower() in ("query-id", "query_id", "qid"):
+            continue
+        if len(row) < 3:
+            raise InputError(f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(row)}",
+                             file=str(path), line=number)
+        qid, pid, grade = row[0].strip(), row[1].strip(), row[-1].strip()
+        if not qid or not pid:
+            raise InputError("is empty", file=str(path), line=number, field="query-id" if not qid else "corpus-id")
+        try:
+            value = int(float(grade))
+        except (ValueError, OverflowError):
+            raise InputError(f"must be a number, got {grade!r}", file=str(path), line=number,
+                             field="score") from None
+        qrels.setdefault(qid, {})[pid] = value
     return qrels
 
 
 def write_qrels(path: str | Path, qrels: Qrels) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
-        writer.writerow(["query-id", "corpus-id", "score"])
-        for qid, docs in qrels.items():
-            for pid, grade in docs.items():
-                writer.writerow([qid, pid, grade])
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tmp.open("w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
+            writer.writerow(["query-id", "corpus-id", "score"])
+            for qid, docs in qrels.items():
+                for pid, grade in docs.items():
+                    writer.writerow([qid, pid, grade])
+        os.replace(tmp, path)

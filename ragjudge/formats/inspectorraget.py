@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import read_text, writing
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.models import normalize_task_id
 
@@ -281,14 +282,11 @@ def _check(data: InspectorRAGetFile, file: str) -> None:
 
 def read_inspectorraget(path: str | Path) -> InspectorRAGetFile:
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    if path.is_dir():
-        raise InputError("is a folder, expected an InspectorRAGet JSON file", file=str(path))
+    text = read_text(path, "InspectorRAGet JSON file")
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not an InspectorRAGet file: not UTF-8 text", file=str(path)) from None
+        raw = json.loads(text)
+    except RecursionError:
+        raise InputError("not an InspectorRAGet file: invalid JSON (nested too deeply)", file=str(path)) from None
     except json.JSONDecodeError as exc:
         hint = " (a JSON Lines file? ragjudge results go in --judges)" if exc.msg == "Extra data" else ""
         raise InputError(f"not an InspectorRAGet file: invalid JSON ({exc.msg} at column {exc.colno}){hint}",
@@ -312,11 +310,17 @@ def annotation_number(data: InspectorRAGetFile, metric: Metric, index: int, anno
 def write_inspectorraget(path: str | Path, data: InspectorRAGetFile) -> None:
     """Write atomically, v1 schema, NaN-free."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     payload = to_jsonable(data.model_dump(mode="json", exclude_none=True))
+    text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 # Fields of an MTRAG record that become InspectorRAGet task fields rather than enrichments.

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-
-from ragjudge.models import normalize_task_id
-
 from ragjudge.formats.inspectorraget import (
     SYSTEM,
     TASK_FIELDS,
@@ -21,9 +18,10 @@ from ragjudge.formats.inspectorraget import (
     MetricValue,
     Model,
     Task,
-    is_missing,
     as_number,
+    is_missing,
 )
+from ragjudge.models import normalize_task_id
 
 _RECORD_FIELDS = TASK_FIELDS | {"predictions", "metrics", "ragjudge", "answerability", "Answerability",
                                  "Question Type", "Multi-Turn", "turn", "Collection", "collection"}
@@ -65,9 +63,11 @@ def _task_from_record(record: dict[str, Any]) -> Task:
 
 
 def _judge_details(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """metric name → the ragjudge judge result that produced it (for labels and panel members)."""
-    judges = ((record.get("ragjudge") or {}).get("judges") or {})
-    return {d["metric"]: d for d in judges.values() if isinstance(d, dict) and d.get("metric")}
+    """metric name → the ragjudge judge result that produced it (for labels and panel members); records come
+    through `correlation.sources.read_results`, which checked their shape."""
+    details = record.get("ragjudge")
+    judges = (details.get("judges") or {}) if isinstance(details, dict) else {}
+    return {str(d["metric"]): d for d in judges.values() if isinstance(d, dict) and d.get("metric")}
 
 
 def _metric_value(record: dict[str, Any], name: str) -> float | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import iter_lines, writing
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -19,29 +20,41 @@ M = TypeVar("M", bound="BaseModel")
 
 
 def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (line number, object) for each non-blank line.
+    """Yield (line number, object) for each non-blank line, streaming (memory bounded by the longest line).
 
     `tolerate_truncated_tail` is for our own append-only journals: a process killed mid-write leaves
     a partial last line, which is dropped instead of failing the resume.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    with path.open("r", encoding="utf-8") as fh:
-        lines = fh.readlines()
-    for number, line in enumerate(lines, start=1):
+    for number, line, complete in iter_lines(path, "JSON Lines file"):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            is_tail = number == len(lines) and not line.endswith("\n")
-            if tolerate_truncated_tail and is_tail:
-                return
-            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path), line=number) from None
-        if not isinstance(obj, dict):
-            raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=str(path), line=number)
+        obj = parse_json_line(line, file=str(path), line=number, tolerate=tolerate_truncated_tail and not complete)
+        del line  # not kept alive while the caller holds the parsed record
+        if obj is None:
+            return
         yield number, obj
+
+
+def parse_json_line(text: str, *, file: str, line: int, tolerate: bool = False) -> dict[str, Any] | None:
+    """One JSON object; anything else is an InputError naming file and line (None: a torn tail to drop)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if tolerate:
+            return None
+        raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=file, line=line) from None
+    except RecursionError:
+        raise InputError("invalid JSON (nested too deeply)", file=file, line=line) from None
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a JSON object, got {json_type(obj)}", file=file, line=line)
+    return obj
+
+
+def json_type(value: Any) -> str:
+    """How a JSON value's type reads in an error message: "an array", "a number", "null"..."""
+    names = {list: "an array", dict: "an object", str: "a string", int: "a number", float: "a number",
+             bool: "true/false"}
+    return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
 def to_jsonable(value: Any) -> Any:
@@ -62,12 +75,17 @@ def dumps(obj: Any) -> str:
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     """Write atomically: a reader never sees a half-written results file."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(dumps(row) + "\n")
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                for row in rows:
+                    fh.write(dumps(row) + "\n")
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()
 
 
 class JsonlAppender:
@@ -75,26 +93,39 @@ class JsonlAppender:
     flight (the OS holds what was flushed); fsync runs at most every `sync_every` seconds and at close, which
     covers a machine crash without paying a disk sync per record."""
 
-    def __init__(self, path: str | Path, sync_every: float = 1.0):
+    def __init__(self, path: str | Path, sync_every: float | None = None):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        _drop_partial_tail(self.path)
-        self._fh = self.path.open("a", encoding="utf-8")
+        if sync_every is None:  # RAGJUDGE_FSYNC_SECONDS=0: a disk sync per record (slow, for paranoid setups)
+            sync_every = float(os.environ.get("RAGJUDGE_FSYNC_SECONDS", "1"))
+        with writing(self.path, "write the journal"):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            _drop_partial_tail(self.path)
+            self._fh = self.path.open("a", encoding="utf-8")
         self._sync_every = sync_every
         self._synced = time.monotonic()
 
     def append(self, record: dict[str, Any]) -> None:
-        self._fh.write(dumps(record) + "\n")
-        self._fh.flush()
-        if time.monotonic() - self._synced >= self._sync_every:
-            os.fsync(self._fh.fileno())
-            self._synced = time.monotonic()
+        line = dumps(record) + "\n"
+        with writing(self.path, "write the journal"):
+            self._fh.write(line)
+            self._fh.flush()
+            if time.monotonic() - self._synced >= self._sync_every:
+                os.fsync(self._fh.fileno())
+                self._synced = time.monotonic()
 
     def close(self) -> None:
-        if not self._fh.closed:
+        if self._fh.closed:
+            return
+        try:
             self._fh.flush()
             os.fsync(self._fh.fileno())
-            self._fh.close()
+        except OSError:  # the disk filled while the last line was buffered: the append already said so
+            pass
+        finally:
+            try:
+                self._fh.close()
+            except OSError:
+                pass
 
     def __enter__(self) -> JsonlAppender:
         return self

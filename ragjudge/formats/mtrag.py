@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.jsonl import json_type, read_jsonl
 from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn, normalize_task_id
 
 # Fields mapped onto Task attributes; everything else is kept in Task.enrichments.
@@ -33,6 +33,19 @@ def _missing(value: Any) -> bool:
     if isinstance(value, str):
         return value.strip() in _NOT_APPLICABLE
     return value is None or (isinstance(value, float) and math.isnan(value)) or value == []
+
+
+def _whole_number(value: Any) -> int | None:
+    """1, 1.0 and "1" are turn 1; 1.5, inf, true, "one" are not turns."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
 
 
 def _as_list(value: Any) -> list[str]:
@@ -98,6 +111,8 @@ def task_from_record(record: dict[str, Any], *, file: str | None = None, line: i
     task_id = record.get("task_id")
     if _missing(task_id):
         raise InputError("is missing", field="task_id", **where)
+    if isinstance(task_id, bool) or not isinstance(task_id, (str, int)):  # an int is kept as written (results)
+        raise InputError(f"must be a string or an integer, got {json_type(task_id)}", field="task_id", **where)
     task_id = str(task_id)
     sep = "<::>" if "<::>" in task_id else "::"
     conversation_id = record.get("conversation_id")
@@ -109,10 +124,9 @@ def task_from_record(record: dict[str, Any], *, file: str | None = None, line: i
         if not tail.isdigit():
             raise InputError("is missing and cannot be derived from task_id", field="turn", **where)
         turn = int(tail)
-    try:
-        turn = int(turn)
-    except (TypeError, ValueError):
-        raise InputError(f"must be an integer, got {turn!r}", field="turn", **where) from None
+    turn = _whole_number(turn)
+    if turn is None:
+        raise InputError(f"must be a whole number, got {record.get('turn')!r}"[:120], field="turn", **where)
 
     answerability = _as_list(record.get("answerability", record.get("Answerability")))
     label = answerability[0].upper() if answerability else None
@@ -202,8 +216,7 @@ def read_predictions(path: str | Path) -> list[tuple[Task, Prediction]]:
 def result_record(task: Task, prediction: Prediction, metrics: dict[str, Any], details: dict[str, Any] | None = None
                   ) -> dict[str, Any]:
     """One results line: the input record unchanged, plus predictions, the contexts used and `metrics`."""
-    record = dict(task.raw)
-    record["task_id"] = task.task_id
+    record = dict(task.raw)  # the task id as written: an integer id stays an integer
     if prediction.contexts is not None:
         record["contexts"] = [p.to_record() for p in prediction.contexts]
     record["predictions"] = [{"text": prediction.text}]

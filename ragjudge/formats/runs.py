@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import first_line, iter_lines, writing
 from ragjudge.formats.jsonl import dumps, read_jsonl
 from ragjudge.models import normalize_task_id
 
@@ -323,26 +324,14 @@ def qrels_lines(qrels: Qrels, *, fmt: str = "beir") -> list[str]:
 # ---------------------------------------------------------------- helpers
 
 def _first_line(path: Path) -> str | None:
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    if path.is_dir():
-        raise InputError("is a folder, not a file", file=str(path))
-    with path.open("r", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                return line.rstrip("\n")
-    return None
+    return first_line(path, "run or qrels file")
 
 
 def _columns(path: Path, *, split_on: str | None) -> Iterator[tuple[int, list[str]]]:
-    try:
-        with path.open("r", encoding="utf-8", newline="") as fh:
-            for number, line in enumerate(fh, start=1):
-                line = line.rstrip("\r\n")
-                if line.strip():
-                    yield number, line.split(split_on)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"is not UTF-8 text ({exc.reason})", file=str(path)) from None
+    for number, line, _ in iter_lines(path, "run or qrels file"):
+        line = line.rstrip("\r\n")
+        if line.strip():
+            yield number, line.split(split_on)
 
 
 def _number(value: Any) -> float | None:
@@ -375,8 +364,13 @@ def _check_token(value: str, what: str) -> None:
 
 def _atomic_write(path: str | Path, lines: Iterable[str]) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.writelines(lines)
-    os.replace(tmp, path)
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with tmp.open("w", encoding="utf-8") as fh:
+                fh.writelines(lines)
+            os.replace(tmp, path)
+        finally:
+            if tmp.exists():
+                tmp.unlink()

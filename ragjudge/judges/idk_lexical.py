@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ragjudge.errors import InputError
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.models import JudgeResult
@@ -17,10 +18,20 @@ class LexicalIDKJudge(Judge):
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
         patterns = spec.options.get("patterns") or []
-        if not patterns:
-            raise ValueError(f"{spec.source}: options.patterns must list at least one regex")
+        if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
+            raise InputError("must list at least one regex", file=spec.source, field="options.patterns")
+        for i, pattern in enumerate(patterns):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise InputError(f"not a regular expression: {exc}", file=spec.source,
+                                 field=f"options.patterns[{i}]") from None
         self.pattern = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
-        self.min_answer_words = int(spec.options.get("min_answer_words", 12))
+        words = spec.options.get("min_answer_words", 12)
+        if isinstance(words, bool) or not isinstance(words, int) or words < 0:
+            raise InputError(f"must be a whole number, got {words!r}", file=spec.source,
+                             field="options.min_answer_words")
+        self.min_answer_words = words
         self.values = {"yes": 1.0, "partial": 0.5, "no": 0.0}
 
     def classify(self, text: str) -> tuple[str, str]:

@@ -47,10 +47,14 @@ class JudgeRegistry:
         module_name, _, class_name = (spec.implementation or "").partition(":")
         try:
             cls = getattr(importlib.import_module(module_name), class_name)
-        except (ImportError, AttributeError) as exc:
+        except (ImportError, AttributeError, ValueError, TypeError) as exc:
             raise InputError(f"cannot load {spec.implementation!r}: {exc}", file=spec.source,
                              field="implementation") from None
-        return cls(spec)
+        try:
+            return cls(spec)
+        except (ValueError, TypeError, KeyError) as exc:  # a third-party judge refusing its options
+            raise InputError(f"{spec.implementation} refuses its options: {exc}", file=spec.source,
+                             field="options") from None
 
     def build_many(self, names: list[str], options: dict[str, object] | None = None) -> list[Judge]:
         for name in names:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from functools import cache
 from typing import Any
 
@@ -14,4 +15,16 @@ def litellm() -> Any:
 
     _litellm.suppress_debug_info = True
     _litellm.drop_params = True  # providers that lack e.g. `seed` get the call without it instead of failing
+    quiet_dropped_requests()
     return _litellm
+
+
+def quiet_dropped_requests() -> None:
+    """litellm's acompletion/aembedding build the provider's request coroutine in a worker thread
+    (run_in_executor). When a run stops while calls are in flight (a full disk, Ctrl-C), asyncio cancels the
+    waiting side and the thread's coroutine is dropped before it sends anything: Python then warns "coroutine
+    'OpenAIChatCompletion.acompletion' was never awaited", noise after an error that was already reported.
+    Idempotent (an identical filter replaces itself); the CLI calls it at every start."""
+    warnings.filterwarnings("ignore", category=RuntimeWarning,
+                            message=r"coroutine '\w+\.(acompletion|aembedding|async_completion|async_embedding)' "
+                                    r"was never awaited")

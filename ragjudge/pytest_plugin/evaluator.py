@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from ragjudge.errors import UsageError
 from ragjudge.judges import Judge, JudgeContext, JudgeItem, JudgeRegistry
-from ragjudge.llm import LLMGateway, ResponseCache
+from ragjudge.llm import LLMGateway, ResponseCache, open_cache
 from ragjudge.models import JudgeResult
 from ragjudge.pytest_plugin.config import RECALL, Settings
 from ragjudge.pytest_plugin.inputs import TurnInput
@@ -138,7 +138,7 @@ class Evaluator:
         if self.settings.llm_unavailable:
             return None
         if self._gateway is None:
-            self._cache = ResponseCache(self.settings.cache_dir)
+            self._cache = open_cache(self.settings.cache_dir)
             self._gateway = LLMGateway(cache=self._cache, api_base=self.settings.api_base,
                                        api_key=os.environ.get(API_KEY_ENV) or None)
         return self._gateway

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import writing
 from ragjudge.llm import LLMGateway
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.models import Passage, Task
@@ -48,13 +49,31 @@ class IndexInfo:
     reused: bool
     passages: int
     seconds: float
+    members: list[str] | None = None
+    """A hybrid's member index folders (each shared with the member's own pipeline)."""
     build_seconds: float | None = None
     """How long building the index took, when it was built (also when it is reused: kept in its manifest)."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"folder": str(self.folder) if self.folder else None, "reused": self.reused,
-                "passages": self.passages, "seconds": round(self.seconds, 2),
-                "build_seconds": None if self.build_seconds is None else round(self.build_seconds, 2)}
+        out = {"folder": str(self.folder) if self.folder else None, "reused": self.reused,
+               "passages": self.passages, "seconds": round(self.seconds, 2),
+               "build_seconds": None if self.build_seconds is None else round(self.build_seconds, 2)}
+        if self.members is not None:
+            out["members"] = self.members
+        return out
+
+
+class _LazyPassages:
+    """The corpus's passages, read (and chunked) at most once, and only if some index must be built."""
+
+    def __init__(self, corpus: Path, chunking: Any):
+        self.corpus, self.chunking = corpus, chunking
+        self._passages: list[Passage] | None = None
+
+    def get(self) -> list[Passage]:
+        if self._passages is None:
+            self._passages = load_passages(self.corpus, self.chunking)
+        return self._passages
 
 
 @dataclass
@@ -64,6 +83,14 @@ class TaskRetrieval:
     queries: dict[str, BuiltQuery]
     passages: dict[str, list[Passage]]
     query_summary: dict[str, Any] = field(default_factory=dict)
+
+
+def _leaves(retriever: Retriever) -> list[Retriever]:
+    """The retrievers that own an index: a hybrid's members (recursively), else the retriever itself."""
+    members = getattr(retriever, "members", None)
+    if members is None:
+        return [retriever]
+    return [leaf for member in members for leaf in _leaves(member)]
 
 
 class Pipeline:
@@ -101,46 +128,69 @@ class Pipeline:
             self.info = IndexInfo(None, True, 0, time.perf_counter() - started)
             return self.info
         corpus = Path(corpus)
+        if corpus.is_dir():
+            raise UsageError(f"--corpus {corpus} is a folder, expected a BEIR corpus JSONL file")
         if not corpus.is_file():
             raise UsageError(f"corpus file not found: {corpus}")
         self.corpus = str(corpus)
         digest = file_digest(corpus)
-        key = self.key = self.index_key(digest)
-        if hasattr(self.retriever, "index_key"):
-            self.retriever.index_key = key  # type: ignore[attr-defined]
-        folder = self.index_dir / f"{self.retriever.kind}-{key}"
+        self.key = self.index_key(digest)
+        passages = _LazyPassages(corpus, self.spec.chunking)
+        parts = [self._open_leaf(leaf, digest, passages, bars) for leaf in _leaves(self.retriever)]
+        builds = [p[3] for p in parts if p[3] is not None]
+        build_seconds = sum(builds) if builds else None
+        if len(parts) == 1:
+            folder, reused, count, _ = parts[0]
+            self.info = IndexInfo(folder, reused, count, time.perf_counter() - started, build_seconds=build_seconds)
+        else:  # hybrid: each member's index is its own pipeline's index, shared with it (built once, by key)
+            self.info = IndexInfo(None, all(p[1] for p in parts), max(p[2] for p in parts),
+                                  time.perf_counter() - started, members=[str(p[0]) for p in parts],
+                                  build_seconds=build_seconds)
+        return self.info
+
+    def _open_leaf(self, retriever: Retriever, digest: str, passages: _LazyPassages,
+                   bars: ProgressBars | None) -> tuple[Path, bool, int, float | None]:
+        """Load `retriever`'s index from `<index dir>/<kind>-<key>` if it was built, else build and save it.
+        The key depends on the retriever alone (not on a hybrid around it), so `dense` and a hybrid with a
+        dense member share one index."""
+        chunking = self.spec.chunking.model_dump() if self.spec.chunking else None
+        key = fingerprint(INDEX_FORMAT, retriever.identity(), chunking, digest)
+        if hasattr(retriever, "index_key"):
+            retriever.index_key = key  # type: ignore[attr-defined]
+        folder = self.index_dir / f"{retriever.kind}-{key}"
         manifest = folder / MANIFEST
         if manifest.exists():
             try:
-                self.retriever.load(folder)
+                retriever.load(folder)
                 saved = json.loads(manifest.read_text())
-                self.info = IndexInfo(folder, True, saved.get("passages", 0), time.perf_counter() - started,
-                                      saved.get("build_seconds"))
-                return self.info
-            except StaleIndex:
+                return folder, True, saved.get("passages", 0), saved.get("build_seconds")
+            except (StaleIndex, ValueError):
                 shutil.rmtree(folder, ignore_errors=True)
-        passages = load_passages(corpus, self.spec.chunking)
-        self.retriever.index(passages, bars)
+        loaded = passages.get()
+        build_started = time.perf_counter()
+        retriever.index(loaded, bars)
         tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        self.retriever.save(tmp)
-        build_seconds = time.perf_counter() - started
-        (tmp / MANIFEST).write_text(json.dumps({
-            "ragjudge_index": INDEX_FORMAT, "key": key, "identity": self.retriever.identity(),
-            "chunking": self.spec.chunking.model_dump() if self.spec.chunking else None,
-            "corpus_sha256": digest, "passages": len(passages), "created": time.time(),
-            "build_seconds": round(build_seconds, 3),
-        }, indent=2) + "\n")
+        with writing(folder, "write the index"):
+            try:
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp.mkdir(parents=True)
+                retriever.save(tmp)
+                build_seconds = round(time.perf_counter() - build_started, 3)
+                (tmp / MANIFEST).write_text(json.dumps({
+                    "ragjudge_index": INDEX_FORMAT, "key": key, "identity": retriever.identity(),
+                    "chunking": chunking, "corpus_sha256": digest, "passages": len(loaded),
+                    "created": time.time(), "build_seconds": build_seconds,
+                }, indent=2) + "\n")
+            except OSError:
+                shutil.rmtree(tmp, ignore_errors=True)  # no half index left behind on a full disk
+                raise
         if not manifest.exists():  # a leftover without a manifest is incomplete or stale
             shutil.rmtree(folder, ignore_errors=True)
         try:
             os.replace(tmp, folder)
         except OSError:  # another process finished the same index (same key, same content) first: keep it
             shutil.rmtree(tmp, ignore_errors=True)
-        elapsed = time.perf_counter() - started
-        self.info = IndexInfo(folder, False, len(passages), elapsed, round(build_seconds, 3))
-        return self.info
+        return folder, False, len(loaded), build_seconds
 
     def index_identity(self) -> dict[str, Any]:
         """What the results depend on besides the spec: the index key (corpus + settings) and retriever."""

@@ -16,13 +16,13 @@ without a label are grouped under `unknown`.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.files import csv_rows, first_line
 from ragjudge.formats.jsonl import read_jsonl
 from ragjudge.formats.runs import Run
 from ragjudge.models import domain_of, normalize_task_id
@@ -69,16 +69,13 @@ def read_labels(path: str | Path) -> Labels:
 
 
 def _records(path: Path):
-    with path.open("r", encoding="utf-8") as fh:
-        head = next((line for line in fh if line.strip()), "")
+    head = first_line(path, "labels file") or ""
     if head.lstrip().startswith("{"):
         yield from read_jsonl(path)
         return
     delimiter = "\t" if "\t" in head or path.suffix.lower() in (".tsv", ".tab") else ","
-    with path.open("r", encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter=delimiter)
-        for row in reader:
-            yield reader.line_num, {k: v for k, v in row.items() if k is not None}
+    for number, row in csv_rows(path, "labels file", delimiter=delimiter, header=True):
+        yield number, {k: v for k, v in row.items() if k is not None}
 
 
 def _missing(value: Any) -> bool:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.engine.render import Table
-from ragjudge.errors import UsageError
+from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
 
 if TYPE_CHECKING:
@@ -101,7 +101,10 @@ class CxmBench(Bench[O, Any]):
     def file_rows(self) -> list[FileRow]:
         path = self.predictions_path
         assert path is not None
-        return [FileRow(id=f"line {n}", line=n, row=row) for n, row in read_jsonl(path)]
+        rows = [FileRow(id=f"line {n}", line=n, row=row) for n, row in read_jsonl(path)]
+        if not rows:
+            raise InputError("contains no predictions", file=str(path))
+        return rows
 
     def sample_id(self, sample: Any) -> str:
         return str(sample.id)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import input_file, read_text
 from ragjudge.formats.jsonl import read_jsonl
 
 EXTENSIONS = (".jsonl", ".json", ".parquet", ".csv")
@@ -45,9 +46,11 @@ def read_rows(path: Path) -> list[Row]:
         return list(read_jsonl(path))
     if suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path, "JSON file"))
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+        except RecursionError:
+            raise InputError("invalid JSON (nested too deeply)", file=str(path)) from None
         if isinstance(data, dict):  # {"rows": [...]} or a single record
             data = data.get("rows", data.get("data", [data]))
         if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
@@ -56,6 +59,7 @@ def read_rows(path: Path) -> list[Row]:
     if suffix in (".parquet", ".csv"):
         import pandas as pd
 
+        input_file(path, "table")
         try:
             frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
         except Exception as exc:  # pandas/pyarrow raise many types for unreadable files

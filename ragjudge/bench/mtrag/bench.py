@@ -65,12 +65,24 @@ class MtragBench(Bench[MtragOptions, Task]):
                  "local copy; `--bench PATH` takes any MTRAG-format file or folder.")
     data_source = "IBM/mt-rag-benchmark human tasks, downloaded on first use (or --data)"
     metrics = (
-        MetricInfo("RB_agg", "RB_alg: harmonic mean of BERTScore recall, ROUGE-L and BERT K-Precision"),
+        MetricInfo("*_idk", "IDK-conditioned (the paper's Table 5): the metric if the answer does not decline; "
+                   "declining scores 1 on unanswerable tasks, 0 on others",
+                   counts="labelled tasks but conversational turns (left out, as in the paper)"),
+        MetricInfo("answerability_acc", "the answer declines exactly when the task is unanswerable",
+                   counts="the same tasks as *_idk"),
+        MetricInfo("RB_agg", "RB_alg: harmonic mean of BERTScore recall, ROUGE-L and BERT K-Precision against "
+                   "the reference answer"),
         MetricInfo("RB_llm", "reference-based LLM judge, median of the judge panel (1-10 scaled to 0-1)"),
-        MetricInfo("RL_F", "RAGAS faithfulness to the passages"),
-        MetricInfo("idk_eval", "IDK judge: did the answer decline (1 yes, 0.5 partly, 0 no)"),
-        MetricInfo("*_idk", "IDK-conditioned metric (the paper's Table 5)"),
-        MetricInfo("answerability_acc", "declined exactly on unanswerable tasks"),
+        MetricInfo("RL_F", "RAGAS faithfulness: share of the answer's claims the passages support",
+                   counts="only tasks with passages"),
+        MetricInfo("RougeL_stemFalse", "ROUGE-L F1 against the reference answer (part of RB_alg)"),
+        MetricInfo("BertscoreR", "BERTScore recall against the reference answer (part of RB_alg)"),
+        MetricInfo("BertKPrec", "BERTScore precision of the answer against the passages (part of RB_alg)",
+                   counts="only tasks with passages"),
+        MetricInfo("idk_eval", "IDK judge (LLM): did the answer decline (1 yes, 0.5 partly, 0 no)",
+                   higher_is_better=None),
+        MetricInfo("idk_lexical", "IDK by phrase patterns, offline: did the answer decline (1 yes, 0.5 partly, "
+                   "0 no)", higher_is_better=None),
     )
     breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn")
 
@@ -209,7 +221,10 @@ class MtragBench(Bench[MtragOptions, Task]):
         return tidy_table(self.outcomes(results), metric_names(self.judges)).to_dict("records")
 
     def tables(self, summary: dict[str, Any]) -> list[Table]:
-        return display.tables(summary)
+        return display.tables(summary, self.metrics)
+
+    def headline(self, summary: dict[str, Any]) -> str | None:
+        return display.headline(summary)
 
     def warnings(self, summary: dict[str, Any]) -> list[str]:
         from ragjudge.retrieval.queries import rewrite_warning

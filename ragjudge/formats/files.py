@@ -1,0 +1,217 @@
+"""The one door to files: every reader opens its input here and every writer checks its output here, so a
+missing file, a folder given for a file (or the reverse), bytes that are not UTF-8, an oversized line or an
+OS fault is one line naming the path (and line and byte offset), never a traceback.
+
+Text is read as bytes and decoded line by line: a bad byte is located exactly (`file:line: not UTF-8 text:
+byte 0xff at byte offset 1234`), and a huge line costs about its own size, not the whole file's.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ragjudge.errors import EnvironmentFault, InputError
+
+DEFAULT_MAX_LINE_MB = 256
+"""A line longer than this is refused (one line, exit 2) before it is decoded or parsed; the
+`RAGJUDGE_MAX_LINE_MB` environment variable changes it."""
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def max_line_bytes() -> int:
+    raw = os.environ.get("RAGJUDGE_MAX_LINE_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else DEFAULT_MAX_LINE_MB
+    except ValueError:
+        mb = DEFAULT_MAX_LINE_MB
+    return max(1, int(mb * 1024 * 1024))
+
+
+# ------------------------------------------------------------------------------------------- inputs
+
+def input_file(path: str | Path, what: str = "file") -> Path:
+    """`path` as an existing regular file; otherwise InputError ("file not found", "is a folder")."""
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise InputError(f"is a folder, expected {_article(what)}", file=str(path))
+        if not path.exists():
+            raise InputError("file not found", file=str(path))
+    except OSError as exc:  # a path too long, a loop of links, a folder we may not look into
+        raise EnvironmentFault.from_os_error(exc, path=str(path)) from None
+    return path
+
+
+def input_folder(path: str | Path, what: str = "folder") -> Path:
+    """`path` as an existing folder; a file or nothing there is an InputError."""
+    path = Path(path)
+    if path.is_file():
+        raise InputError(f"is a file, expected {_article(what)}", file=str(path))
+    if not path.is_dir():
+        raise InputError("folder not found", file=str(path))
+    return path
+
+
+def open_binary(path: str | Path, what: str = "file") -> io.BufferedReader:
+    path = input_file(path, what)
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
+
+
+def iter_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str, bool]]:
+    """(line number, text, ends with a newline) for every line, decoded as UTF-8 (a leading BOM is dropped).
+
+    Streams: memory is bounded by the longest line, which may not exceed `max_line_bytes()`."""
+    limit = max_line_bytes()
+    offset = 0
+    with open_binary(path, what) as fh:
+        number = 0
+        while True:
+            try:
+                raw = fh.readline(limit + 1)
+            except OSError as exc:
+                raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
+            if not raw:
+                return
+            number += 1
+            if len(raw) > limit and not raw.endswith(b"\n"):
+                raise InputError(f"line longer than {limit // (1024 * 1024)} MB (set RAGJUDGE_MAX_LINE_MB to "
+                                 "allow more)", file=str(path), line=number)
+            if number == 1 and raw.startswith(_BOM):
+                raw, offset = raw[len(_BOM):], len(_BOM)
+            start, complete, held = offset, raw.endswith(b"\n"), [raw]
+            offset += len(raw)
+            raw = b""  # the bytes are freed as soon as they are decoded: a huge line is held once, not twice
+            yield number, decode_line(held.pop(), path=path, line=number, offset=start), complete
+
+
+def decode_line(raw: bytes, *, path: str | Path, line: int | None, offset: int) -> str:
+    """`raw` as UTF-8; a bad byte is an InputError naming the line and the byte's offset in the file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start]
+        raise InputError(f"not UTF-8 text: byte 0x{bad:02x} at byte offset {offset + exc.start} (save the file as "
+                         "UTF-8)", file=str(path), line=line) from None
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """A whole (small) text file: JSON documents, YAML specs. Decoding errors name line and byte offset."""
+    fh = open_binary(path, what)
+    try:
+        with fh:
+            data = fh.read()
+    except OSError as exc:
+        raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
+    data = data.removeprefix(_BOM)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} (save the file "
+                         "as UTF-8)", file=str(path), line=line) from None
+
+
+def csv_rows(path: str | Path, what: str = "file", *, delimiter: str = ",", header: bool = False,
+             quoting: int | None = None) -> Iterator[tuple[int, Any]]:
+    """(line number, row) of a CSV/TSV file, streamed through `iter_lines`; rows are lists, or dicts with
+    `header=True`. A row the csv module cannot read (a field over its size limit) is an InputError."""
+    import csv
+
+    current = [0]
+
+    def lines() -> Iterator[str]:
+        for number, text, _ in iter_lines(path, what):
+            current[0] = number
+            yield text
+
+    options: dict[str, Any] = {"delimiter": delimiter}
+    if quoting is not None:
+        options["quoting"] = quoting
+    reader: Any = csv.DictReader(lines(), **options) if header else csv.reader(lines(), **options)
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise InputError(f"not a {'TSV' if delimiter == chr(9) else 'CSV'} line ({exc})", file=str(path),
+                             line=max(1, current[0])) from None
+        yield current[0], row
+
+
+def first_line(path: str | Path, what: str = "file") -> str | None:
+    """The first non-blank line (without its newline), or None for an empty file."""
+    for _, text, _ in iter_lines(path, what):
+        if text.strip():
+            return text.rstrip("\r\n")
+    return None
+
+
+# ------------------------------------------------------------------------------------------- outputs
+
+def output_file(path: str | Path, what: str = "output file") -> Path:
+    """Check, before any work, that `path` can be written as a file: not a folder, no file in the way of
+    its folder, and the nearest existing folder writable."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"is a folder, expected {_article(what)} to write", file=str(path))
+    _check_parents(path.parent, path)
+    return path
+
+
+def output_folder(path: str | Path, what: str = "output folder") -> Path:
+    """Check, before any work, that `path` is (or can become) a writable folder."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(f"is a file, expected {_article(what)}", file=str(path))
+    _check_parents(path, path)
+    return path
+
+
+@contextmanager
+def writing(path: str | Path, action: str = "write") -> Iterator[None]:
+    """Around a write: an OS fault (full disk, read-only folder, a folder removed under us) becomes one
+    EnvironmentFault naming `path`, even when the OS error itself names no file (write, flush, fsync)."""
+    try:
+        yield
+    except (IsADirectoryError, NotADirectoryError) as exc:  # a usage mistake (exit 2), reported as such
+        raise InputError(f"cannot {action}: {exc.strerror}", file=str(path)) from None
+    except OSError as exc:
+        if isinstance(exc, (BrokenPipeError, ConnectionError, TimeoutError)):
+            raise
+        raise EnvironmentFault.from_os_error(exc, action=action, path=str(path)) from None
+
+
+def _check_parents(folder: Path, target: Path) -> None:
+    current = folder
+    while True:
+        if current.exists():
+            if not current.is_dir():
+                raise InputError(f"is a file, so {target} cannot be created", file=str(current))
+            if not _writable(current):
+                raise EnvironmentFault(f"cannot write: permission denied (EACCES) in folder {current}",
+                                       path=str(target))
+            return
+        if current.parent == current:
+            return
+        current = current.parent
+
+
+def _writable(folder: Path) -> bool:
+    """As the process's effective user sees it (the real user may differ under sudo or setuid)."""
+    if os.access in os.supports_effective_ids:
+        return os.access(folder, os.W_OK | os.X_OK, effective_ids=True)
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def _article(what: str) -> str:
+    return what if what.split(" ")[0] in ("a", "an", "the") else ("an " if what[:1].lower() in "aeiou" else "a ") + what
