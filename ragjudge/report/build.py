@@ -64,7 +64,7 @@ def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool
     overview = build_overview(runs, samples)
     benches = sorted({r.bench for r in runs})
     data = page_data(runs, samples, overview.metrics, overview.headline, overview.directions)
-    from ragjudge.report.compare import compare_runs  # the paired test imports scipy.stats: only to compare
+    from ragjudge.report.compare import compare_runs
 
     comparisons = compare_runs([r.label for r in runs], [s.values() for s in samples], overview.metrics,
                                overview.directions, [r.run_info.get("data_hash") for r in runs]) \

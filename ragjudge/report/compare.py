@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ragjudge.retrieval_eval.significance import paired_p_value
+from ragjudge.retrieval_eval.significance import paired_p_value, t_quantile
 
 ALPHA = 0.05
 TIE = 1e-9
@@ -74,9 +74,7 @@ def compare_metric(metric: str, a: Values, b: Values, direction: bool | None) ->
     diff = y - x
     ci = None
     if len(ids) >= 2:
-        from scipy.stats import t as student_t
-
-        half = float(student_t.ppf(1 - ALPHA / 2, len(ids) - 1) * diff.std(ddof=1) / np.sqrt(len(ids)))
+        half = t_quantile(1 - ALPHA / 2, len(ids) - 1) * float(diff.std(ddof=1)) / float(np.sqrt(len(ids)))
         ci = (float(diff.mean()) - half, float(diff.mean()) + half)
     order = np.argsort(-np.abs(diff), kind="stable")[:TOP_TASKS]
     top = [{"id": ids[k], "a": float(x[k]), "b": float(y[k]), "diff": float(diff[k])} for k in order

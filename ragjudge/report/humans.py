@@ -70,11 +70,12 @@ def correlate_section(report: dict[str, Any], source: str) -> dict[str, Any]:
                  a.get("krippendorff_alpha"), (a.get("cohen_kappa") or {}).get("mean"),
                  (a.get("cohen_kappa") or {}).get("mean_quadratic")] for metric, a in report[key].items()]))
     if report.get("idk_accuracy"):
-        tables.append(Table("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability"], [
-            [judge, acc.get("n"), acc.get("accuracy"),
-             ", ".join(f"{label} {g['accuracy']:.3f} ({g['scored']})" for label, g in
-                       (acc.get("by_answerability") or {}).items() if g.get("scored") and g.get("accuracy") is not None)]
-            for judge, acc in report["idk_accuracy"].items()]))
+        rows = []
+        for judge, acc in report["idk_accuracy"].items():
+            groups = [f"{label} {g['accuracy']:.3f} ({g['scored']})" for label, g in
+                      (acc.get("by_answerability") or {}).items() if g.get("scored") and g.get("accuracy") is not None]
+            rows.append([judge, acc.get("n"), acc.get("accuracy"), ", ".join(groups)])
+        tables.append(Table("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability"], rows))
     judge_heatmap = ""
     pairs = report.get("judge_vs_judge") or []
     if len(judges) >= 2 and pairs:

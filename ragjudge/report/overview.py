@@ -10,7 +10,7 @@ from typing import Any
 
 from ragjudge.report.charts import SERIES, bar_chart
 from ragjudge.report.load import LoadedRun
-from ragjudge.report.pack import RunSamples
+from ragjudge.report.pack import RunSamples, is_categorical
 from ragjudge.report.view import display
 
 SETTING_KEYS = ("generator", "setting", "source", "task", "data")
@@ -97,7 +97,7 @@ def _computed_breakdowns(s: RunSamples, metrics: list[str]) -> dict[str, dict[st
                 groups.setdefault(name, {}).setdefault(str(v), []).append(values)
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for name, by_value in groups.items():
-        if not 2 <= len(by_value) <= MAX_BREAKDOWN_VALUES or len(by_value) == len(s.ids):
+        if not is_categorical(len(by_value), len(s.ids), MAX_BREAKDOWN_VALUES):
             continue
         out[name] = {}
         for value, members in sorted(by_value.items()):
@@ -129,7 +129,7 @@ def breakdowns(runs: list[LoadedRun], samples: list[RunSamples], headline: list[
             first = next(g for found in per_run for g in found.get(dim, {}).values())
             metrics = [k for k in first if k not in ("n_tasks", "n") and isinstance(first[k], (int, float))][:4]
         columns, table = [], []
-        for k, run in enumerate(runs):
+        for run in runs:
             columns.append("tasks" + (f" ({run.label})" if multi else ""))
         for m in metrics:
             columns += [m + (f" ({run.label})" if multi else "") for run in runs]

@@ -114,7 +114,7 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
             for v in value if isinstance(value, list) else [value]:
                 if v not in bucket:
                     bucket.append(v)
-    kept = [n for n, vals in facet_values.items() if 2 <= len(vals) <= MAX_FACET_VALUES and len(vals) < len(ids)]
+    kept = [n for n, vals in facet_values.items() if is_categorical(len(vals), len(ids))]
     facets = []
     for name in kept:
         values = sorted(facet_values[name], key=_natural)
@@ -132,10 +132,8 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
         for flags in s.flags:
             flag_names += [f for f in flags if f not in flag_names]
 
-    shared: list[Any] = []
-    for sid in ids:
-        r, pos = where[sid]
-        shared.append(texts.walk([b for b in samples[r].blocks[pos] if b.get("shared")]))
+    shared_raw = [[b for b in samples[where[sid][0]].blocks[where[sid][1]] if b.get("shared")] for sid in ids]
+    shared = [texts.walk(blocks) for blocks in shared_raw]
     out_runs = []
     for r, (run, s) in enumerate(zip(runs, samples, strict=True)):
         index = rows[r]
@@ -149,12 +147,9 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
             own = []
             for block in s.blocks[pos]:
                 if block.get("shared"):
-                    if first_run:
+                    if first_run or block in shared_raw[k]:
                         continue  # shown once, from the shared list
-                    walked = texts.walk(block)
-                    if walked in shared[k]:
-                        continue  # the same as the first run's: shown once
-                    own.append({**walked, "shared": False})
+                    own.append({**texts.walk(block), "shared": False})
                 else:
                     own.append(texts.walk(block))
             detail.append(own)
@@ -177,6 +172,11 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
         "shared": shared,
         "T": texts.items,
     }
+
+
+def is_categorical(distinct: int, n: int, limit: int = MAX_FACET_VALUES) -> bool:
+    """A field worth filtering or grouping by: 2 to `limit` values, each used twice on average (not an id)."""
+    return 2 <= distinct <= limit and distinct * 2 <= n
 
 
 def _one_line(text: str, limit: int = 300) -> str:

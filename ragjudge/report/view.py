@@ -25,7 +25,7 @@ import json
 import math
 from typing import Any
 
-from ragjudge.engine.render import Table, breakdown_tables
+from ragjudge.engine.render import Table
 
 Record = dict[str, Any]
 Block = dict[str, Any]
@@ -268,10 +268,18 @@ def judge_item(name: str, result: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def generic_blocks(record: Record, skip: set[str], prefix: str = "") -> list[Block]:
-    """Conversations, passages, long texts and a field table for everything else, in the record's order."""
+def generic_blocks(record: Record, skip: set[str]) -> list[Block]:
+    """Conversations, passages, long texts and one field table for everything else, in the record's order
+    (the engine's default `output` dict is opened: its fields are the sample's)."""
     blocks: list[Block] = []
     fields: list[list[str]] = []
+    _walk_fields(record, skip, "", blocks, fields)
+    if fields:
+        blocks.insert(0, {"kind": "fields", "title": "Fields", "items": fields})
+    return blocks
+
+
+def _walk_fields(record: Record, skip: set[str], prefix: str, blocks: list[Block], fields: list[list[str]]) -> None:
     for key, value in record.items():
         if key in skip:
             continue
@@ -282,17 +290,9 @@ def generic_blocks(record: Record, skip: set[str], prefix: str = "") -> list[Blo
             blocks.append(passages_block([passage_item(p) for p in value], label))
         elif isinstance(value, str) and (len(value) >= LONG_TEXT or "\n" in value):
             blocks.append(text_block(label, value))
-        elif isinstance(value, dict) and key == "output":
-            blocks += generic_blocks(value, set(ERROR_FIELDS), prefix=f"{key}.")
+        elif isinstance(value, dict) and key == "output" and not prefix:
+            _walk_fields(value, set(ERROR_FIELDS), f"{key}.", blocks, fields)
         elif key == "metrics" and isinstance(value, dict):
             continue  # shown in the metrics block
         else:
             fields.append([label, display(value)])
-    if fields:
-        blocks.insert(0, {"kind": "fields", "title": "Fields", "items": fields})
-    return blocks
-
-
-def summary_tables(view: ReportView, summary: dict[str, Any], shown: list[str] | None = None) -> list[Table]:
-    """The breakdown tables as the terminal shows them (used when a breakdown has no chart)."""
-    return breakdown_tables({"breakdowns": view.breakdowns(summary)}, shown, view.breakdown_titles())

@@ -100,6 +100,7 @@
     const byId = new Map(D.ids.map((id, i) => [id, i]));
     const metrics = D.metrics;
     const headline = metrics.map((m, i) => (m.headline ? i : -1)).filter((i) => i >= 0);
+    const facetColumns = multi ? 1 : 2;  // the list shows the first facets; the detail shows them all
     const S = { q: "", facets: D.facets.map(() => ""), err: "", spread: "", flags: new Set(), metric: headline[0] ?? 0,
       min: "", max: "", run: 0, sort: "order", desc: false, page: 0, current: null };
     let shown = [];
@@ -247,14 +248,17 @@
     // columns: [header, cell(i), sort value or null]
     function columns() {
       const cols = [["task", null, "id"], ["question", null, null]];
-      D.facets.slice(0, 2).forEach((f, k) => cols.push([f.name.replace(/_/g, " "), (i) => facetText(k, i), null]));
-      if (!multi) {
-        (headline.length ? headline : metrics.map((_, i) => i).slice(0, 4)).forEach((m) =>
-          cols.push([metrics[m].name, (i) => fmt(runs[0].values[m][i]), "m" + m]));
+      D.facets.slice(0, facetColumns).forEach((f, k) => cols.push([f.name.replace(/_/g, " "), (i) => facetText(k, i), null]));
+      if (!multi) {  // the headline metrics, and whichever metric the list is sorted or filtered by
+        const shownMetrics = headline.length ? headline.slice() : metrics.map((_, i) => i).slice(0, 4);
+        const sorted = S.sort.startsWith("m") ? Number(S.sort.slice(1)) : null;
+        if (sorted !== null && !shownMetrics.includes(sorted)) shownMetrics.push(sorted);
+        if ((S.min !== "" || S.max !== "") && !shownMetrics.includes(S.metric)) shownMetrics.push(S.metric);
+        shownMetrics.forEach((m) => cols.push([metrics[m].name, (i) => fmt(runs[0].values[m][i]), "m" + m]));
       } else {
-        const m = S.metric;
-        runs.forEach((r, k) => cols.push([metrics[m].name + " · " + r.label, (i) => fmt(r.values[m][i]), k === S.run ? "m" + m : null]));
-        cols.push(["Δ " + deltaLabel(), (i) => {
+        const m = S.metric;  // the caption names the metric; headers stay short
+        runs.forEach((r, k) => cols.push([r.label, (i) => fmt(r.values[m][i]), k === S.run ? "m" + m : null]));
+        cols.push(["Δ", (i) => {
           const a = runs[0].values[m][i], b = runs[deltaRun()].values[m][i];
           return a === null || b === null ? "–" : signed(b - a);
         }, "d" + m]);
@@ -273,6 +277,8 @@
     function renderTable() {
       const cols = columns();
       const table = $("#task-table");
+      table.caption.textContent = multi ? metrics[S.metric].name + " of each run (choose with Metric); Δ = " +
+        deltaLabel() : "";
       table.tHead.replaceChildren(h("tr", {}, cols.map(([name, , sortBy], c) => {
         const active = sortBy && S.sort === sortBy;
         const th = h("th", { scope: "col", "aria-sort": active ? (S.desc ? "descending" : "ascending") : null });
@@ -289,7 +295,7 @@
           if (c === 0) return h("th", { scope: "row" }, h("button", { type: "button", class: "link", "data-index": i,
             onclick: () => openTask(i, true) }, D.ids[i]));
           if (c === 1) return h("td", { class: "title", title: txt(D.titles[i]) }, txt(D.titles[i]));
-          const isFacet = c < 2 + Math.min(2, D.facets.length);
+          const isFacet = c < 2 + Math.min(facetColumns, D.facets.length);
           return h("td", { class: isFacet ? "facet" : null }, cell(i));
         })));
       table.tBodies[0].replaceChildren(...rows);
@@ -315,6 +321,13 @@
       judges: (b) => b.items.map((j) => judge(j, false)),
     };
 
+    /** A label worth showing: not the value again (RB_alg's "0.7400" for 0.74). */
+    function labelAdds(j) {
+      if (j.label === undefined || j.label === null || j.label === "") return false;
+      const n = Number(txt(j.label));
+      return !(typeof j.value === "number" && Number.isFinite(n) && Math.abs(n - j.value) < 5e-4);
+    }
+
     function judge(j, member) {
       const rationale = txt(j.rationale), raw = txt(j.raw);
       const tokens = j.prompt_tokens || j.completion_tokens ? (j.prompt_tokens || 0) + " + " + (j.completion_tokens || 0) + " tokens" : null;
@@ -322,7 +335,7 @@
       return h("div", { class: "judge" },
         h(member ? "h5" : "h4", {}, h("span", {}, txt(j.name) + (j.metric && j.metric !== j.name ? " · " + txt(j.metric) : "")),
           h("span", { class: "val" }, j.value === undefined ? "no value" : fmt(j.value)),
-          j.label !== undefined && txt(j.label) !== fmt(j.value) ? h("span", { class: "meta" }, "label " + txt(j.label)) : null,
+          labelAdds(j) ? h("span", { class: "meta" }, "label " + txt(j.label)) : null,
           meta ? h("span", { class: "meta" }, meta) : null),
         j.error ? h("div", { class: "error", role: "note" }, "error: " + txt(j.error)) : null,
         rationale && !j.members ? h("div", { class: "rationale" }, rationale) : null,
