@@ -225,3 +225,45 @@ def test_two_run_comparison_in_chromium(browser, mini: dict[str, Path], reports:
     page.screenshot(path=str(tmp_path / "compare-task.png"))
     assert watched.errors == [] and watched.outside == []
     watched.close()
+
+
+def _eval_in_thread(args: list[str]) -> int | str | None:
+    """`ragjudge ARGS` in a worker thread (the engine runs its own event loop; Playwright's sync API has one here)."""
+    import sys
+
+    from ragjudge.cli import main
+
+    def run() -> int | str | None:
+        saved, sys.argv = sys.argv, ["ragjudge", *args]
+        try:
+            main()
+        except SystemExit as done:
+            return done.code
+        finally:
+            sys.argv = saved
+        return 0
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(run).result()
+
+
+def test_any_bench_renders_cxm_generic_records(browser, tmp_path: Path) -> None:
+    """A bench with its own record shape (CXMArena prediction rows): the generic per-sample view in Chromium."""
+    cxm = Path(__file__).resolve().parents[1] / "examples" / "cxm"
+    out = tmp_path / "cxm"
+    code = _eval_in_thread(["eval", "--bench", "cxm-intent", "--data", str(cxm), "-T",
+                            f"predictions={cxm / 'predictions' / 'intent.jsonl'}", "--out", str(out)])
+    assert code == 0 and (out / "results.jsonl").exists()
+    report = build_report([out], tmp_path / "cxm.html")
+    watched = Watched(browser, report.path)
+    page = watched.page
+    assert page.inner_text("#task-count") == f"{report.n_tasks} tasks" and report.n_tasks == 12
+    assert "Per intent" in page.inner_text("#panel-overview")
+    page.click("#tab-tasks")
+    assert not page.locator("#f-spread").is_visible()  # no judge panel: no spread filter
+    page.click("#task-table tbody tr:nth-child(5) th button")
+    detail = page.inner_text("#detail")
+    assert "Activating an eSIM" in detail and "verified_by" in detail and "FIELDS" in detail.upper()
+    page.screenshot(path=str(tmp_path / "cxm.png"))
+    assert watched.errors == [] and watched.outside == []
+    watched.close()

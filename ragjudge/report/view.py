@@ -58,7 +58,7 @@ class ReportView:
             for key in TITLE_FIELDS:
                 if isinstance(source.get(key), str) and source[key].strip():
                     return source[key].strip()
-        return self.sample_id(record) or ""
+        return ""
 
     def facets(self, record: Record) -> dict[str, str | list[str]]:
         """Categorical fields to filter by; the report keeps those with 2 to 30 distinct values."""

@@ -124,6 +124,8 @@
     const runSel = $("#f-run");
     runs.forEach((r, i) => runSel.append(h("option", { value: String(i), text: r.label })));
     if (!multi) $("#f-run-label").hidden = true;
+    const panels = runs.some((r) => r.spread.some((v) => v !== null));
+    if (!panels) $("#f-spread").closest("label").hidden = true;  // no judge panel in these runs
     const sortSel = $("#f-sort");
     function sortOptions() {
       const keep = S.sort;
@@ -263,7 +265,7 @@
           return a === null || b === null ? "–" : signed(b - a);
         }, "d" + m]);
       }
-      if (runs.some((r) => r.spread.some((v) => v !== null))) cols.push(["spread", (i) => fmt(runs[S.run].spread[i]), "spread"]);
+      if (panels) cols.push(["spread", (i) => fmt(runs[S.run].spread[i]), "spread"]);
       cols.push(["errors", (i) => runs.map((r) => (r.errors[i] === null ? "–" : r.errors[i])).join(" / "), "errors"]);
       return cols;
     }
