@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
     from ragjudge.engine.render import Table
+    from ragjudge.report.view import ReportView
 
 Record = dict[str, Any]
 """A sample's output or score: JSON-able; `error` set when it failed."""
@@ -263,6 +264,15 @@ class Bench(ABC, Generic[O, S]):
 
     def close(self) -> None:
         """Release what the bench opened (indexes, models)."""
+
+    @classmethod
+    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
+        """How `ragjudge report` shows this bench's results.jsonl records and summary; `run_info` is the run's
+        run.json. The default reads records by convention (see `ragjudge.report.view`); override it to show a
+        known record shape better. A class method: a report never builds the bench (no models, no data)."""
+        from ragjudge.report.view import ReportView
+
+        return ReportView(run_info)
 
 
 def default_out(bench: Bench[Any, Any]) -> Path:

@@ -48,6 +48,9 @@ def _register() -> None:
     from ragjudge.cli import benches_cmd, cxm_cmd, dialsim_cmd
 
     app.add_typer(benches_cmd.app, name="benches")
+    from ragjudge.cli import report_cmd
+
+    app.command("report")(report_cmd.report_command)
     app.add_typer(cxm_cmd.app, name="cxm")
     app.add_typer(dialsim_cmd.app, name="dialsim")
 

@@ -3,9 +3,23 @@
 `dataset` joins humans (InspectorRAGet files) and judges (ragjudge results, InspectorRAGet algorithm
 metrics) per (task, model); `stats` and `agreement` are pure statistics; `analysis` builds the report
 that `ragjudge correlate` prints, and `render` turns it into tables, CSV and a heatmap.
+
+The names below are imported on first use, so that `ragjudge.correlation.agreement` can be used without
+importing scipy.stats (seconds) through `analysis`.
 """
 
-from ragjudge.correlation.analysis import CorrelateOptions, analyze
-from ragjudge.correlation.dataset import Dataset, ItemKey, load_humans
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {"CorrelateOptions": "analysis", "analyze": "analysis", "Dataset": "dataset", "ItemKey": "dataset",
+            "load_humans": "dataset"}
 
 __all__ = ["CorrelateOptions", "Dataset", "ItemKey", "analyze", "load_humans"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"ragjudge.correlation.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module 'ragjudge.correlation' has no attribute {name!r}")

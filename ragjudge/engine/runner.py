@@ -71,7 +71,7 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
             "ragjudge_version": __version__, "bench": bench.name, "options": bench.options.model_dump(mode="json"),
             **bench.run_info(),
             "engine": options.model_dump(mode="json", exclude={"show_progress", "cache_dir"}),
-            "n_samples": len(samples),
+            "n_samples": len(samples), "data_hash": data_hash(bench, samples),
             "usage": logged_usage(paths.usage) if gateway else {},  # every invocation of this run, resumes included
             "usage_this_invocation": gateway.usage.as_dict() if gateway else {},
             "rate_limits": {name: vars(limiter.stats) for name, limiter in gateway.limiters.items()} if gateway else {},
@@ -81,6 +81,11 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
                       bench.artifacts(results, summary))
     return RunOutcome(bench=bench, results=results, summary=summary, paths=paths, gateway=gateway,
                       exit_code=bench.exit_code(results, summary), seconds=round(time.time() - started, 2))
+
+
+def data_hash(bench: Bench[Any, Any], samples: Sequence[Any]) -> str:
+    """A hash of every sample's content, in any order: two runs with the same hash evaluated the same data."""
+    return fingerprint(sorted(bench.sample_fingerprint(s) for s in samples))
 
 
 def _check_unique(bench: Bench[Any, Any], samples: Sequence[Any]) -> None:

@@ -22,21 +22,39 @@ TEST_NAME = "paired t-test (two-sided)"
 
 def paired_test(a: Evaluation, b: Evaluation, *, alpha: float = 0.05) -> dict[str, dict[str, Any]]:
     """metric -> {"a", "b", "diff" (b - a), "p_value", "significant"}; both must cover the same queries."""
-    from ranx.statistical_tests import paired_student_t_test
-
     if a.keys != b.keys:
         raise ValueError("paired test needs both runs scored on the same queries, in the same order")
     out: dict[str, dict[str, Any]] = {}
     for metric in a.metrics:
         x, y = a.scores[metric], b.scores[metric]
         diff = y - x
-        if len(x) < 2:
-            p_value = None
-        elif np.allclose(diff, diff[0]):
-            # No spread in the differences: identical runs (p = 1) or a constant shift t cannot size.
-            p_value = 1.0 if math.isclose(float(diff[0]), 0.0, abs_tol=1e-12) else 0.0
-        else:
-            p_value = float(paired_student_t_test(x, y, alpha)[0])
+        p_value = paired_p_value(x, y)
         out[metric] = {"a": float(x.mean()), "b": float(y.mean()), "diff": float(diff.mean()),
                        "p_value": p_value, "significant": p_value is not None and p_value < alpha}
     return out
+
+
+def paired_p_value(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Two-sided paired t-test p-value of per-item scores `x` and `y` (None for fewer than two pairs).
+
+    The statistic and p-value of scipy's `ttest_rel` (all ranx's `paired_student_t_test` calls), computed here
+    from Student's t distribution in scipy.special: importing ranx or scipy.stats takes seconds, which a
+    report or a comparison should not pay. A test checks the values against `ttest_rel`."""
+    from scipy.special import stdtr
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    diff = y - x
+    if len(x) < 2:
+        return None
+    if np.allclose(diff, diff[0]):
+        # No spread in the differences: identical runs (p = 1) or a constant shift t cannot size.
+        return 1.0 if math.isclose(float(diff[0]), 0.0, abs_tol=1e-12) else 0.0
+    t = diff.mean() / (diff.std(ddof=1) / math.sqrt(len(diff)))
+    return float(min(1.0, 2 * stdtr(len(diff) - 1, -abs(t))))
+
+
+def t_quantile(q: float, dof: int) -> float:
+    """Student's t quantile (scipy.special, see `paired_p_value` for why not scipy.stats)."""
+    from scipy.special import stdtrit
+
+    return float(stdtrit(dof, q))

@@ -22,6 +22,7 @@ from ragjudge.formats.jsonl import read_jsonl
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
+    from ragjudge.report.view import ReportView
 
 TASKS = ("intent", "quality", "tool-calls", "answer-classification", "kb-refinement", "article-search")
 _ALIASES = {
@@ -133,12 +134,7 @@ class CxmBench(Bench[O, Any]):
                 "problems": sum(r.problems for r in reports)}
 
     def tables(self, summary: dict[str, Any]) -> list[Table]:
-        tables = []
-        for report in summary["reports"]:
-            metrics = Table(f"CXMArena {report['task']}", ["metric", "value"],
-                            [[k, v] for k, v in report["metrics"].items()], [f"note: {n}" for n in report["notes"]])
-            tables += [metrics, *(Table.from_dict(t) for t in report["tables"])]
-        return tables
+        return report_tables(summary)
 
     def records(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
         """results.jsonl holds the prediction rows: valid input to `-T predictions=` / `cxm score`."""
@@ -158,6 +154,22 @@ class CxmBench(Bench[O, Any]):
     def out_slug(self) -> list[str]:
         gen = getattr(self.options, "gen", None)
         return [gen or ("predictions" if self.predictions_path else "none")]
+
+    @classmethod
+    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
+        from ragjudge.bench.cxm.report_view import CxmView
+
+        return CxmView(run_info)
+
+
+def report_tables(summary: dict[str, Any]) -> list[Table]:
+    """Each task report's metrics, notes and tables (the terminal and `ragjudge report` show the same)."""
+    tables = []
+    for report in summary["reports"]:
+        metrics = Table(f"CXMArena {report['task']}", ["metric", "value"],
+                        [[k, v] for k, v in report["metrics"].items()], [f"note: {n}" for n in report["notes"]])
+        tables += [metrics, *(Table.from_dict(t) for t in report["tables"])]
+    return tables
 
 
 def optional_articles(data: Path, kind: str) -> dict[str, Any] | None:

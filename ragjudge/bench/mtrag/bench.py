@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -23,6 +23,9 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.mtrag import read_predictions, read_tasks, require_questions, result_record
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.models import JudgeResult, Prediction, Task
+
+if TYPE_CHECKING:
+    from ragjudge.report.view import ReportView
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
 LLM_JUDGES = ["idk", "rb_alg", "rb_llm", "rl_f"]
@@ -212,6 +215,9 @@ class MtragBench(Bench[MtragOptions, Task]):
         for o in self.outcomes(results):
             metrics = {k: [v] for k, v in o.metrics.items()}  # lists, as the benchmark's scripts write them
             details: dict[str, Any] = {"judges": {k: r.model_dump(exclude_none=True) for k, r in o.results.items()}}
+            if o.prediction.contexts is not None and self.options.setting == "rag":
+                # contexts become the retrieved passages: keep the references for readers (ragjudge report)
+                details["reference_contexts"] = [p.to_record() for p in o.task.contexts]
             if o.errors:
                 details["errors"] = o.errors
             out.append(result_record(o.task, o.prediction, metrics, details))
@@ -250,3 +256,9 @@ class MtragBench(Bench[MtragOptions, Task]):
     def close(self) -> None:
         if self.pipeline is not None:
             self.pipeline.close()
+
+    @classmethod
+    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
+        from ragjudge.bench.mtrag.report_view import MtragView
+
+        return MtragView(run_info)

@@ -1,0 +1,143 @@
+"""Build the report: read the runs, compute the overview, comparison and judge statistics, and render one HTML
+file with its styles, script and data inside (no server, no network: it renders with the machine offline).
+
+The task data is gzip-compressed and base64-encoded in the page (the browser's own DecompressionStream
+inflates it): a full MTRAG run with several judges stays a few megabytes, small enough to attach to a
+pull request or an email.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ragjudge import __version__
+from ragjudge.errors import UsageError
+from ragjudge.report.charts import heatmap
+from ragjudge.report.judges import SPREAD_AT, judge_report
+from ragjudge.report.load import LoadedRun, load_run, unique_labels
+from ragjudge.report.overview import build_overview
+from ragjudge.report.pack import page_data, read_samples
+
+ASSETS = "assets"
+
+
+@dataclass
+class BuiltReport:
+    path: Path
+    bytes: int
+    seconds: float
+    n_tasks: int
+    runs: list[str]
+
+
+def build_report(runs: list[str | Path], out: str | Path, *, labels: list[str] | None = None,
+                 correlate: list[str | Path] | None = None, compress: bool = True) -> BuiltReport:
+    """Write the report of `runs` (run folders or results files) to `out`."""
+    started = time.perf_counter()
+    if not runs:
+        raise UsageError("give at least one run folder or results file")
+    if labels and len(labels) != len(runs):
+        raise UsageError(f"--label was given {len(labels)} time(s) for {len(runs)} run(s): give one per run or none")
+    loaded = [load_run(path, labels[k] if labels else None) for k, path in enumerate(runs)]
+    if not labels:
+        unique_labels(loaded)
+    html, n_tasks = render(loaded, correlate or [], compress=compress)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(html, encoding="utf-8")
+    tmp.replace(out)
+    return BuiltReport(path=out, bytes=out.stat().st_size, seconds=time.perf_counter() - started, n_tasks=n_tasks,
+                       runs=[r.label for r in loaded])
+
+
+def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool = True) -> tuple[str, int]:
+    samples = [read_samples(r) for r in runs]
+    overview = build_overview(runs, samples)
+    benches = sorted({r.bench for r in runs})
+    data = page_data(runs, samples, overview.metrics, overview.headline, overview.directions)
+    from ragjudge.report.compare import compare_runs
+
+    comparisons = compare_runs([r.label for r in runs], [s.values() for s in samples], overview.metrics,
+                               overview.directions, [r.run_info.get("data_hash") for r in runs]) \
+        if len(runs) > 1 else []
+    judges = []
+    for run, s in zip(runs, samples, strict=True):
+        report = judge_report(s.judges)
+        matrix = report.correlation
+        chart = heatmap(f"Spearman ρ between judges ({run.label})", matrix["names"], matrix["names"],
+                        matrix["matrix"]) if matrix else ""
+        judges.append({"label": run.label, "index": len(judges), "report": report, "heatmap": chart,
+                       "flags": {f: sum(1 for x in s.flags if x.get(f)) for f in data["flags"]},
+                       "errors": sum(1 for e in s.errors if e)})
+    humans = []
+    if correlate:
+        from ragjudge.report.humans import load_correlate  # imports scipy.stats: only when asked for
+
+        humans = [load_correlate(p) for p in correlate]
+    env = _environment()
+    page = env.get_template("report.html.j2").render(
+        title=" vs ".join(r.label for r in runs), runs=runs, samples=samples, benches=benches,
+        n_tasks=len(data["ids"]), overview=overview, comparisons=comparisons, judges=judges, humans=humans,
+        spread_at=SPREAD_AT, flags=data["flags"], version=__version__,
+        generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        css=_asset("report.css"), script=_asset("report.js"), data=_encode(data, compress),
+        encoding="gzip+base64" if compress else "json")
+    return page, len(data["ids"])
+
+
+def _encode(data: dict[str, Any], compress: bool) -> str:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if not compress:
+        return text.replace("</", "<\\/")  # never closes the script element early
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=4, mtime=0)).decode("ascii")
+
+
+def _asset(name: str) -> str:
+    return resources.files("ragjudge.report").joinpath(ASSETS, name).read_text(encoding="utf-8")
+
+
+def _environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ragjudge.report", ASSETS), autoescape=True,
+                             trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+    env.filters["num"] = _num
+    env.filters["signed"] = lambda v, d=3: "–" if v is None else f"{v:+.{d}f}"
+    env.filters["pvalue"] = _pvalue
+    env.filters["cell"] = _cell
+    env.filters["slug"] = lambda s: "".join(c if c.isalnum() else "-" for c in str(s)).strip("-").lower()
+    return env
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _pvalue(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _cell(value: Any) -> str:
+    """A table cell of a bench's own table: numbers like the terminal shows them."""
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return _num(value)

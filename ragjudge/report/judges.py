@@ -1,0 +1,142 @@
+"""Judges inside one run: what each judged and how often it failed, how far a panel's members agree (the same
+measures `ragjudge correlate` reports for human annotators), how judges correlate with each other, and how
+often they disagree on a task."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SPREAD_AT = 0.3
+"""A panel whose members' scores span at least this much on a task is counted as disagreeing on it."""
+
+
+@dataclass
+class JudgeStats:
+    name: str
+    metric: str
+    models: list[str]
+    n: int
+    errors: int
+    mean: float | None
+
+
+@dataclass
+class PanelStats:
+    judge: str
+    members: list[dict[str, Any]]
+    """{"model", "n", "mean", "errors"} per member."""
+    agreement: dict[str, Any]
+    mean_spread: float | None
+    disagreeing: int
+    """Tasks whose members' scores span at least SPREAD_AT."""
+
+
+@dataclass
+class JudgeReport:
+    judges: list[JudgeStats]
+    panels: list[PanelStats]
+    correlation: dict[str, Any] = field(default_factory=dict)
+    """{"names": [...], "matrix": [[rho or None]], "n": [[pairs]]}: Spearman between judges over tasks."""
+
+
+def member_values(result: dict[str, Any]) -> dict[str, float]:
+    """A panel judge's members that gave a value, by model (or position)."""
+    out: dict[str, float] = {}
+    for i, member in enumerate(result.get("members") or []):
+        value = member.get("value") if isinstance(member, dict) else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            out[str(member.get("model") or f"member {i + 1}")] = float(value)
+    return out
+
+
+def spread(judges: dict[str, dict[str, Any]]) -> float | None:
+    """The largest range of members' scores over the sample's panel judges (None without a panel)."""
+    ranges = [max(v.values()) - min(v.values()) for r in judges.values() if len(v := member_values(r)) >= 2]
+    return max(ranges) if ranges else None
+
+
+def judge_report(samples: Sequence[dict[str, dict[str, Any]]]) -> JudgeReport:
+    """`samples`: each sample's judges (name → JudgeResult-shaped dict), as the run's view reads them."""
+    names: list[str] = []
+    for judges in samples:
+        names += [n for n in judges if n not in names]
+    stats, panels, values = [], [], {}
+    for name in names:
+        results = [j[name] for j in samples if name in j]
+        numbers = [float(r["value"]) for r in results if _is_number(r.get("value"))]
+        metric = next((str(r["metric"]) for r in results if r.get("metric")), name)
+        models = sorted({m for r in results for m in ([str(x.get("model")) for x in r.get("members") or []
+                                                      if isinstance(x, dict) and x.get("model")]
+                                                     or ([str(r["model"])] if r.get("model") else []))})
+        stats.append(JudgeStats(name, metric, models, len(numbers), sum(1 for r in results if r.get("error")),
+                                statistics.fmean(numbers) if numbers else None))
+        values[name] = {i: float(j[name]["value"]) for i, j in enumerate(samples)
+                        if name in j and _is_number(j[name].get("value"))}
+        if any(r.get("members") for r in results):
+            panels.append(panel_stats(name, results))
+    return JudgeReport(stats, panels, judge_correlations(values))
+
+
+def panel_agreement(ratings: dict[int, dict[str, float]]) -> dict[str, Any]:
+    """MTRAG's agreement, exact agreement and ordinal Krippendorff's alpha of the members, as `ragjudge
+    correlate` measures annotators (`correlation.agreement`). Cohen's kappa is left to `ragjudge correlate`:
+    it needs scikit-learn, whose import alone takes seconds."""
+    from ragjudge.correlation.aggregate import Scale
+    from ragjudge.correlation.agreement import krippendorff_alpha, mtrag_agreement, reliability_matrix
+
+    rated = {i: r for i, r in ratings.items() if r}
+    if not rated:
+        return {}
+    scale = Scale.infer([v for r in rated.values() for v in r.values()])
+    mtrag, exact = mtrag_agreement([[scale.position(v) for v in r.values()] for r in rated.values()])
+    matrix, raters = reliability_matrix(rated)
+    return {"n_items": sum(len(r) >= 2 for r in rated.values()), "n_raters": len(raters), "mtrag_agreement": mtrag,
+            "exact_agreement": exact, "krippendorff_alpha": krippendorff_alpha(matrix)}
+
+
+def panel_stats(name: str, results: list[dict[str, Any]]) -> PanelStats:
+    ratings = {i: member_values(r) for i, r in enumerate(results)}
+    members: dict[str, dict[str, Any]] = {}
+    for r in results:
+        for i, m in enumerate(r.get("members") or []):
+            if not isinstance(m, dict):
+                continue
+            entry = members.setdefault(str(m.get("model") or f"member {i + 1}"), {"values": [], "errors": 0})
+            if _is_number(m.get("value")):
+                entry["values"].append(float(m["value"]))
+            elif m.get("error"):
+                entry["errors"] += 1
+    agreement = panel_agreement(ratings)
+    spreads = [max(r.values()) - min(r.values()) for r in ratings.values() if len(r) >= 2]
+    return PanelStats(
+        judge=name,
+        members=[{"model": model, "n": len(m["values"]), "errors": m["errors"],
+                  "mean": statistics.fmean(m["values"]) if m["values"] else None} for model, m in members.items()],
+        agreement=agreement, mean_spread=statistics.fmean(spreads) if spreads else None,
+        disagreeing=sum(s >= SPREAD_AT - 1e-9 for s in spreads))
+
+
+def judge_correlations(values: dict[str, dict[int, float]]) -> dict[str, Any]:
+    """Spearman's rho between every two judges over the samples both scored (None when undefined).
+
+    pandas' pairwise-complete Spearman (its own ranking, no scipy import)."""
+    import pandas as pd
+
+    names = [n for n, v in values.items() if len(v) >= 3]
+    if len(names) < 2:
+        return {}
+    frame = pd.DataFrame({n: pd.Series(values[n], dtype=float) for n in names})
+    rho = frame.corr(method="spearman", min_periods=3)
+    present = frame.notna().astype(int)
+    counts = present.T.dot(present)
+    return {"names": names, "matrix": [[None if pd.isna(rho.loc[a, b]) else float(rho.loc[a, b]) for b in names]
+                                       for a in names],
+            "n": [[int(counts.loc[a, b]) for b in names] for a in names]}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

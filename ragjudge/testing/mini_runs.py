@@ -1,0 +1,70 @@
+"""Two real runs of the examples/mini bench for report tests and the README screenshot, offline.
+
+The extractive generator answers every task twice: from the reference passages (`ref`) and from the top 5
+BM25 passages of the mini corpus (`rag`); the MTRAG judges are played by `scripted_judges.judge_panel`
+behind the local OpenAI-compatible server, so every judge has a model, a rationale and raw output, the
+RB_llm panel disagrees like real panels, and one member fails now and then.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ragjudge.testing.openai_server import OpenAIServer
+from ragjudge.testing.scripted_judges import judge_panel
+
+MINI = Path(__file__).resolve().parents[2] / "examples" / "mini"
+PANEL = ("openai/gpt-judge", "openai/lenient", "openai/strict")
+BIASES = {"lenient": 1, "strict": -2}
+
+
+def eval_args(name: str, out: Path, api_base: str, judges: str = "idk,idk_lexical,rb_llm") -> list[str]:
+    """`ragjudge eval` arguments for the `ref` or `rag` run."""
+    args = ["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", judges, "--judge-models",
+            ",".join(PANEL), "--api-base", api_base, "--out", str(out / name)]
+    if name == "rag":
+        args += ["--setting", "rag", "--pipeline", "bm25", "--corpus", str(MINI / "corpus.jsonl"),
+                 "--index-dir", str(out / "indexes")]
+    return args
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def make_mini_runs(out: Path, *, judges: str = "idk,idk_lexical,rb_llm") -> dict[str, Path]:
+    """Run `ref` and `rag` in this process (through the CLI entry point) into `out`; returns their folders.
+
+    Call it from a thread without a running event loop (the engine runs its own)."""
+    from ragjudge.cli import main
+
+    code: int | str | None = 0
+    out.mkdir(parents=True, exist_ok=True)
+    with OpenAIServer(judge_panel(BIASES, flaky_model="strict")) as server, _environment(
+            {"OPENAI_API_KEY": "sk-test-local", "RAGJUDGE_CACHE_DIR": str(out / "cache")}):
+        for name in ("ref", "rag"):
+            argv = sys.argv
+            sys.argv = ["ragjudge", *eval_args(name, out, server.base_url, judges), "--format", "json"]
+            try:
+                main()
+            except SystemExit as done:
+                code = done.code
+            finally:
+                sys.argv = argv
+            if code not in (0, 1, None) or not (out / name / "results.jsonl").exists():  # 1: a judgement failed
+                raise RuntimeError(f"ragjudge eval ({name}) exited {code} without results (see stderr)")
+    return {"ref": out / "ref", "rag": out / "rag"}

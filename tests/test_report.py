@@ -1,0 +1,273 @@
+"""`ragjudge report` without a browser: any bench's outputs and `ragjudge judge` outputs are valid input, the
+bench's view is found by name, bad input is one line and exit 2, the comparison statistics equal scipy's,
+texts are stored once, `--correlate` output is embedded, and the data inlined in the page is the data read."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from conftest import MINI, run_cli
+from ragjudge.bench.base import Bench
+from ragjudge.bench.cxm.report_view import CxmView
+from ragjudge.bench.mtrag.report_view import MtragView
+from ragjudge.report.compare import compare_metric
+from ragjudge.report.load import find_view, load_run
+from ragjudge.report.pack import MIN_INTERNED, TextTable, page_data, read_samples
+from ragjudge.report.view import ReportView
+from ragjudge.testing.synthetic_mtrag import write_run
+
+CXM = Path(__file__).resolve().parents[1] / "examples" / "cxm"
+CORRELATE_FIXTURES = Path(__file__).parent / "fixtures" / "inspectorraget"
+
+
+def page_json(html: str) -> dict:
+    """The task data the page carries (gzip + base64 in a script element)."""
+    found = re.search(r'<script type="application/octet-stream" id="rj-data" data-encoding="([^"]+)">(.*?)</script>',
+                      html, re.S)
+    assert found is not None
+    encoding, body = found.groups()
+    text = gzip.decompress(base64.b64decode(body)).decode() if encoding == "gzip+base64" else body
+    return json.loads(text)
+
+
+def no_external_urls(html: str) -> None:
+    """Nothing in the page points outside it (the browser test checks requests; this checks the text)."""
+    assert not re.search(r'(src|href)\s*=\s*"(https?:)?//', html)
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`ragjudge judge` output on the mini tasks answered with their references (offline judges)."""
+    tmp = tmp_path_factory.mktemp("judged")
+    rows = [json.loads(line) for line in (MINI / "tasks.jsonl").read_text().splitlines()]
+    for n, row in enumerate(rows):
+        text = row["targets"][0]["text"] if n % 4 else "I do not have specific information about that."
+        row["predictions"] = [{"text": text}]
+    source = tmp / "preds.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return source
+
+
+def judge(source: Path, out: Path, monkeypatch, capsys) -> Path:
+    code, _, err = run_cli(["judge", str(source), "--judges", "idk_lexical", "--out", str(out)], monkeypatch, capsys)
+    assert code in (0, 1), err
+    return out
+
+
+def test_judge_output_is_valid_report_input(judged: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    results = judge(judged, tmp_path / "scored.jsonl", monkeypatch, capsys)
+    assert (tmp_path / "scored.summary.json").exists() and (tmp_path / "scored.run.json").exists()
+    code, _, err = run_cli(["report", str(results), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 0, err
+    assert "report: " in err and "40 tasks" in err
+    html = (tmp_path / "r.html").read_text()
+    no_external_urls(html)
+    data = page_json(html)
+    records = {r["task_id"].replace("<::>", "::"): r for r in map(json.loads, results.open())}
+    assert data["ids"] == list(records)
+    idk = data["metrics"].index(next(m for m in data["metrics"] if m["name"] == "idk_lexical"))
+    assert data["runs"][0]["values"][idk] == [r["metrics"]["idk_lexical"][0] for r in records.values()]
+    assert {f["name"] for f in data["facets"]} >= {"answerability", "domain", "turn"}
+    summary = json.loads((tmp_path / "scored.summary.json").read_text())
+    assert f"{summary['metrics']['answerability_acc']['mean']:.3f}" in html  # the overview's metric table
+
+
+def test_same_data_same_hash_and_compare(judged: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    first = judge(judged, tmp_path / "a.jsonl", monkeypatch, capsys)
+    second = judge(judged, tmp_path / "b.jsonl", monkeypatch, capsys)
+    hashes = [json.loads((tmp_path / f"{n}.run.json").read_text())["data_hash"] for n in "ab"]
+    assert hashes[0] == hashes[1]
+    changed = tmp_path / "changed.jsonl"
+    lines = judged.read_text().splitlines()
+    changed.write_text("\n".join([lines[0].replace("Mars", "Venus")] + lines[1:]) + "\n")
+    judge(changed, tmp_path / "c.jsonl", monkeypatch, capsys)
+    assert json.loads((tmp_path / "c.run.json").read_text())["data_hash"] != hashes[0]
+
+    code, _, err = run_cli(["report", str(first), str(second), str(tmp_path / "c.jsonl"), "--label", "one", "--label",
+                            "two", "--label", "venus", "--out", str(tmp_path / "cmp.html")], monkeypatch, capsys)
+    assert code == 0, err
+    html = (tmp_path / "cmp.html").read_text()
+    assert "two vs one" in html and "Both runs recorded the same data hash." in html
+    assert "venus vs one" in html and "different data hashes" in html
+
+
+def test_cxm_run_uses_its_bench_view(tmp_path: Path, monkeypatch, capsys) -> None:
+    out = tmp_path / "cxm"
+    predictions = CXM / "predictions" / "intent.jsonl"
+    code, _, err = run_cli(["eval", "--bench", "cxm-intent", "--data", str(CXM), "-T", f"predictions={predictions}",
+                            "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, err
+    run = load_run(out)
+    assert isinstance(run.view, CxmView)
+    code, _, err = run_cli(["report", str(out), "--out", str(tmp_path / "cxm.html")], monkeypatch, capsys)
+    assert code == 0, err
+    html = (tmp_path / "cxm.html").read_text()
+    summary = json.loads((out / "summary.json").read_text())
+    assert "Per intent" in html and f"{summary['reports'][0]['metrics']['macro-F1']:.3f}" in html
+    data = page_json(html)
+    assert data["ids"][:2] == ["c1", "c2"] and any(m["name"] == "verified_match" for m in data["metrics"])
+    assert any(f["name"] == "verified_by" for f in data["facets"])
+
+
+def test_generic_view_for_an_unknown_bench(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The engine's default record shape from a bench this install does not have: shown by convention."""
+    folder = tmp_path / "faq"
+    folder.mkdir()
+    records = [{"id": f"q{i}", "output": {"answer": "Returns are free within 30 days. " * (2 * i + 1)},
+                "scores": {"mentions": {"value": i / 4, "missing": ["label"] if i < 4 else []}}} for i in range(5)]
+    records[2]["scores"]["mentions"] = {"error": "judge timed out"}
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    (folder / "run.json").write_text(json.dumps({"bench": "support-faq-not-installed", "options": {"gen": "lookup"}}))
+    code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "faq.html")], monkeypatch, capsys)
+    assert code == 0, err
+    html = (tmp_path / "faq.html").read_text()
+    assert "bench support-faq-not-installed is not installed here" in html
+    data = page_json(html)
+    mentions = next(k for k, m in enumerate(data["metrics"]) if m["name"] == "mentions")
+    assert data["runs"][0]["values"][mentions] == [0.0, 0.25, None, 0.75, 1.0]
+    assert data["runs"][0]["errors"] == [0, 0, 1, 0, 0]
+    kinds = [b["kind"] for b in data["runs"][0]["detail"][2]]
+    assert kinds == ["errors", "fields", "text", "judges"]  # the long answer is a text block, the id a field
+
+
+def test_retrieval_records_by_query_kind(tmp_path: Path) -> None:
+    """mtrag-retrieval's records (one per query kind, same task id): generic view, ids kept apart in order,
+    retrieved passages as passages, metrics by kind as a computed breakdown."""
+    folder = tmp_path / "retrieval"
+    folder.mkdir()
+    rows = []
+    for n in range(4):
+        for kind, recall in (("lastturn", 0.25 * n), ("rewrite", 0.25 * n + 0.1)):
+            rows.append({"task_id": f"c{n}::2", "queries": kind, "query": f"{kind} question {n}", "Collection": "mt-rag-x",
+                         "contexts": [{"document_id": f"d{n}", "score": 3.0, "text": "passage " * 30, "title": "t"}],
+                         "metrics": {"recall@5": recall, "ndcg@10": recall / 2}})
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "run.json").write_text(json.dumps({"bench": "mtrag-retrieval", "options": {"domain": "x"}}))
+    run = load_run(folder)
+    assert type(run.view) is ReportView
+    samples = read_samples(run)
+    assert samples.ids[:3] == ["c0::2", "c0::2 #2", "c1::2"]
+    from ragjudge.report.overview import build_overview
+
+    overview = build_overview([run], [samples])
+    by_kind = next(b for b in overview.breakdowns if b.dimension == "queries")
+    assert [row[0] for row in by_kind.rows] == ["lastturn", "rewrite"]
+    assert by_kind.rows[1][2] == pytest.approx(statistics.fmean(0.25 * n + 0.1 for n in range(4)))
+    assert [b["kind"] for b in samples.blocks[0]] == ["fields", "passages", "metrics"]
+    assert [b.dimension for b in overview.breakdowns] == ["queries"]  # not the query text, not one collection
+
+
+def test_views_are_found_by_bench_name() -> None:
+    assert isinstance(find_view({"bench": "mtrag"}, [{}])[0], MtragView)
+    assert isinstance(find_view({"bench": "cxm-quality"}, [{}])[0], CxmView)
+    assert type(find_view({}, [{"id": 1}])[0]) is ReportView
+    assert isinstance(find_view({}, [{"task_id": "a::1", "input": [], "predictions": []}])[0], MtragView)
+    assert type(Bench.report_view({})) is ReportView  # the default every bench inherits
+
+
+def test_mtrag_passages_marked_by_setting() -> None:
+    ref = {"document_id": "d1", "text": "reference text", "title": "R"}
+    other = {"document_id": "d9", "text": "retrieved text", "title": "X"}
+    record = {"task_id": "c::1", "input": [{"speaker": "user", "text": "q"}], "contexts": [other, ref],
+              "ragjudge": {"judges": {}, "reference_contexts": [ref]}, "predictions": [{"text": "a"}]}
+    blocks = MtragView({"setting": "rag"}).blocks(record)
+    passages = [b for b in blocks if b["kind"] == "passages"]
+    assert passages[0]["title"] == "Reference passages" and passages[0]["shared"]
+    assert [p["mark"] for p in passages[1]["items"]] == ["retrieved", "retrieved, reference"]
+    assert passages[1]["note"] == "1 of 2 are reference passages"
+    mixed = {**record, "ragjudge": {"judges": {}}, "contexts": [{**ref, "origin": "reference"},
+                                                                 {**other, "origin": "retrieved"}]}
+    passages = [b for b in MtragView({"setting": "reference+rag"}).blocks(mixed) if b["kind"] == "passages"]
+    assert [p["id"] for p in passages[0]["items"]] == ["d1"]
+    assert [p["mark"] for p in passages[1]["items"]] == ["reference", "retrieved"]
+
+
+def test_compare_metric_equals_scipy() -> None:
+    rng = np.random.default_rng(1)
+    a = {f"t{i}": {"m": float(x)} for i, x in enumerate(rng.random(30))}
+    b = {f"t{i}": {"m": a[f"t{i}"]["m"] + float(d)} for i, d in enumerate(rng.normal(0.05, 0.1, 30))}
+    b["t0"]["m"] = a["t0"]["m"]  # a tie
+    del b["t1"]  # a task only one run has
+    result = compare_metric("m", a, b, True)
+    ids = [f"t{i}" for i in range(30) if i != 1]
+    x, y = np.array([a[i]["m"] for i in ids]), np.array([b[i]["m"] for i in ids])
+    assert result.n == 29 and result.p_value == pytest.approx(sps.ttest_rel(x, y).pvalue)
+    assert result.diff == pytest.approx((y - x).mean())
+    low, high = sps.t.interval(0.95, 28, loc=(y - x).mean(), scale=sps.sem(y - x))
+    assert result.ci == pytest.approx((low, high))
+    assert (result.wins, result.same, result.losses) == (int((y > x).sum()), 1, int((y < x).sum()))
+    assert result.top[0]["diff"] == pytest.approx(max(y - x, key=abs))
+    lower_better = compare_metric("m", a, b, False)
+    assert (lower_better.wins, lower_better.losses) == (result.losses, result.wins)
+
+
+def test_texts_are_stored_once_across_tasks_and_runs(tmp_path: Path) -> None:
+    runs = [load_run(write_run(tmp_path / f"s{k}", 24, system=k)) for k in range(2)]
+    samples = [read_samples(r) for r in runs]
+    data = page_data(runs, samples, ["RB_llm"], ["RB_llm"], {"RB_llm": True})
+    assert len(data["T"]) == len(set(data["T"]))
+    passages = {c["text"] for r in runs[0].records for c in r["contexts"]}
+    assert passages <= set(data["T"])
+    # the conversation and reference are the same in both runs: kept once, in the shared list
+    assert not any(b.get("shared") or b["kind"] == "conversation" for run in data["runs"] for d in run["detail"]
+                   for b in d)
+    assert {b["kind"] for s in data["shared"] for b in s} == {"conversation", "passages", "text"}
+    table = TextTable()
+    assert table.ref("short") == "short" and table.ref("x" * MIN_INTERNED) == table.ref("x" * MIN_INTERNED)
+
+
+def test_correlate_json_and_png_are_embedded(tmp_path: Path, monkeypatch, capsys) -> None:
+    humans = CORRELATE_FIXTURES / "human_eval.json"
+    code, out, err = run_cli(["correlate", str(humans), "--format", "json", "--bootstrap", "0", "--heatmap",
+                              str(tmp_path / "heat.png")], monkeypatch, capsys)
+    assert code == 0, err
+    (tmp_path / "corr.json").write_text(out)
+    report = json.loads(out)
+    folder = write_run(tmp_path / "run", 16)
+    code, _, err = run_cli(["report", str(folder), "--correlate", str(tmp_path / "corr.json"), "--correlate",
+                            str(tmp_path / "heat.png"), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 0, err
+    html = (tmp_path / "r.html").read_text()
+    assert 'id="tab-humans"' in html and "of judges with human ratings" in html
+    row = report["correlations"][0]
+    assert f"{row[report['stat']]['value']:.3f}" in html
+    assert 'src="data:image/png;base64,' in html
+    no_external_urls(html)
+
+
+@pytest.mark.parametrize("make, expected", [
+    (lambda d: d / "missing", "no such run folder or results file"),
+    (lambda d: (d / "empty").mkdir() or d / "empty", "not a ragjudge run folder (it has no results.jsonl)"),
+    (lambda d: (d / "bad.jsonl").write_text('{"id": 1}\n{"id": 2}\n{oops\n') and d / "bad.jsonl",
+     "bad.jsonl:3: invalid JSON"),
+    (lambda d: (d / "blank.jsonl").write_text("\n") and d / "blank.jsonl", "no results in this file"),
+])
+def test_bad_runs_are_one_line_and_exit_2(make, expected: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    code, _, err = run_cli(["report", str(make(tmp_path)), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 2 and expected in err and err.startswith("error: ") and err.count("\n") == 1, err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_bad_summary_label_and_correlate_are_usage_errors(tmp_path: Path, monkeypatch, capsys) -> None:
+    folder = write_run(tmp_path / "run", 8)
+    (folder / "summary.json").write_text("{not json")
+    code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 2 and "summary.json:1: invalid JSON" in err
+    folder = write_run(tmp_path / "run2", 8)
+    code, _, err = run_cli(["report", str(folder), "--label", "a", "--label", "b", "--out", str(tmp_path / "r.html")],
+                           monkeypatch, capsys)
+    assert code == 2 and "--label was given 2 time(s) for 1 run(s)" in err
+    (tmp_path / "other.json").write_text('{"metrics": {}}')
+    code, _, err = run_cli(["report", str(folder), "--correlate", str(tmp_path / "other.json"), "--out",
+                            str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 2 and "other.json: field 'correlations': not a `ragjudge correlate --format json` output" in err
