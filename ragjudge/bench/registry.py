@@ -30,6 +30,7 @@ BUILTIN: dict[str, str] = {
     "cxm-answer-classification": "ragjudge.bench.cxm.benches:AnswerClassificationBench",
     "cxm-kb-refinement": "ragjudge.bench.cxm.benches:KbRefinementBench",
     "cxm-article-search": "ragjudge.bench.cxm.benches:ArticleSearchBench",
+    "cxm-multiturn-retrieval": "ragjudge.bench.cxm.benches:MultiTurnRetrievalBench",
 }
 
 

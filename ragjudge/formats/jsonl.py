@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -23,11 +24,7 @@ def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> It
     `tolerate_truncated_tail` is for our own append-only journals: a process killed mid-write leaves
     a partial last line, which is dropped instead of failing the resume.
     """
-    path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    with path.open("r", encoding="utf-8") as fh:
-        lines = fh.readlines()
+    lines = read_text_lines(path)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -41,6 +38,23 @@ def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> It
         if not isinstance(obj, dict):
             raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=str(path), line=number)
         yield number, obj
+
+
+def read_text_lines(path: str | Path) -> list[str]:
+    """A text file's lines; a missing file, a folder or bytes that are not UTF-8 are one-line InputErrors."""
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file not found", file=str(path))
+    if path.is_dir():
+        raise InputError("is a folder, not a file", file=str(path))
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as "
+                         "UTF-8", file=str(path), line=line) from None
+    return io.StringIO(text, newline=None).readlines()  # universal newlines, as open() reads text
 
 
 def to_jsonable(value: Any) -> Any:

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,7 +102,19 @@ class Pipeline:
         if not corpus.is_file():
             raise UsageError(f"corpus file not found: {corpus}")
         self.corpus = str(corpus)
-        digest = file_digest(corpus)
+        return self._open(file_digest(corpus), lambda: load_passages(corpus, self.spec.chunking), bars, started)
+
+    def open_passages(self, passages: list[Passage], bars: ProgressBars | None = None) -> IndexInfo:
+        """The same, for passages already in memory (split by the caller): the index key hashes their ids,
+        titles and texts, so the same passages find the same index."""
+        started = time.perf_counter()
+        digest = hashlib.sha256()
+        for p in passages:
+            digest.update(json.dumps([p.document_id, p.title, p.text]).encode())
+        return self._open(digest.hexdigest(), lambda: passages, bars, started)
+
+    def _open(self, digest: str, read: Callable[[], list[Passage]], bars: ProgressBars | None,
+              started: float) -> IndexInfo:
         key = self.key = self.index_key(digest)
         if hasattr(self.retriever, "index_key"):
             self.retriever.index_key = key  # type: ignore[attr-defined]
@@ -115,7 +128,9 @@ class Pipeline:
                 return self.info
             except StaleIndex:
                 shutil.rmtree(folder, ignore_errors=True)
-        passages = load_passages(corpus, self.spec.chunking)
+        passages = read()
+        if not passages:
+            raise UsageError("nothing to index: no passages")
         self.retriever.index(passages, bars)
         tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")
         shutil.rmtree(tmp, ignore_errors=True)

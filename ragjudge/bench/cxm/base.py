@@ -23,7 +23,8 @@ from ragjudge.formats.jsonl import read_jsonl
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
 
-TASKS = ("intent", "quality", "tool-calls", "answer-classification", "kb-refinement", "article-search")
+TASKS = ("intent", "quality", "tool-calls", "answer-classification", "kb-refinement", "article-search",
+         "multiturn-retrieval")
 _ALIASES = {
     "intent-prediction": "intent", "intents": "intent",
     "agent-quality": "quality", "quality-adherence": "quality", "agent-quality-adherence": "quality", "aqm": "quality",
@@ -32,6 +33,7 @@ _ALIASES = {
     "multi-turn-rag": "answer-classification", "rag": "answer-classification",
     "kb": "kb-refinement", "kb-refinement-pairs": "kb-refinement",
     "search": "article-search",
+    "multi-turn-retrieval": "multiturn-retrieval", "retrieval": "multiturn-retrieval",
 }
 DATA_HELP = ("A CXMArena folder: the public release (Hugging Face sprinklr-huggingface/CXM_Arena; "
              "`ragjudge cxm fetch --out DIR` writes it) or ragjudge's plain JSONL files (examples/cxm/README.md).")
@@ -134,7 +136,8 @@ class CxmBench(Bench[O, Any]):
         for report in summary["reports"]:
             metrics = Table(f"CXMArena {report['task']}", ["metric", "value"],
                             [[k, v] for k, v in report["metrics"].items()], [f"note: {n}" for n in report["notes"]])
-            tables += [metrics, *(Table.from_dict(t) for t in report["tables"])]
+            tables += [metrics, *(Table.from_dict(t) for t in report["tables"]),
+                       *(Table.from_dict(t) for t in report.get("reference") or [])]
         return tables
 
     def records(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:

@@ -207,15 +207,43 @@ QUERY_STRATEGIES = ("last_turn", "all_user_turns", "full_conversation")
 
 def conversation_query(case: RagCase, strategy: str = "all_user_turns") -> str:
     """The retrieval query for a conversation: the customer's last message, all customer messages, or all
-    messages (the pipelines' strategies without LLM rewriting)."""
-    customer = [m.text for m in case.messages if m.speaker != "agent" and m.text.strip()]
+    messages (the pipelines' strategies without an LLM)."""
+    customer = [m.text for m in case.messages if m.speaker == "customer" and m.text.strip()]
     if strategy == "last_turn":
         return customer[-1] if customer else case.messages[-1].text
     if strategy == "all_user_turns":
-        return "\n".join(customer)
+        return "\n".join(customer) if customer else case.messages[-1].text
     if strategy == "full_conversation":
         return "\n".join(m.text for m in case.messages if m.text.strip())
     raise UsageError(f"unknown query strategy {strategy!r} (available: {', '.join(QUERY_STRATEGIES)})")
+
+
+def read_query(text: str, spec: JudgeSpec) -> tuple[str | None, str | None]:
+    """The search query in a query-formation answer: the whole text (as CXMArena's prompt asks for), or with
+    `options.output_key` the value of that key of the answer's JSON. (query, error)."""
+    key = spec.options.get("output_key")
+    if key:
+        from ragjudge.judges.json_parse import candidates
+
+        found = [c[key] for c in candidates(text or "") if isinstance(c, dict) and isinstance(c.get(key), str)]
+        value = found[0] if found else None
+        if not isinstance(value, str) or not value.strip():
+            return None, f"unparsable query: no text under {key!r}; raw: {text[:300]}"
+        return value.strip(), None
+    query = text.strip().strip("`").strip()
+    return (query, None) if query else (None, "empty query from the query-formation model")
+
+
+async def form_query(gateway: LLMGateway, case: RagCase, model: str, spec: JudgeSpec) -> dict[str, Any]:
+    """One conversation → one search query written by an LLM (the paper's multi-turn retrieval step)."""
+    variables = {"conversation": case.transcript or render_conversation(case.messages, with_ids=False),
+                 "messages": [m.model_dump() for m in case.messages]}
+    response = await _complete(gateway, model, messages(spec, variables), spec.params)
+    if isinstance(response, str):
+        return {"error": response}
+    query, error = read_query(response.text, spec)
+    out: dict[str, Any] = {"query_raw": response.text, **_usage(response)}
+    return {**out, "error": error} if error else {**out, "query": query}
 
 
 async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[str], articles: dict[str, Article],
