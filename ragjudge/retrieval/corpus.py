@@ -123,14 +123,14 @@ def chunk_characters(document: Passage, size: int, overlap: int) -> list[Passage
 
     splitter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, length_function=len)
     passages: list[Passage] = []
-    cursor = 0
+    after = 0
     for piece in splitter.split_text(document.text):
-        start = document.text.find(piece, max(0, cursor - overlap - 1))
+        start = document.text.find(piece, after)  # pieces come in order, each starting after the previous start
         if start < 0:  # pragma: no cover - the splitter only strips whitespace, so a piece is always a slice
             start = document.text.find(piece)
         end = start + len(piece)
         passages.append(Passage(id=f"{document.document_id}_{start}-{end}", text=piece, title=document.title))
-        cursor = start + 1
+        after = start + 1
     return passages
 
 

@@ -58,6 +58,17 @@ class CxmOptions(BenchOptions):
                                     "instead of running a model.")
 
 
+PROTOCOL_HELP = ("Which figures lead: ragjudge (stricter: every question counts, answers mapped to the taxonomy "
+                 "conservatively) or paper (CXMArena's own evaluator: unanswered quality questions skipped, intents "
+                 "fuzzy-mapped with thefuzz WRatio >= 70). Both are always printed.")
+
+
+def check_protocol(value: str) -> str:
+    if value not in ("ragjudge", "paper"):
+        raise UsageError(f"-T protocol must be ragjudge or paper, got {value!r}")
+    return value
+
+
 class FileRow(BaseModel):
     """One line of a predictions file, as a sample of a scoring run."""
 
@@ -95,15 +106,24 @@ class CxmBench(Bench[O, Any]):
         self.data = Path(options.data)
         if not self.data.is_dir():
             raise UsageError(f"--data {self.data} is not a folder")
+        self.file_problem: str | None = None
 
     @property
     def predictions_path(self) -> Path | None:
         return Path(self.options.predictions) if self.options.predictions else None
 
     def file_rows(self) -> list[FileRow]:
+        """The predictions file's rows. A file that does not exist or holds no row is no error of the input:
+        every item is then missing (reported, exit 1). A folder or a file that is not UTF-8 JSONL is."""
         path = self.predictions_path
         assert path is not None
-        return [FileRow(id=f"line {n}", line=n, row=row) for n, row in read_jsonl(path)]
+        if not path.exists():
+            self.file_problem = f"predictions file {path} does not exist: every item is missing"
+            return []
+        rows = [FileRow(id=f"line {n}", line=n, row=row) for n, row in read_jsonl(path)]
+        if not rows:
+            self.file_problem = f"predictions file {path} is empty: every item is missing"
+        return rows
 
     def sample_id(self, sample: Any) -> str:
         return str(sample.id)
@@ -128,8 +148,15 @@ class CxmBench(Bench[O, Any]):
 
     def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> dict[str, Any]:
         reports = self.reports(results)
-        return {"n_samples": len(results), "reports": [r.to_dict() for r in reports],
-                "problems": sum(r.problems for r in reports)}
+        problems = sum(r.problems for r in reports)
+        if self.file_problem:
+            for report in reports:
+                report.notes.insert(0, self.file_problem)
+            problems = max(problems, 1)
+        return {"n_samples": len(results), "reports": [r.to_dict() for r in reports], "problems": problems}
+
+    def warnings(self, summary: dict[str, Any]) -> list[str]:
+        return [f"warning: {self.file_problem}"] if self.file_problem else []
 
     def tables(self, summary: dict[str, Any]) -> list[Table]:
         tables = []

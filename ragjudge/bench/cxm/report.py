@@ -13,6 +13,7 @@ class Table:
     title: str
     columns: list[str]
     rows: list[list[Any]]
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

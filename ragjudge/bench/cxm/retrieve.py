@@ -99,25 +99,27 @@ def _encoders(retriever: Any) -> list[Any]:
     return found
 
 
-def truncation(retriever: Any, passages: Sequence[Passage]) -> list[dict[str, Any]]:
-    """Per local encoder: how many passages exceed its maximum input length (and so are cut when encoded)."""
+def encoder_truncation(encoder: Any, texts: Sequence[str]) -> list[dict[str, Any]]:
+    """How many texts exceed a local encoder's maximum input length (and so are cut when encoded)."""
     from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
-    out = []
-    for encoder in _encoders(retriever):
-        if not isinstance(encoder, SentenceTransformerEncoder):
-            continue
-        model = encoder._load()
-        limit = int(getattr(model, "max_seq_length", 0) or 0)
-        if not limit:
-            continue
-        title = getattr(getattr(retriever, "options", None), "title", True)
-        prefix = getattr(getattr(retriever, "options", None), "passage_prefix", "")
-        texts = [prefix + index_text(p, title) for p in passages]
-        lengths = [len(ids) for ids in model.tokenizer(texts, add_special_tokens=True, verbose=False)["input_ids"]]
-        out.append({"encoder": encoder.model_name, "max_tokens": limit, "passages": len(texts),
-                    "truncated": sum(n > limit for n in lengths), "longest": max(lengths, default=0)})
-    return out
+    if not isinstance(encoder, SentenceTransformerEncoder):
+        return []  # embedding APIs refuse over-long input instead of cutting it
+    model = encoder._load()
+    limit = int(getattr(model, "max_seq_length", 0) or 0)
+    if not limit:
+        return []
+    lengths = [len(ids) for ids in model.tokenizer(list(texts), add_special_tokens=True, verbose=False)["input_ids"]]
+    return [{"encoder": encoder.model_name, "max_tokens": limit, "passages": len(texts),
+             "truncated": sum(n > limit for n in lengths), "longest": max(lengths, default=0)}]
+
+
+def truncation(retriever: Any, passages: Sequence[Passage]) -> list[dict[str, Any]]:
+    """Per local encoder of a retriever: how many passages it cuts."""
+    options = getattr(retriever, "options", None)
+    title, prefix = getattr(options, "title", True), getattr(options, "passage_prefix", "")
+    texts = [prefix + index_text(p, title) for p in passages]
+    return [t for encoder in _encoders(retriever) for t in encoder_truncation(encoder, texts)]
 
 
 class KbIndex:
