@@ -148,11 +148,11 @@ class CxmBench(Bench[O, Any]):
 
     def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> dict[str, Any]:
         reports = self.reports(results)
-        problems = sum(r.problems for r in reports)
         if self.file_problem:
             for report in reports:
                 report.notes.insert(0, self.file_problem)
-            problems = max(problems, 1)
+                report.problems = max(report.problems, 1)
+        problems = sum(r.problems for r in reports)
         return {"n_samples": len(results), "reports": [r.to_dict() for r in reports], "problems": problems}
 
     def warnings(self, summary: dict[str, Any]) -> list[str]:
