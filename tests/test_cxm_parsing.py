@@ -59,7 +59,8 @@ def test_a_labelled_id_with_a_colon_in_the_text_is_one_message(tmp_path: Path) -
     write_jsonl(tmp_path / "Agent_Quality_Adherence" / "train.jsonl", [
         {"conversation_id": "q1", "conversation": "AGENT[1]:Hello, how can I help?\nCUSTOMER[2]:my phone model: X100"
                                                   "\nAGENT[3]:Let me check.",
-         "question_answers": json.dumps([{"Question": "Greeted?", "Answer": "Yes", "proof_message_ids": ["AGENT[1]"]}])},
+         "question_answers": json.dumps([{"Question": "Greeted?", "Answer": "Yes",
+                                          "proof_message_ids": ["AGENT[1]"]}])},
     ])
     [case] = loaders.load_quality(tmp_path)
     assert [(m.id, m.text) for m in case.messages] == [("1", "Hello, how can I help?"), ("2", "my phone model: X100"),

@@ -28,8 +28,8 @@ BOILERPLATE = [
     "<p>See also the general terms and conditions and the fair use policy.</p>",
     "Note: promotional offers cannot be combined with other discounts.",
 ]
-FILLER = ["Please note", "In most cases", "As a rule", "Where applicable", "For new customers", "For existing customers",
-          "Depending on the region", "Within the EU", "Outside the EU", "During peak hours"]
+FILLER = ["Please note", "In most cases", "As a rule", "Where applicable", "For new customers",
+          "For existing customers", "Depending on the region", "Within the EU", "Outside the EU", "During peak hours"]
 
 
 def _article_text(rng: random.Random, product: str, aspect: str, target: int) -> str:

@@ -181,7 +181,8 @@ def read_quality_answers(value: Any, case: QualityCase, spec: JudgeSpec | None =
         evidence = [normalize_message_id(x) for x in item.get(e_key) or [] if isinstance(x, (str, int))]
         answers[question_id] = {"question_id": question_id, "answer": answer, "evidence": evidence}
     ordered = [answers[q.question_id] for q in case.questions if q.question_id in answers]
-    missing = [q.question_id for q in case.questions if q.question_id not in answers and q.question_id not in unreadable]
+    missing = [q.question_id for q in case.questions
+               if q.question_id not in answers and q.question_id not in unreadable]
     return ordered, missing, unreadable
 
 

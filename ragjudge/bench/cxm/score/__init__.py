@@ -9,5 +9,5 @@ from ragjudge.bench.cxm.score.retrieval import score_multiturn
 from ragjudge.bench.cxm.score.search import score_search
 from ragjudge.bench.cxm.score.tools import score_tools
 
-__all__ = ["Rows", "read_predicted_pairs", "score_classification", "score_intent", "score_multiturn", "score_pairs", "score_quality",
-           "score_search", "score_tools"]
+__all__ = ["Rows", "read_predicted_pairs", "score_classification", "score_intent", "score_multiturn", "score_pairs",
+           "score_quality", "score_search", "score_tools"]

@@ -10,7 +10,7 @@ from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy
 from ragjudge.bench.cxm.paper import TABLE4_INTENT
 from ragjudge.bench.cxm.report import Table, TaskReport
-from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
+from ragjudge.bench.cxm.score.common import Rows, bad, known_id
 from ragjudge.errors import InputError
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import ToolCase, parse_arguments
 from ragjudge.bench.cxm.report import Table, TaskReport
-from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
+from ragjudge.bench.cxm.score.common import Rows, bad, known_id
 
 
 def _pred_calls(row: dict[str, Any], path: Path | None, line: int) -> list[tuple[str, dict[str, Any] | None]]:
