@@ -32,6 +32,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def peak_rss_mb() -> float:
+    """This process's peak resident memory: VmHWM (reset by exec, unlike ru_maxrss, which a child inherits)."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 

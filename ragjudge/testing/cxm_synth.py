@@ -28,21 +28,32 @@ BOILERPLATE = [
     "<p>See also the general terms and conditions and the fair use policy.</p>",
     "Note: promotional offers cannot be combined with other discounts.",
 ]
+FEATURES = ["voicemail", "hotspot", "wifi calling", "SIM lock", "loyalty points", "late fee", "direct debit", "PUK code",
+            "cell tower", "fibre box", "warranty", "trade-in", "screen repair", "call barring", "spam filter",
+            "data rollover", "e-bill", "credit check", "deposit", "autopay", "static IP", "mesh extender",
+            "battery swap", "family sharing", "usage alert", "speed cap", "port-out code", "installation slot",
+            "technician visit", "contract buyout", "price lock", "welcome bonus", "referral credit", "caller ID",
+            "conference call", "visual voicemail", "MMS", "VoLTE", "eSIM profile", "QR code", "APN settings",
+            "network unlock", "insurance claim", "excess fee", "pro-rata charge", "paper bill", "refund voucher"]
 FILLER = ["Please note", "In most cases", "As a rule", "Where applicable", "For new customers",
           "For existing customers", "Depending on the region", "Within the EU", "Outside the EU", "During peak hours"]
 
 
 def _article_text(rng: random.Random, product: str, aspect: str, target: int) -> str:
-    """One article: a heading, topic paragraphs with specific figures, boilerplate, until `target` characters."""
+    """One article: a heading, topic paragraphs with specific figures and features, boilerplate, until `target`
+    characters."""
     price, days, limit = rng.randint(2, 60), rng.randint(1, 30), rng.choice([5, 10, 20, 50, 100])
-    parts = [f"# {product}: {aspect}", f"<h2>Overview</h2>\nThis article explains {aspect} for the {product}. "
-             f"The {product} {aspect} rules apply to every customer on the {product} since the last tariff update."]
+    features = rng.sample(FEATURES, 4)
+    parts = [f"# {product}: {aspect}", f"<h2>Overview</h2>\nThis article explains {aspect} for the {product}, "
+             f"including {', '.join(features[:3])} and {features[3]}. The rules below apply since the last tariff "
+             f"update."]
     while sum(len(p) for p in parts) < target:
         kind = rng.random()
+        feature = rng.choice(features)
         if kind < 0.55:
-            parts.append(f"{rng.choice(FILLER)}, {aspect} on the {product} cost {price} euros and take up to "
-                         f"{days} days. Customers who ask about {aspect} should check the {product} section of the "
-                         f"app first; the limit is {limit} GB or {limit} requests per month, whichever comes first.")
+            parts.append(f"{rng.choice(FILLER)}, the {feature} for {aspect} on the {product} costs {price} euros and "
+                         f"takes up to {days} days. Ask about the {feature} in the {product} section of the app; the "
+                         f"limit is {limit} GB or {limit} requests per month, whichever comes first.")
         elif kind < 0.75:
             parts.append(f"* Step {rng.randint(1, 9)}: open Settings > {product} > {aspect.title()} and follow the "
                          f"instructions.\n* If the {product} shows an error, restart the device and try again.")
@@ -108,7 +119,8 @@ def similar_pairs(kb: list[dict[str, Any]], n: int, seed: int = 0) -> list[list[
         used |= {a, b}
         source = kb[a]["document_content"]
         start = rng.randint(0, max(0, len(source) - 1200))
-        kb[b]["document_content"] += "\n\n" + source[start:start + rng.randint(800, 1200)]
+        head, _, rest = kb[b]["document_content"].partition("\n\n")  # inserted near the top, as a related section
+        kb[b]["document_content"] = f"{head}\n\n{source[start:start + rng.randint(800, 1200)]}\n\n{rest}"
         pairs.append(sorted([kb[a]["document_id"], kb[b]["document_id"]]))
     return pairs
 
