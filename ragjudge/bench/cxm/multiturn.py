@@ -59,8 +59,9 @@ class RetrievalSolver(Solver[RagCase]):
         return sample.case_id
 
     def fingerprint(self, sample: RagCase) -> str:
-        return "|".join([self.bench.options.pipeline, describe_chunking(self.bench.chunking), self.identity,
-                         str(max(self.bench.options.ks))])
+        spec = self.bench.spec.model_dump_json()  # a pipeline file edited since: not the same system
+        return P.fingerprint_of(None, spec, describe_chunking(self.bench.chunking), self.identity,
+                                max(self.bench.options.ks))
 
     async def _queries(self, samples: Sequence[RagCase], ctx: RunContext) -> dict[str, Record]:
         if self.spec is None:
