@@ -132,9 +132,10 @@ def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def write_multi_turn_release(folder: Path, n_articles: int = 30, n_turns: int = 12, seed: int = 0) -> Path:
+def write_multi_turn_release(folder: Path, n_articles: int = 30, n_turns: int = 12, seed: int = 0, *,
+                             min_chars: int = 2000, max_chars: int = 4000) -> Path:
     """`<folder>/Multi_Turn/train.jsonl` and `<folder>/Articles/multi_turn_articles.jsonl`, as `cxm fetch` writes."""
-    kb = articles(n_articles, seed)
+    kb = articles(n_articles, seed, min_chars=min_chars, max_chars=max_chars)
     write_jsonl(folder / "Articles" / "multi_turn_articles.jsonl", kb)
     write_jsonl(folder / "Multi_Turn" / "train.jsonl", multi_turn_rows(kb, n_turns, seed))
     return folder
