@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.cli import main
-from ragjudge.bench.cxm.score import DEFAULT_THRESHOLDS
+from ragjudge.bench.cxm.score.kb import DEFAULT_THRESHOLDS
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
@@ -58,8 +58,8 @@ def test_example_scores_offline_with_every_metric(monkeypatch, capsys) -> None:
     kb = reports["KB refinement"]
     assert kb["metrics"]["similar precision"] == 0.5 and kb["metrics"]["similar recall"] == 1.0
     assert kb["metrics"]["contradictory precision"] == 1.0 and kb["metrics"]["contradictory recall"] == 0.5
-    sweeps = [t for t in kb["tables"] if "threshold sweep" in t["title"]]
-    assert len(sweeps) == 2 and all(len(t["rows"]) == len(DEFAULT_THRESHOLDS) for t in sweeps)
+    sweeps = [t for t in kb["tables"] if "by threshold (analysis" in t["title"]]
+    assert len(sweeps) == 1 and all(len(t["rows"]) == len(DEFAULT_THRESHOLDS) for t in sweeps)  # similar pairs only
     for table in sweeps:  # a higher threshold never predicts more pairs; eight distinct articles never reach 0.95
         predicted = [row[1] for row in table["rows"]]
         assert predicted == sorted(predicted, reverse=True) and predicted[-1] == 0
@@ -112,19 +112,39 @@ def test_eval_dispatch_article_search_with_the_bm25_pipeline(monkeypatch, capsys
     assert by_task(out)["article search"]["metrics"] == m
 
 
-def test_kb_refinement_run_predicts_the_baselines_best_pairs(monkeypatch, capsys, tmp_path: Path) -> None:
-    code, out, _ = run_cli(monkeypatch, capsys, "cxm", "run", "--task", "kb-refinement", "--data", str(EXAMPLE),
-                           "--model", "minilm", "--out", str(tmp_path / "kb"), "--format", "json")
+def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold(monkeypatch, capsys,
+                                                                                tmp_path: Path) -> None:
+    """The run predicts each article's k nearest neighbours above a fixed threshold (checked against a brute-force
+    computation); the sweep and the oracle pick are analysis metrics with their own names; no contradictions
+    without a pair judge."""
+    import numpy as np
+
+    from ragjudge.bench.cxm import loaders
+    from ragjudge.retrieval.encoders import SentenceTransformerEncoder
+
+    code, out, _ = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-kb-refinement", "--data", str(EXAMPLE),
+                           "-T", "threshold=0.5", "-T", "k=2", "--out", str(tmp_path / "kb"), "--format", "json")
     assert code == 0
-    report = by_task(out)["KB refinement"]
+    [report] = json.loads(out)["reports"]
     rows = [json.loads(x) for x in (tmp_path / "kb" / "results.jsonl").read_text().splitlines()]
-    for kind in ("similar", "contradictory"):
-        best_f1 = report["metrics"][f"baseline best {kind} F1"]
-        threshold = report["metrics"][f"baseline best {kind} threshold"]
-        mine = [r for r in rows if r["kind"] == kind]
-        assert mine and all(r["threshold"] == threshold for r in mine)
-        assert report["metrics"][f"{kind} F1"] == pytest.approx(best_f1)  # the predictions are that threshold's pairs
-    assert {frozenset(r["pair"]) for r in rows if r["kind"] == "similar"} >= {frozenset({"KB_3", "KB_4"})}
+    assert {r["kind"] for r in rows} == {"similar"} and all(r["threshold"] == 0.5 for r in rows)
+    articles = loaders.load_articles(EXAMPLE, "kb-refinement")
+    ids = list(articles)
+    vectors = SentenceTransformerEncoder("minilm").encode([a.full_text for a in articles.values()])
+    sim = vectors @ vectors.T
+    expected = set()
+    for i in range(len(ids)):  # brute force: each article's 2 nearest others, either direction, >= 0.5
+        others = sorted((j for j in range(len(ids)) if j != i), key=lambda j: -sim[i, j])[:2]
+        expected |= {frozenset((ids[i], ids[j])) for j in others if sim[i, j] >= 0.5}
+    assert {frozenset(r["pair"]) for r in rows} == expected
+    gold = loaders.load_pairs(EXAMPLE)["similar"]
+    tp = len(expected & gold)
+    assert report["metrics"]["similar precision"] == pytest.approx(tp / len(expected))
+    assert report["metrics"]["similar recall"] == pytest.approx(tp / len(gold))
+    assert "contradictory F1" not in report["metrics"]
+    assert "oracle similar F1 (upper bound, not a result)" in report["metrics"]
+    assert any("contradictory pairs are not predicted" in n for n in report["notes"])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
 
 
 def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -184,7 +204,7 @@ def test_eval_bench_cxm_forced_tool_calls_through_the_cli(monkeypatch, capsys, t
     ("cxm-quality", ["--judge-models", "openai/a"], "--judge-models is not used by bench cxm-quality"),
     ("cxm-quality", ["-T", "force_tool_call=true"], "unknown option -T force_tool_call for bench cxm-quality"),
     ("cxm-quality", ["--pipeline", "dense"], "--pipeline is not used by bench cxm-quality"),
-    ("cxm-kb-refinement", ["--api-base", "http://x"], "--api-base is not used by bench cxm-kb-refinement"),
+    ("cxm-kb-refinement", ["-T", "encoder=tfidf"], "-T encoder must be sentence-transformers or litellm"),
 ])
 def test_eval_bench_cxm_rejects_options_it_would_ignore(monkeypatch, capsys, bench, extra, message) -> None:
     code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", bench, "--data", str(EXAMPLE),

@@ -35,7 +35,7 @@ RELEASE = {
     ("Taxonomy", "taxonomy_2"): [{"L1": "Billing", "L2": "Double charge", "Description": "Twice"},
                                  {"L1": "Travel", "L2": "Roaming", "Description": ""}],
     ("Intent_Prediction", "train"): [
-        {"Complete Conversations": "Customer: I was billed twice. Agent: Sorry, refunding now.",
+        {"Complete Conversations": "Customer: I was billed twice.\nAgent: Sorry, refunding now.",
          "Taxonomy_1": "Billing", "Taxonomy_2": "Billing:Double charge"},
         {"Complete Conversations": "Customer: Cost in Japan?\nAgent: 2 euros a day.", "Taxonomy_1": "Roaming",
          "Taxonomy_2": "Travel:Roaming"},
@@ -94,9 +94,9 @@ def test_release_intent_flat_and_two_level(release: Path) -> None:
     assert list(taxonomies) == ["taxonomy_1", "taxonomy_2"]
     assert taxonomies["taxonomy_2"].two_level and taxonomies["taxonomy_2"].labels == ["Billing:Double charge",
                                                                                        "Travel:Roaming"]
-    assert [c.case_id for c in cases] == ["2", "3"]  # CSV line numbers (header is line 1)
+    assert [c.case_id for c in cases] == ["1", "2"]  # record positions, as in JSONL and Parquet
     assert cases[0].gold == {"taxonomy_1": "Billing", "taxonomy_2": "Billing:Double charge"}
-    # one-line transcripts split at each speaker mark, ids numbered from 1
+    # one turn per line, ids numbered from 1
     assert [(m.id, m.speaker, m.text) for m in cases[0].messages] == [
         ("1", "customer", "I was billed twice."), ("2", "agent", "Sorry, refunding now.")]
 
@@ -158,17 +158,9 @@ def test_plain_jsonl_example_loads() -> None:
 
 
 @pytest.mark.parametrize("name, rows, message, line, field", [
-    ("quality.jsonl", [{"conversation_id": "x", "messages": [{"id": "1", "speaker": "agent", "text": "hi"}],
-                        "questions": [{"question": "Greeted?", "answer": True, "evidence": ["7"]}]}],
-     "evidence names message '7'", 1, "evidence"),
     ("quality.jsonl", [{"conversation_id": "x", "conversation": "Agent: hi",
                         "questions": [{"question": "Greeted?", "answer": "maybe"}]}],
      "'maybe' is not True, False or NA", 1, "answer"),
-    ("quality.jsonl", [{"conversation_id": "x", "conversation": "AGENT[1]: hi",  # release rows merged per case:
-                        "question_answers": [{"Question": "Greeted?", "Answer": "Yes", "proof_message_ids": [1]}]},
-                       {"conversation_id": "x", "conversation": "AGENT[1]: hi",  # the error names the second row
-                        "question_answers": [{"Question": "Sorry?", "Answer": "No", "proof_message_ids": [9]}]}],
-     "evidence names message '9'", 2, "evidence"),
     ("quality.jsonl", [{"conversation_id": "x", "conversation": "Agent: hi", "questions": [{"question": "Greeted?"}]}],
      "has no answer", 1, "answer"),  # a missing answer is not silently "NA"
     ("kb_pairs.jsonl", [{"kind": "similar", "pair": ["KB_1", "KB_1"]}], "two different articles", 1, "pair"),

@@ -150,21 +150,42 @@ def test_pairs_are_unordered() -> None:
     assert empty["precision"] is None and empty["recall"] == 0.0 and empty["f1"] is None
 
 
-def test_threshold_sweep_on_a_similarity_matrix() -> None:
-    ids = ["a", "b", "c", "d"]
-    sim = np.array([[1.0, 0.9, 0.6, 0.2],
-                    [0.9, 1.0, 0.7, 0.1],
-                    [0.6, 0.7, 1.0, 0.8],
-                    [0.2, 0.1, 0.8, 1.0]])
-    assert M.pairs_above(ids, sim, 0.75) == {P("a", "b"), P("c", "d")}  # the diagonal never pairs an article
-    gold = {P("a", "b"), P("b", "c")}
-    rows = M.threshold_sweep(ids, sim, gold, [0.5, 0.75, 0.95])
-    # 0.5: ab ac bc cd -> tp 2 of 4; 0.75: ab cd -> tp 1 of 2; 0.95: nothing
+def test_sweep_over_sorted_candidates_by_hand() -> None:
+    # candidates by descending similarity: ab .9 (gold), cd .8, bc .7 (gold), ac .6; 2 gold pairs in all
+    sim = np.array([0.9, 0.8, 0.7, 0.6], dtype=np.float32)
+    flags = np.array([True, False, True, False])
+    rows = M.sweep_sorted(sim, flags, 2, [0.5, 0.75, 0.95])
+    # 0.5: all four -> tp 2 of 4; 0.75: ab cd -> tp 1 of 2; 0.95: nothing
     assert [(r["predicted"], r["tp"]) for r in rows] == [(4, 2), (2, 1), (0, 0)]
     assert rows[0]["f1"] == pytest.approx(2 * 0.5 * 1.0 / 1.5)
     assert rows[1]["f1"] == pytest.approx(0.5)
     assert rows[2]["precision"] is None
     assert M.best_row(rows)["threshold"] == 0.5
+
+
+def test_nearest_pairs_equal_brute_force_in_blocks() -> None:
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(50, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sim = vectors @ vectors.T
+    first, second, s = M.nearest_pairs(vectors, 3, block=7)  # blocks that do not divide 50
+    expected = {}
+    for i in range(50):
+        for j in sorted((j for j in range(50) if j != i), key=lambda j: -sim[i, j])[:3]:
+            expected[(min(i, j), max(i, j))] = sim[i, j]
+    assert set(zip(first.tolist(), second.tolist())) == set(expected)
+    assert list(s) == sorted(s, reverse=True) and all(a < b for a, b in zip(first, second))
+    assert np.allclose(s, [expected[(a, b)] for a, b in zip(first.tolist(), second.tolist())], atol=1e-6)
+
+
+def test_official_knn_pairs_lose_relations_seen_only_from_the_higher_index() -> None:
+    """CXMArena's predictor keeps (i, j) only when i < j finds j among its own top k (itself included): here
+    article 2's nearest other is 0, but 0's top 2 are itself and 1, so (0, 2) is lost. ragjudge keeps it."""
+    vectors = np.array([[1.0, 0.0], [0.99, 0.141], [0.95, -0.312]], dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert M.official_knn_pairs(vectors, 2, threshold=0.5) == {(0, 1)}
+    first, second, _ = M.nearest_pairs(vectors, 1)
+    assert set(zip(first.tolist(), second.tolist())) == {(0, 1), (0, 2)}
 
 
 # -- article search -------------------------------------------------------------------------------------
@@ -181,4 +202,6 @@ def test_precision_recall_mrr_by_hand() -> None:
     assert M.reciprocal_rank(["x"], relevant) == 0.0
     scores = M.search_scores([(ranking, relevant), (["d9", "d8", "d5"], ["d5"])], [1, 3])
     # query 1: P@1 0, R@1 0, P@3 1/3, R@3 1/2, RR 1/2; query 2: P@1 0, P@3 1/3, R@3 1, RR 1/3
-    assert scores == pytest.approx({"P@1": 0.0, "R@1": 0.0, "P@3": 1 / 3, "R@3": 0.75, "MRR": (0.5 + 1 / 3) / 2})
+    # hit@k (the paper's "precision"): a relevant article in the top k: 0 of 2 at k=1, 2 of 2 at k=3
+    assert scores == pytest.approx({"P@1": 0.0, "R@1": 0.0, "hit@1": 0.0, "P@3": 1 / 3, "R@3": 0.75, "hit@3": 1.0,
+                                    "MRR": (0.5 + 1 / 3) / 2})

@@ -5,6 +5,7 @@ cxm-<task>`), `fetch` the public release."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,8 +31,11 @@ DataOpt = Annotated[Path, typer.Option("--data", help="CXMArena data folder: the
                                        "(`ragjudge cxm fetch`) or ragjudge's plain JSONL files.")]
 TaxonomyOpt = Annotated[str | None, typer.Option("--taxonomy", help="Intent taxonomy to use (default: every "
                                                  "taxonomy the data has gold intents for).")]
-KsOpt = Annotated[str | None, typer.Option("--k", help="Article search cut-offs for P@k / R@k, comma-separated "
-                                           "[default: 1,3,5,10].")]
+KsOpt = Annotated[str | None, typer.Option("--k", help="Retrieval cut-offs, comma-separated [default: 1,3,5,10 "
+                                           "for article search, 10,20 for multi-turn retrieval].")]
+ProtocolOpt = Annotated[str | None, typer.Option("--protocol", help="Intent and quality: which figures lead, "
+                                                 "ragjudge (default) or paper (CXMArena's evaluator); both are "
+                                                 "printed.")]
 
 
 def _ints(value: str | None, what: str) -> list[int] | None:
@@ -73,6 +77,7 @@ def score_command(
                                                      "(default: <data>/predictions/<task>.jsonl).")] = None,
     taxonomy: TaxonomyOpt = None,
     k: KsOpt = None,
+    protocol: ProtocolOpt = None,
     baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", metavar="", help="KB refinement: also sweep the "
                                            "embedding-similarity baseline (bundled MiniLM, offline).")] = True,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="KB baseline embedding model "
@@ -101,7 +106,9 @@ def score_command(
         given = {"data": ("--data", str(data)), "predictions": ("--predictions", str(path) if from_file else None)}
         if name == "intent":
             given["taxonomy"] = ("--taxonomy", taxonomy)
-        if name == "article-search":
+        if name in ("intent", "quality"):
+            given["protocol"] = ("--protocol", protocol)
+        if name in ("article-search", "multiturn-retrieval"):
             given["ks"] = ("--k", _ints(k, "--k"))
         if name == "kb-refinement":
             given.update(baseline=("--baseline", baseline), gen=("--embedding-model", embedding_model))
@@ -109,6 +116,8 @@ def score_command(
         outcome = run_bench(bench, EngineOptions(show_progress=False), paths=None)
         reports += outcome.summary["reports"]
         tables += bench.tables(outcome.summary)
+        for warning in bench.warnings(outcome.summary):
+            print(warning, file=sys.stderr)
     if fmt == "json":
         print(json.dumps(reports, indent=2, ensure_ascii=False))
     else:
@@ -138,10 +147,16 @@ def run_command(
                                                   "embedding model [default: bm25].")] = None,
     top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="Articles retrieved for generated answers "
                                               "[default: 5].")] = None,
-    query: Annotated[str | None, typer.Option("--query", help="Retrieval query for generated answers: last_turn, "
-                                              "all_user_turns or full_conversation [default: all_user_turns].")
-                     ] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Retrieval query: last_turn, all_user_turns, "
+                                              "full_conversation, or (multi-turn retrieval) llm "
+                                              "[default: all_user_turns].")] = None,
     k: KsOpt = None,
+    chunk: Annotated[int | None, typer.Option("--chunk", min=0, help="Split KB articles into chunks of this many "
+                                              "characters (article search, multi-turn retrieval and answers).")
+                     ] = None,
+    protocol: ProtocolOpt = None,
+    rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="Multi-turn retrieval: the LLM that "
+                                                      "writes each turn's query (-T query=llm).")] = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
     concurrency: common.ConcurrencyOpt = 8,
@@ -159,7 +174,7 @@ def run_command(
     input_folder(data, "CXMArena data folder")
     name = task_name(task)
     given: dict[str, tuple[str, Any]] = {"data": ("--data", str(data))}
-    if name == "article-search":  # the system under test is the retrieval pipeline
+    if name in ("article-search", "multiturn-retrieval"):  # the system under test is the retrieval pipeline
         given["pipeline"] = ("--model" if model else "--retriever", model or retriever)
     else:
         given.update(gen=("--model", model), pipeline=("--retriever", retriever))
@@ -168,7 +183,8 @@ def run_command(
         "taxonomy": ("--taxonomy", taxonomy), "tool_counts": ("--tool-counts", _ints(tool_counts, "--tool-counts")),
         "force_tool_call": ("--force-tool-call", force_tool_call or None), "k": ("--top-k", top_k),
         "query": ("--query", query), "ks": ("--k", _ints(k, "--k")), "judge_dir": ("--judge-dir", judge_dir),
-        "pipeline_dir": ("--pipeline-dir", pipeline_dir),
+        "pipeline_dir": ("--pipeline-dir", pipeline_dir), "chunk": ("--chunk", chunk),
+        "protocol": ("--protocol", protocol), "rewrite_model": ("--rewrite-model", rewrite_model),
     }
     cls = BY_TASK[name]
     bench = cls(_options(name, given), label=f"cxm-{name}")

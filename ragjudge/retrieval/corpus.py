@@ -72,8 +72,14 @@ def get_tokenizer(name: str) -> SpanTokenizer:
     return HFTokenizer(name)
 
 
+CHARACTERS = "characters"
+
+
 class ChunkingSpec(BaseModel):
-    """How documents are split; part of an index's identity (changing it re-indexes)."""
+    """How documents are split; part of an index's identity (changing it re-indexes).
+
+    `tokenizer: characters` counts `size` and `overlap` in characters and splits as CXMArena's own
+    predictor does (LangChain's RecursiveCharacterTextSplitter: paragraphs, then lines, then words)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -110,7 +116,29 @@ def chunk_document(document: Passage, tokenizer: SpanTokenizer, size: int = 512,
     return passages
 
 
+def chunk_characters(document: Passage, size: int, overlap: int) -> list[Passage]:
+    """Chunks of at most `size` characters (overlap `overlap`), split at paragraph, line and word breaks first,
+    each an exact slice of the document named `<document id>_<start>-<end>` by its character offsets."""
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    splitter = RecursiveCharacterTextSplitter(chunk_size=size, chunk_overlap=overlap, length_function=len)
+    passages: list[Passage] = []
+    after = 0
+    for piece in splitter.split_text(document.text):
+        start = document.text.find(piece, after)  # pieces come in order, each starting after the previous start
+        if start < 0:  # pragma: no cover - the splitter only strips whitespace, so a piece is always a slice
+            start = document.text.find(piece)
+        end = start + len(piece)
+        passages.append(Passage(id=f"{document.document_id}_{start}-{end}", text=piece, title=document.title))
+        after = start + 1
+    return passages
+
+
 def chunk_documents(documents: Iterable[Passage], spec: ChunkingSpec) -> Iterator[Passage]:
+    if spec.tokenizer == CHARACTERS:
+        for document in documents:
+            yield from chunk_characters(document, spec.size, spec.overlap)
+        return
     tokenizer = get_tokenizer(spec.tokenizer)
     for document in documents:
         yield from chunk_document(document, tokenizer, spec.size, spec.overlap)

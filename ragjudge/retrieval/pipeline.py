@@ -76,6 +76,16 @@ class _LazyPassages:
         return self._passages
 
 
+class _GivenPassages:
+    """Passages the caller already has (split in memory)."""
+
+    def __init__(self, passages: list[Passage]):
+        self._passages = passages
+
+    def get(self) -> list[Passage]:
+        return self._passages
+
+
 @dataclass
 class TaskRetrieval:
     """Per task (by normalised key): the query used and the ranked passages."""
@@ -133,9 +143,20 @@ class Pipeline:
         if not corpus.is_file():
             raise UsageError(f"corpus file not found: {corpus}")
         self.corpus = str(corpus)
-        digest = file_digest(corpus)
+        return self._open_all(file_digest(corpus), _LazyPassages(corpus, self.spec.chunking), bars, started)
+
+    def open_passages(self, passages: list[Passage], bars: ProgressBars | None = None) -> IndexInfo:
+        """The same, for passages already in memory (split by the caller): the index key hashes their ids,
+        titles and texts, so the same passages find the same index."""
+        started = time.perf_counter()
+        digest = hashlib.sha256()
+        for p in passages:
+            digest.update(json.dumps([p.document_id, p.title, p.text]).encode())
+        return self._open_all(digest.hexdigest(), _GivenPassages(passages), bars, started)
+
+    def _open_all(self, digest: str, passages: _LazyPassages | _GivenPassages, bars: ProgressBars | None,
+                  started: float) -> IndexInfo:
         self.key = self.index_key(digest)
-        passages = _LazyPassages(corpus, self.spec.chunking)
         parts = [self._open_leaf(leaf, digest, passages, bars) for leaf in _leaves(self.retriever)]
         builds = [p[3] for p in parts if p[3] is not None]
         build_seconds = sum(builds) if builds else None
@@ -148,7 +169,7 @@ class Pipeline:
                                   build_seconds=build_seconds)
         return self.info
 
-    def _open_leaf(self, retriever: Retriever, digest: str, passages: _LazyPassages,
+    def _open_leaf(self, retriever: Retriever, digest: str, passages: _LazyPassages | _GivenPassages,
                    bars: ProgressBars | None) -> tuple[Path, bool, int, float | None]:
         """Load `retriever`'s index from `<index dir>/<kind>-<key>` if it was built, else build and save it.
         The key depends on the retriever alone (not on a hybrid around it), so `dense` and a hybrid with a
@@ -167,6 +188,8 @@ class Pipeline:
             except (StaleIndex, ValueError):
                 shutil.rmtree(folder, ignore_errors=True)
         loaded = passages.get()
+        if not loaded:
+            raise UsageError("nothing to index: no passages")
         build_started = time.perf_counter()
         retriever.index(loaded, bars)
         tmp = folder.with_name(f"{folder.name}.tmp-{os.getpid()}")

@@ -17,14 +17,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.engine.render import Table
-from ragjudge.errors import InputError, UsageError
+from ragjudge.errors import UsageError
 from ragjudge.formats.jsonl import read_jsonl
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
     from ragjudge.report.view import ReportView
 
-TASKS = ("intent", "quality", "tool-calls", "answer-classification", "kb-refinement", "article-search")
+TASKS = ("intent", "quality", "tool-calls", "answer-classification", "kb-refinement", "article-search",
+         "multiturn-retrieval")
 _ALIASES = {
     "intent-prediction": "intent", "intents": "intent",
     "agent-quality": "quality", "quality-adherence": "quality", "agent-quality-adherence": "quality", "aqm": "quality",
@@ -33,6 +34,7 @@ _ALIASES = {
     "multi-turn-rag": "answer-classification", "rag": "answer-classification",
     "kb": "kb-refinement", "kb-refinement-pairs": "kb-refinement",
     "search": "article-search",
+    "multi-turn-retrieval": "multiturn-retrieval", "retrieval": "multiturn-retrieval",
 }
 DATA_HELP = ("A CXMArena folder: the public release (Hugging Face sprinklr-huggingface/CXM_Arena; "
              "`ragjudge cxm fetch --out DIR` writes it) or ragjudge's plain JSONL files (examples/cxm/README.md).")
@@ -55,6 +57,17 @@ class CxmOptions(BenchOptions):
                       "ragjudge's plain JSONL files.")
     predictions: str | None = Field(None, description="Score this predictions file (one row per prediction) "
                                     "instead of running a model.")
+
+
+PROTOCOL_HELP = ("Which figures lead: ragjudge (stricter: every question counts, answers mapped to the taxonomy "
+                 "conservatively) or paper (CXMArena's own evaluator: unanswered quality questions skipped, intents "
+                 "fuzzy-mapped with thefuzz WRatio >= 70). Both are always printed.")
+
+
+def check_protocol(value: str) -> str:
+    if value not in ("ragjudge", "paper"):
+        raise UsageError(f"-T protocol must be ragjudge or paper, got {value!r}")
+    return value
 
 
 class FileRow(BaseModel):
@@ -94,17 +107,23 @@ class CxmBench(Bench[O, Any]):
         self.data = Path(options.data)
         if not self.data.is_dir():
             raise UsageError(f"--data {self.data} is not a folder")
+        self.file_problem: str | None = None
 
     @property
     def predictions_path(self) -> Path | None:
         return Path(self.options.predictions) if self.options.predictions else None
 
     def file_rows(self) -> list[FileRow]:
+        """The predictions file's rows. A file that does not exist or holds no row is no error of the input:
+        every item is then missing (reported, exit 1). A folder or a file that is not UTF-8 JSONL is."""
         path = self.predictions_path
         assert path is not None
+        if not path.exists():
+            self.file_problem = f"predictions file {path} does not exist: every item is missing"
+            return []
         rows = [FileRow(id=f"line {n}", line=n, row=row) for n, row in read_jsonl(path)]
         if not rows:
-            raise InputError("contains no predictions", file=str(path))
+            self.file_problem = f"predictions file {path} is empty: every item is missing"
         return rows
 
     def sample_id(self, sample: Any) -> str:
@@ -130,8 +149,15 @@ class CxmBench(Bench[O, Any]):
 
     def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> dict[str, Any]:
         reports = self.reports(results)
-        return {"n_samples": len(results), "reports": [r.to_dict() for r in reports],
-                "problems": sum(r.problems for r in reports)}
+        if self.file_problem:
+            for report in reports:
+                report.notes.insert(0, self.file_problem)
+                report.problems = max(report.problems, 1)
+        problems = sum(r.problems for r in reports)
+        return {"n_samples": len(results), "reports": [r.to_dict() for r in reports], "problems": problems}
+
+    def warnings(self, summary: dict[str, Any]) -> list[str]:
+        return [f"warning: {self.file_problem}"] if self.file_problem else []
 
     def tables(self, summary: dict[str, Any]) -> list[Table]:
         return report_tables(summary)
@@ -168,7 +194,8 @@ def report_tables(summary: dict[str, Any]) -> list[Table]:
     for report in summary["reports"]:
         metrics = Table(f"CXMArena {report['task']}", ["metric", "value"],
                         [[k, v] for k, v in report["metrics"].items()], [f"note: {n}" for n in report["notes"]])
-        tables += [metrics, *(Table.from_dict(t) for t in report["tables"])]
+        tables += [metrics, *(Table.from_dict(t) for t in report["tables"]),
+                   *(Table.from_dict(t) for t in report.get("reference") or [])]
     return tables
 
 

@@ -15,7 +15,8 @@ from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver
 from ragjudge.bench.cxm.models import Article, RagCase
 from ragjudge.bench.cxm.report import TaskReport
-from ragjudge.bench.cxm.retrieve import rank
+from ragjudge.bench.cxm.paper import TABLE7_CLASSES
+from ragjudge.bench.cxm.retrieve import KbIndex, check_standalone, chunking_for, pipeline_for
 from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, classify_response, conversation_query, generate_response
 from ragjudge.errors import UsageError
 
@@ -32,6 +33,11 @@ class ClassificationOptions(CxmOptions):
     k: int = Field(5, ge=1, description="Articles retrieved for each generated reply.")
     query: str = Field("all_user_turns", description="Retrieval query: last_turn, all_user_turns or "
                        "full_conversation.")
+    chunk: int | None = Field(None, ge=0, description="Split articles into chunks of this many characters for "
+                              "retrieval (Table 7: 1000); 0: whole articles. Default: the pipeline's own chunking.")
+    chunk_overlap: int | None = Field(None, ge=0, description="Characters shared by neighbouring chunks (default "
+                                      "100).")
+    index_dir: str | None = Field(None, description="Where indexes are kept and reused (default: <cache>/indexes).")
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
 
@@ -49,9 +55,15 @@ class ReplySolver(EachSolver[RagCase]):
 
     async def prepare(self, samples: Sequence[RagCase], ctx: RunContext) -> None:
         o = self.options
-        queries = [conversation_query(c, o.query) for c in samples]
-        rankings = rank(o.pipeline, self.articles, queries, o.k, o.pipeline_dir)
-        self.retrieved = {c.case_id: r for c, r in zip(samples, rankings, strict=True)}
+        spec = pipeline_for(o.pipeline, o.pipeline_dir)
+        index = KbIndex(spec, self.articles, chunking=chunking_for(spec, o.chunk, o.chunk_overlap),
+                        index_dir=o.index_dir, extra_dirs=o.pipeline_dir, gateway=ctx.gateway)
+        try:
+            index.open(ctx.bars)
+            hits = index.search([conversation_query(c, o.query) for c in samples], o.k)
+        finally:
+            index.close()
+        self.retrieved = {c.case_id: h.ranking for c, h in zip(samples, hits, strict=True)}
 
     def fingerprint(self, sample: RagCase) -> str:
         return P.fingerprint_of(self.spec, self.model, self.retrieved[sample.case_id])
@@ -121,6 +133,7 @@ class AnswerClassificationBench(CxmBench[ClassificationOptions]):
             raise UsageError(f"bench {self.name} needs a judge model (--judge-models MODEL)")
         if o.predictions is not None and (o.gen or o.judge_models):
             raise UsageError("-T predictions scores existing labels: --gen and --judge-models do not apply")
+        check_standalone(pipeline_for(o.pipeline, o.pipeline_dir), o.pipeline)
         self.book = P.PromptBook(o.judge_dir)
         self.cases: list[RagCase] = []
         self.articles: dict[str, Article] = {}
@@ -166,7 +179,9 @@ class AnswerClassificationBench(CxmBench[ClassificationOptions]):
     def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
         cases = self.cases if self.predictions_path is not None or not self.options.gen else \
             [r.sample for r in results]
-        return [S.score_classification(cases, self.prediction_rows(results), self.predictions_path)]
+        report = S.score_classification(cases, self.prediction_rows(results), self.predictions_path)
+        report.reference = [TABLE7_CLASSES]
+        return [report]
 
     def out_slug(self) -> list[str]:
         return [self.options.gen or ("predictions" if self.predictions_path else "data-replies")]

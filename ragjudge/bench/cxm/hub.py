@@ -29,6 +29,7 @@ TASK_CONFIGS = {
     "answer-classification": ("Multi_Turn", "Articles"),
     "kb-refinement": ("KB_Refinement", "Articles"),
     "article-search": ("Article_Search", "Articles"),
+    "multiturn-retrieval": ("Multi_Turn", "Articles"),
 }
 
 

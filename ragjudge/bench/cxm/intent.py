@@ -11,7 +11,7 @@ from ragjudge.bench.base import EachScorer, EachSolver, MetricInfo, Record, Samp
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
-from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver
+from ragjudge.bench.cxm.base import PROTOCOL_HELP, CxmBench, CxmOptions, FileRowsSolver, check_protocol
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_intent, verify_intent
@@ -28,6 +28,7 @@ class IntentOptions(CxmOptions):
     taxonomy: str | None = Field(None, description="Intent taxonomy to use (default: every taxonomy the data "
                                  "has gold intents for).")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
+    protocol: str = Field("ragjudge", description=PROTOCOL_HELP)
 
 
 class IntentSample(BaseModel):
@@ -94,6 +95,7 @@ class IntentBench(CxmBench[IntentOptions]):
         if len(options.judge_models) > 1:
             raise UsageError(f"bench cxm-intent takes one judge model, got {len(options.judge_models)}: "
                              f"{', '.join(options.judge_models)}")
+        check_protocol(options.protocol)
         self.book = P.PromptBook(options.judge_dir)
         self.cases: list[IntentCase] = []
         self.taxonomies: dict[str, Taxonomy] = {}
@@ -137,11 +139,13 @@ class IntentBench(CxmBench[IntentOptions]):
     def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
         rows = self.prediction_rows(results)
         if self.predictions_path is not None:
-            return S.score_intent(self.cases, self.taxonomies, rows, self.predictions_path, self.options.taxonomy)
+            return S.score_intent(self.cases, self.taxonomies, rows, self.predictions_path, self.options.taxonomy,
+                                  self.options.protocol)
         reports = []
         for name in self.names:
             mine = [r.sample.case for r in results if r.sample.taxonomy == name]
             if mine:  # (--limit may leave a taxonomy out)
                 reports += S.score_intent(mine, self.taxonomies,
-                                          [(n, r) for n, r in rows if r.get("taxonomy") == name], taxonomy=name)
+                                          [(n, r) for n, r in rows if r.get("taxonomy") == name], taxonomy=name,
+                                          protocol=self.options.protocol)
         return reports

@@ -1,20 +1,36 @@
-"""`cxm-kb-refinement`: find similar and contradictory article pairs in a knowledge base."""
+"""`cxm-kb-refinement`: find similar and contradictory article pairs in a knowledge base.
+
+The baseline is the paper's (Table 2) and CXMArena's predictor's method: embed every article (bundled MiniLM,
+any sentence-transformers model, or an embeddings API through litellm and the run's gateway), take each
+article's k nearest neighbours, and predict "similar" for the pairs whose cosine similarity reaches a fixed
+threshold (0.9, the predictor's default). Unlike the predictor, a pair counts whichever of its two articles
+finds the other. Embeddings cannot tell a contradiction from an agreement, so contradictory pairs are predicted
+only by an LLM pair judge (`--judge-models`, spec `cxm_contradiction`) reading the nearest-neighbour pairs, or
+not at all. The threshold sweep, a threshold picked on held-out articles, and the oracle pick are reported as
+an analysis beside the result (see `score.kb`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import metrics as M
+from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles
-from ragjudge.bench.cxm.metrics import pairs_above
 from ragjudge.bench.cxm.models import Article
+from ragjudge.bench.cxm.paper import TABLE2_KB
 from ragjudge.bench.cxm.report import TaskReport
-from ragjudge.bench.cxm.retrieve import resolve_embedding_model
+from ragjudge.bench.cxm.retrieve import encoder_truncation, resolve_embedding_model
+from ragjudge.bench.cxm.runners import judge_contradiction
+from ragjudge.bench.cxm.score.kb import DEFAULT_THRESHOLDS, Candidates, baseline_analysis
+from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -22,9 +38,23 @@ if TYPE_CHECKING:
 
 
 class KbOptions(CxmOptions):
-    gen: str | None = Field(None, description="Embedding model of the similarity baseline (default: the bundled "
-                            "all-MiniLM-L6-v2, offline).")
-    baseline: bool = Field(True, description="With -T predictions: also sweep the embedding-similarity baseline.")
+    gen: str | None = Field(None, description="Embedding model: bundled all-MiniLM-L6-v2 (default, offline), a "
+                            "sentence-transformers model, or with -T encoder=litellm an embeddings API model.")
+    encoder: str = Field("sentence-transformers", description="sentence-transformers or litellm (embeddings API "
+                         "through the run's gateway: cached, retried, accounted).")
+    threshold: float = Field(0.9, ge=-1, le=1, description="Cosine similarity from which a neighbour pair is "
+                             "predicted similar (CXMArena's predictor: 0.9).")
+    k: int = Field(4, ge=1, description="Nearest neighbours per article (CXMArena's predictor asks for 5, the "
+                   "article itself included, so 4).")
+    judge_models: list[str] = Field(default_factory=list, description="One LLM that judges nearest-neighbour "
+                                    "pairs for contradictions; without it no contradictory pair is predicted.")
+    judge_k: int | None = Field(None, ge=1, description="Neighbours per article sent to the contradiction judge "
+                                "(default: k).")
+    baseline: bool = Field(True, description="With -T predictions: also run the embedding baseline's threshold "
+                           "analysis.")
+    seed: int = Field(0, description="Seed of the random half of the articles that picks the held-out threshold.")
+    judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs "
+                                 "(cxm_contradiction).")
 
 
 class WholeKb(BaseModel):
@@ -35,47 +65,99 @@ class WholeKb(BaseModel):
     id: str = "kb"
 
 
-class BaselineSolver(Solver[WholeKb]):
-    """Every pair above the best threshold per kind, as the embedding baseline predicts them (offline)."""
+class KbFileSolver(FileRowsSolver):
+    """A system's pairs from a file; embeds the KB first when the baseline analysis is asked for."""
 
-    journaled = False
+    def __init__(self, bench: KbRefinementBench):
+        self.bench = bench
+
+    async def prepare(self, samples: Sequence[Any], ctx: RunContext) -> None:
+        if self.bench.options.baseline:
+            await self.bench.embed(ctx)
+
+
+class BaselineSolver(Solver[WholeKb]):
+    """Similar pairs by embeddings and a fixed threshold; contradictory pairs by the LLM pair judge, if any."""
 
     def __init__(self, bench: KbRefinementBench):
         self.bench = bench
         self.name = bench.model
+        self.judge = bench.book.spec(P.CONTRADICTION) if bench.options.judge_models else None
+        self.journaled = self.judge is not None  # LLM verdicts are kept; the embedding part is cheap to redo
+
+    async def prepare(self, samples: Sequence[WholeKb], ctx: RunContext) -> None:
+        await self.bench.embed(ctx)
 
     def fingerprint(self, sample: WholeKb) -> str:
-        return self.bench.model
+        o = self.bench.options
+        judge = P.fingerprint_of(self.judge, o.judge_models, o.judge_k) if self.judge else None
+        return P.fingerprint_of(None, self.bench.model, o.encoder, o.threshold, o.k, judge)
+
+    async def _contradictions(self, ctx: RunContext) -> tuple[list[Record], list[Record]]:
+        assert self.judge is not None
+        b = self.bench
+        cand = b.candidates(b.options.judge_k or b.options.k, ctx)
+        pairs = list(zip(cand.first.tolist(), cand.second.tolist()))
+        model = b.options.judge_models[0]
+        advance = ctx.bars.bar(f"contradiction judge ({model})", total=len(pairs))
+        rows, failures = [], []
+        articles = [b.articles[i] for i in cand.ids]  # type: ignore[index]
+        async for (i, j), verdict in each_as_completed(pairs, lambda p: judge_contradiction(
+                ctx.require_gateway(), articles[p[0]], articles[p[1]], model, self.judge)):
+            advance(1)
+            pair = sorted((cand.ids[i], cand.ids[j]))
+            if verdict.get("error"):
+                failures.append({"pair": pair, **verdict})
+            elif verdict["contradictory"]:
+                rows.append({"kind": "contradictory", "pair": pair, "judge_model": model})
+        return sorted(rows, key=lambda r: r["pair"]), sorted(failures, key=lambda r: r["pair"])
 
     async def solve(self, samples: Sequence[WholeKb], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        baseline = self.bench.compute_baseline()
-        rows = []
-        for kind, best in baseline["best"].items():
-            if best is None:
-                continue
-            above = pairs_above(baseline["ids"], baseline["similarity"], best["threshold"])
-            for pair in sorted(sorted(p) for p in above):
-                rows.append({"kind": kind, "pair": pair, "threshold": best["threshold"]})
+        b = self.bench
+        cand = b.candidates(b.options.k, ctx)
+        rows: list[Record] = [{"kind": "similar", "pair": sorted(p), "threshold": b.options.threshold}
+                              for p in cand.pairs(b.options.threshold)]
+        rows.sort(key=lambda r: r["pair"])
+        failures: list[Record] = []
+        if self.judge is not None:
+            found, failures = await self._contradictions(ctx)
+            rows += found
         for sample in samples:
-            yield sample.id, {"rows": rows}
+            yield sample.id, {"rows": rows, "judge_failures": failures}
 
 
 class KbRefinementBench(CxmBench[KbOptions]):
     name = "cxm-kb-refinement"
     task = "kb-refinement"
-    description = "CXMArena KB refinement: similar and contradictory article pairs; embedding-similarity baseline."
+    description = ("CXMArena KB refinement: similar pairs by embeddings (k nearest neighbours, fixed threshold), "
+                   "contradictory pairs by an LLM pair judge.")
     Options = KbOptions
-    llm = "no"
+    llm = "optional"
     metrics = (MetricInfo("<kind> precision / recall / F1", "over unordered article pairs, per kind"),
-               MetricInfo("baseline best <kind> F1", "the embedding baseline at its best threshold"))
-    breakdowns = ("pair kind", "threshold")
+               MetricInfo("held-out similar F1 (test half)", "threshold picked on half the articles, scored on "
+                          "the other half"),
+               MetricInfo("oracle similar F1", "threshold picked on all gold pairs: an upper bound, not a result"))
+    breakdowns = ("pair kind", "threshold (analysis)")
 
     def __init__(self, options: KbOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        self.model = resolve_embedding_model(options.gen)
+        o = options
+        if o.encoder not in ("sentence-transformers", "litellm"):
+            raise UsageError(f"-T encoder must be sentence-transformers or litellm, got {o.encoder!r}")
+        if o.encoder == "litellm" and not o.gen:
+            raise UsageError("-T encoder=litellm needs the embeddings model: --gen MODEL (e.g. "
+                             "openai/text-embedding-3-large)")
+        if len(o.judge_models) > 1:
+            raise UsageError(f"bench {self.name} takes one contradiction judge model, got {len(o.judge_models)}")
+        if o.predictions is not None and o.judge_models:
+            raise UsageError("-T predictions scores existing pairs: --judge-models does not apply")
+        self.model = o.gen if o.encoder == "litellm" and o.gen else resolve_embedding_model(o.gen)
+        self.book = P.PromptBook(o.judge_dir)
         self.gold: dict[str, set[frozenset[str]]] = {}
         self.articles: dict[str, Article] | None = None
-        self.baseline: dict[str, Any] | None = None
+        self.vectors: np.ndarray | None = None
+        self.truncated: list[dict[str, Any]] = []
+        self._candidates: dict[int, Candidates] = {}
 
     def load(self) -> list[Any]:
         self.gold = loaders.load_pairs(self.data)
@@ -86,29 +168,87 @@ class KbRefinementBench(CxmBench[KbOptions]):
                                  "articles.jsonl or Articles/KB_refinement_articles); or pass -T baseline=false")
             return self.file_rows()
         self.articles = loaders.load_articles(self.data, "kb-refinement")
+        if len(self.articles) < 2:
+            raise UsageError("KB refinement needs at least two articles")
         return [WholeKb()]
 
-    def compute_baseline(self) -> dict[str, Any]:
-        if self.baseline is None:
+    def llm_models(self) -> list[str]:
+        embed = [self.model] if self.options.encoder == "litellm" and (
+            self.predictions_path is None or self.options.baseline) else []
+        return embed + list(self.options.judge_models)
+
+    async def embed(self, ctx: RunContext) -> np.ndarray:
+        """Unit-length article embeddings (title and text), once per run, with progress."""
+        if self.vectors is None:
             assert self.articles is not None
-            self.baseline = S.embedding_baseline(self.articles, self.gold, self.model)
-        return self.baseline
+            texts = [a.full_text for a in self.articles.values()]
+            advance = ctx.bars.bar(f"embed articles ({self.model})", total=len(texts))
+            if self.options.encoder == "litellm":
+                from ragjudge.retrieval.encoders import LiteLLMEncoder
+
+                encoder: Any = LiteLLMEncoder(self.model, gateway=ctx.require_gateway())
+                self.vectors = await encoder.aencode(texts, advance)
+            else:
+                import asyncio
+
+                from ragjudge.retrieval.encoders import SentenceTransformerEncoder
+
+                encoder = SentenceTransformerEncoder(self.model)
+                self.vectors = await asyncio.to_thread(encoder.encode, texts, advance)
+                self.truncated = encoder_truncation(encoder, texts)
+        return self.vectors
+
+    def candidates(self, k: int, ctx: RunContext | None = None) -> Candidates:
+        """Each article's k nearest neighbours as unordered pairs, by descending similarity."""
+        if k not in self._candidates:
+            assert self.vectors is not None and self.articles is not None
+            advance = ctx.bars.bar(f"nearest neighbours (k={k})", total=len(self.vectors)) if ctx else None
+            first, second, sim = M.nearest_pairs(self.vectors, k, on_progress=advance)
+            self._candidates[k] = Candidates(list(self.articles), first, second, sim)
+        return self._candidates[k]
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
-        return FileRowsSolver() if self.predictions_path is not None else BaselineSolver(self)
+        return KbFileSolver(self) if self.predictions_path is not None else BaselineSolver(self)
 
     def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
         return list(result.output.get("rows", []))
 
     def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
-        label = "MiniLM embedding" if self.model == "minilm" else f"{self.model} embedding"
-        use_baseline = self.predictions_path is None or self.options.baseline
-        baseline = self.compute_baseline() if use_baseline else None
+        o = self.options
+        label = "MiniLM embeddings" if self.model == "minilm" else f"{self.model} embeddings"
+        analysis = None
+        if self.vectors is not None and self.gold.get("similar"):
+            analysis = baseline_analysis(self.candidates(o.k), self.gold["similar"], DEFAULT_THRESHOLDS, o.seed)
+        judged = self.predictions_path is not None or bool(o.judge_models)
+        kinds = ("similar", "contradictory") if judged else ("similar",)
         report = S.score_pairs(self.gold, self.prediction_rows(results), self.predictions_path, self.articles,
-                               baseline, label)
+                               analysis, f"{label}, k={o.k}", kinds)
         if self.predictions_path is None:
-            report.notes.append("predictions are the baseline's pairs at its best threshold per kind")
+            report.task = f"KB refinement ({label}, k={o.k}, threshold {o.threshold})"
+            report.notes.insert(0, f"baseline: each article's {o.k} nearest neighbours by {label}, pairs with cosine "
+                                f"similarity >= {o.threshold} predicted similar (the paper's method)")
+            official = M.official_knn_pairs(self.vectors, o.k + 1, o.threshold) if self.vectors is not None else set()
+            mine = self.candidates(o.k).pairs(o.threshold)
+            if len(official) != len(mine):
+                report.notes.append(f"CXMArena's predictor would predict {len(official)} of these {len(mine)} pairs: "
+                                    f"it keeps a pair only when the lower-numbered article finds the other")
+            if not o.judge_models:
+                report.notes.append("contradictory pairs are not predicted: embeddings cannot tell a contradiction; "
+                                    "give --judge-models MODEL to have an LLM judge the nearest-neighbour pairs")
+            failures = sum(len(r.output.get("judge_failures") or []) for r in results)
+            if failures:
+                first = next(f for r in results for f in r.output.get("judge_failures") or [])
+                report.notes.append(f"{failures} pair(s) the contradiction judge could not answer, e.g. "
+                                    f"{first['pair']}: {str(first.get('error'))[:200]}")
+                report.metrics["contradiction judge errors"] = failures
+                report.problems += failures
+        for t in self.truncated:
+            if t["truncated"]:
+                report.notes.append(f"{t['encoder']} reads at most {t['max_tokens']} tokens: {t['truncated']} of "
+                                    f"{t['passages']} articles are cut (longest {t['longest']} tokens)")
+            report.metrics["articles truncated by the encoder"] = t["truncated"]
+        report.reference = [TABLE2_KB]
         return [report]
 
     def out_slug(self) -> list[str]:
-        return ["predictions" if self.predictions_path else self.model]
+        return ["predictions" if self.predictions_path else self.model.replace("/", "-")]

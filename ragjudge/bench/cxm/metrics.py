@@ -6,7 +6,7 @@ A metric with nothing to average over is None ("not measured"), never 0.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -219,15 +219,67 @@ def pair_prf(gold: set[frozenset[str]], pred: set[frozenset[str]]) -> dict[str, 
             "predicted": len(pred), "gold": len(gold)}
 
 
-def pairs_above(ids: Sequence[str], similarity: np.ndarray, threshold: float) -> set[frozenset[str]]:
-    """Every unordered pair of distinct articles whose similarity is at least `threshold`."""
-    rows, cols = np.nonzero(np.triu(similarity >= threshold, k=1))
-    return {frozenset((ids[i], ids[j])) for i, j in zip(rows.tolist(), cols.tolist())}
+def nearest_pairs(vectors: np.ndarray, k: int, *, block: int = 512,
+                  on_progress: Callable[[int], None] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each row's k nearest other rows by dot product (cosine for unit vectors), as unordered pairs.
+
+    Returns (i, j, similarity) with i < j, each pair once (found from either side), by descending similarity.
+    Memory is one block of `block` x n similarities at a time, so 2,000 articles never need the n x n matrix."""
+    n = len(vectors)
+    k = min(k, n - 1)
+    if k < 1:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty, np.empty(0, dtype=np.float32)
+    firsts, seconds, sims = [], [], []
+    for start in range(0, n, block):
+        rows = np.arange(start, min(start + block, n))
+        scores = vectors[rows] @ vectors.T
+        scores[np.arange(len(rows)), rows] = -np.inf  # never one's own neighbour
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        firsts.append(np.repeat(rows, k))
+        seconds.append(part.ravel())
+        sims.append(np.take_along_axis(scores, part, axis=1).ravel())
+        if on_progress:
+            on_progress(len(rows))
+    a, b, sim = np.concatenate(firsts), np.concatenate(seconds), np.concatenate(sims).astype(np.float32)
+    lo, hi = np.minimum(a, b), np.maximum(a, b)
+    order = np.lexsort((hi, lo, -sim))  # best first; ties by index, so the result is deterministic
+    lo, hi, sim = lo[order], hi[order], sim[order]
+    _, first = np.unique(lo * n + hi, return_index=True)
+    keep = np.sort(first)
+    return lo[keep], hi[keep], sim[keep]
 
 
-def threshold_sweep(ids: Sequence[str], similarity: np.ndarray, gold: set[frozenset[str]],
-                    thresholds: Sequence[float]) -> list[dict[str, float | int | None]]:
-    return [{"threshold": float(t), **pair_prf(gold, pairs_above(ids, similarity, t))} for t in thresholds]
+def official_knn_pairs(vectors: np.ndarray, k: int, threshold: float, *, block: int = 512) -> set[tuple[int, int]]:
+    """CXMArena's predictor, as written: each article's top k by inner product *itself included* (so k - 1
+    others), and a pair (i, j) kept only when found from the lower index i, so a neighbour relation seen only
+    from j is lost."""
+    n = len(vectors)
+    k = min(k, n)
+    out: set[tuple[int, int]] = set()
+    for start in range(0, n, block):
+        rows = np.arange(start, min(start + block, n))
+        scores = vectors[rows] @ vectors.T
+        part = np.argpartition(-scores, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (len(rows), 1))
+        for i, cand, row in zip(rows.tolist(), part, scores, strict=True):
+            out.update((i, int(j)) for j in cand if i < j and row[j] >= threshold)
+    return out
+
+
+def sweep_sorted(similarity: np.ndarray, is_gold: np.ndarray, n_gold: int,
+                 thresholds: Sequence[float]) -> list[dict[str, float | int | None]]:
+    """P/R/F1 of "every candidate pair with similarity ≥ t" for each t, from candidates sorted by descending
+    similarity and whether each is a gold pair: one cumulative sum, not one set of pairs per threshold."""
+    hits = np.concatenate([[0], np.cumsum(is_gold.astype(np.int64))])
+    ascending = similarity[::-1]
+    rows = []
+    for t in thresholds:
+        predicted = len(similarity) - int(np.searchsorted(ascending, t, side="left"))
+        tp = int(hits[predicted])
+        precision, recall = ratio(tp, predicted), ratio(tp, n_gold)
+        rows.append({"threshold": float(t), "predicted": predicted, "tp": tp, "precision": precision,
+                     "recall": recall, "f1": f1_of(precision, recall)})
+    return rows
 
 
 def best_row(rows: Sequence[dict[str, Any]], key: str = "f1") -> dict[str, Any] | None:
@@ -261,12 +313,24 @@ def reciprocal_rank(ranking: Sequence[str], relevant: Iterable[str]) -> float:
     return 0.0
 
 
+def hit_at_k(ranking: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """1 when any relevant article is in the top k: what the CXMArena paper calls retrieval "precision"."""
+    rel = set(relevant)
+    return float(any(doc in rel for doc in dedupe(ranking)[:k]))
+
+
+def official_ranking(chunk_articles: Sequence[str], k: int) -> list[str]:
+    """CXMArena's predictor: the articles of the top-k passages, repeats removed (so possibly fewer than k)."""
+    return dedupe(chunk_articles[:k])
+
+
 def search_scores(rows: Sequence[tuple[Sequence[str], Sequence[str]]], ks: Sequence[int]) -> dict[str, float | None]:
-    """(ranking, relevant ids) per query → mean P@k, R@k for each k, and MRR."""
+    """(ranking, relevant ids) per query → mean P@k, R@k, hit@k for each k, and MRR."""
     out: dict[str, float | None] = {}
     n = len(rows)
     for k in ks:
         out[f"P@{k}"] = ratio(sum(precision_at_k(r, g, k) for r, g in rows), n)
         out[f"R@{k}"] = ratio(sum(recall_at_k(r, g, k) for r, g in rows), n)
+        out[f"hit@{k}"] = ratio(sum(hit_at_k(r, g, k) for r, g in rows), n)
     out["MRR"] = ratio(sum(reciprocal_rank(r, g) for r, g in rows), n)
     return out

@@ -29,8 +29,10 @@ class Message(BaseModel):
 
     id: str
     speaker: str
-    """'customer' or 'agent' for parsed transcripts; 'transcript' for unlabelled text."""
+    """'customer', 'agent' or 'ivr' for parsed transcripts; 'transcript' for unlabelled text."""
     text: str
+    label: str | None = None
+    """The speaker as the data writes it, when it is none of customer/agent (e.g. `IVR-Bot`)."""
 
 
 def render_conversation(messages: list[Message], *, with_ids: bool = True) -> str:
@@ -41,7 +43,7 @@ def render_conversation(messages: list[Message], *, with_ids: bool = True) -> st
             lines.append(m.text)
             continue
         prefix = f"[{m.id}] " if with_ids else ""
-        lines.append(f"{prefix}{m.speaker.capitalize()}: {m.text}")
+        lines.append(f"{prefix}{m.label or m.speaker.capitalize()}: {m.text}")
     return "\n".join(lines)
 
 
@@ -80,6 +82,8 @@ class IntentCase(BaseModel):
     messages: list[Message]
     gold: dict[str, str] = Field(default_factory=dict)
     """Taxonomy name → gold intent label."""
+    transcript: str | None = None
+    """The conversation as the data wrote it (prompts written for the release's text use it)."""
 
 
 class QualityQuestion(BaseModel):
@@ -99,6 +103,9 @@ class QualityCase(BaseModel):
     case_id: str
     messages: list[Message]
     questions: list[QualityQuestion]
+    error: str | None = None
+    """Why the case cannot be scored (a malformed gold evidence id): it is left out, counted and reported."""
+    transcript: str | None = None
 
 
 class ToolCall(BaseModel):
@@ -166,3 +173,4 @@ class RagCase(BaseModel):
     response: str | None = None
     label: str | None = None
     """A gold answer class, when people labelled the response (lets the judge itself be scored)."""
+    transcript: str | None = None

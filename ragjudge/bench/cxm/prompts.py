@@ -22,6 +22,8 @@ QUALITY = "cxm_quality_adherence"
 TOOL_CALL = "cxm_tool_call"
 AGENT_RESPONSE = "cxm_agent_response"
 ANSWER_CLASS = "cxm_answer_classification"
+QUERY_FORMATION = "cxm_query_formation"
+CONTRADICTION = "cxm_contradiction"
 
 
 class PromptBook:
@@ -58,11 +60,12 @@ def parse_json(text: str, spec: JudgeSpec) -> ParsedJSON:
     return parse_json_output(text, spec.parse)
 
 
-def fingerprint_of(spec: JudgeSpec, *extra: Any) -> str:
+def fingerprint_of(spec: JudgeSpec | None, *extra: Any) -> str:
     """Changes whenever the prompt, parser or parameters change, so stale journal rows are not reused."""
     import hashlib
 
-    blob = json.dumps([spec.model_dump(mode="json", exclude={"source"}), *extra], sort_keys=True, default=str)
+    dumped = spec.model_dump(mode="json", exclude={"source"}) if spec is not None else None
+    blob = json.dumps([dumped, *extra], sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -75,6 +78,6 @@ class CXMPromptJudge(Judge):
     async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
         task = self.spec.options.get("task", "a CXMArena task")
         message = (f"{self.name} is a CXMArena prompt ({task}); it does not judge MTRAG answers. "
-                   f"Run it with `ragjudge cxm run --task {task}` or `ragjudge eval --bench cxm --task {task}`")
+                   f"Run it with `ragjudge eval --bench cxm-{task}`")
         ctx.on_progress(len(items))
         return [self.result(error=message) for _ in items]

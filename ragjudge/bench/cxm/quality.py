@@ -11,7 +11,7 @@ from ragjudge.bench.base import EachSolver, MetricInfo, Record, SampleResult, So
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
-from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver
+from ragjudge.bench.cxm.base import PROTOCOL_HELP, CxmBench, CxmOptions, FileRowsSolver, check_protocol
 from ragjudge.bench.cxm.models import QualityCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_quality
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 class QualityOptions(CxmOptions):
     gen: str | None = Field(None, description="The model under test (litellm name).")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
+    protocol: str = Field("ragjudge", description=PROTOCOL_HELP)
 
 
 class QualitySolver(EachSolver[QualityCase]):
@@ -59,6 +60,7 @@ class QualityBench(CxmBench[QualityOptions]):
             raise UsageError("bench cxm-quality needs a model under test (--gen MODEL) or -T predictions=FILE, "
                              "not both" if options.gen else
                              "bench cxm-quality needs a model under test (--gen MODEL) or -T predictions=FILE")
+        check_protocol(options.protocol)
         self.book = P.PromptBook(options.judge_dir)
         self.cases: list[QualityCase] = []
 
@@ -67,7 +69,7 @@ class QualityBench(CxmBench[QualityOptions]):
 
     def load(self) -> list[Any]:
         self.cases = loaders.load_quality(self.data)
-        return self.file_rows() if self.predictions_path is not None else list(self.cases)
+        return self.file_rows() if self.predictions_path is not None else [c for c in self.cases if not c.error]
 
     def llm_models(self) -> list[str]:
         return [self.options.gen] if self.options.gen else []
@@ -79,5 +81,6 @@ class QualityBench(CxmBench[QualityOptions]):
         return QualitySolver(self.options.gen, self.book)
 
     def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
-        cases = self.cases if self.predictions_path is not None else [r.sample for r in results]
-        return [S.score_quality(cases, self.prediction_rows(results), self.predictions_path)]
+        cases = self.cases if self.predictions_path is not None else \
+            [r.sample for r in results] + [c for c in self.cases if c.error]
+        return [S.score_quality(cases, self.prediction_rows(results), self.predictions_path, self.options.protocol)]

@@ -13,6 +13,7 @@ class Table:
     title: str
     columns: list[str]
     rows: list[list[Any]]
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -23,6 +24,8 @@ class TaskReport:
     notes: list[str] = field(default_factory=list)
     problems: int = 0
     """Failed or missing items: the run is incomplete and the CLI exits 1."""
+    reference: list[Table] = field(default_factory=list)
+    """The paper's published figures for this task, printed beside ours."""
 
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(asdict(self))

@@ -70,25 +70,51 @@ def map_intent(raw: str, labels: Sequence[str], fuzzy_cutoff: float) -> tuple[st
     return None, "none"
 
 
+PAPER_CUTOFF = 70.0
+PAPER_FALLBACK = "others"
+"""CXMArena's predictor maps an answer to the closest label by thefuzz's WRatio when it scores at least 70,
+else to "others" (an unparsable answer is "others" too)."""
+
+
+def _full_process(text: str) -> str:
+    """thefuzz's default processing: ASCII only, lower case, non-alphanumerics as spaces, trimmed."""
+    from rapidfuzz.utils import default_process
+
+    return default_process(text.encode("ascii", "ignore").decode())
+
+
+def map_intent_paper(raw: str | None, labels: Sequence[str]) -> str:
+    """The official fuzzy mapping (thefuzz `process.extractOne(raw, labels, score_cutoff=70)`), via rapidfuzz."""
+    from rapidfuzz import fuzz, process
+
+    match = process.extractOne(PAPER_FALLBACK if raw is None else str(raw).strip(), list(labels),
+                               scorer=fuzz.WRatio, processor=_full_process, score_cutoff=PAPER_CUTOFF)
+    return match[0] if match else PAPER_FALLBACK
+
+
 def _taxonomy_variables(taxonomy: Taxonomy) -> dict[str, Any]:
-    return {"taxonomy": [{"label": e.label, "description": e.description} for e in taxonomy.entries],
-            "taxonomy_name": taxonomy.name, "two_level": taxonomy.two_level}
+    entries = [{"label": e.label, "description": e.description} for e in taxonomy.entries]
+    return {"taxonomy": entries, "taxonomy_name": taxonomy.name, "two_level": taxonomy.two_level,
+            "taxonomy_text": "\n".join(f"{i + 1}. {e['label']}: {e['description']}" for i, e in enumerate(entries))}
 
 
 async def predict_intent(gateway: LLMGateway, case: IntentCase, taxonomy: Taxonomy, model: str,
                          spec: JudgeSpec) -> dict[str, Any]:
     """The model's intent for one conversation, mapped onto the taxonomy's labels."""
     cutoff = float(spec.options.get("fuzzy_cutoff", 0.85))
-    variables = {**_taxonomy_variables(taxonomy), "conversation": render_conversation(case.messages)}
+    key = str(spec.options.get("output_key", "intent"))
+    variables = {**_taxonomy_variables(taxonomy), "conversation": render_conversation(case.messages),
+                 "transcript": case.transcript or render_conversation(case.messages, with_ids=False)}
     response = await _complete(gateway, model, messages(spec, variables), spec.params)
     row: dict[str, Any] = {"case_id": case.case_id, "taxonomy": taxonomy.name, "model": model}
     if isinstance(response, str):
         return {**row, "error": response}
     row.update(_usage(response), raw=response.text)
     parsed = parse_json(response.text, spec)
-    if not parsed.ok:
-        return {**row, "intent": None, "parse_error": parsed.error}
-    raw_intent = str(parsed.value["intent"]).strip()
+    value = parsed.value.get(key) if parsed.ok and isinstance(parsed.value, dict) else None
+    if not parsed.ok or value is None:
+        return {**row, "intent": None, "parse_error": parsed.error or f"unparsable output: no {key!r} in the JSON"}
+    raw_intent = str(value).strip()
     label, how = map_intent(raw_intent, taxonomy.labels, cutoff)
     return {**row, "intent": label if label is not None else raw_intent, "raw_intent": raw_intent,
             "mapping": how, "in_taxonomy": label is not None}
@@ -121,30 +147,51 @@ async def verify_intent(gateway: LLMGateway, case: IntentCase, taxonomy: Taxonom
 
 # -- agent quality adherence ----------------------------------------------------------------------------
 
-def read_quality_answers(value: Any, case: QualityCase) -> tuple[list[dict[str, Any]], list[str]]:
-    """The model's {"answers": [...]} → (answers by question_id, ids of questions left unanswered/unreadable)."""
+def read_quality_answers(value: Any, case: QualityCase, spec: JudgeSpec | None = None
+                         ) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """The model's answers → (answers in question order, ids of questions left unanswered, ids of questions
+    answered with something that is no True/False/NA).
+
+    Where the answers are and what they are called comes from the spec's options, so a prompt written for the
+    release (a top-level list of {"Question", "Answer"}) runs unchanged: `answers_key` ("answers"; null for a
+    top-level list), `question_key` ("question"), `answer_key` ("answer"), `evidence_key` ("message_ids").
+    An item names its question by number or text; failing both, by its position in the list."""
+    options = spec.options if spec is not None else {}
+    answers_key = options.get("answers_key", "answers")
+    q_key, a_key = options.get("question_key", "question"), options.get("answer_key", "answer")
+    e_key = options.get("evidence_key", "message_ids")
+    items = value if answers_key is None else (value.get(answers_key, []) if isinstance(value, dict) else [])
     answers: dict[str, dict[str, Any]] = {}
+    unreadable: list[str] = []
     numbers = {str(i + 1): q.question_id for i, q in enumerate(case.questions)}
     by_text = {q.text.strip().casefold(): q.question_id for q in case.questions}
-    for item in value.get("answers", []):
-        key = str(item.get("question", "")).strip().rstrip(".")
+    for position, item in enumerate(items if isinstance(items, list) else []):
+        if not isinstance(item, dict):
+            continue
+        key = str(item.get(q_key, "")).strip().rstrip(".")
         question_id = numbers.get(key) or by_text.get(key.casefold())
-        if question_id is None or question_id in answers:
+        if question_id is None and position < len(case.questions):
+            question_id = case.questions[position].question_id
+        if question_id is None or question_id in answers or question_id in unreadable:
             continue
         try:
-            answer = parse_answer(item.get("answer"))
+            answer = parse_answer(item.get(a_key))
         except ValueError:
+            unreadable.append(question_id)
             continue
-        evidence = [normalize_message_id(x) for x in item.get("message_ids") or []]
+        evidence = [normalize_message_id(x) for x in item.get(e_key) or [] if isinstance(x, (str, int))]
         answers[question_id] = {"question_id": question_id, "answer": answer, "evidence": evidence}
     ordered = [answers[q.question_id] for q in case.questions if q.question_id in answers]
-    missing = [q.question_id for q in case.questions if q.question_id not in answers]
-    return ordered, missing
+    missing = [q.question_id for q in case.questions
+               if q.question_id not in answers and q.question_id not in unreadable]
+    return ordered, missing, unreadable
 
 
 async def predict_quality(gateway: LLMGateway, case: QualityCase, model: str, spec: JudgeSpec) -> dict[str, Any]:
-    variables = {"conversation": render_conversation(case.messages),
-                 "questions": [{"number": i + 1, "text": q.text} for i, q in enumerate(case.questions)]}
+    questions = [{"number": i + 1, "text": q.text} for i, q in enumerate(case.questions)]
+    variables = {"conversation": render_conversation(case.messages), "questions": questions,
+                 "transcript": case.transcript or render_conversation(case.messages),
+                 "question_list": str([q.text for q in case.questions])}
     response = await _complete(gateway, model, messages(spec, variables), spec.params)
     row: dict[str, Any] = {"case_id": case.case_id, "model": model}
     if isinstance(response, str):
@@ -153,9 +200,11 @@ async def predict_quality(gateway: LLMGateway, case: QualityCase, model: str, sp
     parsed = parse_json(response.text, spec)
     if not parsed.ok:
         return {**row, "answers": [], "parse_error": parsed.error}
-    answers, missing = read_quality_answers(parsed.value, case)
-    if missing:
-        row["parse_error"] = f"no readable answer for question(s) {', '.join(missing)}"
+    answers, missing, unreadable = read_quality_answers(parsed.value, case, spec)
+    if missing or unreadable:
+        row["parse_error"] = f"no readable answer for question(s) {', '.join(missing + unreadable)}"
+    if unreadable:
+        row["unreadable"] = unreadable
     return {**row, "answers": answers}
 
 
@@ -208,15 +257,56 @@ QUERY_STRATEGIES = ("last_turn", "all_user_turns", "full_conversation")
 
 def conversation_query(case: RagCase, strategy: str = "all_user_turns") -> str:
     """The retrieval query for a conversation: the customer's last message, all customer messages, or all
-    messages (the pipelines' strategies without LLM rewriting)."""
-    customer = [m.text for m in case.messages if m.speaker != "agent" and m.text.strip()]
+    messages (the pipelines' strategies without an LLM)."""
+    customer = [m.text for m in case.messages if m.speaker == "customer" and m.text.strip()]
     if strategy == "last_turn":
         return customer[-1] if customer else case.messages[-1].text
     if strategy == "all_user_turns":
-        return "\n".join(customer)
+        return "\n".join(customer) if customer else case.messages[-1].text
     if strategy == "full_conversation":
         return "\n".join(m.text for m in case.messages if m.text.strip())
     raise UsageError(f"unknown query strategy {strategy!r} (available: {', '.join(QUERY_STRATEGIES)})")
+
+
+def read_query(text: str, spec: JudgeSpec) -> tuple[str | None, str | None]:
+    """The search query in a query-formation answer: the whole text (as CXMArena's prompt asks for), or with
+    `options.output_key` the value of that key of the answer's JSON. (query, error)."""
+    key = spec.options.get("output_key")
+    if key:
+        from ragjudge.judges.json_parse import candidates
+
+        found = [c[key] for c in candidates(text or "") if isinstance(c, dict) and isinstance(c.get(key), str)]
+        value = found[0] if found else None
+        if not isinstance(value, str) or not value.strip():
+            return None, f"unparsable query: no text under {key!r}; raw: {text[:300]}"
+        return value.strip(), None
+    query = text.strip().strip("`").strip()
+    return (query, None) if query else (None, "empty query from the query-formation model")
+
+
+async def form_query(gateway: LLMGateway, case: RagCase, model: str, spec: JudgeSpec) -> dict[str, Any]:
+    """One conversation → one search query written by an LLM (the paper's multi-turn retrieval step)."""
+    variables = {"conversation": case.transcript or render_conversation(case.messages, with_ids=False),
+                 "messages": [m.model_dump() for m in case.messages]}
+    response = await _complete(gateway, model, messages(spec, variables), spec.params)
+    if isinstance(response, str):
+        return {"error": response}
+    query, error = read_query(response.text, spec)
+    out: dict[str, Any] = {"query_raw": response.text, **_usage(response)}
+    return {**out, "error": error} if error else {**out, "query": query}
+
+
+async def judge_contradiction(gateway: LLMGateway, a: Article, b: Article, judge_model: str,
+                              spec: JudgeSpec) -> dict[str, Any]:
+    """{"contradictory": bool} for one article pair, or {"error", "raw"} when the call fails or has no verdict."""
+    variables = {"a": {"id": a.id, "text": a.full_text}, "b": {"id": b.id, "text": b.full_text}}
+    response = await _complete(gateway, judge_model, messages(spec, variables), spec.params)
+    if isinstance(response, str):
+        return {"error": response}
+    parsed = parse_choice(response.text, spec)
+    if parsed.error:
+        return {"error": parsed.error, "raw": response.text[:1000]}
+    return {"contradictory": bool(parsed.value)}
 
 
 async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[str], articles: dict[str, Article],

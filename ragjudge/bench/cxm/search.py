@@ -12,54 +12,66 @@ from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles
 from ragjudge.bench.cxm.models import Article, SearchQuery
+from ragjudge.bench.cxm.paper import TABLE6_SEARCH
 from ragjudge.bench.cxm.report import TaskReport
-from ragjudge.bench.cxm.retrieve import rank
+from ragjudge.bench.cxm.retrieve import KbIndex, check_standalone, chunking_for, index_notes, pipeline_for
 from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
 
 
-class SearchOptions(CxmOptions):
+class RetrievalOptions(CxmOptions):
     pipeline: str = Field("bm25", description="Retrieval pipeline (name or YAML path, e.g. bm25, dense, hybrid); a "
-                          "name that is no pipeline is a dense embedding model.")
-    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs for P@k and R@k.")
+                          "name that is no pipeline is a dense embedding model. Its `chunking:` is honoured.")
+    chunk: int | None = Field(None, ge=0, description="Split articles into chunks of this many characters (the "
+                              "paper's 500 / 1000, as CXMArena's predictor splits them); 0: whole articles. "
+                              "Default: the pipeline's own chunking, else whole articles.")
+    chunk_overlap: int | None = Field(None, ge=0, description="Characters shared by neighbouring chunks "
+                                      "(default 100, as CXMArena's predictor).")
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
+    index_dir: str | None = Field(None, description="Where indexes are kept and reused (default: "
+                                  "<cache>/indexes).")
+
+
+class SearchOptions(RetrievalOptions):
+    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs for P@k, R@k and hit@k.")
 
 
 class SearchSolver(Solver[SearchQuery]):
-    """Ranks every query in `prepare` (one index, one batch search); cheap to redo, so not journaled."""
+    """Ranks every query at once (one index, one batch search); cheap to redo, so not journaled."""
 
     journaled = False
 
-    def __init__(self, pipeline: str, articles: dict[str, Article], k: int, pipeline_dirs: list[str]):
-        self.name = pipeline
-        self.pipeline = pipeline
-        self.articles = articles
-        self.k = k
-        self.pipeline_dirs = pipeline_dirs
-        self.rankings: dict[str, list[str]] = {}
-
-    async def prepare(self, samples: Sequence[SearchQuery], ctx: RunContext) -> None:
-        rankings = rank(self.pipeline, self.articles, [q.query for q in samples], self.k, self.pipeline_dirs)
-        self.rankings = {q.query_id: r for q, r in zip(samples, rankings, strict=True)}
+    def __init__(self, bench: ArticleSearchBench):
+        self.bench = bench
+        self.name = bench.options.pipeline
 
     def fingerprint(self, sample: SearchQuery) -> str:
-        return self.pipeline
+        return self.name
 
     async def solve(self, samples: Sequence[SearchQuery], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        for q in samples:
-            yield q.query_id, {"query_id": q.query_id, "ranking": self.rankings[q.query_id], "retriever": self.pipeline}
+        index = self.bench.open_index(ctx)
+        try:
+            hits = index.search([q.query for q in samples], max(self.bench.options.ks))
+        finally:
+            index.close()
+        for q, h in zip(samples, hits, strict=True):
+            row: Record = {"query_id": q.query_id, "ranking": h.ranking, "retriever": self.name}
+            if index.chunking is not None:
+                row["chunk_articles"] = h.chunk_articles
+            yield q.query_id, row
 
 
 class ArticleSearchBench(CxmBench[SearchOptions]):
     name = "cxm-article-search"
     task = "article-search"
-    description = "CXMArena article search: rank KB articles for a question; Precision@k, Recall@k, MRR."
+    description = "CXMArena article search: rank KB articles for a question; P@k, R@k, hit@k, MRR."
     Options = SearchOptions
     llm = "optional"  # a pipeline may embed through an API (litellm)
     metrics = (MetricInfo("P@k", "relevant articles among the top k, over k"),
                MetricInfo("R@k", "share of the relevant articles in the top k"),
+               MetricInfo("hit@k", "a relevant article in the top k: the paper's retrieval \"precision\""),
                MetricInfo("MRR", "reciprocal rank of the first relevant article"))
     breakdowns = ("cut-off k",)
 
@@ -67,8 +79,12 @@ class ArticleSearchBench(CxmBench[SearchOptions]):
         super().__init__(options, label=label)
         if not options.ks or any(k < 1 for k in options.ks):
             raise UsageError(f"-T ks must be positive whole numbers, got {options.ks}")
+        self.spec = pipeline_for(options.pipeline, options.pipeline_dir)
+        check_standalone(self.spec, options.pipeline)
+        self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
         self.queries: list[SearchQuery] = []
         self.articles: dict[str, Article] | None = None
+        self.index_info: dict[str, Any] | None = None
 
     def sample_id(self, sample: Any) -> str:
         return str(getattr(sample, "query_id", None) or sample.id)
@@ -81,16 +97,53 @@ class ArticleSearchBench(CxmBench[SearchOptions]):
         self.articles = loaders.load_articles(self.data, "article-search")
         return list(self.queries)
 
-    def solver(self, ctx: RunContext) -> Solver[Any]:
-        if self.predictions_path is not None:
-            return FileRowsSolver()
+    def llm_models(self) -> list[str]:
+        return embedding_models(self.spec) if self.predictions_path is None else []
+
+    def open_index(self, ctx: RunContext) -> KbIndex:
         assert self.articles is not None
-        return SearchSolver(self.options.pipeline, self.articles, max(self.options.ks), self.options.pipeline_dir)
+        index = KbIndex(self.spec, self.articles, chunking=self.chunking, index_dir=self.options.index_dir,
+                        extra_dirs=self.options.pipeline_dir, gateway=ctx.gateway)
+        self.index_info = index.open(ctx.bars)
+        return index
+
+    def solver(self, ctx: RunContext) -> Solver[Any]:
+        return FileRowsSolver() if self.predictions_path is not None else SearchSolver(self)
 
     def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
         queries = self.queries if self.predictions_path is not None else [r.sample for r in results]
-        return [S.score_search(queries, self.prediction_rows(results), self.options.ks, self.predictions_path,
-                               self.articles)]
+        report = S.score_search(queries, self.prediction_rows(results), self.options.ks, self.predictions_path,
+                                self.articles)
+        if self.index_info is not None:
+            report.metrics.update(index_metrics(self.index_info))
+            report.notes += index_notes(self.index_info)
+        report.reference = [TABLE6_SEARCH]
+        return [report]
+
+    def run_info(self) -> dict[str, Any]:
+        return {**super().run_info(), "index": self.index_info}
 
     def out_slug(self) -> list[str]:
-        return ["predictions" if self.predictions_path else self.options.pipeline]
+        if self.predictions_path:
+            return ["predictions"]
+        return [self.options.pipeline] + ([f"chunk{self.chunking.size}"] if self.chunking else [])
+
+
+def embedding_models(spec: Any) -> list[str]:
+    """API embedding models a pipeline calls (they go through the run's gateway and its cache)."""
+    options = spec.retriever.options
+    if spec.retriever.name == "dense" and options.get("encoder") == "litellm":
+        return [str(options.get("model"))]
+    if spec.retriever.name == "hybrid":
+        members = options.get("retrievers") or []
+        return [str(m["options"]["model"]) for m in members if isinstance(m, dict) and m.get("retriever") == "dense"
+                and (m.get("options") or {}).get("encoder") == "litellm"]
+    return []
+
+
+def index_metrics(info: dict[str, Any]) -> dict[str, Any]:
+    """What the index adds to the metrics: passages a local encoder cut (none for BM25)."""
+    out: dict[str, Any] = {}
+    for t in info["truncation"]:
+        out["passages truncated by the encoder"] = out.get("passages truncated by the encoder", 0) + t["truncated"]
+    return out

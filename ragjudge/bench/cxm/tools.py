@@ -13,6 +13,7 @@ from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles
 from ragjudge.bench.cxm.models import Article, ToolCase
+from ragjudge.bench.cxm.paper import TABLE9_TOOLS
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import call_tools, offered_tools
 from ragjudge.errors import UsageError
@@ -119,4 +120,5 @@ class ToolCallsBench(CxmBench[ToolOptions]):
             cases = list({r.sample.case.case_id: r.sample.case for r in results}.values()) + self.never_offered
         report = S.score_tools(cases, self.prediction_rows(results), self.predictions_path)
         report.notes = self.notes + report.notes
+        report.reference = [TABLE9_TOOLS]
         return [report]

@@ -1,0 +1,101 @@
+"""What every CXMArena loader shares: conversations, ids, text cells, and the KB articles.
+
+Every loader accepts the public release's columns and ragjudge's plain JSONL names row by row, so a folder
+may mix them. Release column names follow Sprinklr's own loader and evaluator
+(`sprinklr-huggingface/CXM_Arena`, github.com/kapilsprinklr/CXMArena); the plain JSONL names are documented in
+`examples/cxm/README.md`. Bad rows raise InputError with the file, row and field.
+
+Rows without an id are numbered by their position among the file's records (1 for the first), whatever the
+format: the same data as JSONL, CSV or Parquet gets the same case ids.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ragjudge.bench.cxm.conversation import parse_messages
+from ragjudge.bench.cxm.models import Article, Message
+from ragjudge.bench.cxm.tables import field, read_rows, require_file
+from ragjudge.errors import InputError
+
+ARTICLE_FILES = {
+    "kb-refinement": (("kb_refinement_articles.jsonl", "articles.jsonl"), (("Articles", "KB_refinement_articles"),)),
+    "article-search": (("article_search_articles.jsonl", "articles.jsonl"), (("Articles", "article_search_articles"),)),
+    "multi-turn": (("multi_turn_articles.jsonl", "articles.jsonl"), (("Articles", "multi_turn_articles"),)),
+}
+CONVERSATION_FIELDS = ("messages", "conversation", "Conversation", "Complete Conversations", "conversation_context")
+
+_MESSAGE_ID_PREFIX = re.compile(r"^\s*(?:message[\s_-]*id\s*[:#-]?\s*)", re.IGNORECASE)
+_LABELLED_ID = re.compile(r"^\s*(?P<speaker>customer|agent|user|ivr[ _-]?bot)\s*\[\s*(?P<id>[^\]\s]+)\s*\]\s*:?\s*$",
+                          re.IGNORECASE)
+
+
+def records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line or row number for errors, position among the records from 1, record)."""
+    for index, (line, row) in enumerate(read_rows(path), start=1):
+        yield line, index, row
+
+
+def conversation(row: dict[str, Any], path: Path, line: int) -> list[Message]:
+    for name in CONVERSATION_FIELDS:
+        if row.get(name) is not None:
+            return parse_messages(row[name], path=path, line=line, name=name)
+    raise InputError(f"missing conversation (one of {', '.join(CONVERSATION_FIELDS)})", file=str(path), line=line)
+
+
+def transcript(row: dict[str, Any]) -> str | None:
+    """The conversation as the data writes it, when it is text (prompts written for the release use it)."""
+    for name in CONVERSATION_FIELDS:
+        if isinstance(row.get(name), str):
+            return row[name]
+    return None
+
+
+def str_id(value: Any, fallback: int) -> str:
+    return str(fallback) if value is None or str(value).strip() == "" else str(value).strip()
+
+
+def text_cell(value: Any, path: Path, line: int, name: str) -> str | None:
+    """A text cell (numbers are read as text); None stays None; anything else is an error."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise InputError(f"expected text, found {value!r}"[:120], file=str(path), line=line, field=name)
+    return str(value)
+
+
+def normalize_message_id(value: Any) -> str:
+    """`3`, `"3"`, `"[3]"`, `"Message-ID: 3"` and `"AGENT[3]"` all name message 3."""
+    labelled = _LABELLED_ID.match(str(value))
+    if labelled:
+        return labelled.group("id")
+    return _MESSAGE_ID_PREFIX.sub("", str(value)).strip().strip("[]()").strip()
+
+
+def message_id_speaker(value: Any) -> str | None:
+    """The speaker an evidence id like `AGENT[3]` names (customer/agent/ivr), else None."""
+    from ragjudge.bench.cxm.conversation import normalize_speaker
+
+    labelled = _LABELLED_ID.match(str(value))
+    return normalize_speaker(labelled.group("speaker")) if labelled else None
+
+
+def load_articles(folder: Path, kind: str) -> dict[str, Article]:
+    names, release = ARTICLE_FILES[kind]
+    path = require_file(folder, f"{kind} articles", names, release)
+    articles: dict[str, Article] = {}
+    for line, row in read_rows(path):
+        article_id = field(row, "id", "document_id", "article_id")
+        text = field(row, "text", "document_content", "content")
+        if article_id is None or not isinstance(text, str):
+            raise InputError("an article needs id (or document_id) and text (or document_content)",
+                             file=str(path), line=line)
+        article_id = str(article_id)
+        if article_id in articles:
+            raise InputError(f"article id {article_id!r} repeats", file=str(path), line=line, field="id")
+        title = text_cell(field(row, "title", "document_title"), path, line, "title")
+        articles[article_id] = Article(id=article_id, text=text, title=title or None)
+    return articles

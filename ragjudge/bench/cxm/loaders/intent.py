@@ -1,0 +1,83 @@
+"""Intent prediction: the taxonomies and the labelled conversations."""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from pathlib import Path
+
+from ragjudge.bench.cxm.loaders.common import conversation, records, str_id, text_cell, transcript
+from ragjudge.bench.cxm.models import IntentCase, Taxonomy, TaxonomyEntry
+from ragjudge.bench.cxm.tables import field, find_file, read_rows, require_file
+from ragjudge.errors import InputError
+
+TAXONOMY_SPLITS = (("Taxonomy", "taxonomy_1"), ("Taxonomy", "taxonomy_2"), ("Taxonomy", "taxonomy_3"))
+
+
+def load_taxonomies(folder: Path) -> dict[str, Taxonomy]:
+    """`taxonomy.jsonl` rows {taxonomy, l1, l2?, description?}, or the release's Taxonomy/taxonomy_N files."""
+    entries: dict[str, list[TaxonomyEntry]] = OrderedDict()
+    plain = find_file(folder, ("taxonomy.jsonl",))
+    sources: list[tuple[Path, str | None]] = [(plain, None)] if plain else []
+    if not sources:
+        for config, split in TAXONOMY_SPLITS:
+            path = find_file(folder, (), ((config, split),))
+            if path is not None:
+                sources.append((path, split))
+    if not sources:
+        raise InputError("no intent taxonomy found (looked for taxonomy.jsonl, "
+                         "Taxonomy/taxonomy_N.jsonl|.parquet|.csv)", file=str(folder))
+    for path, split_name in sources:
+        for line, row in read_rows(path):
+            name = split_name or field(row, "taxonomy")
+            l1 = field(row, "l1", "L1", "intent")
+            if not name or l1 is None:
+                raise InputError("a taxonomy row needs taxonomy and l1 (or intent)", file=str(path), line=line)
+            l1 = text_cell(l1, path, line, "l1")
+            l2 = text_cell(field(row, "l2", "L2"), path, line, "l2")
+            description = text_cell(field(row, "description", "Description"), path, line, "description") or ""
+            entries.setdefault(str(name).lower(), []).append(
+                TaxonomyEntry(l1=str(l1).strip(), l2=l2.strip() if l2 else None, description=description))
+    taxonomies = {}
+    for name, rows in entries.items():
+        labels = [e.label for e in rows]
+        dupes = sorted({lab for lab in labels if labels.count(lab) > 1})
+        if dupes:
+            raise InputError(f"taxonomy {name!r} lists {dupes[0]!r} twice", file=str(sources[0][0]))
+        taxonomies[name] = Taxonomy(name=name, entries=rows)
+    return taxonomies
+
+
+def load_intent(folder: Path) -> tuple[list[IntentCase], dict[str, Taxonomy]]:
+    taxonomies = load_taxonomies(folder)
+    path = require_file(folder, "intent conversations", ("intent.jsonl",), (("Intent_Prediction", "train"),))
+    cases = []
+    seen: set[str] = set()
+    for line, index, row in records(path):
+        case_id = str_id(field(row, "case_id", "conversation_id", "id"), index)
+        if case_id in seen:
+            raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="conversation_id")
+        seen.add(case_id)
+        gold: dict[str, str] = {}
+        intents = row.get("intents")
+        if intents is not None and not isinstance(intents, dict):
+            raise InputError("intents must be an object {taxonomy: label}", file=str(path), line=line,
+                             field="intents")
+        if isinstance(intents, dict):
+            gold = {str(k).lower(): str(text_cell(v, path, line, "intents")).strip()
+                    for k, v in intents.items() if v is not None}
+        elif row.get("intent") is not None:
+            if len(taxonomies) != 1:
+                raise InputError("'intent' is ambiguous with several taxonomies: use intents {taxonomy: label}",
+                                 file=str(path), line=line, field="intent")
+            gold = {next(iter(taxonomies)): str(text_cell(row["intent"], path, line, "intent")).strip()}
+        for key, value in row.items():  # the release: one gold column per taxonomy (Taxonomy_1, ...)
+            if re.fullmatch(r"taxonomy_\d+", key, re.IGNORECASE) and value is not None:
+                gold[key.lower()] = str(text_cell(value, path, line, key)).strip()
+        unknown = [t for t in gold if t not in taxonomies]
+        if unknown:
+            raise InputError(f"gold intent for unknown taxonomy {unknown[0]!r} (known: {', '.join(taxonomies)})",
+                             file=str(path), line=line, field="intents")
+        cases.append(IntentCase(case_id=case_id, messages=conversation(row, path, line), gold=gold,
+                                transcript=transcript(row)))
+    return cases, taxonomies

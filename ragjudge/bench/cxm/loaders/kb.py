@@ -1,0 +1,52 @@
+"""KB refinement: the gold similar and contradictory article pairs (unordered)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ragjudge.bench.cxm.models import PAIR_KINDS
+from ragjudge.bench.cxm.tables import field, find_file, id_list, read_rows
+from ragjudge.errors import InputError
+
+
+def read_pair(value: Any, *, path: Path, line: int, name: str) -> frozenset[str]:
+    items = id_list(value, path=path, line=line, name=name)
+    if len(items) != 2:
+        raise InputError(f"a pair has two article ids, got {len(items)}", file=str(path), line=line, field=name)
+    a, b = items
+    if a == b:
+        raise InputError(f"a pair needs two different articles, got {a!r} twice", file=str(path), line=line,
+                         field=name)
+    return frozenset((a, b))
+
+
+def _pair_kind(value: Any, path: Path, line: int) -> str:
+    kind = str(value or "").strip().lower()
+    kind = {"similarity": "similar", "contradiction": "contradictory", "contradicting": "contradictory"}.get(kind, kind)
+    if kind not in PAIR_KINDS:
+        raise InputError(f"kind must be one of {', '.join(PAIR_KINDS)}, got {value!r}", file=str(path), line=line,
+                         field="kind")
+    return kind
+
+
+def load_pairs(folder: Path) -> dict[str, set[frozenset[str]]]:
+    """Gold unordered pairs by kind, from kb_pairs.jsonl or the release's KB_Refinement splits."""
+    gold: dict[str, set[frozenset[str]]] = {}
+    plain = find_file(folder, ("kb_pairs.jsonl",))
+    if plain is not None:
+        for line, row in read_rows(plain):
+            kind = _pair_kind(row.get("kind"), plain, line)
+            pair_value = row.get("pair") if row.get("pair") is not None else [row.get("a"), row.get("b")]
+            gold.setdefault(kind, set()).add(read_pair(pair_value, path=plain, line=line, name="pair"))
+        return gold
+    for split, kind in (("similarity_pairs", "similar"), ("contradictory_pairs", "contradictory")):
+        path = find_file(folder, (), (("KB_Refinement", split),))
+        if path is None:
+            continue
+        for line, row in read_rows(path):
+            gold.setdefault(kind, set()).add(read_pair(field(row, "Pairs", "pair"), path=path, line=line, name="Pairs"))
+    if not gold:
+        raise InputError("no KB-refinement pairs found (looked for kb_pairs.jsonl, "
+                         "KB_Refinement/similarity_pairs|contradictory_pairs)", file=str(folder))
+    return gold

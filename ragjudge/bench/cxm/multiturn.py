@@ -1,0 +1,180 @@
+"""`cxm-multiturn-retrieval`: the paper's Table 8. Each multi-turn RAG turn's conversation becomes a query (the
+customer's last message, all of their messages, or a query an LLM writes, as the paper does), which retrieves
+knowledge-base articles, chunked as the paper's (500 or 1000 characters); Recall@k of the turn's gold articles
+at every k asked for, in one run. No generator and no judge."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
+from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import prompts as P
+from ragjudge.bench.cxm import score as S
+from ragjudge.bench.cxm.base import CxmBench, FileRowsSolver, optional_articles
+from ragjudge.bench.cxm.models import Article, RagCase
+from ragjudge.bench.cxm.paper import TABLE8_RETRIEVAL
+from ragjudge.bench.cxm.report import TaskReport
+from ragjudge.bench.cxm.retrieve import KbIndex, check_standalone, chunking_for, describe_chunking, index_notes, \
+    pipeline_for
+from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, conversation_query, form_query
+from ragjudge.bench.cxm.search import RetrievalOptions, embedding_models, index_metrics
+from ragjudge.engine.parallel import each_as_completed
+from ragjudge.errors import UsageError
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+LLM_QUERY = "llm"
+
+
+class MultiTurnOptions(RetrievalOptions):
+    chunk: int | None = Field(500, ge=0, description="Split articles into chunks of this many characters (Table 8: "
+                              "500; 1000 as in CXMArena's predictor); 0: whole articles, or the pipeline's own "
+                              "chunking when it has one.")
+    ks: list[int] = Field(default_factory=lambda: [10, 20], description="Cut-offs for Recall@k (one run, any list).")
+    query: str | None = Field(None, description="How a conversation becomes a query: last_turn, all_user_turns, "
+                              "full_conversation, or llm (an LLM writes it, as in the paper; needs --rewrite-model). "
+                              "Default: llm with --rewrite-model, else all_user_turns.")
+    rewrite_model: str | None = Field(None, description="The LLM (litellm name) that writes queries (-T query=llm).")
+    judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs "
+                                 "(cxm_query_formation).")
+
+
+class RetrievalSolver(Solver[RagCase]):
+    """Queries for every turn (LLM ones concurrently, through the gateway and its cache), then one batch search.
+    Journaled: a rerun reuses the turns already ranked (and their LLM queries)."""
+
+    def __init__(self, bench: MultiTurnRetrievalBench):
+        self.bench = bench
+        o = bench.options
+        self.name = f"{o.pipeline}/{bench.strategy}"
+        self.spec = bench.book.spec(P.QUERY_FORMATION) if bench.strategy == LLM_QUERY else None
+        self.identity = P.fingerprint_of(self.spec, o.rewrite_model) if self.spec else bench.strategy
+
+    def key(self, sample: RagCase) -> str:
+        return sample.case_id
+
+    def fingerprint(self, sample: RagCase) -> str:
+        spec = self.bench.spec.model_dump_json()  # a pipeline file edited since: not the same system
+        return P.fingerprint_of(None, spec, describe_chunking(self.bench.chunking), self.identity,
+                                max(self.bench.options.ks))
+
+    async def _queries(self, samples: Sequence[RagCase], ctx: RunContext) -> dict[str, Record]:
+        if self.spec is None:
+            return {c.case_id: {"query": conversation_query(c, self.bench.strategy)} for c in samples}
+        model = self.bench.options.rewrite_model
+        assert model
+        advance = ctx.bars.bar(f"query formation ({model})", total=len(samples))
+        out: dict[str, Record] = {}
+        async for case, formed in each_as_completed(samples, lambda c: form_query(ctx.require_gateway(), c, model,
+                                                                                  self.spec)):
+            out[case.case_id] = formed
+            advance(1)
+        return out
+
+    async def solve(self, samples: Sequence[RagCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        formed = await self._queries(samples, ctx)
+        ok = [c for c in samples if not formed[c.case_id].get("error")]
+        hits = []
+        if ok:
+            index = self.bench.open_index(ctx)
+            try:
+                hits = index.search([formed[c.case_id]["query"] for c in ok], max(self.bench.options.ks))
+            finally:
+                index.close()
+        ranked = dict(zip([c.case_id for c in ok], hits, strict=True))
+        for case in samples:
+            row: Record = {"case_id": case.case_id, "query_strategy": self.bench.strategy, **formed[case.case_id]}
+            if case.case_id in ranked:
+                row["ranking"] = ranked[case.case_id].ranking
+                if self.bench.chunking is not None:
+                    row["chunk_articles"] = ranked[case.case_id].chunk_articles
+            yield case.case_id, row
+
+
+class MultiTurnRetrievalBench(CxmBench[MultiTurnOptions]):
+    name = "cxm-multiturn-retrieval"
+    task = "multiturn-retrieval"
+    description = ("CXMArena multi-turn retrieval (Table 8): conversation → query (last turn, all user turns or "
+                   "an LLM) → chunked KB search; Recall@k.")
+    Options = MultiTurnOptions
+    llm = "optional"
+    metrics = (MetricInfo("R@k", "share of the turn's gold articles among the top k distinct articles"),
+               MetricInfo("R@k (paper protocol)", "CXMArena's evaluator: top-k passages deduplicated, turns "
+                          "without gold as 0"),
+               MetricInfo("hit@k", "a gold article in the top k"), MetricInfo("MRR", "first gold article's rank"))
+    breakdowns = ("cut-off k",)
+
+    def __init__(self, options: MultiTurnOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        o = options
+        if not o.ks or any(k < 1 for k in o.ks):
+            raise UsageError(f"-T ks must be positive whole numbers, got {o.ks}")
+        self.strategy = o.query or (LLM_QUERY if o.rewrite_model else "all_user_turns")
+        if self.strategy not in (*QUERY_STRATEGIES, LLM_QUERY):
+            raise UsageError(f"-T query: unknown strategy {self.strategy!r} (available: "
+                             f"{', '.join((*QUERY_STRATEGIES, LLM_QUERY))})")
+        if o.predictions is None and self.strategy == LLM_QUERY and not o.rewrite_model:
+            raise UsageError("-T query=llm needs the model that writes queries: --rewrite-model MODEL")
+        if self.strategy != LLM_QUERY and o.rewrite_model:
+            raise UsageError(f"--rewrite-model is only used with -T query=llm, not {self.strategy}")
+        self.spec = pipeline_for(o.pipeline, o.pipeline_dir)
+        check_standalone(self.spec, o.pipeline)
+        self.chunking = chunking_for(self.spec, o.chunk or None, o.chunk_overlap) if o.chunk else self.spec.chunking
+        self.book = P.PromptBook(o.judge_dir)
+        self.cases: list[RagCase] = []
+        self.articles: dict[str, Article] | None = None
+        self.index_info: dict[str, Any] | None = None
+
+    def sample_id(self, sample: Any) -> str:
+        return str(getattr(sample, "case_id", None) or sample.id)
+
+    def load(self) -> list[Any]:
+        self.cases = loaders.load_rag(self.data)
+        if self.predictions_path is not None:
+            self.articles = optional_articles(self.data, "multi-turn")
+            return self.file_rows()
+        self.articles = loaders.load_articles(self.data, "multi-turn")
+        return list(self.cases)
+
+    def llm_models(self) -> list[str]:
+        if self.predictions_path is not None:
+            return []
+        models = [self.options.rewrite_model] if self.strategy == LLM_QUERY and self.options.rewrite_model else []
+        return models + embedding_models(self.spec)
+
+    def open_index(self, ctx: RunContext) -> KbIndex:
+        assert self.articles is not None
+        index = KbIndex(self.spec, self.articles, chunking=self.chunking, index_dir=self.options.index_dir,
+                        extra_dirs=self.options.pipeline_dir, gateway=ctx.gateway)
+        self.index_info = index.open(ctx.bars)
+        return index
+
+    def solver(self, ctx: RunContext) -> Solver[Any]:
+        return FileRowsSolver() if self.predictions_path is not None else RetrievalSolver(self)
+
+    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+        cases = self.cases if self.predictions_path is not None else [r.sample for r in results]
+        report = S.score_multiturn(cases, self.prediction_rows(results), self.options.ks, self.predictions_path,
+                                   self.articles)
+        if self.predictions_path is None:
+            report.task = f"multi-turn retrieval ({self.options.pipeline}, {describe_chunking(self.chunking)}, " \
+                          f"{self.strategy} queries)"
+        if self.index_info is not None:
+            report.metrics.update(index_metrics(self.index_info))
+            report.notes += index_notes(self.index_info)
+        report.reference = [TABLE8_RETRIEVAL]
+        return [report]
+
+    def run_info(self) -> dict[str, Any]:
+        return {**super().run_info(), "query": self.strategy, "index": self.index_info}
+
+    def out_slug(self) -> list[str]:
+        if self.predictions_path:
+            return ["predictions"]
+        chunk = [f"chunk{self.chunking.size}"] if self.chunking else []
+        return [self.options.pipeline, *chunk, self.strategy]

@@ -1,0 +1,56 @@
+"""Multi-turn answer classification scores: the class distribution and agreement with gold labels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragjudge.bench.cxm import metrics as M
+from ragjudge.bench.cxm.models import ANSWER_LABELS, RagCase, normalize_class
+from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
+
+
+def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None = None) -> TaskReport:
+    by_id = {c.case_id: c for c in cases}
+    labels: dict[str, str] = {}
+    retrieved: dict[str, list[str]] = {}
+    errors = 0
+    seen: set[str] = set()
+    for line, row in rows:
+        case_id = known_id(row, "case_id", set(by_id), path, line, "case")
+        if case_id in seen:
+            raise bad(path, line, "case_id", f"second prediction for case {case_id!r}")
+        seen.add(case_id)
+        if row.get("retrieved_ids") is not None:
+            retrieved[case_id] = ids(row, "retrieved_ids", path, line)
+        if row.get("error"):
+            errors += 1
+            continue
+        label = normalize_class(row.get("label"))
+        if label is None:
+            raise bad(path, line, "label",
+                       f"label must be one of {', '.join(ANSWER_LABELS)}, got {row.get('label')!r}")
+        labels[case_id] = label
+    missing = [c.case_id for c in cases if c.case_id not in seen]
+    dist = M.distribution(list(labels.values()), ANSWER_LABELS)
+    metrics: dict[str, Any] = {"cases": len(cases), "classified": len(labels)}
+    for label, stats in dist.items():
+        metrics[f"{label} share"] = stats["share"]
+    gold_pairs = [(normalize_class(by_id[cid].label), lab) for cid, lab in labels.items() if by_id[cid].label]
+    tables = [Table("Answer classes", ["class", "count", "share"],
+                    [[k, v["count"], v["share"]] for k, v in dist.items()])]
+    if gold_pairs:
+        metrics["judge agreement with gold labels"] = M.accuracy([g for g, _ in gold_pairs], [p for _, p in gold_pairs])
+        conf = M.confusion([g or "?" for g, _ in gold_pairs], [p for _, p in gold_pairs])
+        tables.append(Table("Judge vs gold labels", ["gold", *ANSWER_LABELS],
+                            [[g, *(conf[g][p] for p in ANSWER_LABELS)] for g in ANSWER_LABELS if g in conf]))
+    recalls = [len(set(by_id[cid].kb_ids) & set(ids)) / len(set(by_id[cid].kb_ids))
+               for cid, ids in retrieved.items() if by_id[cid].kb_ids]
+    if recalls:
+        metrics["retrieval recall of gold articles"] = sum(recalls) / len(recalls)
+    metrics.update({"errors": errors, "missing": len(missing)})
+    notes = [f"no prediction for {len(missing)} case(s), e.g. {missing[0]}"] if missing else []
+    return TaskReport(task="multi-turn answer classification", metrics=metrics, tables=tables, notes=notes,
+                      problems=errors + len(missing))

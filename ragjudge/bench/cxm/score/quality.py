@@ -1,0 +1,119 @@
+"""Agent quality adherence scores: per question, per case (all right) and on the cited evidence."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragjudge.bench.cxm import metrics as M
+from ragjudge.bench.cxm.loaders import normalize_message_id, parse_answer
+from ragjudge.bench.cxm.models import QualityCase
+from ragjudge.bench.cxm.paper import TABLE5_QUALITY
+from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
+
+
+def _answer_name(value: bool | None | str) -> str:
+    return {True: "true", False: "false", None: "na"}.get(value, "unreadable") if not isinstance(value, str) \
+        else "unreadable"
+
+
+PAPER_ACCURACY = "question accuracy (paper protocol: unanswered skipped)"
+
+
+def _paper_outcomes(case: QualityCase, answers: dict[str, Any], unreadable: set[str]) -> list[bool]:
+    """CXMArena's evaluator: a question the model left out is skipped (it compares the answer list only as far
+    as it goes), except that a response with no readable answer at all counts every question wrong."""
+    if not answers and not unreadable:
+        return [False] * len(case.questions)
+    out = []
+    for q in case.questions:
+        if q.question_id in unreadable:
+            out.append(False)
+        elif q.question_id in answers:
+            out.append(answers[q.question_id][0] == q.answer)
+    return out
+
+
+def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = None,
+                  protocol: str = "ragjudge") -> TaskReport:
+    spoiled = [c for c in cases if c.error]
+    cases = [c for c in cases if not c.error]
+    by_id = {c.case_id: c for c in cases}
+    known = set(by_id) | {c.case_id for c in spoiled}
+    preds: dict[str, dict[str, Any]] = {}
+    for line, row in rows:
+        case_id = known_id(row, "case_id", known, path, line, "case")
+        if case_id in preds:
+            raise bad(path, line, "case_id", f"second prediction for case {case_id!r}")
+        if case_id not in by_id:  # a case whose gold data is malformed: reported below, not scored
+            preds[case_id] = {"error": None, "answers": {}, "unreadable": set()}
+            continue
+        answers = {}
+        items = row.get("answers") or []
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise bad(path, line, "answers", 'answers must be a list of {"question_id", "answer", "evidence"}')
+        for item in items:
+            qid = str(item.get("question_id"))
+            if qid not in {q.question_id for q in by_id[case_id].questions}:
+                raise bad(path, line, "answers", f"case {case_id!r} has no question {qid!r}")
+            try:
+                answer = parse_answer(item.get("answer"))
+            except ValueError as exc:
+                raise bad(path, line, "answers", str(exc)) from None
+            key = "evidence" if item.get("evidence") is not None else "message_ids"
+            evidence = tuple(normalize_message_id(x) for x in ids(item, key, path, line))
+            answers[qid] = (answer, evidence)
+        unreadable = {str(x) for x in row.get("unreadable") or [] if isinstance(x, (str, int))}
+        preds[case_id] = {"error": row.get("error"), "answers": answers, "unreadable": unreadable}
+    outcomes: list[M.QuestionOutcome] = []
+    by_text: dict[str, list[bool]] = {}
+    missing = [c.case_id for c in cases if c.case_id not in preds]
+    errors = [cid for cid, p in preds.items() if p["error"]]
+    paper: list[bool] = []
+    for case in cases:
+        p = preds.get(case.case_id)
+        if p is None or p["error"]:
+            continue
+        paper += _paper_outcomes(case, p["answers"], p["unreadable"])
+        for q in case.questions:
+            answer, evidence = p["answers"].get(q.question_id, (M.UNPARSABLE, ()))
+            outcome = M.QuestionOutcome(case.case_id, q.answer, answer,
+                                        tuple(q.evidence) if q.evidence is not None else None, evidence)
+            outcomes.append(outcome)
+            by_text.setdefault(q.text, []).append(outcome.correct)
+    prf = M.binary_prf(outcomes)
+    ev = M.evidence_prf(outcomes)
+    ours = M.question_accuracy(outcomes)
+    theirs = M.ratio(sum(paper), len(paper))
+    first = {PAPER_ACCURACY: theirs, "question accuracy": ours} if protocol == "paper" else \
+        {"question accuracy": ours, PAPER_ACCURACY: theirs}
+    metrics = {
+        "cases": len(cases) + len(spoiled), "scored cases": len({o.case_id for o in outcomes}),
+        "questions": len(outcomes), **first, "questions answered": len(paper),
+        "question precision (true)": prf["precision"], "question recall (true)": prf["recall"],
+        "question F1 (true)": prf["f1"],
+        "case accuracy (all questions right)": M.case_accuracy(outcomes),
+        "evidence precision": ev["precision"], "evidence recall": ev["recall"], "evidence F1": ev["f1"],
+        "questions with gold evidence": ev["questions"],
+        "unreadable answers": sum(o.pred == M.UNPARSABLE for o in outcomes),
+        "cases with malformed gold": len(spoiled), "errors": len(errors), "missing": len(missing),
+    }
+    question_rows = sorted(([t, len(v), M.ratio(sum(v), len(v))] for t, v in by_text.items()),
+                           key=lambda r: (-r[1], r[0]))[:20]
+    grid = Counter((_answer_name(o.gold), _answer_name(o.pred)) for o in outcomes)
+    answer_rows = [[f"gold {g}", *(grid[(g, p)] for p in ("true", "false", "na", "unreadable"))]
+                   for g in ("true", "false", "na") if any(grid[(g, p)] for p in ("true", "false", "na", "unreadable"))]
+    notes = [f"no prediction for {len(missing)} case(s), e.g. {missing[0]}"] if missing else []
+    if spoiled:
+        notes.append(f"{len(spoiled)} case(s) left out, their gold data is malformed; first: {spoiled[0].error}")
+    notes.append("question accuracy counts a question the model left unanswered as wrong; the paper protocol "
+                 "(CXMArena's evaluator) skips it; both count case accuracy only when every question is right")
+    return TaskReport(
+        task="agent quality adherence", metrics=metrics,
+        tables=[Table("Answers (gold × predicted)", ["", "pred true", "pred false", "pred na", "unreadable"],
+                      answer_rows),
+                Table("By question", ["question", "n", "accuracy"], question_rows)],
+        notes=notes, problems=len(errors) + len(missing) + len(spoiled), reference=[TABLE5_QUALITY])
