@@ -215,7 +215,8 @@ async def run(
     and the results file use them.
     """
     started = time.time()
-    ctx = JudgeContext(gateway=gateway, judge_models=options.judge_models)
+    ctx = JudgeContext(gateway=gateway, judge_models=options.judge_models,
+                       cache_dir=Path(options.cache_dir) if options.cache_dir else None, use_cache=options.use_cache)
     retrieval_info: dict[str, Any] | None = None
     with progress_bars(options.show_progress) as bars:
         if predictions is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
@@ -28,6 +29,9 @@ class JudgeContext:
     judge_models: list[str] = field(default_factory=list)
     on_progress: Callable[[int], None] = lambda n: None
     """Called with the number of items finished, so runners can drive progress bars."""
+    cache_dir: Path | None = None
+    """The run's cache folder (None: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge); RB_alg keeps embeddings there."""
+    use_cache: bool = True
 
 
 class Judge(ABC):
