@@ -34,6 +34,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from ragjudge.formats.mtrag import read_predictions  # noqa: E402
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
 from ragjudge.metrics.bertscore import BertScorer  # noqa: E402
+from ragjudge.metrics.cached_bertscore import EmbeddingStats  # noqa: E402
 from ragjudge.metrics.rb_alg import rb_agg  # noqa: E402
 from ragjudge.metrics.rouge import rouge_l_f  # noqa: E402
 from ragjudge.models import Passage, Prediction, Task, Turn  # noqa: E402
@@ -136,7 +137,8 @@ def per_pair(scorer: BertScorer, items: list[JudgeItem]) -> list[dict[str, float
     return out
 
 
-def ragjudge_run(model: str, items: list[JudgeItem], cache: Path) -> tuple[list[dict[str, float]], float, float, object]:
+def ragjudge_run(model: str, items: list[JudgeItem], cache: Path
+                 ) -> tuple[list[dict[str, float]], float, float, EmbeddingStats]:
     """A fresh judge, as in a new `ragjudge judge` run: (scores, model load seconds, scoring seconds, stats)."""
     judge = JudgeRegistry().build("rb_alg", {"bertscore_model": model})
     ctx = JudgeContext(cache_dir=cache)

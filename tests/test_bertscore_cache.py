@@ -19,7 +19,7 @@ from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
 from ragjudge.metrics.bertscore import BertScorer, resolve_model
 from ragjudge.metrics.cached_bertscore import CachedBertScorer
 from ragjudge.metrics.embedding_cache import EmbeddingCacheWarning, decode_entry, encode_entry
-from ragjudge.metrics.greedy_match import greedy_match, match_input, rescale
+from ragjudge.metrics.greedy_match import greedy_match, load_baseline, match_input, rescale
 from ragjudge.metrics.token_encoder import TokenEmbeddings, plan_batches
 from ragjudge.models import Passage, Prediction, Task, Turn
 
@@ -117,7 +117,9 @@ def test_mtrag_passages_score_as_bert_score(config, reference_scorer, shared_mtr
     assert_close(scorer.score(cands, refs), per_pair(reference_scorer, cands, refs))
 
 
-def test_baseline_rescaling_matches_bert_score(config, long_pairs, tmp_path: Path) -> None:
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")  # bert-score's own baseline reading
+def test_baseline_rescaling_matches_bert_score(config, tmp_path: Path) -> None:
     from bert_score import BERTScorer
 
     baseline_file = tmp_path / "baseline.tsv"
@@ -125,11 +127,23 @@ def test_baseline_rescaling_matches_bert_score(config, long_pairs, tmp_path: Pat
     baseline_file.write_text("\n".join(rows) + "\n")
     official = BERTScorer(model_type=config.model_path, num_layers=config.num_layers, lang="en",
                           rescale_with_baseline=True, baseline_path=str(baseline_file))
-    cands, refs = long_pairs[0][:5], long_pairs[1][:5]
+    cands, refs = SENTENCES[:3], [passage(1, 60), SENTENCES[3], passage(4, 90)]
     raw = torch.tensor(CachedBertScorer(config).score(cands, refs)).T
     ours = rescale(raw, official.baseline_vals).T.tolist()
     want = [tuple(float(x[0]) for x in official.score([c], [r])) for c, r in zip(cands, refs, strict=True)]
     assert_close(tuple(ours), want)
+
+
+@pytest.mark.filterwarnings("ignore:The given NumPy array is not writable")
+def test_baseline_is_read_as_bert_score_reads_it() -> None:
+    import bert_score
+    from bert_score import BERTScorer
+
+    official = BERTScorer.__new__(BERTScorer)  # only its baseline property, no model
+    official._baseline_vals, official.all_layers, official._num_layers = None, False, 40
+    folder = Path(bert_score.__file__).parent / "rescale_baseline" / "en"
+    official.baseline_path = str(folder / "microsoft" / "deberta-xlarge-mnli.tsv")
+    assert torch.equal(load_baseline("microsoft/deberta-xlarge-mnli", 40), official.baseline_vals)
 
 
 def test_greedy_match_is_bert_scores_greedy_cos_idf() -> None:
@@ -139,7 +153,8 @@ def test_greedy_match_is_bert_scores_greedy_cos_idf() -> None:
     for n, m in [(2, 9), (7, 2), (30, 500), (3, 3)]:
         hyp, ref = torch.randn(n, 16, generator=gen), torch.randn(m, 16, generator=gen)
         hyp_ids, ref_ids = np.r_[101, np.arange(n - 2) + 1000, 102], np.r_[101, np.arange(m - 2) + 1000, 102]
-        ours = greedy_match(match_input(hyp.numpy(), hyp_ids, (102, 101)), match_input(ref.numpy(), ref_ids, (102, 101)))
+        special = (102, 101)
+        ours = greedy_match(match_input(hyp.numpy(), hyp_ids, special), match_input(ref.numpy(), ref_ids, special))
         weights = [torch.tensor([[0.0] + [1.0] * (k - 2) + [0.0]]) for k in (m, n)]
         p, r, f = greedy_cos_idf(ref.clone()[None], torch.ones(1, m, dtype=torch.bool), weights[0],
                                  hyp.clone()[None], torch.ones(1, n, dtype=torch.bool), weights[1])

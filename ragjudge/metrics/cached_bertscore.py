@@ -8,14 +8,15 @@ from the cache is counted in `stats`.
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragjudge.metrics.bertscore import BertScoreConfig
-from ragjudge.metrics.embedding_cache import EmbeddingCache, space_key
+from ragjudge.metrics.embedding_cache import EmbeddingCache, EmbeddingCacheWarning, space_key
 from ragjudge.metrics.greedy_match import MatchInput, greedy_match, load_baseline, match_input, rescale
-from ragjudge.metrics.token_encoder import TokenEmbeddings, TokenEncoder
+from ragjudge.metrics.token_encoder import TokenEncoder
 
 
 @dataclass(frozen=True)
@@ -71,17 +72,20 @@ class CachedBertScorer:
     def _open_cache(self) -> EmbeddingCache | None:
         assert self.cache_root is not None
         tokenizer = self.encoder.tokenizer
-        key = space_key(self.config.model_path, self.num_layers, max_length=int(tokenizer.model_max_length),
-                        tokenizer=type(tokenizer).__name__, device=self.device)
-        if key is None:  # a hub name not downloaded yet: loading the model fetches it
+
+        def key() -> dict | None:
+            return space_key(self.config.model_path, self.num_layers, max_length=int(tokenizer.model_max_length),
+                             tokenizer=type(tokenizer).__name__, device=self.device)
+
+        found = key()
+        if found is None:  # a hub name not downloaded yet: loading the model fetches it
             _ = self.encoder.model
-            key = space_key(self.config.model_path, self.num_layers, max_length=int(tokenizer.model_max_length),
-                            tokenizer=type(tokenizer).__name__, device=self.device)
-        cache = EmbeddingCache(self.cache_root, key or {"model": self.config.model_path, "num_layers": self.num_layers})
-        if key is None:
-            cache.disable(f"no local files identify {self.config.model_path!r}")
+            found = key()
+        if found is None:
+            warnings.warn(f"embedding cache off: no local files identify {self.config.model_path!r}",
+                          EmbeddingCacheWarning, stacklevel=4)
             return None
-        return cache
+        return EmbeddingCache(self.cache_root, found)
 
     @property
     def stats(self) -> EmbeddingStats:
@@ -93,23 +97,26 @@ class CachedBertScorer:
                               cache_folder=str(cache.folder) if cache and cache.writable else None)
 
     def embed(self, texts: Iterable[str]) -> dict[str, MatchInput]:
-        """Every distinct text of `texts`, ready to match: from the cache when there, else encoded (and stored)."""
-        wanted = list(dict.fromkeys(texts))
-        found: dict[str, TokenEmbeddings] = {}
-        if self.cache is not None:
-            for text in wanted:
-                if (entry := self.cache.get(text)) is not None:
-                    found[text] = entry
-        missing = [t for t in wanted if t not in found]
-        if missing:
-            for batch, embeddings in self.encoder.encode_batches(missing):
-                for i, emb in zip(batch, embeddings, strict=True):
-                    found[missing[i]] = emb
-                    if self.cache is not None:
-                        self.cache.put(missing[i], emb)
+        """Every distinct text of `texts`, ready to match: from the cache when there, else encoded (and stored).
+
+        Raw vectors are turned into match inputs at once, so only one copy of a chunk's embeddings is alive.
+        """
         tokenizer = self.encoder.tokenizer
         special = (tokenizer.sep_token_id, tokenizer.cls_token_id)
-        return {t: match_input(found[t].vectors, found[t].ids, special) for t in wanted}
+        ready: dict[str, MatchInput] = {}
+        missing: list[str] = []
+        for text in dict.fromkeys(texts):
+            entry = self.cache.get(text) if self.cache is not None else None
+            if entry is None:
+                missing.append(text)
+            else:
+                ready[text] = match_input(entry.vectors, entry.ids, special)
+        for batch, embeddings in self.encoder.encode_batches(missing) if missing else ():
+            for i, emb in zip(batch, embeddings, strict=True):
+                if self.cache is not None:
+                    self.cache.put(missing[i], emb)
+                ready[missing[i]] = match_input(emb.vectors, emb.ids, special)
+        return ready
 
     def score(self, candidates: Sequence[str], references: Sequence[str]
               ) -> tuple[list[float], list[float], list[float]]:

@@ -51,7 +51,8 @@ def model_files(model_type: str) -> Path | None:
     return Path(found).parent if isinstance(found, str) else None
 
 
-def space_key(model_type: str, num_layers: int, *, max_length: int, tokenizer: str, device: str) -> dict[str, Any] | None:
+def space_key(model_type: str, num_layers: int, *, max_length: int, tokenizer: str,
+              device: str) -> dict[str, Any] | None:
     """What the vectors depend on, or None when the model has no local files to identify it by."""
     import bert_score
     import torch

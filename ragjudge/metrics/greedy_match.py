@@ -68,7 +68,7 @@ def load_baseline(model_type: str, num_layers: int, lang: str = "en") -> torch.T
     path = Path(bert_score.__file__).parent / "rescale_baseline" / lang / f"{model_type}.tsv"
     if not path.is_file():
         raise ValueError(f"Baseline not Found for {model_type} on {lang} at {path}")
-    return torch.from_numpy(pd.read_csv(path).iloc[num_layers].to_numpy())[1:].float()
+    return torch.from_numpy(pd.read_csv(path).iloc[num_layers].to_numpy().copy())[1:].float()
 
 
 def rescale(scores: torch.Tensor, baseline: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,7 @@ bert-score's own helpers, so the vectors are the ones it would match.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,16 +106,8 @@ class TokenEncoder:
             return list(build([]) if build else self.tokenizer.encode("", add_special_tokens=True))
         return list(sent_encode(self.tokenizer, text))
 
-    def encode(self, texts: Sequence[str]) -> list[TokenEmbeddings]:
-        """Embeddings of `texts`, in order; one forward pass per planned batch."""
-        out: list[TokenEmbeddings | None] = [None] * len(texts)
-        for batch, embeddings in self.encode_batches(texts):
-            for i, emb in zip(batch, embeddings, strict=True):
-                out[i] = emb
-        return out  # type: ignore[return-value]
-
-    def encode_batches(self, texts: Sequence[str]):
-        """Yield (indices, embeddings) batch by batch, so callers can store results as they come."""
+    def encode_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], list[TokenEmbeddings]]]:
+        """(indices into `texts`, their embeddings), batch by batch, so callers can store results as they come."""
         import torch
 
         ids = [self.tokenize(t) for t in texts]
