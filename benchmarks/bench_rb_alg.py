@@ -1,7 +1,7 @@
 """RB_alg on MTRAG-length data: the official scripts' pattern vs ragjudge, with a cold and a warm embedding cache.
 
 Workload: several systems' answers to the same tasks (comparing generators), each task with its real MTRAG
-passages (up to 512 tokens) from ../shared/data/mtrag: the ten real generation tasks (with their real
+passages (up to 512 tokens) from ../shared/data/mtrag: the real generation tasks that have passages (their real
 prediction as system 1's answer) and then retrieval turns of clapnq and fiqa conversations, in conversation
 order, with their relevant pool passages. References and the systems' answers are made of real passage
 sentences, trimmed and perturbed per system style, at MTRAG's lengths (10-130 words).
@@ -12,7 +12,8 @@ Three measurements, in one run, same model, model loading excluded from all (pri
   warm      `rb_alg` on each further system, a fresh judge (a new run) reusing the cache -> only answers encoded
 Targets: cold >= 5x and warm >= 15x the baseline; scores must match it within 1e-6.
 
-Run: python benchmarks/bench_rb_alg.py [--tasks 100] [--systems 5] [--baseline-systems 2] [--bertscore-model bundled]
+Run: python benchmarks/bench_rb_alg.py [--tasks 60] [--systems 5] [--baseline-systems 2] [--bertscore-model bundled]
+(about 4 min on 2 cores at the default 60 tasks; the slow baseline is most of it)
 """
 
 from __future__ import annotations
@@ -180,7 +181,7 @@ def ratio(base: list[Took], ours: list[Took]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--tasks", type=int, default=60, help="README figures: --tasks 100 (~7 min)")
     parser.add_argument("--systems", type=int, default=5)
     parser.add_argument("--baseline-systems", type=int, default=2, help="systems also scored the slow way (>= 2)")
     parser.add_argument("--bertscore-model", default="bundled")
