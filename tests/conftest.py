@@ -19,6 +19,14 @@ SHARED_MTRAG = REPO.parent / "shared" / "data" / "mtrag"
 MINI = REPO / "examples" / "mini"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Module fixtures run before the per-test cache below: they (and their subprocesses) get this one."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAGJUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("session-cache")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own LLM response cache unless it sets one itself."""

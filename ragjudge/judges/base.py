@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
@@ -32,6 +33,9 @@ class JudgeContext:
     """Ask once more, at once, when a judge's answer cannot be parsed (it is never reused from the cache)."""
     min_panel: int | None = None
     """Panel members that must answer for a panel score (default: a majority)."""
+    cache_dir: Path | None = None
+    """The run's cache folder (None: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge); RB_alg keeps embeddings there."""
+    use_cache: bool = True
 
 
 class Judge(ABC):

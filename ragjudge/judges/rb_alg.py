@@ -6,38 +6,42 @@ import asyncio
 
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
-from ragjudge.metrics.bertscore import BertScorer, resolve_model
+from ragjudge.llm.cache import default_cache_dir
+from ragjudge.metrics.bertscore import resolve_model
+from ragjudge.metrics.cached_bertscore import CachedBertScorer
 from ragjudge.metrics.rb_alg import rb_agg
 from ragjudge.metrics.rouge import rouge_l_f
 from ragjudge.models import JudgeResult
 
+EMBEDDINGS_FOLDER = "embeddings"
+
 
 class RBAlgJudge(Judge):
-    """Scores a whole batch with one BERTScore call over every (response, reference/passage) pair."""
+    """Scores a whole batch at once: every distinct text is encoded once, or read from the embedding cache."""
 
-    chunk_size = 512  # big chunks keep BERTScore batches full
+    chunk_size = 512  # big chunks: a passage shared by many answers is encoded once per chunk at worst
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
         self.config = resolve_model(str(spec.options.get("bertscore_model", "auto")))
-        self.batch_size = int(spec.options.get("batch_size", 64))
-        self._scorer: BertScorer | None = None
+        self._scorer: CachedBertScorer | None = None
 
     def describe_models(self, ctx: JudgeContext) -> list[str]:
         return [self.config.describe()]
 
-    @property
-    def scorer(self) -> BertScorer:
-        if self._scorer is None:  # loading the model is the expensive part: once per run
-            self._scorer = BertScorer(self.config, batch_size=self.batch_size)
+    def scorer_for(self, ctx: JudgeContext) -> CachedBertScorer:
+        """The run's scorer, made once (the model loads on first need) with the context's cache folder."""
+        if self._scorer is None:
+            root = (ctx.cache_dir or default_cache_dir()) / EMBEDDINGS_FOLDER if ctx.use_cache else None
+            self._scorer = CachedBertScorer(self.config, cache_root=root)
         return self._scorer
 
     async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
-        results = await asyncio.to_thread(self.score_batch, items)
+        results = await asyncio.to_thread(self.score_batch, items, self.scorer_for(ctx))
         ctx.on_progress(len(items))
         return results
 
-    def score_batch(self, items: list[JudgeItem]) -> list[JudgeResult]:
+    def score_batch(self, items: list[JudgeItem], scorer: CachedBertScorer) -> list[JudgeResult]:
         candidates: list[str] = []
         references: list[str] = []
         owners: list[tuple[int, str]] = []  # (item index, "ref" | "psg") for each scored pair
@@ -51,7 +55,7 @@ class RBAlgJudge(Judge):
                 candidates.append(item.prediction.text)
                 references.append(passage.text)
                 owners.append((i, "psg"))
-        precision, recall, _ = self.scorer.score(candidates, references)
+        precision, recall, _ = scorer.score(candidates, references)
 
         recall_by_item: dict[int, float] = {}
         kprec_by_item: dict[int, float] = {}

@@ -1,7 +1,7 @@
-"""BERTScore over many pairs at once, with the model choice made explicit and recorded.
+"""BERTScore's model choice, made explicit and recorded, and bert-score itself as the reference scorer.
 
-Scoring every (candidate, reference) pair of a run in one call lets bert-score sort by length and fill
-its batches, which is where the speed-up over one call per pair comes from.
+RB_alg scores with `cached_bertscore.CachedBertScorer` (each text encoded once, embeddings cached);
+`BertScorer` wraps `bert_score.BERTScorer` unchanged, for the benchmark's baseline and the equality tests.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _has_baseline(model: str) -> bool:
 
 
 class BertScorer:
-    """A loaded BERTScore model. Load once per run; score lists of pairs."""
+    """bert-score as the official scripts use it: a loaded `BERTScorer`, scoring lists of pairs."""
 
     def __init__(self, config: BertScoreConfig, *, batch_size: int = 64, device: str | None = None):
         from bert_score import BERTScorer

@@ -162,7 +162,8 @@ class Evaluator:
         if (reason := self.unavailable(name)) is not None:
             return self._skipped(name, reason)
         judge = self.judge(name)
-        ctx = JudgeContext(gateway=self.gateway(), judge_models=list(self.settings.judge_models))
+        ctx = JudgeContext(gateway=self.gateway(), judge_models=list(self.settings.judge_models),
+                           cache_dir=self.settings.cache_dir)
         try:
             [result] = await judge.judge([JudgeItem(turn.task, turn.prediction)], ctx)
         except Exception as exc:  # a judge that breaks its contract must not take the test session down

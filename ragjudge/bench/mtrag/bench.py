@@ -172,7 +172,9 @@ class MtragBench(Bench[MtragOptions, Task]):
 
     def judge_context(self, ctx: RunContext) -> JudgeContext:
         return JudgeContext(gateway=ctx.gateway, judge_models=self.options.judge_models,
-                            retry_errors=ctx.options.retry_errors, min_panel=self.options.min_panel)
+                            retry_errors=ctx.options.retry_errors, min_panel=self.options.min_panel,
+                            cache_dir=Path(ctx.options.cache_dir) if ctx.options.cache_dir else None,
+                            use_cache=ctx.options.use_cache)
 
     def scorers(self, ctx: RunContext) -> list[Scorer[Task]]:
         judge_ctx = self.judge_context(ctx)
