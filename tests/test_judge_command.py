@@ -139,3 +139,39 @@ def test_missing_option_is_a_usage_error_without_traceback() -> None:
     proc = ragjudge("eval", "--bench", "mtrag")  # the bench's required option: checked before any data is read
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == "error: bench mtrag needs --gen MODEL ('extractive' offline, or a litellm model)"
+
+
+@pytest.mark.parametrize("name, message", [
+    ("nope/not-a-model", "error: --bertscore-model nope/not-a-model: not a local folder and not in the Hugging "
+                         "Face cache; download it first (huggingface-cli download nope/not-a-model)"),
+    ("{tmp}", "error: --bertscore-model {tmp}: the folder has no config.json (not a transformers model)"),
+])
+def test_a_wrong_bertscore_model_is_refused_before_any_work(name, message, tmp_path, monkeypatch, capsys) -> None:
+    """Before: a KeyError (unknown name) or 46 s of hub retries (uncached name), after generation."""
+    from conftest import MINI, run_cli
+
+    name, message = name.format(tmp=tmp_path), message.format(tmp=tmp_path)
+    code, out, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--bertscore-model", name,
+                              "--out", str(tmp_path / "run")], monkeypatch, capsys)
+    assert code == 2 and out == "" and err.strip().startswith(message)
+    assert not (tmp_path / "run" / "predictions.jsonl").exists()
+
+
+def test_a_cached_hub_model_takes_bert_scores_layer_or_its_last(tmp_path, monkeypatch) -> None:
+    """A model in the local Hugging Face cache is used offline; its layer is bert-score's tuned one when bert-score
+    knows the model, else the model's last layer (read from its cached config)."""
+    from ragjudge.metrics.bertscore import resolve_model
+
+    for repo, layers in (("roberta-large", 24), ("someone/small-encoder", 6)):
+        snapshot = tmp_path / f"models--{repo.replace('/', '--')}" / "snapshots" / "abc"
+        snapshot.mkdir(parents=True)
+        (snapshot / "config.json").write_text(json.dumps({"num_hidden_layers": layers}))
+        refs = snapshot.parent.parent / "refs"
+        refs.mkdir()
+        (refs / "main").write_text("abc")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    import huggingface_hub.constants as hub
+
+    monkeypatch.setattr(hub, "HF_HUB_CACHE", str(tmp_path))
+    assert resolve_model("roberta-large").num_layers == 17  # bert-score's tuned layer for roberta-large
+    assert resolve_model("someone/small-encoder").num_layers == 6

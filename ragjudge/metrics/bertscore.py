@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragjudge.errors import UsageError
 from ragjudge.metrics._quiet import quiet_model_loading
 
 PAPER_MODEL = "microsoft/deberta-xlarge-mnli"
@@ -38,12 +39,7 @@ def bundled_model_dir() -> Path:
 
 
 def _in_local_hf_cache(repo_id: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
-    except Exception:  # no hub library or unreadable cache: treat as absent
-        return False
+    return _cached_config(repo_id) is not None
 
 
 def resolve_model(name: str = "auto") -> BertScoreConfig:
@@ -59,8 +55,34 @@ def resolve_model(name: str = "auto") -> BertScoreConfig:
         return BertScoreConfig(model="sentence-transformers/all-MiniLM-L6-v2 (bundled)", model_path=str(path),
                                num_layers=_layers(path), rescale=False)
     if os.path.isdir(name):
+        if not (Path(name) / "config.json").is_file():
+            raise UsageError(f"--bertscore-model {name}: the folder has no config.json (not a transformers model)")
         return BertScoreConfig(model=name, model_path=name, num_layers=_layers(Path(name)), rescale=False)
-    return BertScoreConfig(model=name, model_path=name, num_layers=None, rescale=_has_baseline(name))
+    cached = _cached_config(name)
+    if cached is None:  # checked when the judge is built, before any generation: never a hub download mid-run
+        raise UsageError(f"--bertscore-model {name}: not a local folder and not in the Hugging Face cache; download "
+                         f"it first (huggingface-cli download {name}), name a model folder, or use 'bundled'")
+    return BertScoreConfig(model=name, model_path=name, num_layers=_default_layer(name, cached),
+                           rescale=_has_baseline(name))
+
+
+def _cached_config(repo_id: str) -> Path | None:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # no hub library, a malformed name or an unreadable cache: not there
+        return None
+    return Path(found) if isinstance(found, str) else None
+
+
+def _default_layer(name: str, config_file: Path) -> int:
+    """bert-score's tuned layer for a model it knows, else the model's last layer."""
+    from bert_score.utils import model2layers
+
+    if name in model2layers:
+        return int(model2layers[name])
+    return int(json.loads(config_file.read_text())["num_hidden_layers"])
 
 
 def _layers(folder: Path) -> int:
