@@ -25,7 +25,16 @@ from typing import TYPE_CHECKING, Any
 
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
-from ragjudge.llm.batch_api import MAX_BYTES, MAX_LINES, BatchAPI, BatchGone, BatchState, batch_provider, request_body
+from ragjudge.llm.batch_api import (
+    MAX_LINES,
+    BatchAPI,
+    BatchGone,
+    BatchState,
+    batch_cost,
+    batch_provider,
+    chunks,
+    request_body,
+)
 from ragjudge.llm.batch_journal import BatchJournal, JournaledBatch
 from ragjudge.llm.faults import LLMError
 from ragjudge.progress import ProgressBars
@@ -96,6 +105,13 @@ class BatchCollector:
             raise UsageError(f"--batch: litellm cannot create batches for {route.name} (provider {route.provider}); "
                              "batches work for openai/, azure/ and litellm_proxy/ models: drop --batch or judge "
                              "with one of those")
+
+    async def stop(self) -> None:
+        """Stop collecting and following, as a killed process would: submitted batches stay journaled."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     # -- requests -------------------------------------------------------------------------------------
 
@@ -170,8 +186,8 @@ class BatchCollector:
                 self._add(request)
             else:
                 fresh.append(request)
-        for chunk in _chunks(fresh):
-            await self._submit(api, chunk)
+        for chunk in chunks([r.body for r in fresh]):
+            await self._submit(api, [fresh[i] for i in chunk])
 
     async def _submit(self, api: BatchAPI, requests: list[_Request]) -> None:
         route = api.route
@@ -301,7 +317,7 @@ class BatchCollector:
             parsed = self.gateway._parse(litellm().ModelResponse(**body), model, latency)
         except Exception as exc:  # a garbled answer: worth another try, like a garbled body on a direct call
             return f"{model}: unreadable answer in batch {watch.record.batch_id}: {exc}"[:500], True
-        parsed.cost = _batch_cost(watch.api, body)
+        parsed.cost = batch_cost(watch.api, body)
         cache = self.gateway.cache
         if cache is None or cache.get(key) is None:  # already read back by an earlier invocation: counted there
             self.gateway.usage.record(model, calls=1, prompt_tokens=parsed.prompt_tokens,
@@ -349,35 +365,6 @@ class BatchCollector:
             model = state.metadata.get("ragjudge_model") or api.route.name
             self.journal.submitted(JournaledBatch(state.id, state.input_file_id, api.route.endpoint, model, keys,
                                                   adopted=True))
-
-
-def _batch_cost(api: BatchAPI, body: dict[str, Any]) -> float:
-    """litellm's batch price: its `*_batches` rates where its price map has them, else half the normal price
-    (litellm's own rule); 0 for models it has no price for."""
-    from litellm.cost_calculator import batch_cost_calculator
-    from litellm.types.utils import Usage
-
-    try:
-        wire_model = str(body.get("model") or api.route.model.split("/", 1)[-1])
-        prompt, completion = batch_cost_calculator(usage=Usage(**(body.get("usage") or {})), model=wire_model,
-                                                   custom_llm_provider=api.provider)
-        return float(prompt + completion)
-    except Exception:  # unknown price: not known, count 0 (as direct calls do)
-        return 0.0
-
-
-def _chunks(requests: list[_Request]) -> list[list[_Request]]:
-    """Within the provider's limits per batch (lines and bytes)."""
-    chunks: list[list[_Request]] = [[]]
-    size = 0
-    for request in requests:
-        weight = len(str(request.body)) + 200
-        if chunks[-1] and (len(chunks[-1]) >= MAX_LINES or size + weight > MAX_BYTES):
-            chunks.append([])
-            size = 0
-        chunks[-1].append(request)
-        size += weight
-    return [c for c in chunks if c]
 
 
 def _resolve(request: _Request, response: LLMResponse) -> None:

@@ -204,3 +204,32 @@ class BatchAPI:
                 raise kind(redact(describe(exc, what, failures, self.route.endpoint), secrets)) from None
             self.breaker.success()
             return result
+
+
+def batch_cost(api: BatchAPI, body: dict[str, Any]) -> float:
+    """litellm's batch price: its `*_batches` rates where its price map has them, else half the normal price
+    (litellm's own rule); 0 for models it has no price for."""
+    from litellm.cost_calculator import batch_cost_calculator
+    from litellm.types.utils import Usage
+
+    try:
+        wire_model = str(body.get("model") or api.route.model.split("/", 1)[-1])
+        prompt, completion = batch_cost_calculator(usage=Usage(**(body.get("usage") or {})), model=wire_model,
+                                                   custom_llm_provider=api.provider)
+        return float(prompt + completion)
+    except Exception:  # unknown price: not known, count 0 (as direct calls do)
+        return 0.0
+
+
+def chunks(bodies: list[dict[str, Any]]) -> list[list[int]]:
+    """Line indices per batch, within the provider's limits (lines and bytes per input file)."""
+    out: list[list[int]] = [[]]
+    size = 0
+    for index, body in enumerate(bodies):
+        weight = len(json.dumps(body, ensure_ascii=False).encode("utf-8")) + 200
+        if out[-1] and (len(out[-1]) >= MAX_LINES or size + weight > MAX_BYTES):
+            out.append([])
+            size = 0
+        out[-1].append(index)
+        size += weight
+    return [c for c in out if c]

@@ -71,7 +71,7 @@ class BatchJournal:
 
     def submitted(self, batch: JournaledBatch) -> None:
         self._remember(batch)
-        self._write({"event": "submitted", **asdict(batch)})
+        self._write({"event": "submitted", **{k: v for k, v in asdict(batch).items() if k != "finished"}})
 
     def finished(self, batch_id: str, status: str) -> None:
         self._forget(batch_id, status)

@@ -20,7 +20,13 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from ragjudge.testing.replies import Reply, Request, _error_type, _to_reply, completion_body
+from ragjudge.testing.replies import (
+    Reply,
+    Request,
+    _error_type,
+    _to_reply,
+    completion_body,
+)
 
 if TYPE_CHECKING:
     from ragjudge.testing.openai_server import OpenAIServer
