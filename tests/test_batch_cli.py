@@ -85,7 +85,7 @@ def _start(source: Path, out: Path, server: OpenAIServer, cache: Path) -> subpro
 def test_a_batch_run_killed_with_sigkill_resumes_without_submitting_anything_twice(tmp_path: Path) -> None:
     source = predictions(tmp_path / "preds.jsonl")
     out, journal = tmp_path / "out.jsonl", tmp_path / "out.batches.jsonl"
-    with OpenAIServer(judge, batch_delay=4.0) as server:
+    with OpenAIServer(judge, batch_delay=6.0) as server:
         proc = _start(source, out, server, tmp_path / "cache")
         deadline = time.time() + 120
         while time.time() < deadline and (not journal.exists() or journal.read_text().count("\n") < 2):

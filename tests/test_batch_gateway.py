@@ -192,3 +192,13 @@ def test_batches_stay_within_the_providers_limits(monkeypatch: pytest.MonkeyPatc
     bodies = [{"q": "x" * 300} for _ in range(7)]  # ~510 bytes a line with the line's envelope
     parts = batch_api.chunks(bodies)
     assert [i for part in parts for i in part] == list(range(7)) and max(len(p) for p in parts) == 1
+
+
+async def test_a_create_that_failed_in_transit_is_found_not_submitted_twice(tmp_path: Path) -> None:
+    with OpenAIServer(echo, batch_delay=0.1) as server:
+        server.batches.lose_creates = 1  # created, but the answer is a 500
+        server.batches.fail_creates = 1  # then, had it been retried at once: a 500 without a batch
+        gateway = batch_gateway(server, tmp_path / "cache")
+        answers = await ask_all(gateway, questions(3))
+        assert [a.text for a in answers] == [f"answer to: question {i}" for i in range(3)]
+        assert len(server.batches.batches) == 1 and sorted(Counter(server.batches.submitted).values()) == [1, 1, 1]

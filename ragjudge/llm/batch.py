@@ -361,7 +361,10 @@ class BatchCollector:
                 continue
             if state.status == "failed" or not state.input_file_id:
                 continue
-            keys = [str(row["custom_id"]) for row in await api.read(state.input_file_id) if "custom_id" in row]
+            try:
+                keys = [str(row["custom_id"]) for row in await api.read(state.input_file_id) if "custom_id" in row]
+            except LLMError:  # its input file is gone: its requests cannot be told, so they are asked anew
+                continue
             model = state.metadata.get("ragjudge_model") or api.route.name
             self.journal.submitted(JournaledBatch(state.id, state.input_file_id, api.route.endpoint, model, keys,
                                                   adopted=True))

@@ -15,6 +15,7 @@ import asyncio
 import inspect
 import json
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -133,8 +134,15 @@ class BatchAPI:
         data = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines).encode("utf-8")
         uploaded = await self._api("acreate_file", file=("ragjudge-batch.jsonl", data, "application/jsonl"),
                                    purpose="batch")
+
+
+        async def created_anyway() -> BatchState | None:
+            """A create that failed in transit (a timeout, a 5xx) may have created the batch all the same:
+            look before creating it again, which would pay for every request twice."""
+            return next((b for b in await self.listed(100) if b.input_file_id == uploaded.id), None)
+
         batch = await self._api("acreate_batch", completion_window="24h", endpoint=self.url,
-                                input_file_id=uploaded.id, metadata=metadata)
+                                input_file_id=uploaded.id, metadata=metadata, recover=created_anyway)
         return str(batch.id), str(uploaded.id)
 
     async def state(self, batch_id: str) -> BatchState:
@@ -169,10 +177,12 @@ class BatchAPI:
             after = str(data[-1].id)
         return found
 
-    async def _api(self, name: str, **kwargs: Any) -> Any:
-        """One management call, retried like a chat call: 429s wait, 5xx back off, refusals open the breaker."""
+    async def _api(self, name: str, *, recover: Callable[[], Awaitable[Any]] | None = None, **kwargs: Any) -> Any:
+        """One management call, retried like a chat call: 429s wait, 5xx back off, refusals open the breaker.
+        `recover()`, before each retry, may return the call's result found another way (then no retry)."""
         call = getattr(litellm(), name)
-        args: dict[str, Any] = {"custom_llm_provider": self.provider, "timeout": self.timeout}
+        # max_retries=0: the openai SDK would otherwise retry inside each attempt, creating a batch twice
+        args: dict[str, Any] = {"custom_llm_provider": self.provider, "timeout": self.timeout, "max_retries": 0}
         if self.route.api_base:
             args["api_base"] = self.route.api_base
         if self.route.params.get("api_version"):
@@ -198,6 +208,8 @@ class BatchAPI:
                     wait = retry_after(exc) if is_rate_limited(exc) else None
                     base = wait if wait is not None else min(60.0, self.backoff_base * 2 ** (failures - 1))
                     await asyncio.sleep(base / 2 + random.uniform(0, base / 2))
+                    if recover is not None and (found := await recover()) is not None:
+                        return found
                     continue
                 what = f"{self.route.name} ({name.removeprefix('a')})"
                 kind = BatchGone if status_of(exc) == 404 else LLMError

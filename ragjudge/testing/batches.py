@@ -50,7 +50,9 @@ class BatchDesk:
         self.calls: list[tuple[str, str]] = []
         """(method, path) of every files/batches call."""
         self.fail_creates = 0
-        """Answer the next N batch creations with HTTP 500."""
+        """Answer the next N batch creations with HTTP 500 (no batch created)."""
+        self.lose_creates = 0
+        """Create the next N batches but answer HTTP 500, as when the answer is lost in transit."""
         self._inputs: dict[str, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
 
@@ -128,6 +130,9 @@ class BatchDesk:
             self.batches[batch["id"]] = batch
             self._inputs[batch["id"]] = lines
             self.submitted.extend(ids)
+            if self.lose_creates > 0:
+                self.lose_creates -= 1
+                return _error(500, "The server had an error while processing your request")
         return 200, _public(batch)
 
     def _retrieve(self, batch_id: str) -> tuple[int, Any]:
