@@ -94,6 +94,7 @@ class BatchCollector:
         self._timers: dict[tuple[str, str], asyncio.Task[None]] = {}
         self._watches: dict[str, _Watch] = {}
         self._watched_key: dict[str, str] = {}
+        self._sending: dict[str, _Request] = {}
         self._apis: dict[str, BatchAPI] = {}
         self._discovery: dict[tuple[str, str | None], asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -124,6 +125,9 @@ class BatchCollector:
 
     def _add(self, request: _Request) -> None:
         key = request.key
+        if (sending := self._sending.get(key)) is not None:  # on its way into a batch: wait for that one
+            sending.waiters.extend(request.waiters)
+            return
         if (batch_id := self._watched_key.get(key)) is not None:
             self._join(self._watches[batch_id], request)
             return
@@ -170,10 +174,15 @@ class BatchCollector:
             raise
         del self._timers[group]
         requests = list(self._pending.pop(group, {}).values())
+        self._sending.update((r.key, r) for r in requests)
         try:
             await self._send(requests)
         except Exception as exc:  # e.g. ProviderUnreachable: every caller sees it, none waits forever
             _fail(requests, exc)
+        finally:
+            for request in requests:
+                if self._sending.get(request.key) is request:
+                    del self._sending[request.key]
 
     async def _send(self, requests: list[_Request]) -> None:
         if not requests:
@@ -183,6 +192,7 @@ class BatchCollector:
         fresh = []
         for request in requests:  # adopted batches (found by discovery) may already hold some of them
             if request.key in self._watched_key or self.journal.open_batch(request.key) is not None:
+                del self._sending[request.key]
                 self._add(request)
             else:
                 fresh.append(request)
@@ -207,6 +217,7 @@ class BatchCollector:
         watch = self._watch(record, resumed=False)
         for request in requests:
             self._join(watch, request)
+            del self._sending[request.key]
 
     # -- following -----------------------------------------------------------------------------------
 
