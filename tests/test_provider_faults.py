@@ -163,5 +163,8 @@ def test_usage_after_kill_and_resume_equals_the_requests_received(tmp_path: Path
         received = len(server.requests)
     assert proc.returncode == 0, stderr
     usage = json.loads((tmp_path / "out.run.json").read_text())["usage"]
-    assert sum(u["requests"] for u in usage.values()) == received
+    logged = sum(u["requests"] for u in usage.values())
+    # every request the server received is in the run's usage; a request is logged just before it is sent, so
+    # a kill between the two can add at most one per slot (--concurrency 2) that never reached the server
+    assert received <= logged <= received + 2
     assert received > 90  # the killed calls in flight were sent again, and counted

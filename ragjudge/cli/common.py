@@ -57,6 +57,9 @@ NoPreflightOpt = Annotated[bool, typer.Option("--no-preflight", help="Do not che
                                               "every model before starting.")]
 RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors", help="Ask a judge once more, at once, when its "
                                               "answer cannot be parsed.")]
+BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the run's LLM requests through the provider's batch "
+                                         "interface (openai/, azure/, litellm_proxy/ models): half the price, answers "
+                                         "within 24 h; rerun the same command to collect submitted batches.")]
 MinPanelOpt = Annotated[int | None, typer.Option("--min-panel", min=1, help="Panel members that must answer for "
                                                  "a panel score (default: a majority).")]
 
@@ -73,19 +76,19 @@ def engine_options(*, bench_name: str, uses_llm: bool, limit: int | None, concur
                    cache_dir: str | None, no_cache: bool, api_base: str | None, max_retries: int | None,
                    timeout: float | None, models: str | None = None, rpm: float | None = None,
                    tpm: float | None = None, retry_seconds: float | None = None, no_preflight: bool = False,
-                   retry_errors: bool = False) -> EngineOptions:
+                   retry_errors: bool = False, batch: bool = False) -> EngineOptions:
     """The run's options; LLM flags given to a bench that never calls an LLM are an error."""
     llm_flags = {"--concurrency": concurrency, "--cache-dir": cache_dir, "--no-cache": no_cache or None,
                  "--api-base": api_base, "--max-retries": max_retries, "--timeout": timeout, "--models": models,
                  "--rpm": rpm, "--tpm": tpm, "--retry-seconds": retry_seconds, "--no-preflight": no_preflight or None,
-                 "--retry-errors": retry_errors or None}
+                 "--retry-errors": retry_errors or None, "--batch": batch or None}
     given = [flag for flag, value in llm_flags.items() if value is not None]
     if given and not uses_llm:
         raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not used by bench {bench_name} "
                          "(it calls no LLM)")
     values: dict[str, Any] = {"limit": limit, "cache_dir": cache_dir, "use_cache": not no_cache, "api_base": api_base,
                               "models": models, "rpm": rpm, "tpm": tpm, "preflight": not no_preflight,
-                              "retry_errors": retry_errors}
+                              "retry_errors": retry_errors, "batch": batch}
     for key, value in (("concurrency", concurrency), ("max_retries", max_retries), ("timeout", timeout),
                        ("retry_seconds", retry_seconds)):
         if value is not None:

@@ -63,6 +63,7 @@ def eval_command(
     retry_seconds: common.RetrySecondsOpt = None,
     no_preflight: common.NoPreflightOpt = False,
     retry_errors: common.RetryErrorsOpt = False,
+    batch: common.BatchOpt = False,
 ) -> None:
     """Run a benchmark: solve its samples, score them, print its summary and breakdowns."""
     fmt = common.check_format(fmt)
@@ -83,7 +84,7 @@ def eval_command(
                                    concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
                                    api_base=api_base, max_retries=max_retries, timeout=timeout, models=models,
                                    rpm=rpm, tpm=tpm, retry_seconds=retry_seconds, no_preflight=no_preflight,
-                                   retry_errors=retry_errors)
+                                   retry_errors=retry_errors, batch=batch)
     instance = cls(options, label=label)
     folder = output_folder(out or default_out(instance), "output folder (--out)")
     outcome = run_bench(instance, engine, OutputPaths.in_folder(folder))

@@ -38,6 +38,7 @@ def judge_command(
     retry_seconds: common.RetrySecondsOpt = None,
     no_preflight: common.NoPreflightOpt = False,
     retry_errors: common.RetryErrorsOpt = False,
+    batch: common.BatchOpt = False,
 ) -> None:
     """Score an existing predictions file the way the benchmark's scripts do, resumably."""
     fmt = common.check_format(fmt)
@@ -48,7 +49,8 @@ def judge_command(
     engine = common.engine_options(bench_name="mtrag", uses_llm=True, limit=limit, concurrency=concurrency,
                                    cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
                                    max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm,
-                                   retry_seconds=retry_seconds, no_preflight=no_preflight, retry_errors=retry_errors)
+                                   retry_seconds=retry_seconds, no_preflight=no_preflight, retry_errors=retry_errors,
+                                   batch=batch)
     results = output_file(out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl"), "results file")
     outcome = run_bench(MtragBench(options), engine, OutputPaths.beside(results))
     print_outcome(outcome, fmt)

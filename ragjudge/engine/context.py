@@ -4,6 +4,7 @@ bars, and the engine's options."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,6 +12,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.llm import LLMGateway, ModelRoutes, ResponseCache, UsageTracker
+from ragjudge.llm.batch import BatchCollector, run_id_for
+from ragjudge.llm.batch_journal import BatchJournal
 from ragjudge.llm.gateway import validate_model
 from ragjudge.llm.preflight import preflight
 from ragjudge.progress import ProgressBars
@@ -37,6 +40,8 @@ class EngineOptions(BaseModel):
     retry_seconds: float = Field(600.0, gt=0, description="How long one LLM request may be retried.")
     preflight: bool = Field(True, description="Check credentials and reachability of every model first.")
     retry_errors: bool = Field(False, description="Re-ask a judge at once when its answer cannot be parsed.")
+    batch: bool = Field(False, description="Send chat requests through the provider's batch interface (half price, "
+                        "answers within 24 h; submitted batches are journaled and resumed).")
     limit: int | None = Field(None, ge=1, description="Only the first N samples.")
     show_progress: bool = True
 
@@ -55,9 +60,11 @@ class RunContext:
         return self.gateway
 
 
-def build_gateway(options: EngineOptions, models: list[str], usage_log: Path | None = None) -> LLMGateway | None:
+def build_gateway(options: EngineOptions, models: list[str], usage_log: Path | None = None,
+                  batch_journal: Path | None = None) -> LLMGateway | None:
     """One gateway for the run when any model is named. Every model is checked before any work: a provider
-    litellm knows, credentials present, and (with `preflight`) its endpoint reachable."""
+    litellm knows, credentials present, (with `batch`) a provider litellm can create batches for, and (with
+    `preflight`) its endpoint reachable. `batch_journal`: where submitted batches are journaled (None: memory)."""
     models = list(dict.fromkeys(m for m in models if m))
     if not models:
         return None
@@ -65,10 +72,15 @@ def build_gateway(options: EngineOptions, models: list[str], usage_log: Path | N
     for model in models:
         route = routes.route(model)
         validate_model(route.model, route.api_base)
+        if options.batch:
+            BatchCollector.check(route)
     cache = ResponseCache(options.cache_dir) if options.use_cache else None
     gateway = LLMGateway(cache=cache, concurrency=options.concurrency, max_retries=options.max_retries,
                          retry_seconds=options.retry_seconds, timeout=options.timeout, routes=routes,
                          usage=UsageTracker(log=usage_log))
+    if options.batch:
+        where = batch_journal.resolve() if batch_journal is not None else uuid.uuid4().hex
+        gateway.batcher = BatchCollector(gateway, BatchJournal(batch_journal), run_id_for(where))
     if options.preflight:
         checked = [routes.route(m) for m in models]
         asyncio.run(preflight(checked, {r.name: gateway.api_key_for(r) for r in checked}))

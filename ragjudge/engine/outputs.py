@@ -30,13 +30,16 @@ class OutputPaths:
     lock: Path
     usage: Path
     """The run's LLM usage log: every request of every invocation (run.json sums it)."""
+    batches: Path
+    """With --batch: every provider batch submitted, so a restart waits for it instead of submitting again."""
 
     @classmethod
     def in_folder(cls, folder: Path) -> OutputPaths:
         return cls(results=folder / "results.jsonl", solve_journal=folder / "predictions.jsonl",
                    score_journal=folder / "judgements.jsonl", csv=folder / "results.csv",
                    parquet=folder / "results.parquet", summary=folder / "summary.json", run=folder / "run.json",
-                   lock=folder / ".ragjudge.lock", usage=folder / "usage.jsonl")
+                   lock=folder / ".ragjudge.lock", usage=folder / "usage.jsonl",
+                   batches=folder / "batches.jsonl")
 
     @classmethod
     def beside(cls, results: Path) -> OutputPaths:
@@ -45,7 +48,8 @@ class OutputPaths:
         return cls(results=results, solve_journal=sibling(stem + ".predictions.jsonl"),
                    score_journal=sibling(stem + ".judgements.jsonl"), csv=sibling(stem + ".csv"),
                    parquet=sibling(stem + ".parquet"), summary=sibling(stem + ".summary.json"),
-                   run=sibling(stem + ".run.json"), lock=sibling(stem + ".lock"), usage=sibling(stem + ".usage.jsonl"))
+                   run=sibling(stem + ".run.json"), lock=sibling(stem + ".lock"), usage=sibling(stem + ".usage.jsonl"),
+                   batches=sibling(stem + ".batches.jsonl"))
 
     @property
     def folder(self) -> Path:

@@ -50,12 +50,14 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
         if paths is None:
             return _execute(bench, samples, options, build_gateway(options, bench.llm_models()), None, started)
         with OutputLock(paths.lock):
-            gateway = build_gateway(options, bench.llm_models(), paths.usage)
+            gateway = build_gateway(options, bench.llm_models(), paths.usage, paths.batches)
             try:
                 return _execute(bench, samples, options, gateway, paths, started)
             finally:
                 if gateway is not None:
                     gateway.usage.close()
+                    if gateway.batcher is not None:
+                        gateway.batcher.journal.close()
     finally:
         bench.close()
 
@@ -64,6 +66,8 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
              paths: OutputPaths | None, started: float) -> RunOutcome:
     with progress_bars(options.show_progress) as bars:
         ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths)
+        if gateway is not None and gateway.batcher is not None:
+            gateway.batcher.bars = bars
         results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))
     summary = bench.summarize(results, ctx)
     if paths is not None:
@@ -75,6 +79,7 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
             "usage": logged_usage(paths.usage) if gateway else {},  # every invocation of this run, resumes included
             "usage_this_invocation": gateway.usage.as_dict() if gateway else {},
             "rate_limits": {name: vars(limiter.stats) for name, limiter in gateway.limiters.items()} if gateway else {},
+            **({"batches": gateway.batcher.report} if gateway is not None and gateway.batcher is not None else {}),
             "seconds": round(time.time() - started, 2),
         }
         write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary, run_info,

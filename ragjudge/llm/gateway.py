@@ -15,7 +15,7 @@ import struct
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
@@ -34,6 +34,9 @@ from ragjudge.llm.limiter import RateLimiter
 from ragjudge.llm.redact import redact
 from ragjudge.llm.routes import ModelRoute, ModelRoutes
 from ragjudge.llm.usage import UsageTracker
+
+if TYPE_CHECKING:
+    from ragjudge.llm.batch import BatchCollector
 
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_RETRY_SECONDS = 600.0
@@ -168,6 +171,8 @@ class LLMGateway:
         self.requests_sent = 0
         self.limiters: dict[str, RateLimiter] = {}
         self.breakers: dict[str, Breaker] = {}
+        self.batcher: BatchCollector | None = None
+        """With `--batch`: chat requests that miss the cache go through the provider's batch interface."""
         self._semaphore: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
 
@@ -225,6 +230,10 @@ class LLMGateway:
             self.usage.record(model, cached=1)
             hit = {k: v for k, v in hit.items() if k in LLMResponse.__dataclass_fields__}
             return LLMResponse(**{**hit, "model": model, "cached": True, "latency": 0.0, "cache_key": key})
+        if self.batcher is not None:  # cached, accounted and journaled by the collector
+            response = await self.batcher.complete(route, key, messages, call_params)
+            response.model = model
+            return response
         ll = litellm()
         secret = self._key(route)
         secret_args = {"api_key": secret} if secret else {}

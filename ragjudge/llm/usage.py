@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-COUNTERS = ("requests", "calls", "cached", "retries", "failures", "prompt_tokens", "completion_tokens", "cost")
+COUNTERS = ("requests", "calls", "cached", "retries", "failures", "prompt_tokens", "completion_tokens", "cost",
+            "batched")
 
 
 @dataclass
@@ -28,6 +29,8 @@ class ModelUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    batched: int = 0
+    """Requests sent inside provider batches (`--batch`); they are part of `requests`."""
 
     def add(self, other: dict[str, Any]) -> None:
         for name in COUNTERS:

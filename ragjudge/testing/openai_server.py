@@ -3,7 +3,7 @@
 Why: every LLM call in ragjudge goes through litellm, so tests should exercise the
 real client stack (litellm -> openai SDK -> HTTP) instead of patching internals.
 This server speaks enough of the OpenAI wire protocol (chat completions, incl. SSE
-streaming and tool calls, embeddings, model listing) for litellm to treat it as a
+streaming and tool calls, embeddings, model listing, files and batches) for litellm to treat it as a
 real provider, while letting tests script replies and inject faults (rate limits,
 server errors, hangs, malformed bodies) deterministically.
 
@@ -29,6 +29,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Mapping
 
+from ragjudge.testing.batches import BatchDesk
 from ragjudge.testing.replies import (
     EMBEDDING_DIM,
     Reply,
@@ -39,8 +40,11 @@ from ragjudge.testing.replies import (
     _to_reply,
     _word_count,
     by_model,
+    completion_body,
     embed_text,
     scripted,
+    tool_calls_of,
+    usage_of,
 )
 
 __all__ = ["Reply", "Request", "Responder", "OpenAIServer", "scripted", "by_model", "embed_text", "EMBEDDING_DIM"]
@@ -62,6 +66,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routing -----------------------------------------------------------------------------
     def do_GET(self) -> None:
+        if self._batch_call(b""):
+            return
         request = self._record({})
         owner = self.server.owner
         if owner.valid_key is not None and self.headers.get("Authorization", "") != f"Bearer {owner.valid_key}":
@@ -77,6 +83,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self._batch_call(raw):
+            return
         try:
             body = json.loads(raw or b"{}")
             if not isinstance(body, dict):
@@ -93,6 +101,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._embeddings(request)
         else:
             self._send_error(404, f"Unknown path {request.path}")
+
+    def _batch_call(self, raw: bytes) -> bool:
+        """Files and batches are answered by the server's BatchDesk (testing/batches.py)."""
+        route = self._route()
+        if not route.startswith(("/files", "/batches")):
+            return False
+        status, payload = self.server.owner.batches.handle(self.command, route, self.path.partition("?")[2],
+                                                           self.headers.get("Content-Type", ""), raw)
+        if isinstance(payload, bytes):
+            self._send_raw(status, payload, "application/octet-stream")
+        else:
+            self._send_json(status, payload)
+        return True
 
     def _route(self) -> str:
         """Path without query string and optional /v1 prefix (tolerates api_base with or without /v1)."""
@@ -162,57 +183,12 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     # -- response shapes ---------------------------------------------------------------------
-    def _tool_calls(self, reply: Reply) -> list[dict[str, Any]] | None:
-        if not reply.tool_calls:
-            return None
-        calls = []
-        for call in reply.tool_calls:
-            arguments = call.get("arguments", {})
-            calls.append(
-                {
-                    "id": call.get("id") or f"call_{self.server.owner._next_id()}",
-                    "type": "function",
-                    "function": {
-                        "name": call["name"],
-                        "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
-                    },
-                }
-            )
-        return calls
-
-    def _usage(self, request: Request, reply: Reply, tool_calls: list[dict[str, Any]] | None) -> dict[str, int]:
-        prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _word_count(request.prompt)
-        if reply.completion_tokens is not None:
-            completion = reply.completion_tokens
-        else:
-            completion = _word_count(reply.content or "") + sum(
-                _word_count(c["function"]["arguments"]) + 1 for c in tool_calls or []
-            )
-        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-
     def _completion(self, request: Request, reply: Reply) -> dict[str, Any]:
-        tool_calls = self._tool_calls(reply)
-        message: dict[str, Any] = {"role": "assistant", "content": reply.content, "tool_calls": tool_calls}
-        return {
-            "id": f"chatcmpl-{self.server.owner._next_id()}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.model,
-            "system_fingerprint": None,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": None,
-                    "finish_reason": "tool_calls" if tool_calls else "stop",
-                }
-            ],
-            "usage": self._usage(request, reply, tool_calls),
-        }
+        return completion_body(request, reply, self.server.owner._next_id)
 
     def _stream(self, request: Request, reply: Reply) -> None:
         """Send the reply as OpenAI SSE chunks over chunked transfer encoding, then [DONE]."""
-        tool_calls = self._tool_calls(reply)
+        tool_calls = tool_calls_of(reply, self.server.owner._next_id)
         base = {
             "id": f"chatcmpl-{self.server.owner._next_id()}",
             "object": "chat.completion.chunk",
@@ -229,7 +205,7 @@ class _Handler(BaseHTTPRequestHandler):
             events.append(chunk({"tool_calls": [{"index": index, **call}]}))
         events.append(chunk({}, "tool_calls" if tool_calls else "stop"))
         if (request.body.get("stream_options") or {}).get("include_usage"):
-            events.append({**base, "choices": [], "usage": self._usage(request, reply, tool_calls)})
+            events.append({**base, "choices": [], "usage": usage_of(request, reply, tool_calls)})
 
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -294,8 +270,10 @@ class OpenAIServer:
     """
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 rate_limit: tuple[int, float] | None = None) -> None:
+                 rate_limit: tuple[int, float] | None = None, batch_delay: float = 0.5) -> None:
         self.responder: Responder = responder or _default_responder
+        self.batches = BatchDesk(self, batch_delay)
+        """Files and batches (OpenAI's batch API): a batch stays in progress for `batch_delay` seconds."""
         self.latency = latency
         self.rate_limit = rate_limit
         """(n, seconds): at most n chat/embedding requests in any window of that many seconds; beyond it a 429

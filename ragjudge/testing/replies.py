@@ -6,8 +6,10 @@ Standard library only, like the server itself.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Union
 
@@ -156,6 +158,44 @@ def embed_text(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
     if norm == 0.0:  # empty text: a fixed unit vector avoids NaN cosine downstream
         return [1.0] + [0.0] * (dim - 1)
     return [v / norm for v in vector]
+
+
+def tool_calls_of(reply: Reply, next_id: Callable[[], str]) -> list[dict[str, Any]] | None:
+    """The reply's tool calls in OpenAI's wire shape (arguments as a JSON string)."""
+    if not reply.tool_calls:
+        return None
+    calls = []
+    for call in reply.tool_calls:
+        arguments = call.get("arguments", {})
+        calls.append({"id": call.get("id") or f"call_{next_id()}", "type": "function",
+                      "function": {"name": call["name"],
+                                   "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+    return calls
+
+
+def usage_of(request: Request, reply: Reply, tool_calls: list[dict[str, Any]] | None) -> dict[str, int]:
+    """Token counts: the reply's own, or word counts of the prompt and the answer."""
+    prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _word_count(request.prompt)
+    if reply.completion_tokens is not None:
+        completion = reply.completion_tokens
+    else:
+        completion = _word_count(reply.content or "") + sum(
+            _word_count(c["function"]["arguments"]) + 1 for c in tool_calls or []
+        )
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def completion_body(request: Request, reply: Reply, next_id: Callable[[], str]) -> dict[str, Any]:
+    """An OpenAI chat.completion object answering `request` with `reply` (direct calls and batch lines alike)."""
+    tool_calls = tool_calls_of(reply, next_id)
+    message: dict[str, Any] = {"role": "assistant", "content": reply.content, "tool_calls": tool_calls}
+    return {
+        "id": f"chatcmpl-{next_id()}", "object": "chat.completion", "created": int(time.time()),
+        "model": request.model, "system_fingerprint": None,
+        "choices": [{"index": 0, "message": message, "logprobs": None,
+                     "finish_reason": "tool_calls" if tool_calls else "stop"}],
+        "usage": usage_of(request, reply, tool_calls),
+    }
 
 
 def _word_count(text: str) -> int:
