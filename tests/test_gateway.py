@@ -213,3 +213,31 @@ async def test_chat_and_embeddings_share_the_concurrency_limit(tmp_path: Path) -
         await asyncio.gather(gw.complete("openai/j", MESSAGES), gw.embed(EMBED_MODEL, ["a"]),
                              gw.complete("openai/j", [{"role": "user", "content": "2"}]), gw.embed(EMBED_MODEL, ["b"]))
         assert 0.4 <= time.perf_counter() - started < 1.2  # two waves of two: one limit for both kinds
+
+
+async def test_identical_requests_in_flight_together_are_sent_once(tmp_path: Path) -> None:
+    """Two systems giving the same answer to a task ask the judge the same question at the same time: one call."""
+    import asyncio
+
+    with OpenAIServer(scripted([], default="shared"), latency=0.2) as server:
+        gw = gateway(server, tmp_path)
+        answers = await asyncio.gather(*(gw.complete("openai/judge-a", MESSAGES) for _ in range(5)),
+                                       gw.complete("openai/judge-a", [{"role": "user", "content": "other"}]))
+        assert server.chat_count() == 2
+        assert [a.text for a in answers] == ["shared"] * 6
+        assert sorted(a.cached for a in answers[:5]) == [False, True, True, True, True]
+        usage = gw.usage.model("openai/judge-a")
+        assert (usage.requests, usage.calls, usage.cached) == (2, 2, 4)
+        fresh = await gw.complete("openai/judge-a", MESSAGES, fresh=True)  # re-asking is never shared
+        assert fresh.cached is False and server.chat_count() == 3
+
+
+async def test_a_shared_request_that_fails_fails_for_everyone_waiting(tmp_path: Path) -> None:
+    import asyncio
+
+    with OpenAIServer(scripted([], default="x"), latency=0.1) as server:
+        server.fail_next(5, status=400)
+        gw = gateway(server, tmp_path)
+        results = await asyncio.gather(*(gw.complete("openai/judge-a", MESSAGES) for _ in range(3)),
+                                       return_exceptions=True)
+        assert server.chat_count() == 1 and all(isinstance(r, LLMError) for r in results)

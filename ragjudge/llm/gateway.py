@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import random
 import struct
 import time
@@ -175,6 +176,8 @@ class LLMGateway:
         """With `--batch`: chat requests that miss the cache go through the provider's batch interface."""
         self._semaphore: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
+        self._in_flight: dict[str, asyncio.Future[LLMResponse]] = {}
+        """Cache key → the request on its way: an identical request waits for it instead of paying twice."""
 
     # -- plumbing -------------------------------------------------------------------------------------
 
@@ -230,6 +233,34 @@ class LLMGateway:
             self.usage.record(model, cached=1)
             hit = {k: v for k, v in hit.items() if k in LLMResponse.__dataclass_fields__}
             return LLMResponse(**{**hit, "model": model, "cached": True, "latency": 0.0, "cache_key": key})
+        if self.cache is not None and not fresh:  # an identical request already in flight: share its answer
+            leader = self._in_flight.get(key)
+            if leader is not None and leader.get_loop() is asyncio.get_running_loop():
+                shared = await asyncio.shield(leader)
+                self.usage.record(model, cached=1)
+                return dataclasses.replace(shared, model=model, cached=True, latency=0.0)
+            future: asyncio.Future[LLMResponse] = asyncio.get_running_loop().create_future()
+            self._in_flight[key] = future
+            try:
+                response = await self._complete_uncached(model, route, key, messages, call_params)
+            except asyncio.CancelledError:
+                future.cancel()
+                raise
+            except BaseException as exc:
+                if not future.done():
+                    future.set_exception(exc)
+                    future.exception()  # retrieved: no "exception was never retrieved" when nobody waited
+                raise
+            finally:
+                if self._in_flight.get(key) is future:
+                    del self._in_flight[key]
+            if not future.done():
+                future.set_result(response)
+            return response
+        return await self._complete_uncached(model, route, key, messages, call_params)
+
+    async def _complete_uncached(self, model: str, route: ModelRoute, key: str, messages: list[dict[str, Any]],
+                                 call_params: dict[str, Any]) -> LLMResponse:
         if self.batcher is not None:  # cached, accounted and journaled by the collector
             response = await self.batcher.complete(route, key, messages, call_params)
             response.model = model
