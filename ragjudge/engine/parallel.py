@@ -27,8 +27,21 @@ async def each_as_completed(items: Sequence[T], work: Callable[[T], Awaitable[R]
         for next_done in asyncio.as_completed(tasks):
             yield await next_done
     finally:
-        pending = [t for t in tasks if not t.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        await cancel_pending(tasks)
+
+
+async def all_or_none(coroutines: Sequence[Awaitable[object]]) -> None:
+    """Run together; the first exception cancels the others and is raised as it is (not in a group)."""
+    tasks = [asyncio.ensure_future(c) for c in coroutines]
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        await cancel_pending(tasks)
+
+
+async def cancel_pending(tasks: Sequence[asyncio.Future[object]]) -> None:
+    pending = [t for t in tasks if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)

@@ -19,6 +19,7 @@ from ragjudge import __version__
 from ragjudge.bench.base import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
 from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
 from ragjudge.engine.journal import Journal
+from ragjudge.engine.parallel import all_or_none
 from ragjudge.engine.outputs import OutputLock, OutputPaths, tidy_frame, write_outputs
 from ragjudge.errors import InputError
 from ragjudge.llm import LLMGateway
@@ -116,19 +117,6 @@ async def _solve_and_score(bench: Bench[Any, Any], samples: list[Any], ctx: RunC
         for r in results:
             r.scores = {name: r.scores[name] for name in order if name in r.scores}
     return results
-
-
-async def all_or_none(coroutines: list[Any]) -> None:
-    """Run together; the first exception cancels the others and is raised as it is (not in a group)."""
-    tasks = [asyncio.ensure_future(c) for c in coroutines]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        pending = [t for t in tasks if not t.done()]
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
 
 
 async def _solve(bench: Bench[Any, Any], solver: Solver[Any], samples: list[Any], ctx: RunContext,
