@@ -9,13 +9,10 @@ is what makes reruns and resumes free. Chat completions and embeddings share one
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import random
-import struct
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import UsageError
@@ -32,6 +29,17 @@ from ragjudge.llm.faults import (
     retry_after,
 )
 from ragjudge.llm.limiter import RateLimiter
+from ragjudge.llm.wire import (
+    SDK_NO_RETRIES,
+    EmbeddingResponse,
+    LLMResponse,
+    cost_of,
+    estimate_tokens,
+    exception_headers,
+    pack_vector,
+    response_headers,
+    unpack_vector,
+)
 from ragjudge.llm.redact import redact
 from ragjudge.llm.routes import ModelRoute, ModelRoutes
 from ragjudge.llm.usage import UsageTracker
@@ -46,83 +54,6 @@ DEFAULT_RETRY_SECONDS = 600.0
 T = TypeVar("T")
 
 __all__ = ["EmbeddingResponse", "LLMError", "LLMGateway", "LLMResponse", "ProviderUnreachable", "validate_model"]
-
-
-@dataclass
-class LLMResponse:
-    text: str
-    model: str
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost: float = 0.0
-    latency: float = 0.0
-    cached: bool = False
-    cache_key: str | None = None
-    """Lets a caller that cannot read the answer take it out of the cache (`LLMGateway.forget`)."""
-
-
-@dataclass
-class EmbeddingResponse:
-    vectors: list[list[float]]
-    """One vector per input text, in input order."""
-    model: str
-    prompt_tokens: int = 0
-    """Tokens billed by this call (cached texts cost nothing)."""
-    cost: float = 0.0
-    latency: float = 0.0
-    cached: int = 0
-    """How many of the texts were answered from the cache."""
-
-
-class _TruthyZero(int):
-    """0 that is truthy. litellm's OpenAI/Azure embedding route does `max_retries or DEFAULT_MAX_RETRIES`
-    (BerriAI/litellm#7003), so a plain 0 would leave the SDK retrying twice more inside each of our attempts."""
-
-    def __bool__(self) -> bool:
-        return True
-
-
-_SDK_NO_RETRIES = _TruthyZero(0)
-
-
-def _pack(vector: list[float]) -> str:
-    """float64 little-endian, base64: exact round trip at about half the size of JSON numbers."""
-    return base64.b64encode(struct.pack(f"<{len(vector)}d", *vector)).decode("ascii")
-
-
-def _unpack(blob: str) -> list[float]:
-    raw = base64.b64decode(blob)
-    return list(struct.unpack(f"<{len(raw) // 8}d", raw))
-
-
-def _cost(raw: Any) -> float:
-    try:
-        return float(litellm().completion_cost(completion_response=raw) or 0.0)
-    except Exception:  # unknown price (local and test models): cost is not known, count 0
-        return 0.0
-
-
-def _response_headers(raw: Any) -> dict[str, str] | None:
-    hidden = getattr(raw, "_hidden_params", None) or {}
-    headers = hidden.get("additional_headers") or getattr(raw, "_response_headers", None)
-    return dict(headers) if headers else None
-
-
-def _exception_headers(exc: BaseException) -> dict[str, str] | None:
-    from ragjudge.llm.faults import headers_of
-
-    try:
-        headers = headers_of(exc)
-        return dict(headers) if headers else None
-    except Exception:
-        return None
-
-
-def _estimate_tokens(messages: list[dict[str, Any]], params: dict[str, Any]) -> int:
-    """Rough request size for a tokens-per-minute budget: 4 characters a token, plus the answer's cap."""
-    chars = sum(len(str(m.get("content") or "")) for m in messages)
-    return chars // 4 + int(params.get("max_tokens") or 256)
 
 
 def validate_model(model: str, api_base: str | None = None) -> None:
@@ -273,7 +204,7 @@ class LLMGateway:
             lambda: ll.acompletion(model=route.model, messages=messages, timeout=self.timeout, num_retries=0,
                                    **call_params, **secret_args),
             lambda raw, latency: self._parse(raw, model, latency),
-            tokens=_estimate_tokens(messages, call_params),
+            tokens=estimate_tokens(messages, call_params),
         )
         self.usage.record(model, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
                           cost=response.cost)
@@ -301,7 +232,7 @@ class LLMGateway:
         if self.cache is not None:
             for key in dict.fromkeys(keys):
                 if (hit := self.cache.get(key)) is not None:
-                    found[key] = _unpack(hit["vector"])
+                    found[key] = unpack_vector(hit["vector"])
         missing = {key: text for key, text in zip(keys, texts, strict=True) if key not in found}
         result = EmbeddingResponse(vectors=[], model=model, cached=sum(key in found for key in keys))
         self.usage.record(model, cached=result.cached)
@@ -312,7 +243,7 @@ class LLMGateway:
             fresh = await self._call(
                 route,
                 lambda: ll.aembedding(model=route.model, input=inputs, timeout=self.timeout, num_retries=0,
-                                      max_retries=_SDK_NO_RETRIES, **call_params, **secret_args),
+                                      max_retries=SDK_NO_RETRIES, **call_params, **secret_args),
                 lambda raw, latency: self._parse_embeddings(raw, model, len(inputs), latency),
                 tokens=sum(len(t) for t in inputs) // 4, secret=api_key,
             )
@@ -321,7 +252,7 @@ class LLMGateway:
             for key, vector in zip(missing, fresh.vectors, strict=True):
                 found[key] = vector
                 if self.cache is not None:
-                    self.cache.put(key, route.model, {"vector": _pack(vector)})
+                    self.cache.put(key, route.model, {"vector": pack_vector(vector)})
         result.vectors = [found[key] for key in keys]
         return result
 
@@ -369,7 +300,7 @@ class LLMGateway:
                         raise ProviderUnreachable(reason) from None
                 if is_rate_limited(exc) and time.monotonic() < deadline:
                     wait = retry_after(exc)
-                    limiter.on_rate_limited(wait, _exception_headers(exc))
+                    limiter.on_rate_limited(wait, exception_headers(exc))
                     self.usage.record(model, retries=1)
                     base = wait if wait is not None else 1.0
                     await asyncio.sleep(base + random.uniform(0, 0.25 * base))  # spread, proportional to the wait
@@ -382,7 +313,7 @@ class LLMGateway:
                 self.usage.record(model, failures=1)
                 raise LLMError(redact(describe(exc, model, attempts, route.endpoint), secrets)) from None
             breaker.success()
-            limiter.on_success(_response_headers(raw))
+            limiter.on_success(response_headers(raw))
             self.usage.record(model, calls=1)
             return result
 
@@ -402,7 +333,7 @@ class LLMGateway:
             tool_calls=tool_calls,
             prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost=_cost(raw),
+            cost=cost_of(raw),
             latency=latency,
         )
 
@@ -413,5 +344,5 @@ class LLMGateway:
         if len(vectors) != expected:
             raise ValueError(f"asked for {expected} embeddings, got {len(vectors)}")
         usage = getattr(raw, "usage", None)
-        return EmbeddingResponse(vectors=vectors, model=model, cost=_cost(raw), latency=latency,
+        return EmbeddingResponse(vectors=vectors, model=model, cost=cost_of(raw), latency=latency,
                                  prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0))
