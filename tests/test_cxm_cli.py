@@ -5,12 +5,11 @@ for bad input."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+import conftest
 import pytest
 
-from ragjudge.cli import main
 from ragjudge.bench.cxm.score.kb import DEFAULT_THRESHOLDS
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
@@ -18,11 +17,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
-    with pytest.raises(SystemExit) as info:
-        main()
-    out = capsys.readouterr()
-    return int(info.value.code or 0), out.out, out.err
+    return conftest.run_cli(list(args), monkeypatch, capsys)
 
 
 def by_task(stdout: str) -> dict[str, dict]:

@@ -9,14 +9,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
+import conftest
 import pytest
 
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm.runners import map_intent, map_intent_paper
-from ragjudge.cli import main
 from ragjudge.testing import cxm_synth
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
@@ -24,11 +23,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
-    with pytest.raises(SystemExit) as info:
-        main()
-    out = capsys.readouterr()
-    return int(info.value.code or 0), out.out, out.err
+    return conftest.run_cli(list(args), monkeypatch, capsys)
 
 
 def results(folder: Path) -> list[dict]:

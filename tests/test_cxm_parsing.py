@@ -7,25 +7,20 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from pathlib import Path
 
+import conftest
 import pandas as pd
 import pytest
 
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm.conversation import chat_messages, parse_transcript
-from ragjudge.cli import main
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
 
 
 def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["ragjudge", *args])
-    with pytest.raises(SystemExit) as info:
-        main()
-    out = capsys.readouterr()
-    return int(info.value.code or 0), out.out, out.err
+    return conftest.run_cli(list(args), monkeypatch, capsys)
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

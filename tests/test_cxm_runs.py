@@ -7,11 +7,10 @@ import itertools
 import json
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-from dataclasses import dataclass
 
 from ragjudge.bench.cxm.benches import BY_TASK
 from ragjudge.engine import EngineOptions, OutputPaths, RunOutcome, run_bench
