@@ -49,6 +49,32 @@ def test_paced_requests_never_exceed_the_rpm() -> None:
     assert limiter.stats.started == 31 and limiter.stats.rate_limited == 0
 
 
+def test_a_models_files_rpm_paces_that_model(tmp_path: Path) -> None:
+    """rpm: 300 for one model in the models file: its requests are spread at 5 a second; a model without one is not
+    paced (its own server)."""
+    with OpenAIServer(latency=0.05) as paced, OpenAIServer(latency=0.05) as free:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"""model_list:
+  - model_name: slow
+    litellm_params: {{model: openai/slow, api_base: "{paced.base_url}", rpm: 300}}
+  - model_name: fast
+    litellm_params: {{model: openai/fast, api_base: "{free.base_url}"}}
+""")
+        gw = LLMGateway(routes=ModelRoutes.load(models), api_key="sk-test", concurrency=16)
+
+        async def run() -> None:
+            for name in ("slow", "fast"):
+                await gw.complete(name, [{"role": "user", "content": "warm-up"}])
+            await asyncio.gather(*(gw.complete(name, [{"role": "user", "content": f"q{i}"}])
+                                   for i in range(20) for name in ("slow", "fast")))
+
+        asyncio.run(run())
+    slow, fast = sorted(paced.arrivals)[1:], sorted(free.arrivals)[1:]
+    assert len(slow) == len(fast) == 20
+    assert slow[-1] - slow[0] >= 19 * 60 / 300 * 0.95 and most_in_window(slow, 2.0) <= 10 + 1
+    assert fast[-1] - fast[0] < 1.0
+
+
 def test_paced_tokens_never_exceed_the_tpm() -> None:
     """--tpm 600,000 with requests of 1,000 estimated tokens (a short prompt + max_tokens): 600 a minute, spread
     evenly from the first one like --rpm; not a minute's worth of tokens in a burst at the start, which a
