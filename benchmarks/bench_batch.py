@@ -126,17 +126,19 @@ def main() -> None:
     b_cost = sum(u["cost"] for u in b_run["usage"].values())
     d_cost = sum(u["cost"] for u in d_run["usage"].values())
     requests = sum(u["requests"] for u in d_run["usage"].values())
-    print(f"{n} tasks x (IDK + RB_llm panel of 3 + RL_F statements and NLI) = {requests} requests")
+    asked = requests + sum(u["cached"] for u in d_run["usage"].values())
+    print(f"{n} tasks x (IDK + RB_llm panel of 3 + RL_F statements and NLI) = {asked} judge requests, "
+          f"{distinct} distinct")
     same = "identical" if b_summary["metrics"] == d_summary["metrics"] else "DIFFERENT"
-    print(f"direct calls made {distinct} distinct requests (identical ones in flight together are sent twice "
-          f"directly, once in a batch); judgements of both runs: {same}")
+    print(f"both ways send each distinct request once (an identical one is answered by the same call or line): "
+          f"direct {requests} calls, batch {submitted} lines; judgements of both runs: {same}")
     print(f"--batch: {submitted} requests in {batches} batches, {b_calls} direct calls, {b_429} HTTP 429; "
           f"wall {b_wall:.1f} s (of which {args.batch_delay * 2:.0f} s the two stages' batch delay), "
           f"client CPU {b_cpu:.1f} s")
     print(f"direct:  {d_calls} calls at concurrency {args.concurrency}, {args.latency * 1000:.0f} ms each; "
           f"wall {d_wall:.1f} s, client CPU {d_cpu:.1f} s")
     print(f"cost at litellm's prices: batch ${b_cost:.4f} vs direct ${d_cost:.4f}: "
-          f"**{b_cost / d_cost:.3f}x** (0.5x per request; batches also send each distinct request once), "
+          f"**{b_cost / d_cost:.3f}x** (half the price per request), "
           f"client CPU batch/direct {b_cpu / d_cpu:.2f}x")
     print(f"for scale: at 600 RPM the direct calls alone need >= {requests / 600:.1f} min; a batch waits for "
           "no rate limit (providers answer within 24 h)")

@@ -1,6 +1,7 @@
 """LLM judging under a provider's rate limit: how much of the limit a run uses, and how often it is refused.
 
-Workload: MTRAG judging, IDK + a 3-member RB_llm panel (4 requests a task), `ragjudge judge` in-process, on
+Workload: MTRAG judging, IDK + a 3-member RB_llm panel (4 requests a task; `--judges idk,rb_llm,rl_f` adds RL_F's
+statement and NLI requests, 2 more a task, as in the issue's 842-task workload), `ragjudge judge` in-process, on
 real MTRAG tasks and responses (`../shared/data/mtrag/generation/responses-10.jsonl`, repeated with distinct
 ids to the task count). The local OpenAI-compatible server enforces the limit like a provider: at most
 RPM/6 requests in any 10 seconds, 429 with Retry-After beyond it. Three ways to meet it, in one run:
@@ -15,7 +16,9 @@ first to the last request the server accepted), the share of requests answered 4
 Targets (issue 16): >= 95 % of the RPM, < 1 % 429s, 0 failed items with pacing.
 
 Run: python benchmarks/bench_llm_pacing.py [--tasks 300] [--rpm 600] [--latency 0.3,3] [--concurrency 64]
-(the issue's full workload: --tasks 842; at 600 RPM that is 3,368 requests, about 6 minutes per way.)
+           [--judges idk,rb_llm[,rl_f]] [--ways hammer,learnt,--rpm]
+(the issue's full workload: --tasks 842 --judges idk,rb_llm,rl_f; at 600 RPM that is 4,884 requests, about 8.5
+minutes per way; --tasks 842 alone is 3,368 requests, about 6 minutes per way.)
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions  # noqa: E402
 from ragjudge.engine import EngineOptions, OutputPaths, run_bench  # noqa: E402
 from ragjudge.testing.openai_server import OpenAIServer, Request  # noqa: E402
+from ragjudge.testing.scripted_judges import NLI_MARK, STATEMENTS_MARK, judge_panel  # noqa: E402
 
 RESPONSES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag" / "generation" / "responses-10.jsonl"
 PANEL = ["openai/judge-a", "openai/judge-b", "openai/judge-c"]
@@ -56,18 +60,24 @@ def tasks_file(folder: Path, n: int) -> Path:
     return path
 
 
+_RAGAS = judge_panel()
+
+
 def judge_answer(request: Request) -> str:
+    if STATEMENTS_MARK in request.prompt or NLI_MARK in request.prompt:  # RL_F: ragas's two prompts, as JSON
+        return str(_RAGAS(request))
     if "[The Start of Reference Answer]" in request.prompt:
         return "The answer covers the reference.\nRating: [[7]]"
     return "no"
 
 
-def one_way(way: str, source: Path, rpm: float, latency: float, concurrency: int, folder: Path) -> dict:
+def one_way(way: str, source: Path, rpm: float, latency: float, concurrency: int, folder: Path,
+            judges: list[str]) -> dict:
     window = 10.0
     server = OpenAIServer(judge_answer, latency=latency, rate_limit=(int(rpm * window / 60), window))
     server.announce_limits = way == "learnt"
     with server:
-        options = MtragOptions(predictions=str(source), judges=["idk", "rb_llm"], judge_models=PANEL)
+        options = MtragOptions(predictions=str(source), judges=judges, judge_models=PANEL)
         engine = EngineOptions(api_base=server.base_url, concurrency=concurrency, use_cache=False,
                                rpm=rpm if way == "--rpm" else None, show_progress=False, preflight=False)
         cpu, wall = time.process_time(), time.perf_counter()
@@ -90,23 +100,27 @@ def main() -> None:
     parser.add_argument("--latency", default="0.3,3")
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--ways", default="hammer,learnt,--rpm")
+    parser.add_argument("--judges", default="idk,rb_llm", help="idk,rb_llm,rl_f: the issue's workload (with RL_F)")
     args = parser.parse_args()
     latencies = [float(x) for x in args.latency.split(",")]
     ways = [w.strip() for w in args.ways.split(",")]
+    judges = [j.strip() for j in args.judges.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         source = tasks_file(folder, args.tasks)
-        print(f"{args.tasks} tasks x 4 judge requests against a server allowing {args.rpm:g} RPM; "
-              f"concurrency {args.concurrency}")
-        print(f"{'way':<8} {'latency':>7} {'seconds':>8} {'% of RPM':>9} {'429 share':>10} {'failed':>7} {'CPU s':>7}")
+        print(f"{args.tasks} tasks x {'+'.join(judges)} (RB_llm: a panel of {len(PANEL)}) against a server allowing "
+              f"{args.rpm:g} RPM; concurrency {args.concurrency}")
+        print(f"{'way':<8} {'latency':>7} {'seconds':>8} {'requests':>8} {'% of RPM':>9} {'429 share':>10} "
+              f"{'failed':>7} {'CPU s':>7}")
         rows = []
         for latency in latencies:
             for way in ways:
                 sub = folder / f"{re.sub('[^a-z]', '', way)}-{latency:g}"
                 sub.mkdir()
-                row = one_way(way, source, args.rpm, latency, args.concurrency, sub)
+                row = one_way(way, source, args.rpm, latency, args.concurrency, sub, judges)
                 rows.append(row)
-                print(f"{way:<8} {latency:>7g} {row['seconds']:>8.1f} {row['share_of_limit']:>9.1%} "
+                print(f"{way:<8} {latency:>7g} {row['seconds']:>8.1f} {row['requests']:>8} "
+                      f"{row['share_of_limit']:>9.1%} "
                       f"{row['refused']:>10.2%} {row['failed']:>7} {row['cpu']:>7.1f}", flush=True)
         for latency in latencies:
             base = next(r for r in rows if r["latency"] == latency and r["way"] == ways[0])

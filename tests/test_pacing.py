@@ -17,9 +17,9 @@ from ragjudge.testing.openai_server import OpenAIServer, Request
 
 
 def gateway(server: OpenAIServer, **kw) -> LLMGateway:
-    rpm = kw.pop("rpm", None)
-    return LLMGateway(routes=ModelRoutes(api_base=server.base_url, rpm=rpm), api_key="sk-test", backoff_base=0.05,
-                      **kw)
+    rpm, tpm = kw.pop("rpm", None), kw.pop("tpm", None)
+    return LLMGateway(routes=ModelRoutes(api_base=server.base_url, rpm=rpm, tpm=tpm), api_key="sk-test",
+                      backoff_base=0.05, **kw)
 
 
 async def ask_many(gw: LLMGateway, n: int) -> None:
@@ -47,6 +47,61 @@ def test_paced_requests_never_exceed_the_rpm() -> None:
     assert most_in_window(arrivals, 2.0) <= 10 + 1  # and in any two seconds (one more for timer jitter)
     limiter = next(iter(gw.limiters.values()))
     assert limiter.stats.started == 31 and limiter.stats.rate_limited == 0
+
+
+def test_a_models_files_rpm_paces_that_model(tmp_path: Path) -> None:
+    """rpm: 300 for one model in the models file: its requests are spread at 5 a second; a model without one is not
+    paced (its own server)."""
+    with OpenAIServer(latency=0.05) as paced, OpenAIServer(latency=0.05) as free:
+        models = tmp_path / "models.yaml"
+        models.write_text(f"""model_list:
+  - model_name: slow
+    litellm_params: {{model: openai/slow, api_base: "{paced.base_url}", rpm: 300}}
+  - model_name: fast
+    litellm_params: {{model: openai/fast, api_base: "{free.base_url}"}}
+""")
+        gw = LLMGateway(routes=ModelRoutes.load(models), api_key="sk-test", concurrency=16)
+
+        async def run() -> None:
+            for name in ("slow", "fast"):
+                await gw.complete(name, [{"role": "user", "content": "warm-up"}])
+            await asyncio.gather(*(gw.complete(name, [{"role": "user", "content": f"q{i}"}])
+                                   for i in range(20) for name in ("slow", "fast")))
+
+        asyncio.run(run())
+    slow, fast = sorted(paced.arrivals)[1:], sorted(free.arrivals)[1:]
+    assert len(slow) == len(fast) == 20
+    assert slow[-1] - slow[0] >= 19 * 60 / 300 * 0.95 and most_in_window(slow, 2.0) <= 10 + 1
+    assert fast[-1] - fast[0] < 1.0
+
+
+def test_paced_tokens_never_exceed_the_tpm() -> None:
+    """--tpm 600,000 with requests of 1,000 estimated tokens (a short prompt + max_tokens): 600 a minute, spread
+    evenly from the first one like --rpm; not a minute's worth of tokens in a burst at the start, which a
+    provider counting tokens per minute would see on top of the next minute's pace (twice its limit)."""
+    with OpenAIServer(latency=0.05) as server:
+        gw = gateway(server, tpm=600_000, concurrency=16)
+
+        async def run() -> None:
+            await gw.complete("openai/judge", [{"role": "user", "content": "warm-up"}], max_tokens=1000)
+            await asyncio.gather(*(gw.complete("openai/judge", [{"role": "user", "content": f"q{i}"}], max_tokens=1000)
+                                   for i in range(20)))
+
+        asyncio.run(run())
+    arrivals = sorted(server.arrivals)[1:]
+    assert len(arrivals) == 20
+    assert arrivals[-1] - arrivals[0] >= 19 * 60 / 600 * 0.95
+    assert most_in_window(arrivals, 1.0) <= 10 + 1
+
+
+def test_a_token_limit_announced_in_headers_is_learnt_unless_one_was_given() -> None:
+    headers = {"x-ratelimit-limit-requests": "5000", "x-ratelimit-limit-tokens": "2000000"}
+    learnt = RateLimiter()
+    learnt.on_success(headers)
+    assert (learnt.target_rpm, learnt.tpm) == (5000, 2_000_000)
+    given = RateLimiter(rpm=100, tpm=50_000)
+    given.on_success(headers)
+    assert (given.target_rpm, given.tpm) == (100, 50_000)
 
 
 def test_without_a_limit_it_is_learnt_from_the_providers_headers() -> None:

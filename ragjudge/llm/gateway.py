@@ -127,8 +127,8 @@ class LLMGateway:
         else:
             if route.rpm and (limiter.target_rpm is None or route.rpm < limiter.target_rpm):
                 limiter.target_rpm = limiter.rpm = route.rpm
-            if route.tpm and (limiter.tpm is None or route.tpm < limiter.tpm):
-                limiter.tpm = route.tpm
+            if route.tpm and (limiter.target_tpm is None or route.tpm < limiter.target_tpm):
+                limiter.target_tpm = limiter.tpm = route.tpm
         return limiter
 
     def _breaker(self, route: ModelRoute) -> Breaker:

@@ -2,10 +2,12 @@
 
 One limiter per endpoint is shared by every generator, judge and rewrite call of a run. Requests start at
 evenly spaced instants (no bursts: 600 RPM is one start every 0.1 s), at most `rpm` a minute and, when a
-token budget is known, `tpm` estimated tokens a minute. Waiting requests are released oldest first (by
-when the item was first tried), so a retried request never starves behind new ones. A 429 pauses the whole
-endpoint for its Retry-After and steps the rate down; successes bring it back up. Providers that announce
-their limits in `x-ratelimit-*` headers set the rate when the user gave none.
+token budget is known, `tpm` estimated tokens a minute, spread the same way (a request of n tokens holds the
+next one back by n/tpm minutes: no minute's worth of tokens in a burst at the start). Waiting requests are
+released oldest first (by when the item was first tried), so a retried request never starves behind new
+ones. A 429 pauses the whole endpoint for its Retry-After and steps the rates down; successes bring them
+back up. Providers that announce their limits in `x-ratelimit-limit-requests` / `-tokens` headers set the
+rates the user did not give.
 """
 
 from __future__ import annotations
@@ -54,12 +56,13 @@ class RateLimiter:
         self.in_flight = 0
         self.target_rpm = rpm
         self.rpm = rpm
+        self.target_tpm = tpm
         self.tpm = tpm
         self.stats = LimiterStats(current_rpm=rpm)
         self._next_start = 0.0
+        self._next_tokens = 0.0
+        """When the tokens of the requests already started allow the next one to start."""
         self._paused_until = 0.0
-        self._tokens = float(tpm) if tpm else 0.0
-        self._tokens_at = time.monotonic()
         self._streak = 0
         self._heap: list[_Waiter] = []
         self._seq = itertools.count()
@@ -95,10 +98,14 @@ class RateLimiter:
     def on_success(self, headers: Mapping[str, str] | None = None, tokens_used: int | None = None) -> None:
         self._learn(headers)
         self._streak += 1
-        if self.rpm is not None and self.target_rpm is not None and self.rpm < self.target_rpm \
-                and self._streak >= RECOVER_AFTER:
+        if self._streak < RECOVER_AFTER:
+            return
+        if self.rpm is not None and self.target_rpm is not None and self.rpm < self.target_rpm:
             self.rpm = min(self.target_rpm, self.rpm / STEP_DOWN)
             self.stats.current_rpm = self.rpm
+            self._streak = 0
+        if self.tpm is not None and self.target_tpm is not None and self.tpm < self.target_tpm:
+            self.tpm = min(self.target_tpm, self.tpm / STEP_DOWN)
             self._streak = 0
 
     def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
@@ -111,20 +118,17 @@ class RateLimiter:
         pause = retry_after if retry_after is not None and retry_after >= 0 else 1.0
         new_episode = now >= self._paused_until
         self._paused_until = max(self._paused_until, now + pause)
-        if self.rpm is not None and new_episode:
+        if new_episode and self.rpm is not None:
             self.rpm = max(1.0, self.rpm * STEP_DOWN)
             self.stats.current_rpm = self.rpm
+        if new_episode and self.tpm is not None:
+            self.tpm = max(1.0, self.tpm * STEP_DOWN)
         self._kick()
 
     # -- pacing ---------------------------------------------------------------------------------------
 
     def _interval(self) -> float:
         return 0.0 if not self.rpm else 60.0 / (self.rpm * SAFETY)
-
-    def _refill(self, now: float) -> None:
-        if self.tpm:
-            self._tokens = min(float(self.tpm), self._tokens + (now - self._tokens_at) * self.tpm / 60.0)
-        self._tokens_at = now
 
     def _kick(self) -> None:
         if self._wake is not None:
@@ -145,11 +149,7 @@ class RateLimiter:
                 await self._wake.wait()
                 continue
             now = time.monotonic()
-            self._refill(now)
-            at = max(self._next_start, self._paused_until)
-            if self.tpm and head.tokens > self._tokens:
-                need = min(head.tokens, self.tpm) - self._tokens
-                at = max(at, now + need * 60.0 / self.tpm)
+            at = max(self._next_start, self._paused_until, self._next_tokens if self.tpm else 0.0)
             if at > now:
                 self._wake.clear()
                 try:  # a 429 or a new older request may change the plan: wake early for them
@@ -160,21 +160,27 @@ class RateLimiter:
             heapq.heappop(self._heap)
             self._next_start = max(now, self._next_start) + self._interval()
             if self.tpm:
-                self._tokens -= min(head.tokens, self.tpm)
+                spend = min(head.tokens, self.tpm) * 60.0 / (self.tpm * SAFETY)
+                self._next_tokens = max(now, self._next_tokens) + spend
             self.stats.started += 1
             self.in_flight += 1
             head.future.set_result(None)
 
     def _learn(self, headers: Mapping[str, str] | None) -> None:
-        """Adopt the provider's announced request limit when the user set none (OpenAI, Azure, Groq...)."""
-        if not headers or self.target_rpm is not None:
+        """Adopt the provider's announced request and token limits the user did not set (OpenAI, Azure, Groq...)."""
+        if not headers or (self.target_rpm is not None and self.target_tpm is not None):
             return
         lowered = {k.lower(): v for k, v in headers.items()}
-        limit = lowered.get("x-ratelimit-limit-requests")
-        try:
-            value = float(limit) if limit is not None else None
-        except ValueError:
-            value = None
-        if value and value > 0:
+        if self.target_rpm is None and (value := _positive(lowered.get("x-ratelimit-limit-requests"))):
             self.target_rpm = self.rpm = value
             self.stats.current_rpm = value
+        if self.target_tpm is None and (value := _positive(lowered.get("x-ratelimit-limit-tokens"))):
+            self.target_tpm = self.tpm = value
+
+
+def _positive(header: str | None) -> float | None:
+    try:
+        value = float(header) if header is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and value > 0 else None
