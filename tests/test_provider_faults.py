@@ -56,6 +56,21 @@ def test_without_the_preflight_the_breaker_stops_the_run_and_keeps_finished_work
     assert line.startswith("error: cannot reach http://127.0.0.1:9/v1 (model openai/j)") and "HTTP 500" not in err
 
 
+def test_the_breaker_stops_the_run_with_one_line_and_no_stray_tracebacks(tmp_path: Path) -> None:
+    """Requests still in flight when the breaker opens fail too: their exceptions are collected, not printed
+    by asyncio at exit as "Task exception was never retrieved" with a traceback each."""
+    source = predictions(tmp_path / "preds.jsonl", 20)
+    env = {**os.environ, "RAGJUDGE_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "sk-test"}
+    done = subprocess.run([sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "idk",
+                           "--judge-models", "openai/j", "--no-preflight", "--api-base", "http://127.0.0.1:9/v1",
+                           "--out", str(tmp_path / "out.jsonl"), "--format", "json"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and "never retrieved" not in done.stderr, done.stderr[:2000]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and errors[0].startswith("error: cannot reach http://127.0.0.1:9/v1"), done.stderr
+
+
 def test_a_missing_key_is_found_before_any_work(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with OpenAIServer() as server:
