@@ -193,6 +193,16 @@ def test_a_panel_answered_by_fewer_members_is_counted_or_refused(tmp_path, monke
     assert code == 1 and summary["metrics"]["RB_llm"]["n"] == 0 and summary["metrics"]["RB_llm"]["errors"] == 6
 
 
+def test_min_panel_larger_than_the_panel_is_refused_before_any_work(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(rating) as server:
+        code, _, err = run_cli(judge(tmp_path, "--judges", "rb_llm", "--judge-models", "openai/a,openai/b",
+                                     "--api-base", server.base_url, "--min-panel", "3"), monkeypatch, capsys)
+        assert server.requests == []
+    assert code == 2 and err.strip() == ("error: --min-panel 3: the panel has 2 judge model(s) (--judge-models); ask "
+                                         "for at most 2 answers")
+
+
 def test_retry_errors_asks_an_unreadable_judge_again_at_once(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     answers = iter(["Hmm, hard to say."])
