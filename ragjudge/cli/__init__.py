@@ -35,6 +35,7 @@ def _root(
 
 
 def _register() -> None:
+    from ragjudge.cli.common import PlainArgsCommand
     from ragjudge.cli import eval_cmd, judge_cmd, retrieval_eval_cmd, retrieve_cmd
 
     app.command("eval")(eval_cmd.eval_command)
@@ -44,13 +45,13 @@ def _register() -> None:
     from ragjudge.cli import correlate_cmd, export_cmd
 
     app.command("correlate")(correlate_cmd.correlate_command)
-    app.command("export", cls=export_cmd.ExportCommand)(export_cmd.export_command)
+    app.command("export", cls=PlainArgsCommand)(export_cmd.export_command)
     from ragjudge.cli import benches_cmd, cxm_cmd, dialsim_cmd
 
     app.add_typer(benches_cmd.app, name="benches")
     from ragjudge.cli import report_cmd
 
-    app.command("report")(report_cmd.report_command)
+    app.command("report", cls=PlainArgsCommand)(report_cmd.report_command)
     app.add_typer(cxm_cmd.app, name="cxm")
     app.add_typer(dialsim_cmd.app, name="dialsim")
 
