@@ -144,6 +144,36 @@ def test_full_disk_under_the_output_is_exit_3_naming_the_file(
     assert line.startswith(f"error: {tiny_disk / 'out' / 'run'}/") and line.endswith("No space left on device (ENOSPC)")
 
 
+def test_full_disk_under_report_csv_and_per_query_files_names_the_file_and_leaves_the_old_one(
+        tiny_disk: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every final file is written beside itself and renamed: a full disk leaves the previous file whole and no
+    temporary file behind, and the error names the file."""
+    human = Path(__file__).parent / "fixtures" / "inspectorraget" / "human_eval.json"
+    run = tiny_disk.parent / "run"
+    code, _, err = run_cli(_eval(run), monkeypatch, capsys)
+    assert code == 0, err
+    qrels = tiny_disk.parent / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nmini-c01::1\tastro-mars-0\t1\n")
+    retrieval = tiny_disk.parent / "retrieval.jsonl"
+    retrieval.write_text(json.dumps({"task_id": "mini-c01::1", "Collection": "mini", "contexts": [
+        {"document_id": "astro-mars-0", "score": 1.0}]}) + "\n")
+    targets = {"report": (tiny_disk / "report.html", ["report", str(run), "--out", str(tiny_disk / "report.html")]),
+               "csv": (tiny_disk / "c.csv", ["correlate", str(human), "--bootstrap", "0", "--csv",
+                                             str(tiny_disk / "c.csv")]),
+               "per-query": (tiny_disk / "pq.csv", ["retrieval-eval", str(retrieval), "--qrels", str(qrels),
+                                                    "--per-query", str(tiny_disk / "pq.csv")])}
+    for path, _ in targets.values():
+        path.write_text("the previous file\n")
+    fill(tiny_disk)
+    for name, (path, args) in targets.items():
+        code, _, err = run_cli(args, monkeypatch, capsys)
+        assert code == 3, (name, err)
+        line = _one_error_line(err)
+        assert line.startswith(f"error: {path}: ") and line.endswith("No space left on device (ENOSPC)"), line
+        assert path.read_text() == "the previous file\n", name
+    assert sorted(p.name for p in tiny_disk.iterdir()) == ["c.csv", "filler", "pq.csv", "report.html"]
+
+
 def test_disk_full_at_a_journal_write_is_exit_3_and_finished_work_is_kept(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The same fault on any machine: the OS refuses the journal's fsync after three records (ENOSPC)."""

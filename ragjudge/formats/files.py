@@ -191,6 +191,26 @@ def writing(path: str | Path, action: str = "write") -> Iterator[None]:
         raise EnvironmentFault.from_os_error(exc, action=action, path=str(path)) from None
 
 
+@contextmanager
+def atomic_output(path: str | Path, action: str = "write") -> Iterator[Path]:
+    """A temporary sibling of `path` to write; renamed over `path` when the block ends well, removed when it
+    does not. A reader never sees half a file, a failed write leaves the previous file whole, and an OS fault
+    is one EnvironmentFault naming `path`. The sibling keeps the suffix (a plotting library picks the format
+    from it)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    with writing(path, action):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            yield tmp
+            os.replace(tmp, path)
+        finally:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+
+
 def _check_parents(folder: Path, target: Path) -> None:
     current = folder
     while True:
