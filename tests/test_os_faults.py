@@ -299,6 +299,19 @@ def test_read_only_cache_folder_still_answers_what_it_holds(
     assert len(llm_server.requests) == 4 + 2  # the 4 known answers came from the read-only cache
 
 
+def test_an_embedding_cache_that_cannot_be_written_is_one_warning_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "embeddings").write_text("a file where RB_alg's embedding cache folder should be\n")
+    code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", "rb_alg", "--limit", "3",
+                            "--cache-dir", str(cache), "--out", str(tmp_path / "run")], monkeypatch, capsys)
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "embedding cache off" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: embedding cache off: "), err
+    assert "EmbeddingCacheWarning" not in err and ".py:" not in err, err
+
+
 def test_cache_factory_returns_none_for_an_unusable_folder(tmp_path: Path) -> None:
     from ragjudge.llm import open_cache
 

@@ -8,7 +8,7 @@ import sys
 import typer
 
 from ragjudge import __version__
-from ragjudge.errors import EnvironmentFault, RagjudgeError
+from ragjudge.errors import EnvironmentFault, RagjudgeError, RagjudgeWarning
 from ragjudge.llm.redact import redact
 
 app = typer.Typer(
@@ -69,6 +69,7 @@ def main() -> None:
     from ragjudge.llm._litellm import quiet_dropped_requests
 
     quiet_dropped_requests()
+    _warnings_as_lines()
     try:
         code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
     except EnvironmentFault as exc:
@@ -103,6 +104,26 @@ def main() -> None:
     if code == 130:
         typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _warnings_as_lines() -> None:
+    """ragjudge's own warnings (RagjudgeWarning) are one `warning:` line, like every other warning it prints,
+    not Python's `file.py:117: EmbeddingCacheWarning: ...` followed by a line of source."""
+    import warnings
+
+    if getattr(warnings.showwarning, "ragjudge_lines", False):
+        return
+    fallback = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+             line: str | None = None) -> None:
+        if issubclass(category, RagjudgeWarning):
+            typer.echo("warning: " + " ".join(redact(str(message)).split()), err=True)
+        else:
+            fallback(message, category, filename, lineno, file, line)  # type: ignore[arg-type]
+
+    show.ragjudge_lines = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
 
 
 def _fail(message: str, code: int) -> None:
