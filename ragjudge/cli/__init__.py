@@ -91,8 +91,7 @@ def main() -> None:
     except Exception as exc:  # click usage errors (typer vendors its own click) and anything unexpected
         usage_errors, aborts = _click_exception_types()
         if isinstance(exc, usage_errors):
-            exc.show()  # type: ignore[attr-defined]
-            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+            _fail(_usage_line(exc), exc.exit_code)  # type: ignore[attr-defined]
         if not isinstance(exc, aborts):
             if os.environ.get("RAGJUDGE_DEBUG"):
                 raise
@@ -124,6 +123,18 @@ def _warnings_as_lines() -> None:
 
     show.ragjudge_lines = True  # type: ignore[attr-defined]
     warnings.showwarning = show
+
+
+def _usage_line(exc: Exception) -> str:
+    """Click's usage error (a mistyped option, a value out of range) as one line naming the help to read,
+    instead of its three (usage, "Try ...", a blank line, the error)."""
+    message = exc.format_message()  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.insert(0, ctx.info_name)
+        ctx = ctx.parent
+    return f"{message} (see ragjudge {' '.join([*names, '--help'])})"
 
 
 def _fail(message: str, code: int) -> None:

@@ -111,13 +111,19 @@ def read_text(path: str | Path, what: str = "file") -> str:
             data = fh.read()
     except OSError as exc:
         raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
-    data = data.removeprefix(_BOM)
+    return decode_text(data, path=path)
+
+
+def decode_text(data: bytes, *, path: str | Path) -> str:
+    """A whole file's bytes as UTF-8 (a leading BOM dropped); a bad byte is an InputError naming its line and
+    its byte offset in the file."""
+    start = len(_BOM) if data.startswith(_BOM) else 0
     try:
-        return data.decode("utf-8")
+        return data[start:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} (save the file "
-                         "as UTF-8)", file=str(path), line=line) from None
+        at = start + exc.start
+        raise InputError(f"not UTF-8 text: byte 0x{data[at]:02x} at byte offset {at} (save the file as UTF-8)",
+                         file=str(path), line=data.count(b"\n", 0, at) + 1) from None
 
 
 def csv_rows(path: str | Path, what: str = "file", *, delimiter: str = ",", header: bool = False,
