@@ -272,3 +272,23 @@ def test_a_mistyped_option_is_one_line_too(monkeypatch: pytest.MonkeyPatch, caps
                                     "(see ragjudge eval --help)")
     code, _, err = run_cli(["judge", "--frobnicate"], monkeypatch, capsys)
     assert code == 2 and _one_error_line(err).startswith("error: No such option: --frobnicate")
+
+
+def test_an_error_before_any_progress_bar_is_the_only_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """No blank line from a progress display that never showed a bar (stderr piped)."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(b'{"_id": "d1", "text": "caf\xe9"}\n')
+    code, _, err = run_cli(["retrieve", "--corpus", str(corpus), "--queries", str(MINI / "tasks.jsonl"),
+                            "--pipeline", "bm25", "--index-dir", str(tmp_path / "idx"), "--out",
+                            str(tmp_path / "run.jsonl")], monkeypatch, capsys)
+    assert code == 2 and err.startswith("error: "), repr(err[:200])
+
+
+def test_a_control_character_in_a_json_line_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "a\tb"}\n')
+    code, _, err = run_cli(["judge", str(bad), "--out", str(tmp_path / "out.jsonl")], monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == f"error: {bad}:1: invalid JSON (Invalid control character at column 15)"

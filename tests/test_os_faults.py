@@ -116,6 +116,38 @@ def test_read_only_output_folder_is_exit_3_naming_the_folder(
                                     "denied (EACCES)")
 
 
+def test_read_only_file_system_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A read-only mount refuses root too; the reason given is the file system's, not "permission denied"."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a read-only tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        code, _, err = run_cli(_eval(mount / "run"), monkeypatch, capsys)
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+    assert code == 3
+    assert _one_error_line(err) == (f"error: {mount / 'run'}: cannot write: read-only file system (EROFS) in "
+                                    f"folder {mount}")
+
+
+def test_a_second_judge_on_the_same_results_file_names_that_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragjudge.engine.outputs import OutputLock, OutputPaths
+
+    out = tmp_path / "scored.jsonl"
+    with OutputLock(OutputPaths.beside(out).lock):  # another run holds it
+        code, _, err = run_cli(["judge", str(Path(__file__).parent / "fixtures" / "golden" / "mini_results.jsonl"),
+                                "--out", str(out)], monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == (f"error: {out} is in use by another ragjudge run (pid {os.getpid()}); wait for "
+                                    "it to finish or pass another --out")
+
+
 def test_unreadable_input_is_exit_3_naming_the_file(
         open_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     open_dir.chmod(0o777)

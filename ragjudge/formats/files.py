@@ -224,12 +224,19 @@ def _check_parents(folder: Path, target: Path) -> None:
             if not current.is_dir():
                 raise InputError(f"is a file, so {target} cannot be created", file=str(current))
             if not _writable(current):
-                raise EnvironmentFault(f"cannot write: permission denied (EACCES) in folder {current}",
-                                       path=str(target))
+                reason = "read-only file system (EROFS)" if _read_only_mount(current) else "permission denied (EACCES)"
+                raise EnvironmentFault(f"cannot write: {reason} in folder {current}", path=str(target))
             return
         if current.parent == current:
             return
         current = current.parent
+
+
+def _read_only_mount(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def _writable(folder: Path) -> bool:
