@@ -29,6 +29,10 @@ class UsageError(RagjudgeError):
     """A command-line option or configuration value is wrong (unknown judge, model, setting...)."""
 
 
+class RagjudgeWarning(UserWarning):
+    """A problem ragjudge works around (a cache it cannot write); the CLI shows it as one `warning:` line."""
+
+
 class EnvironmentFault(RagjudgeError):
     """The machine, not the input: a full disk, a read-only or vanished folder, permission denied. The CLI
     exits 3 on these, so scripts can tell "fix your input" (2) from "fix your machine" (3)."""

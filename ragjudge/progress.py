@@ -35,4 +35,8 @@ def progress_bars(enabled: bool = True) -> Iterator[ProgressBars]:
     progress = Progress(label, bar, MofNCompleteColumn(table_column=fixed), TimeElapsedColumn(table_column=fixed),
                         TimeRemainingColumn(table_column=fixed), console=Console(stderr=True), transient=False)
     with progress:
-        yield ProgressBars(progress)
+        try:
+            yield ProgressBars(progress)
+        finally:
+            if not progress.tasks:  # no bar was shown: stopping would print an empty line (stderr piped)
+                progress.console.quiet = True

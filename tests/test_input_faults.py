@@ -229,3 +229,66 @@ def test_a_huge_line_costs_about_its_size_and_a_limit_refuses_bigger_ones(
     code, _, err = run_cli(["judge", str(path)], monkeypatch, capsys)
     assert code == 2
     assert _one_error_line(err) == f"error: {path}:2: line longer than 5 MB (set RAGJUDGE_MAX_LINE_MB to allow more)"
+
+
+# ------------------------------------------------------------------------------- every reader, one door
+
+@pytest.mark.parametrize("bench, example, name", [("cdr", "cdr-mini", "queries.json"),
+                                                  ("sentence-retrieval", "sentret-mini", "dialogues.json")])
+def test_json_data_files_of_benches_name_line_and_byte_offset_of_a_bad_byte(
+        bench: str, example: str, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "examples" / example, data)
+    raw = (data / name).read_bytes()
+    at = raw.index(b"\n", 10) + 3
+    line = raw[:at].count(b"\n") + 1
+    (data / name).write_bytes(raw[:at] + b"\xff" + raw[at:])
+    code, _, err = run_cli(["eval", "--bench", bench, "--data", str(data), "--out", str(tmp_path / "run")],
+                           monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == (f"error: {data / name}:{line}: not UTF-8 text: byte 0xff at byte offset {at} (save "
+                                    "the file as UTF-8)")
+
+
+def test_a_models_file_that_is_not_utf8_or_not_yaml_names_the_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    models = tmp_path / "models.yaml"
+    models.write_bytes(b"model_list:\n  - model_name: caf\xe9\n")
+    args = ["eval", "--bench", str(MINI), "--gen", "local", "--models", str(models), "--out", str(tmp_path / "run")]
+    code, _, err = run_cli(args, monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == (f"error: {models}:2: not UTF-8 text: byte 0xe9 at byte offset 31 (save the file "
+                                    "as UTF-8)")
+    models.write_text("model_list:\n  - model_name: x\n    litellm_params: {model: openai/x\n")
+    code, _, err = run_cli(args, monkeypatch, capsys)
+    assert code == 2 and _one_error_line(err).startswith(f"error: {models}:4: not valid YAML/JSON: ")
+
+
+def test_a_mistyped_option_is_one_line_too(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--limit", "0"], monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == ("error: Invalid value for '--limit': Input should be greater than or equal to 1 "
+                                    "(see ragjudge eval --help)")
+    code, _, err = run_cli(["judge", "--frobnicate"], monkeypatch, capsys)
+    assert code == 2 and _one_error_line(err).startswith("error: No such option: --frobnicate")
+
+
+def test_an_error_before_any_progress_bar_is_the_only_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """No blank line from a progress display that never showed a bar (stderr piped)."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(b'{"_id": "d1", "text": "caf\xe9"}\n')
+    code, _, err = run_cli(["retrieve", "--corpus", str(corpus), "--queries", str(MINI / "tasks.jsonl"),
+                            "--pipeline", "bm25", "--index-dir", str(tmp_path / "idx"), "--out",
+                            str(tmp_path / "run.jsonl")], monkeypatch, capsys)
+    assert code == 2 and err.startswith("error: "), repr(err[:200])
+
+
+def test_a_control_character_in_a_json_line_is_said_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "a\tb"}\n')
+    code, _, err = run_cli(["judge", str(bad), "--out", str(tmp_path / "out.jsonl")], monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == f"error: {bad}:1: invalid JSON (Invalid control character at column 15)"

@@ -116,6 +116,38 @@ def test_read_only_output_folder_is_exit_3_naming_the_folder(
                                     "denied (EACCES)")
 
 
+def test_read_only_file_system_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A read-only mount refuses root too; the reason given is the file system's, not "permission denied"."""
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a read-only tmpfs needs root")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        code, _, err = run_cli(_eval(mount / "run"), monkeypatch, capsys)
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+    assert code == 3
+    assert _one_error_line(err) == (f"error: {mount / 'run'}: cannot write: read-only file system (EROFS) in "
+                                    f"folder {mount}")
+
+
+def test_a_second_judge_on_the_same_results_file_names_that_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from ragjudge.engine.outputs import OutputLock, OutputPaths
+
+    out = tmp_path / "scored.jsonl"
+    with OutputLock(OutputPaths.beside(out).lock):  # another run holds it
+        code, _, err = run_cli(["judge", str(Path(__file__).parent / "fixtures" / "golden" / "mini_results.jsonl"),
+                                "--out", str(out)], monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == (f"error: {out} is in use by another ragjudge run (pid {os.getpid()}); wait for "
+                                    "it to finish or pass another --out")
+
+
 def test_unreadable_input_is_exit_3_naming_the_file(
         open_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     open_dir.chmod(0o777)
@@ -142,6 +174,36 @@ def test_full_disk_under_the_output_is_exit_3_naming_the_file(
     assert code == 3
     line = _one_error_line(err)
     assert line.startswith(f"error: {tiny_disk / 'out' / 'run'}/") and line.endswith("No space left on device (ENOSPC)")
+
+
+def test_full_disk_under_report_csv_and_per_query_files_names_the_file_and_leaves_the_old_one(
+        tiny_disk: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every final file is written beside itself and renamed: a full disk leaves the previous file whole and no
+    temporary file behind, and the error names the file."""
+    human = Path(__file__).parent / "fixtures" / "inspectorraget" / "human_eval.json"
+    run = tiny_disk.parent / "run"
+    code, _, err = run_cli(_eval(run), monkeypatch, capsys)
+    assert code == 0, err
+    qrels = tiny_disk.parent / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\nmini-c01::1\tastro-mars-0\t1\n")
+    retrieval = tiny_disk.parent / "retrieval.jsonl"
+    retrieval.write_text(json.dumps({"task_id": "mini-c01::1", "Collection": "mini", "contexts": [
+        {"document_id": "astro-mars-0", "score": 1.0}]}) + "\n")
+    targets = {"report": (tiny_disk / "report.html", ["report", str(run), "--out", str(tiny_disk / "report.html")]),
+               "csv": (tiny_disk / "c.csv", ["correlate", str(human), "--bootstrap", "0", "--csv",
+                                             str(tiny_disk / "c.csv")]),
+               "per-query": (tiny_disk / "pq.csv", ["retrieval-eval", str(retrieval), "--qrels", str(qrels),
+                                                    "--per-query", str(tiny_disk / "pq.csv")])}
+    for path, _ in targets.values():
+        path.write_text("the previous file\n")
+    fill(tiny_disk)
+    for name, (path, args) in targets.items():
+        code, _, err = run_cli(args, monkeypatch, capsys)
+        assert code == 3, (name, err)
+        line = _one_error_line(err)
+        assert line.startswith(f"error: {path}: ") and line.endswith("No space left on device (ENOSPC)"), line
+        assert path.read_text() == "the previous file\n", name
+    assert sorted(p.name for p in tiny_disk.iterdir()) == ["c.csv", "filler", "pq.csv", "report.html"]
 
 
 def test_disk_full_at_a_journal_write_is_exit_3_and_finished_work_is_kept(
@@ -267,6 +329,19 @@ def test_read_only_cache_folder_still_answers_what_it_holds(
     warned = [line for line in err.splitlines() if line.startswith("warning: the LLM response cache")]
     assert len(warned) == 1 and "the cache read-only" in warned[0], err
     assert len(llm_server.requests) == 4 + 2  # the 4 known answers came from the read-only cache
+
+
+def test_an_embedding_cache_that_cannot_be_written_is_one_warning_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "embeddings").write_text("a file where RB_alg's embedding cache folder should be\n")
+    code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", "rb_alg", "--limit", "3",
+                            "--cache-dir", str(cache), "--out", str(tmp_path / "run")], monkeypatch, capsys)
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "embedding cache off" in line]
+    assert len(warned) == 1 and warned[0].startswith("warning: embedding cache off: "), err
+    assert "EmbeddingCacheWarning" not in err and ".py:" not in err, err
 
 
 def test_cache_factory_returns_none_for_an_unusable_folder(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
+from conftest import MINI, run_cli
 from ragjudge.testing.openai_server import OpenAIServer, Request, by_model
 
 
@@ -56,6 +56,21 @@ def test_without_the_preflight_the_breaker_stops_the_run_and_keeps_finished_work
     assert line.startswith("error: cannot reach http://127.0.0.1:9/v1 (model openai/j)") and "HTTP 500" not in err
 
 
+def test_the_breaker_stops_the_run_with_one_line_and_no_stray_tracebacks(tmp_path: Path) -> None:
+    """Requests still in flight when the breaker opens fail too: their exceptions are collected, not printed
+    by asyncio at exit as "Task exception was never retrieved" with a traceback each."""
+    source = predictions(tmp_path / "preds.jsonl", 20)
+    env = {**os.environ, "RAGJUDGE_CACHE_DIR": str(tmp_path / "cache"), "OPENAI_API_KEY": "sk-test"}
+    done = subprocess.run([sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "idk",
+                           "--judge-models", "openai/j", "--no-preflight", "--api-base", "http://127.0.0.1:9/v1",
+                           "--out", str(tmp_path / "out.jsonl"), "--format", "json"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr and "never retrieved" not in done.stderr, done.stderr[:2000]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and errors[0].startswith("error: cannot reach http://127.0.0.1:9/v1"), done.stderr
+
+
 def test_a_missing_key_is_found_before_any_work(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with OpenAIServer() as server:
@@ -64,6 +79,60 @@ def test_a_missing_key_is_found_before_any_work(tmp_path, monkeypatch, capsys) -
         assert server.requests == [] and server.listings == []
     assert code == 2 and err.strip() == ("error: model openai/j: no credentials: set OPENAI_API_KEY (or api_key: "
                                          "os.environ/VARIABLE for it in a --models file)")
+
+
+def _embedding_spec(path: Path, api_base: str) -> Path:
+    path.write_text(f"retriever:\n  name: dense\n  options:\n    encoder: litellm\n    model: openai/emb\n"
+                    f"    api_base: {api_base}\nquery:\n  strategy: last_turn\nk: 3\n")
+    return path
+
+
+def test_an_embedding_model_without_a_key_is_refused_at_once(tmp_path, monkeypatch, capsys) -> None:
+    """A pipeline's embeddings API is checked like any model: no key is one line, exit 2, no request, no
+    minute of retries reported as "HTTP 500"."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIServer() as server:
+        started = time.monotonic()
+        code, _, err = run_cli(["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries",
+                                str(MINI / "tasks.jsonl"), "--pipeline", str(_embedding_spec(tmp_path / "emb.yaml",
+                                                                                               server.base_url)),
+                                "--out", str(tmp_path / "run.jsonl")], monkeypatch, capsys)
+        assert server.requests == []
+    assert code == 2 and time.monotonic() - started < 10, err
+    assert err.strip().splitlines()[-1] == ("error: model openai/emb: no credentials: set OPENAI_API_KEY (or "
+                                            "api_key: os.environ/VARIABLE for it in a --models file)")
+    assert "HTTP 500" not in err
+
+
+def test_an_embedding_endpoint_at_a_closed_port_is_named_when_the_run_stops(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    code, _, err = run_cli(["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries", str(MINI / "tasks.jsonl"),
+                            "--pipeline", str(_embedding_spec(tmp_path / "emb.yaml", "http://127.0.0.1:9/v1")),
+                            "--out", str(tmp_path / "run.jsonl")], monkeypatch, capsys)
+    assert code == 3
+    assert err.strip().splitlines()[-1].startswith("error: cannot reach http://127.0.0.1:9/v1 (model openai/emb)")
+
+
+def test_retrieve_checks_the_rewrite_model_before_indexing(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIServer() as server:
+        code, out, err = run_cli(["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries",
+                                  str(MINI / "tasks.jsonl"), "--pipeline", "bm25_rewrite", "--rewrite-model",
+                                  "openai/rw", "--api-base", server.base_url, "--out", str(tmp_path / "run.jsonl")],
+                                 monkeypatch, capsys)
+        assert server.requests == []
+    assert code == 2 and out == "", err
+    assert err.strip() == ("error: model openai/rw: no credentials: set OPENAI_API_KEY (or api_key: "
+                           "os.environ/VARIABLE for it in a --models file)")
+    assert not (tmp_path / "run.jsonl").exists()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    started = time.monotonic()
+    code, _, err = run_cli(["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries", str(MINI / "tasks.jsonl"),
+                            "--pipeline", "bm25_rewrite", "--rewrite-model", "openai/rw", "--api-base",
+                            "http://127.0.0.1:9/v1", "--out", str(tmp_path / "run.jsonl")], monkeypatch, capsys)
+    assert code == 3 and time.monotonic() - started < 20
+    assert err.strip() == ("error: cannot reach http://127.0.0.1:9/v1 (model openai/rw): connection refused or host "
+                           "unreachable")
 
 
 def test_a_refused_key_is_found_before_any_work(tmp_path, monkeypatch, capsys) -> None:
@@ -122,6 +191,16 @@ def test_a_panel_answered_by_fewer_members_is_counted_or_refused(tmp_path, monke
         code, out, _ = run_cli([*strict, "--min-panel", "3"], monkeypatch, capsys)
         summary = json.loads(out)
     assert code == 1 and summary["metrics"]["RB_llm"]["n"] == 0 and summary["metrics"]["RB_llm"]["errors"] == 6
+
+
+def test_min_panel_larger_than_the_panel_is_refused_before_any_work(tmp_path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(rating) as server:
+        code, _, err = run_cli(judge(tmp_path, "--judges", "rb_llm", "--judge-models", "openai/a,openai/b",
+                                     "--api-base", server.base_url, "--min-panel", "3"), monkeypatch, capsys)
+        assert server.requests == []
+    assert code == 2 and err.strip() == ("error: --min-panel 3: the panel has 2 judge model(s) (--judge-models); ask "
+                                         "for at most 2 answers")
 
 
 def test_retry_errors_asks_an_unreadable_judge_again_at_once(tmp_path, monkeypatch, capsys) -> None:

@@ -8,7 +8,7 @@ import sys
 import typer
 
 from ragjudge import __version__
-from ragjudge.errors import EnvironmentFault, RagjudgeError
+from ragjudge.errors import EnvironmentFault, RagjudgeError, RagjudgeWarning
 from ragjudge.llm.redact import redact
 
 app = typer.Typer(
@@ -35,6 +35,7 @@ def _root(
 
 
 def _register() -> None:
+    from ragjudge.cli.common import PlainArgsCommand
     from ragjudge.cli import eval_cmd, judge_cmd, retrieval_eval_cmd, retrieve_cmd
 
     app.command("eval")(eval_cmd.eval_command)
@@ -44,13 +45,13 @@ def _register() -> None:
     from ragjudge.cli import correlate_cmd, export_cmd
 
     app.command("correlate")(correlate_cmd.correlate_command)
-    app.command("export", cls=export_cmd.ExportCommand)(export_cmd.export_command)
+    app.command("export", cls=PlainArgsCommand)(export_cmd.export_command)
     from ragjudge.cli import benches_cmd, cxm_cmd, dialsim_cmd
 
     app.add_typer(benches_cmd.app, name="benches")
     from ragjudge.cli import report_cmd
 
-    app.command("report")(report_cmd.report_command)
+    app.command("report", cls=PlainArgsCommand)(report_cmd.report_command)
     app.add_typer(cxm_cmd.app, name="cxm")
     app.add_typer(dialsim_cmd.app, name="dialsim")
 
@@ -68,6 +69,7 @@ def main() -> None:
     from ragjudge.llm._litellm import quiet_dropped_requests
 
     quiet_dropped_requests()
+    _warnings_as_lines()
     try:
         code = app(standalone_mode=False)  # without standalone mode, click returns the exit code
     except EnvironmentFault as exc:
@@ -89,8 +91,7 @@ def main() -> None:
     except Exception as exc:  # click usage errors (typer vendors its own click) and anything unexpected
         usage_errors, aborts = _click_exception_types()
         if isinstance(exc, usage_errors):
-            exc.show()  # type: ignore[attr-defined]
-            sys.exit(exc.exit_code)  # type: ignore[attr-defined]
+            _fail(_usage_line(exc), exc.exit_code)  # type: ignore[attr-defined]
         if not isinstance(exc, aborts):
             if os.environ.get("RAGJUDGE_DEBUG"):
                 raise
@@ -102,6 +103,38 @@ def main() -> None:
     if code == 130:
         typer.echo("interrupted: finished work is saved; rerun the same command to resume", err=True)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _warnings_as_lines() -> None:
+    """ragjudge's own warnings (RagjudgeWarning) are one `warning:` line, like every other warning it prints,
+    not Python's `file.py:117: EmbeddingCacheWarning: ...` followed by a line of source."""
+    import warnings
+
+    if getattr(warnings.showwarning, "ragjudge_lines", False):
+        return
+    fallback = warnings.showwarning
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+             line: str | None = None) -> None:
+        if issubclass(category, RagjudgeWarning):
+            typer.echo("warning: " + " ".join(redact(str(message)).split()), err=True)
+        else:
+            fallback(message, category, filename, lineno, file, line)  # type: ignore[arg-type]
+
+    show.ragjudge_lines = True  # type: ignore[attr-defined]
+    warnings.showwarning = show
+
+
+def _usage_line(exc: Exception) -> str:
+    """Click's usage error (a mistyped option, a value out of range) as one line naming the help to read,
+    instead of its three (usage, "Try ...", a blank line, the error)."""
+    message = exc.format_message()  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.insert(0, ctx.info_name)
+        ctx = ctx.parent
+    return f"{message} (see ragjudge {' '.join([*names, '--help'])})"
 
 
 def _fail(message: str, code: int) -> None:

@@ -5,9 +5,21 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
+from typer.core import TyperArgument, TyperCommand
 
 from ragjudge.engine.context import EngineOptions
 from ragjudge.errors import UsageError
+
+
+class PlainArgsCommand(TyperCommand):
+    """Typer shows a repeatable argument's type as `<list[str]>` even when a metavar names it; the metavar and
+    the help say enough."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument) and param.metavar:
+                param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
 
 
 def split_list(value: str | None) -> list[str] | None:

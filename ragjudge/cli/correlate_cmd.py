@@ -88,7 +88,7 @@ def correlate_command(
     from ragjudge.correlation.render import heatmap, print_report, to_csv
     from ragjudge.correlation.sources import is_inspectorraget, parse_source, results_file
     from ragjudge.correlation.stats import STATS, WEIGHTINGS
-    from ragjudge.formats.files import output_file, writing
+    from ragjudge.formats.files import atomic_output, output_file
 
     if fmt not in ("table", "json", "csv"):
         raise UsageError(f"--format must be table, json or csv, got {fmt!r}")
@@ -162,11 +162,10 @@ def correlate_command(
     else:
         print_report(report, Console())
     if csv_out:
-        with writing(csv_out):
-            csv_out.parent.mkdir(parents=True, exist_ok=True)
-            csv_out.write_text(to_csv(report), encoding="utf-8")
+        with atomic_output(csv_out) as tmp:
+            tmp.write_text(to_csv(report), encoding="utf-8")
         typer.echo(f"correlations: {csv_out}", err=True)
     if heatmap_out:
-        with writing(heatmap_out):
-            heatmap(report, heatmap_out)
+        with atomic_output(heatmap_out) as tmp:
+            heatmap(report, tmp)
         typer.echo(f"heatmap: {heatmap_out}", err=True)

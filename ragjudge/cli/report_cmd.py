@@ -10,13 +10,13 @@ import typer
 
 
 def report_command(
-    runs: Annotated[list[Path], typer.Argument(help="Run folders (`ragjudge eval --out`) or results files "
+    runs: Annotated[list[Path], typer.Argument(metavar="RUN", help="Run folders (`ragjudge eval --out`) or results files "
                                                "(`ragjudge judge --out`); several are compared with the first.")],
     out: Annotated[Path, typer.Option("--out", help="The HTML file to write.")] = Path("report.html"),
     label: Annotated[list[str] | None, typer.Option(
-        "--label", help="A name for each run, in order (repeatable; default: the folder or file name).")] = None,
+        "--label", metavar="<name>", help="A name for each run, in order (repeatable; default: the folder or file name).")] = None,
     correlate: Annotated[list[Path] | None, typer.Option(
-        "--correlate", help="`ragjudge correlate --format json` output (or its --heatmap PNG) to show judges vs "
+        "--correlate", metavar="<path>", help="`ragjudge correlate --format json` output (or its --heatmap PNG) to show judges vs "
         "humans (repeatable).")] = None,
     open_it: Annotated[bool, typer.Option("--open", help="Open the report in the default browser.")] = False,
 ) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +13,7 @@ from rich.table import Table
 
 from ragjudge.cli import common
 from ragjudge.errors import UsageError
-from ragjudge.formats.files import output_file, writing
+from ragjudge.formats.files import atomic_output, output_file
 from ragjudge.formats.jsonl import write_jsonl
 from ragjudge.formats.runs import read_qrels, read_run
 from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
@@ -85,16 +84,12 @@ def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
     if suffix not in (".csv", ".tsv"):
         write_jsonl(path, rows)
         return
-    tmp = path.with_name(path.name + ".tmp")
     columns = list(dict.fromkeys(c for row in rows for c in row))
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
-            writer.writeheader()
-            for row in rows:
-                writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
-        os.replace(tmp, path)
+    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
 
 
 def _breakdown_columns(metric_names: list[str]) -> list[str]:

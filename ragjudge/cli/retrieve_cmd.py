@@ -53,15 +53,14 @@ def to_hits(passages: list[Passage]) -> list[Hit]:
 
 def build_rewrite_gateway(models: list[str], *, cache_dir: str | None, no_cache: bool, api_base: str | None,
                           concurrency: int) -> Any:
+    """The rewrite model's gateway, checked as a run's models are (credentials, then one free request to its
+    endpoint) before any indexing: a missing key is exit 2, an endpoint that cannot be reached exit 3."""
     if not models:
         return None
-    from ragjudge.llm import LLMGateway, open_cache
-    from ragjudge.llm.gateway import validate_model
+    from ragjudge.engine.context import EngineOptions, build_gateway
 
-    for model in models:
-        validate_model(model, api_base)
-    return LLMGateway(cache=None if no_cache else open_cache(cache_dir), concurrency=concurrency,
-                      api_base=api_base)
+    return build_gateway(EngineOptions(concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
+                                       api_base=api_base), models)
 
 
 def retrieve_command(

@@ -55,6 +55,11 @@ class OutputPaths:
     def folder(self) -> Path:
         return self.results.parent
 
+    @property
+    def owner(self) -> Path:
+        """What the user named with --out: the run folder, or the results file its siblings sit beside."""
+        return self.folder if self.lock.name == ".ragjudge.lock" else self.results
+
     def artifact(self, name: str) -> Path:
         """A bench's extra file (plan.jsonl, run.trec): in the run folder, or beside a results file."""
         if self.results.name == "results.jsonl":
@@ -67,8 +72,10 @@ class OutputLock:
     otherwise interleave journal lines and pay for every call twice). Released when the process ends,
     however it ends."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, owner: Path | None = None):
         self.path = path
+        self.owner = owner or path.parent
+        """What the lock guards, as the user named it: the run folder, or `ragjudge judge`'s results file."""
         self._fh: Any = None
 
     def __enter__(self) -> OutputLock:
@@ -83,7 +90,7 @@ class OutputLock:
             fh.seek(0)
             holder = fh.read().strip() or "unknown"
             fh.close()
-            raise UsageError(f"{self.path.parent} is in use by another ragjudge run (pid {holder}); wait for it "
+            raise UsageError(f"{self.owner} is in use by another ragjudge run (pid {holder}); wait for it "
                              "to finish or pass another --out") from None
         try:
             with writing(self.path, "write the run's lock file"):

@@ -40,8 +40,14 @@ async def all_or_none(coroutines: Sequence[Awaitable[object]]) -> None:
 
 
 async def cancel_pending(tasks: Sequence[asyncio.Future[object]]) -> None:
+    """Cancel what is still running and collect every task's exception: once the first failure propagates,
+    tasks that failed too (the other requests of an endpoint that cannot be reached) must not surface at exit
+    as asyncio's "Task exception was never retrieved" with a traceback each."""
     pending = [t for t in tasks if not t.done()]
     for task in pending:
         task.cancel()
     if pending:
         await asyncio.gather(*pending, return_exceptions=True)
+    for task in tasks:
+        if task.done() and not task.cancelled():
+            task.exception()  # marks it retrieved; the first failure was already raised to the caller

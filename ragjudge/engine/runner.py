@@ -50,7 +50,7 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
         _check_unique(bench, samples)
         if paths is None:
             return _execute(bench, samples, options, build_gateway(options, bench.llm_models()), None, started)
-        with OutputLock(paths.lock):
+        with OutputLock(paths.lock, paths.owner):
             gateway = build_gateway(options, bench.llm_models(), paths.usage, paths.batches)
             try:
                 return _execute(bench, samples, options, gateway, paths, started)

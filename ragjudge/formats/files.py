@@ -111,13 +111,19 @@ def read_text(path: str | Path, what: str = "file") -> str:
             data = fh.read()
     except OSError as exc:
         raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
-    data = data.removeprefix(_BOM)
+    return decode_text(data, path=path)
+
+
+def decode_text(data: bytes, *, path: str | Path) -> str:
+    """A whole file's bytes as UTF-8 (a leading BOM dropped); a bad byte is an InputError naming its line and
+    its byte offset in the file."""
+    start = len(_BOM) if data.startswith(_BOM) else 0
     try:
-        return data.decode("utf-8")
+        return data[start:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise InputError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} (save the file "
-                         "as UTF-8)", file=str(path), line=line) from None
+        at = start + exc.start
+        raise InputError(f"not UTF-8 text: byte 0x{data[at]:02x} at byte offset {at} (save the file as UTF-8)",
+                         file=str(path), line=data.count(b"\n", 0, at) + 1) from None
 
 
 def csv_rows(path: str | Path, what: str = "file", *, delimiter: str = ",", header: bool = False,
@@ -191,6 +197,26 @@ def writing(path: str | Path, action: str = "write") -> Iterator[None]:
         raise EnvironmentFault.from_os_error(exc, action=action, path=str(path)) from None
 
 
+@contextmanager
+def atomic_output(path: str | Path, action: str = "write") -> Iterator[Path]:
+    """A temporary sibling of `path` to write; renamed over `path` when the block ends well, removed when it
+    does not. A reader never sees half a file, a failed write leaves the previous file whole, and an OS fault
+    is one EnvironmentFault naming `path`. The sibling keeps the suffix (a plotting library picks the format
+    from it)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.stem}.{os.getpid()}.tmp{path.suffix}")
+    with writing(path, action):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            yield tmp
+            os.replace(tmp, path)
+        finally:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:
+                pass
+
+
 def _check_parents(folder: Path, target: Path) -> None:
     current = folder
     while True:
@@ -198,12 +224,19 @@ def _check_parents(folder: Path, target: Path) -> None:
             if not current.is_dir():
                 raise InputError(f"is a file, so {target} cannot be created", file=str(current))
             if not _writable(current):
-                raise EnvironmentFault(f"cannot write: permission denied (EACCES) in folder {current}",
-                                       path=str(target))
+                reason = "read-only file system (EROFS)" if _read_only_mount(current) else "permission denied (EACCES)"
+                raise EnvironmentFault(f"cannot write: {reason} in folder {current}", path=str(target))
             return
         if current.parent == current:
             return
         current = current.parent
+
+
+def _read_only_mount(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):
+        return False
 
 
 def _writable(folder: Path) -> bool:

@@ -42,7 +42,9 @@ def parse_json_line(text: str, *, file: str, line: int, tolerate: bool = False) 
     except json.JSONDecodeError as exc:
         if tolerate:
             return None
-        raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=file, line=line) from None
+        # json's own message may end in "at" ("Invalid control character at"): the column follows once
+        raise InputError(f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})", file=file,
+                         line=line) from None
     except RecursionError:
         raise InputError("invalid JSON (nested too deeply)", file=file, line=line) from None
     if not isinstance(obj, dict):

@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.files import read_text
 from ragjudge.llm._litellm import litellm
 
 ENV_PREFIX = "os.environ/"
@@ -95,9 +96,11 @@ class ModelRoutes:
             raise UsageError(f"models file {path} does not exist" if not path.exists() else
                              f"models file {path} is not a file")
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-        except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise InputError(f"not valid YAML/JSON: {str(exc).splitlines()[0]}", file=str(path)) from None
+            raw = yaml.safe_load(read_text(path, "models file"))
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            raise InputError(f"not valid YAML/JSON: {str(exc).splitlines()[0]}", file=str(path),
+                             line=mark.line + 1 if mark is not None else None) from None
         items = raw.get("model_list") if isinstance(raw, dict) else None
         if not isinstance(items, list):
             raise InputError("expected a 'model_list' (litellm router format)", file=str(path), field="model_list")

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ragjudge.errors import RagjudgeWarning
 from ragjudge.metrics.token_encoder import TokenEmbeddings
 
 FORMAT = 1
@@ -30,7 +31,7 @@ _MAGIC = b"RJTEMB\x00\x01"
 _HEADER = struct.Struct("<8sIII")  # magic, tokens, dim, crc32 of the payload
 
 
-class EmbeddingCacheWarning(UserWarning):
+class EmbeddingCacheWarning(RagjudgeWarning):
     """The embedding cache is unusable; scoring goes on without it."""
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ragjudge import __version__
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import atomic_output
 from ragjudge.report.charts import heatmap
 from ragjudge.report.judges import SPREAD_AT, judge_report
 from ragjudge.report.load import LoadedRun, load_run, unique_labels
@@ -51,10 +52,8 @@ def build_report(runs: list[str | Path], out: str | Path, *, labels: list[str] |
         unique_labels(loaded)
     html, n_tasks = render(loaded, correlate or [], compress=compress)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    tmp.replace(out)
+    with atomic_output(out) as tmp:
+        tmp.write_text(html, encoding="utf-8")
     return BuiltReport(path=out, bytes=out.stat().st_size, seconds=time.perf_counter() - started, n_tasks=n_tasks,
                        runs=[r.label for r in loaded])
 

@@ -18,6 +18,8 @@ import numpy as np
 
 from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
+from ragjudge.llm.preflight import check_credentials
+from ragjudge.llm.routes import ModelRoute
 from ragjudge.metrics._quiet import quiet_model_loading
 
 BUNDLED_MODELS = ("minilm", "bundled")
@@ -138,8 +140,12 @@ class LiteLLMEncoder:
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.normalize = normalize
+        self._own_gateway = gateway is None
+        """A gateway of our own was never preflighted: the first call checks the credentials itself."""
+        self._credentials_checked = False
+        # api_base on our own gateway too, so a breaker that opens names the server, not just the provider
         self.gateway = gateway or LLMGateway(cache=None, concurrency=concurrency, max_retries=max_retries,
-                                             timeout=timeout, backoff_base=backoff_base)
+                                             timeout=timeout, backoff_base=backoff_base, api_base=api_base)
         self.calls = 0
         """Texts asked for so far (cached ones included)."""
 
@@ -155,6 +161,11 @@ class LiteLLMEncoder:
             if not value:
                 raise UsageError(f"environment variable {self.api_key_env} (api_key_env) is not set")
             params["api_key"] = value
+        elif self._own_gateway and not self._credentials_checked:
+            # no key for the provider is one line at once (UsageError), not a minute of retries of litellm's
+            # "Missing credentials" reported as HTTP 500
+            check_credentials(ModelRoute(name=self.model_name, model=self.model_name, api_base=self.api_base), None)
+        self._credentials_checked = True
         if self.api_base:
             params["api_base"] = self.api_base
         if self.dimensions:

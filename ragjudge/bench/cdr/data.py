@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.files import decode_text, open_binary
 
 FILES = ("corpus.json", "queries.json", "relevant_docs.json")
 SUBPATH = Path("cdr_benchmark_data") / "test_dataset" / "data" / "test"
@@ -82,11 +83,9 @@ def _line_of(text: str, key: str) -> int | None:
 
 
 def _read_object(path: Path) -> tuple[dict[str, Any], str, str]:
-    raw = path.read_bytes()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"is not UTF-8 text ({exc.reason})", file=str(path)) from None
+    with open_binary(path, "JSON file") as fh:
+        raw = fh.read()
+    text = decode_text(raw, path=path)
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as exc:

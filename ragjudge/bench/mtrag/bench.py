@@ -106,6 +106,10 @@ class MtragBench(Bench[MtragOptions, Task]):
         if needing and not o.judge_models:
             raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
                              f"(offline judges: idk_lexical, rb_alg)")
+        if o.min_panel is not None and o.min_panel > len(o.judge_models):
+            raise UsageError(f"--min-panel {o.min_panel}: the panel has {len(o.judge_models)} judge model(s) "
+                             f"(--judge-models); ask for at most {len(o.judge_models)} answers" if o.judge_models else
+                             "--min-panel is for a judge panel: pass --judge-models MODEL[,MODEL...]")
         self.pipeline = self._pipeline() if o.gen is not None else None
         self.source: Path | None = None
         self._predictions: dict[str, Prediction] = {}

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.files import read_text
 from ragjudge.formats.jsonl import read_jsonl
 
 REPOSITORY = "https://github.com/SIGIR-2022/A-Dataset-for-Sentence-Retrieval-for-Open-Ended-Dialogues"
@@ -109,12 +110,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, Any]]:
     """(line, value) for each element of a JSON array, or each line of a JSON lines file.
 
     The array is decoded one element at a time so that an error names the element's line, as for JSON lines."""
-    if not path.is_file():
-        raise InputError("file not found", file=str(path))
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"is not UTF-8 text ({exc.reason})", file=str(path)) from None
+    text = read_text(path, "JSON file")
     start = len(text) - len(text.lstrip())
     if text[start:start + 1] != "[":
         yield from read_jsonl(path)
