@@ -148,6 +148,25 @@ def test_a_second_judge_on_the_same_results_file_names_that_file(
                                     "it to finish or pass another --out")
 
 
+def test_a_second_retrieve_on_the_same_run_file_stops_before_indexing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two retrieves writing one run file would both pay for every rewrite: the second stops at once."""
+    from ragjudge.engine.outputs import OutputLock
+
+    out = tmp_path / "run.jsonl"
+    args = ["retrieve", "--queries", str(MINI / "tasks.jsonl"), "--corpus", str(MINI / "corpus.jsonl"),
+            "--pipeline", "bm25", "--index-dir", str(tmp_path / "indexes"), "--out", str(out)]
+    with OutputLock(tmp_path / "run.lock"):  # another retrieve holds it
+        code, _, err = run_cli(args, monkeypatch, capsys)
+    assert code == 2
+    assert _one_error_line(err) == (f"error: {out} is in use by another ragjudge run (pid {os.getpid()}); wait for "
+                                    "it to finish or pass another --out")
+    assert not (tmp_path / "indexes").exists() and not out.exists()
+    code, _, err = run_cli(args, monkeypatch, capsys)  # once it is free, the same command runs
+    assert code == 0, err
+    assert out.exists()
+
+
 def test_unreadable_input_is_exit_3_naming_the_file(
         open_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     open_dir.chmod(0o777)

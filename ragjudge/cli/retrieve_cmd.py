@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from ragjudge.cli import common
+from ragjudge.engine.outputs import OutputLock
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
 from ragjudge.formats.files import output_file, writing
@@ -88,71 +89,72 @@ def retrieve_command(
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     started = time.perf_counter()
     output_file(out, "run file (--out)")  # before any indexing
-    spec = load_pipeline(pipeline, pipeline_dir)
-    if chunk and spec.chunking is None:
-        spec = spec.model_copy(update={"chunking": ChunkingSpec()})
-    kind = queries_kind(queries)
-    tasks = read_tasks(queries)[:limit] if kind == "tasks" else None
-    beir = read_queries(queries)[:limit] if kind == "beir" else None
-    strategy = spec.query.strategy
-    if rewrite_model and strategy != "rewrite":
-        raise UsageError(f"--rewrite-model is for pipelines whose query strategy is rewrite; "
-                         f"{spec.name} uses {strategy}")
-    pipe = Pipeline(spec, extra_dirs=pipeline_dir, index_dir=index_dir, rewrite_model=rewrite_model)
-    if tasks is not None:
-        require_questions(tasks, queries)
-    if kind == "tasks" and strategy == "rewrite" and not pipe.spec.query.model:  # before any indexing
-        raise UsageError(f"pipeline {spec.name} rewrites queries: pass --rewrite-model MODEL (or set query.model)")
-    if beir is not None:
-        for query in beir:  # an empty query is an input error naming the file, not a silent miss
-            if not pipe.prepare(query.text):
-                raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(queries),
-                                 field="text")
-    if kind == "tasks":
-        pipe.gateway = build_rewrite_gateway(pipe.llm_models, cache_dir=cache_dir, no_cache=no_cache,
-                                             api_base=api_base, concurrency=concurrency)
-    try:
-        with progress_bars(fmt == "table") as bars:
-            info = pipe.open(corpus, bars)
-        run = Run(name=spec.name, source=str(queries))
-        query_summary: dict[str, Any]
+    with OutputLock(_sibling(out, ".lock"), owner=out):  # a second retrieve on this --out would pay twice
+        spec = load_pipeline(pipeline, pipeline_dir)
+        if chunk and spec.chunking is None:
+            spec = spec.model_copy(update={"chunking": ChunkingSpec()})
+        kind = queries_kind(queries)
+        tasks = read_tasks(queries)[:limit] if kind == "tasks" else None
+        beir = read_queries(queries)[:limit] if kind == "beir" else None
+        strategy = spec.query.strategy
+        if rewrite_model and strategy != "rewrite":
+            raise UsageError(f"--rewrite-model is for pipelines whose query strategy is rewrite; "
+                             f"{spec.name} uses {strategy}")
+        pipe = Pipeline(spec, extra_dirs=pipeline_dir, index_dir=index_dir, rewrite_model=rewrite_model)
         if tasks is not None:
-            retrieval = asyncio.run(pipe.retrieve_tasks(tasks, k))
-            for task in tasks:
-                run.add(task.task_id, to_hits(retrieval.passages[task.key]), collection=task.collection)
-            query_summary = retrieval.query_summary
-            write_jsonl(_sibling(out, ".queries.jsonl"), (_query_record(retrieval.queries[t.key]) for t in tasks))
+            require_questions(tasks, queries)
+        if kind == "tasks" and strategy == "rewrite" and not pipe.spec.query.model:  # before any indexing
+            raise UsageError(f"pipeline {spec.name} rewrites queries: pass --rewrite-model MODEL (or set query.model)")
+        if beir is not None:
+            for query in beir:  # an empty query is an input error naming the file, not a silent miss
+                if not pipe.prepare(query.text):
+                    raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(queries),
+                                     field="text")
+        if kind == "tasks":
+            pipe.gateway = build_rewrite_gateway(pipe.llm_models, cache_dir=cache_dir, no_cache=no_cache,
+                                                 api_base=api_base, concurrency=concurrency)
+        try:
+            with progress_bars(fmt == "table") as bars:
+                info = pipe.open(corpus, bars)
+            run = Run(name=spec.name, source=str(queries))
+            query_summary: dict[str, Any]
+            if tasks is not None:
+                retrieval = asyncio.run(pipe.retrieve_tasks(tasks, k))
+                for task in tasks:
+                    run.add(task.task_id, to_hits(retrieval.passages[task.key]), collection=task.collection)
+                query_summary = retrieval.query_summary
+                write_jsonl(_sibling(out, ".queries.jsonl"), (_query_record(retrieval.queries[t.key]) for t in tasks))
+            else:
+                assert beir is not None
+                results = pipe.search([q.text for q in beir], k)
+                for query, passages in zip(beir, results, strict=True):
+                    run.add(query.id, to_hits(passages))
+                query_summary = {"strategy": "as given (BEIR queries)"}
+                if strategy != "last_turn":
+                    typer.echo(f"note: {queries} holds ready-made queries; the pipeline's {strategy} query strategy "
+                               f"applies to MTRAG tasks only", err=True)
+        finally:
+            pipe.close()
+        if out.suffix in (".trec", ".txt", ".run"):
+            write_trec_run(run, out, tag=spec.name)
         else:
-            assert beir is not None
-            results = pipe.search([q.text for q in beir], k)
-            for query, passages in zip(beir, results, strict=True):
-                run.add(query.id, to_hits(passages))
-            query_summary = {"strategy": "as given (BEIR queries)"}
-            if strategy != "last_turn":
-                typer.echo(f"note: {queries} holds ready-made queries; the pipeline's {strategy} query strategy "
-                           f"applies to MTRAG tasks only", err=True)
-    finally:
-        pipe.close()
-    if out.suffix in (".trec", ".txt", ".run"):
-        write_trec_run(run, out, tag=spec.name)
-    else:
-        write_mtrag_run(run, out)
-    summary = {"out": str(out), "queries": len(run), "k": k or spec.k, "pipeline": pipe.record(),
-               "query_strategy": query_summary, "seconds": round(time.perf_counter() - started, 2)}
-    with writing(_sibling(out, ".pipeline.json")):
-        _sibling(out, ".pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    if (warning := rewrite_warning(query_summary)) is not None:
-        typer.echo(warning, err=True)
-    if fmt == "json":
-        typer.echo(json.dumps(summary, default=str))
-        return
-    reused = "reused" if info.reused else "built"
-    where = f" ({info.folder})" if info.folder else ""
-    print(f"{spec.name}: top-{k or spec.k} for {len(run)} queries -> {out}", file=sys.stdout)
-    print(f"index {reused}{where}: {info.passages} passages, {info.seconds:.1f}s", file=sys.stdout)
-    if query_summary.get("strategy") == "rewrite":
-        print("rewrite: " + ", ".join(f"{key} {value}" for key, value in query_summary.items()
-                                      if key not in ("strategy",)), file=sys.stdout)
+            write_mtrag_run(run, out)
+        summary = {"out": str(out), "queries": len(run), "k": k or spec.k, "pipeline": pipe.record(),
+                   "query_strategy": query_summary, "seconds": round(time.perf_counter() - started, 2)}
+        with writing(_sibling(out, ".pipeline.json")):
+            _sibling(out, ".pipeline.json").write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        if (warning := rewrite_warning(query_summary)) is not None:
+            typer.echo(warning, err=True)
+        if fmt == "json":
+            typer.echo(json.dumps(summary, default=str))
+            return
+        reused = "reused" if info.reused else "built"
+        where = f" ({info.folder})" if info.folder else ""
+        print(f"{spec.name}: top-{k or spec.k} for {len(run)} queries -> {out}", file=sys.stdout)
+        print(f"index {reused}{where}: {info.passages} passages, {info.seconds:.1f}s", file=sys.stdout)
+        if query_summary.get("strategy") == "rewrite":
+            print("rewrite: " + ", ".join(f"{key} {value}" for key, value in query_summary.items()
+                                          if key not in ("strategy",)), file=sys.stdout)
 
 
 def _sibling(out: Path, suffix: str) -> Path:
