@@ -86,11 +86,15 @@ def metric_table(summary: dict[str, Any], title: str, infos: Sequence[MetricInfo
     if not stats_like:
         return Table(title, ["metric", "value"], [[k, v] for k, v in metrics.items()])
     with_std = any("std" in v for v in metrics.values())
-    columns = ["metric", "mean"] + (["std"] if with_std else []) + ["n", "errors"]
+    with_partial = any(v.get("partial_panels") for v in metrics.values())  # only when a panel lost a member
+    columns = ["metric", "mean"] + (["std"] if with_std else []) + ["n", "errors"] + (["partial"] if with_partial else [])
     rows = []
     for name, s in metrics.items():
-        rows.append([name, s.get("mean")] + ([s.get("std")] if with_std else []) + [s.get("n"), s.get("errors", 0)])
-    return Table(title, columns, rows, legend=legend(infos, list(metrics)))
+        rows.append([name, s.get("mean")] + ([s.get("std")] if with_std else []) + [s.get("n"), s.get("errors", 0)]
+                    + ([s.get("partial_panels", 0)] if with_partial else []))
+    notes = (["partial: scores from a judge panel that fewer members answered than asked (--min-panel N requires "
+              "N answers)"] if with_partial else [])
+    return Table(title, columns, rows, notes=notes, legend=legend(infos, list(metrics)))
 
 
 def breakdown_tables(summary: dict[str, Any], shown: list[str] | None = None,
