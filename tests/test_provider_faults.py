@@ -135,6 +135,36 @@ def test_retrieve_checks_the_rewrite_model_before_indexing(tmp_path, monkeypatch
                            "unreachable")
 
 
+def test_rl_f_at_a_closed_port_stops_the_run_like_every_judge(tmp_path, monkeypatch, capsys) -> None:
+    """ragas calls the judge inside RL_F: a provider that cannot be reached stops the run there too (it is not
+    'ragas could not use the judge's output' on every task)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    code, _, err = run_cli(judge(tmp_path, "--judges", "rl_f", "--judge-models", "openai/j", "--no-preflight",
+                                 "--api-base", "http://127.0.0.1:9/v1"), monkeypatch, capsys)
+    assert code == 3, err
+    errors = [line for line in err.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and errors[0].startswith("error: cannot reach http://127.0.0.1:9/v1 (model openai/j)")
+    assert "ragas could not use" not in err
+
+
+def test_credentials_rejected_mid_run_stop_it_after_a_few_requests(tmp_path, monkeypatch, capsys) -> None:
+    """A provider whose keys the preflight cannot check (litellm has no validation for it, or the preflight is
+    off): the first few 401s in a row stop the run with one line, instead of paying nothing for every task."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-000")
+    source = predictions(tmp_path / "preds.jsonl", 30)
+    with OpenAIServer() as server:
+        server.valid_key = "sk-right-key-000"
+        code, _, err = run_cli(["judge", str(source), "--out", str(tmp_path / "out.jsonl"), "--judges", "idk",
+                                "--judge-models", "openai/j", "--no-preflight", "--concurrency", "1",
+                                "--api-base", server.base_url], monkeypatch, capsys)
+        sent = len(server.requests)
+    assert code == 2, err
+    errors = [line for line in err.splitlines() if line.startswith("error")]
+    assert len(errors) == 1 and "rejected the credentials (HTTP 401)" in errors[0], err
+    assert "sk-wrong-key-000" not in err
+    assert sent <= 3  # not one refused request per task
+
+
 def test_a_refused_key_is_found_before_any_work(tmp_path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-000")
     with OpenAIServer() as server:

@@ -52,7 +52,7 @@ from ragas.metrics._faithfulness import (  # noqa: E402
 from ragas.run_config import RunConfig  # noqa: E402
 from ragas.utils import camel_to_snake  # noqa: E402
 
-from ragjudge.errors import InputError  # noqa: E402
+from ragjudge.errors import InputError, RagjudgeError  # noqa: E402
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem  # noqa: E402
 from ragjudge.judges.spec import JudgeSpec  # noqa: E402
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse  # noqa: E402
@@ -223,6 +223,8 @@ class RLFJudge(Judge):
             score = await self.metric_for(llm).single_turn_ascore(sample)
         except LLMError as exc:
             error = f"{trace.stage}: {exc}"
+        except RagjudgeError:  # a provider that cannot be reached, a refused key: the run stops, as for every judge
+            raise
         except Exception as exc:  # ragas's parser errors (RagasOutputParserException, OutputParserException...)
             error = f"{trace.stage}: ragas could not use the judge's output ({type(exc).__name__}: {exc})"
             unreadable = trace.calls[-1] if trace.calls else None

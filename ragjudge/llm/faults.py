@@ -5,7 +5,8 @@
 - 5xx, timeouts, garbled bodies: back off and retry, at most `max_retries` times;
 - connection refused / DNS / unreachable host: a few in a row open the endpoint's breaker and the run stops
   with "cannot reach ..." (the finished work is journaled), instead of minutes of retries producing nothing;
-- 4xx (auth, bad request, context window): fail at once.
+- 4xx (auth, bad request, context window): fail at once; a key refused a few times in a row (401) with no
+  success stops the run, since every later request would be refused too.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ class ProviderUnreachable(RagjudgeError):
     """The endpoint cannot be reached at all: the run stops (exit 3), its finished work kept."""
 
     exit_code = 3
+
+
+class CredentialsRejected(RagjudgeError):
+    """The provider refuses the key request after request (a key the preflight could not check): the run stops
+    (exit 2, like a missing key), its finished work kept."""
 
 
 def status_of(exc: BaseException) -> int | None:
@@ -53,6 +59,10 @@ def retry_after(exc: BaseException) -> float | None:
 
 def is_rate_limited(exc: BaseException) -> bool:
     return isinstance(exc, litellm().RateLimitError) or status_of(exc) == 429
+
+
+def is_auth_error(exc: BaseException) -> bool:
+    return isinstance(exc, litellm().AuthenticationError) or status_of(exc) == 401
 
 
 _CONNECTION_WORDS = ("connection refused", "name or service not known", "nodename nor servname",
@@ -108,7 +118,8 @@ def describe(exc: BaseException | None, model: str, attempts: int, endpoint: str
 
 
 class Breaker:
-    """Opens after `threshold` connection failures in a row on one endpoint; any success closes it."""
+    """Opens after `threshold` failures of one kind in a row (connections to an endpoint, a model's refused
+    key); any success resets the count. Once open it stays open: the run stops."""
 
     def __init__(self, threshold: int = 5):
         self.threshold = threshold
@@ -119,7 +130,7 @@ class Breaker:
         self.failures = 0
 
     def failure(self, reason: str) -> bool:
-        """Count a connection failure; True when the breaker is (now) open."""
+        """Count a failure; True when the breaker is (now) open."""
         self.failures += 1
         if self.failures >= self.threshold:
             self.open_reason = reason

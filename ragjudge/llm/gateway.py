@@ -21,8 +21,10 @@ from ragjudge.llm.cache import ResponseCache, cache_key
 from ragjudge.llm.faults import (
     Breaker,
     LLMError,
+    CredentialsRejected,
     ProviderUnreachable,
     describe,
+    is_auth_error,
     is_connection_error,
     is_rate_limited,
     is_retryable,
@@ -103,6 +105,8 @@ class LLMGateway:
         self.requests_sent = 0
         self.limiters: dict[str, RateLimiter] = {}
         self.breakers: dict[str, Breaker] = {}
+        self.key_breakers: dict[str, Breaker] = {}
+        """Per model: its key refused (401) this many times in a row, with no success, stops the run."""
         self.batcher: BatchCollector | None = None
         """With `--batch`: chat requests that miss the cache go through the provider's batch interface."""
         self._semaphore: asyncio.Semaphore | None = None
@@ -133,6 +137,9 @@ class LLMGateway:
 
     def _breaker(self, route: ModelRoute) -> Breaker:
         return self.breakers.setdefault(route.endpoint, Breaker(self.breaker_threshold))
+
+    def _key_breaker(self, route: ModelRoute) -> Breaker:
+        return self.key_breakers.setdefault(route.name, Breaker(3))
 
     def _key(self, route: ModelRoute) -> str | None:
         return route.api_key() or self._api_key
@@ -266,7 +273,7 @@ class LLMGateway:
         failures back off, at most `max_retries` times; connection failures open the endpoint's breaker and
         stop the run. Every attempt is counted as a request."""
         model = route.name
-        limiter, breaker = self.limiter(route), self._breaker(route)
+        limiter, breaker, key_breaker = self.limiter(route), self._breaker(route), self._key_breaker(route)
         born = time.monotonic()
         deadline = born + self.retry_seconds
         failures = 0
@@ -274,6 +281,8 @@ class LLMGateway:
         while True:
             if breaker.open_reason is not None:
                 raise ProviderUnreachable(breaker.open_reason)
+            if key_breaker.open_reason is not None:
+                raise CredentialsRejected(key_breaker.open_reason)
             await limiter.acquire(born, tokens)
             started = time.perf_counter()
             attempts += 1
@@ -298,6 +307,12 @@ class LLMGateway:
                     if breaker.failure(reason):
                         self.usage.record(model, failures=1)
                         raise ProviderUnreachable(reason) from None
+                if is_auth_error(exc) and key_breaker.failure(redact(
+                        f"{route.endpoint} rejected the credentials (HTTP 401) for model {model} "
+                        f"{key_breaker.threshold} times in a row: check its key; finished work is saved, rerun "
+                        "to resume", secrets)):
+                    self.usage.record(model, failures=1)
+                    raise CredentialsRejected(str(key_breaker.open_reason)) from None
                 if is_rate_limited(exc) and time.monotonic() < deadline:
                     wait = retry_after(exc)
                     limiter.on_rate_limited(wait, exception_headers(exc))
@@ -313,6 +328,7 @@ class LLMGateway:
                 self.usage.record(model, failures=1)
                 raise LLMError(redact(describe(exc, model, attempts, route.endpoint), secrets)) from None
             breaker.success()
+            key_breaker.success()
             limiter.on_success(response_headers(raw))
             self.usage.record(model, calls=1)
             return result

@@ -95,7 +95,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         request = self._record(body)
         route = self._route()
-        if route == "/chat/completions":
+        if self.server.owner.valid_key is not None and (
+                self.headers.get("Authorization", "") != f"Bearer {self.server.owner.valid_key}"):
+            self._send_error(401, "Incorrect API key provided")
+        elif route == "/chat/completions":
             self._chat(request)
         elif route == "/embeddings":
             self._embeddings(request)
@@ -292,7 +295,8 @@ class OpenAIServer:
         self.listings: list[Request] = []
         """GET requests (model listings: ragjudge's preflight), kept apart from the API calls."""
         self.valid_key: str | None = None
-        """When set, model listings with another bearer key get 401 (to test the preflight's credential check)."""
+        """When set, requests with another bearer key get 401 (model listings: the preflight's credential
+        check; API calls: a key refused mid-run). Refused API calls are still recorded in `requests`."""
         self.errors: list[BaseException] = []  # exceptions raised by the responder, for debugging
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
