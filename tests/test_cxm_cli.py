@@ -142,19 +142,40 @@ def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
 
 
-def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`ragjudge eval --bench cxm-quality --gen MODEL`: the CLI, the gateway, litellm, the local server."""
+def quality_answers(request: Request) -> str:
+    """The local server's answers to the example's three quality calls."""
     answers = {"thanks for calling": [True, True, True], "opening hours": [True, "na", False],
                "wrong again": [False, True, True]}
+    for needle, values in answers.items():
+        if needle in request.prompt:
+            return json.dumps({"answers": [{"question": i + 1, "answer": v} for i, v in enumerate(values)]})
+    raise AssertionError("unexpected prompt")
 
-    def responder(request: Request) -> str:
-        for needle, values in answers.items():
-            if needle in request.prompt:
-                return json.dumps({"answers": [{"question": i + 1, "answer": v} for i, v in enumerate(values)]})
-        raise AssertionError("unexpected prompt")
 
+def test_cxm_run_takes_a_models_file(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`cxm run` routes its model like eval and judge do: endpoint and key variable from --models."""
+    monkeypatch.setenv("LOCAL_KEY", "sk-local-secret-1234")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with OpenAIServer(quality_answers) as server:
+        server.valid_key = "sk-local-secret-1234"
+        models = tmp_path / "models.yaml"
+        models.write_text(f"""model_list:
+  - model_name: qa
+    litellm_params: {{model: openai/qa-local, api_base: "{server.base_url}", api_key: os.environ/LOCAL_KEY}}
+""")
+        code, out, err = run_cli(monkeypatch, capsys, "cxm", "run", "--task", "quality", "--data", str(EXAMPLE),
+                                 "--model", "qa", "--models", str(models), "--rpm", "600",
+                                 "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
+                                 "--format", "json")
+        assert {r.model for r in server.requests} == {"qa-local"} and server.chat_count() == 3
+    assert code == 0, err
+    assert by_task(out)["agent quality adherence"]["metrics"]["question accuracy"] == 1.0
+
+
+def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`ragjudge eval --bench cxm-quality --gen MODEL`: the CLI, the gateway, litellm, the local server."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with OpenAIServer(responder) as server:
+    with OpenAIServer(quality_answers) as server:
         code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-quality", "--data",
                                  str(EXAMPLE), "--gen", "openai/qa-model", "--api-base", server.base_url,
                                  "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),

@@ -198,6 +198,30 @@ def test_a_mixed_panel_over_two_endpoints_from_a_models_file(tmp_path, monkeypat
         assert b"sk-local-secret" not in file.read_bytes() and b"sk-provider-secret" not in file.read_bytes(), file
 
 
+def test_retrieve_routes_its_rewrite_model_through_a_models_file(tmp_path, monkeypatch, capsys) -> None:
+    """retrieve takes the same models file as eval and judge: the rewrite model's endpoint, key and rpm."""
+    monkeypatch.setenv("LOCAL_KEY", "sk-local-secret-1234")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    rewritten = json.dumps({"class": "non-standalone", "question": "what does the passage say about it?"})
+    with OpenAIServer(lambda request: rewritten) as local:
+        local.valid_key = "sk-local-secret-1234"
+        models = tmp_path / "models.yaml"
+        models.write_text(f"""model_list:
+  - model_name: rewriter
+    litellm_params: {{model: openai/llama-local, api_base: "{local.base_url}", api_key: os.environ/LOCAL_KEY,
+                      rpm: 6000}}
+""")
+        code, _, err = run_cli(["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries",
+                                str(MINI / "tasks.jsonl"), "--pipeline", "bm25_rewrite", "--rewrite-model", "rewriter",
+                                "--models", str(models), "--index-dir", str(tmp_path / "indexes"),
+                                "--out", str(tmp_path / "run.jsonl")], monkeypatch, capsys)
+        asked = {r.model for r in local.requests}
+    assert code == 0, err
+    assert asked == {"llama-local"} and len(local.listings) == 1  # checked first, then every rewrite sent there
+    queries = [json.loads(line) for line in (tmp_path / "run.queries.jsonl").read_text().splitlines()]
+    assert any(q["text"] == "what does the passage say about it?" for q in queries)  # the rewrites came from it
+
+
 def test_a_bad_models_file_is_one_line(tmp_path, monkeypatch, capsys) -> None:
     models = tmp_path / "models.yaml"
     models.write_text("model_list:\n  - model_name: x\n    litellm_params: {model: openai/x, api_key: sk-literal}\n")

@@ -168,6 +168,10 @@ def run_command(
                                                            "specs (repeatable).")] = None,
     max_retries: common.RetriesOpt = 6,
     timeout: common.TimeoutOpt = 120.0,
+    models: common.ModelsOpt = None,
+    rpm: common.RpmOpt = None,
+    tpm: common.TpmOpt = None,
+    no_preflight: common.NoPreflightOpt = False,
 ) -> None:
     """Run a model on one task, then score it (the same as `ragjudge eval --bench cxm-<task>`; resumes on rerun)."""
     fmt = common.check_format(fmt)
@@ -189,7 +193,8 @@ def run_command(
     cls = BY_TASK[name]
     bench = cls(_options(name, given), label=f"cxm-{name}")
     engine = EngineOptions(limit=limit, concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
-                           api_base=api_base, max_retries=max_retries, timeout=timeout)
+                           api_base=api_base, max_retries=max_retries, timeout=timeout, models=models, rpm=rpm,
+                           tpm=tpm, preflight=not no_preflight)
     outcome = run_bench(bench, engine, OutputPaths.in_folder(output_folder(out or default_out(bench), "--out folder")))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)

@@ -52,16 +52,14 @@ def to_hits(passages: list[Passage]) -> list[Hit]:
     return [Hit(doc_id=p.document_id, score=float(p.score or 0.0), text=p.text, title=p.title) for p in passages]
 
 
-def build_rewrite_gateway(models: list[str], *, cache_dir: str | None, no_cache: bool, api_base: str | None,
-                          concurrency: int) -> Any:
+def build_rewrite_gateway(models: list[str], options: Any) -> Any:
     """The rewrite model's gateway, checked as a run's models are (credentials, then one free request to its
     endpoint) before any indexing: a missing key is exit 2, an endpoint that cannot be reached exit 3."""
     if not models:
         return None
-    from ragjudge.engine.context import EngineOptions, build_gateway
+    from ragjudge.engine.context import build_gateway
 
-    return build_gateway(EngineOptions(concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
-                                       api_base=api_base), models)
+    return build_gateway(options, models)
 
 
 def retrieve_command(
@@ -83,6 +81,10 @@ def retrieve_command(
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
     api_base: common.ApiBaseOpt = None,
+    models: common.ModelsOpt = None,
+    rpm: common.RpmOpt = None,
+    tpm: common.TpmOpt = None,
+    no_preflight: common.NoPreflightOpt = False,
 ) -> None:
     """Retrieve passages for every query with a pipeline; write an MTRAG or TREC run file."""
     if fmt not in ("table", "json"):
@@ -111,8 +113,10 @@ def retrieve_command(
                     raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(queries),
                                      field="text")
         if kind == "tasks":
-            pipe.gateway = build_rewrite_gateway(pipe.llm_models, cache_dir=cache_dir, no_cache=no_cache,
-                                                 api_base=api_base, concurrency=concurrency)
+            pipe.gateway = build_rewrite_gateway(pipe.llm_models, common.engine_options(
+                bench_name="retrieve", uses_llm=True, limit=None, concurrency=concurrency, cache_dir=cache_dir,
+                no_cache=no_cache, api_base=api_base, max_retries=None, timeout=None, models=models, rpm=rpm,
+                tpm=tpm, no_preflight=no_preflight))
         try:
             with progress_bars(fmt == "table") as bars:
                 info = pipe.open(corpus, bars)
