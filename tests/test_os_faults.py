@@ -49,20 +49,26 @@ def open_dir() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A real 1 MB file system (tmpfs), where the machine lets tests mount one (root)."""
-    mount = tmp_path / "disk"
+@contextmanager
+def tmpfs(mount: Path, options: str, why_root: str) -> Iterator[Path]:
+    """A real 1 MB file system mounted at `mount` for the block, where the machine lets tests mount one (root)."""
     mount.mkdir()
     if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tiny tmpfs needs root; the ENOSPC tests below cover the same path everywhere")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True)
+        pytest.skip(why_root)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
     try:
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    with tmpfs(tmp_path / "disk", "size=1m",
+               "mounting a tiny tmpfs needs root; the ENOSPC tests below cover the same path everywhere") as mount:
+        yield mount
 
 
 def fill(disk: Path) -> None:
@@ -119,17 +125,8 @@ def test_read_only_output_folder_is_exit_3_naming_the_folder(
 def test_read_only_file_system_is_named_as_such(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A read-only mount refuses root too; the reason given is the file system's, not "permission denied"."""
-    mount = tmp_path / "ro"
-    mount.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a read-only tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,ro", "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
+    with tmpfs(tmp_path / "ro", "size=1m,ro", "mounting a read-only tmpfs needs root") as mount:
         code, _, err = run_cli(_eval(mount / "run"), monkeypatch, capsys)
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
     assert code == 3
     assert _one_error_line(err) == (f"error: {mount / 'run'}: cannot write: read-only file system (EROFS) in "
                                     f"folder {mount}")
