@@ -58,3 +58,11 @@ def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
         main()
     captured = capsys.readouterr()
     return int(exit_info.value.code or 0), captured.out, captured.err
+
+
+def ctrl_c_default() -> None:
+    """For a subprocess a test interrupts with SIGINT: Ctrl-C acts as at a terminal, even when the suite runs
+    as a background job (`cmd &` in a script starts it with SIGINT ignored, and children inherit that)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI, REPO, run_cli
+from conftest import MINI, REPO, ctrl_c_default, run_cli
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 GOLDEN = REPO / "tests" / "fixtures" / "golden"
@@ -181,7 +181,8 @@ def _start(server: OpenAIServer, bench: str, out: Path, cache: Path, env: dict[s
     return subprocess.Popen(
         [sys.executable, "-m", "ragjudge", "eval", *BENCHES[bench], "--api-base", server.base_url, "--concurrency",
          "1", "--out", str(out), "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **env, "RAGJUDGE_CACHE_DIR": str(cache), "OPENAI_API_KEY": "sk-test"})
+        env={**os.environ, **env, "RAGJUDGE_CACHE_DIR": str(cache), "OPENAI_API_KEY": "sk-test"},
+        preexec_fn=ctrl_c_default)
 
 
 def _wait_lines(path: Path, n: int, timeout: float = 60) -> None:

@@ -11,6 +11,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from conftest import ctrl_c_default
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 N_TASKS = 40
@@ -38,7 +39,7 @@ def start(server: OpenAIServer, source: Path, out: Path, cache: Path) -> subproc
         [sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "idk,rb_llm", "--judge-models",
          "openai/a,openai/b", "--api-base", server.base_url, "--concurrency", str(CONCURRENCY), "--out", str(out),
          "--format", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=ctrl_c_default,
     )
 
 

@@ -288,16 +288,18 @@ class LLMGateway:
             attempts += 1
             try:
                 try:
-                    async with self._sem():
+                    async with self._sem():  # the breakers again: they may have opened while this waited
                         if breaker.open_reason is not None:
                             raise ProviderUnreachable(breaker.open_reason)
+                        if key_breaker.open_reason is not None:
+                            raise CredentialsRejected(key_breaker.open_reason)
                         self.requests_sent += 1
                         self.usage.record(model, requests=1)
                         raw = await send()
                 finally:
                     limiter.release()
                 result = parse(raw, time.perf_counter() - started)
-            except ProviderUnreachable:
+            except (ProviderUnreachable, CredentialsRejected):
                 raise
             except Exception as exc:  # classified below; anything unexpected is not retried
                 secrets = (self._api_key or "", secret or route.api_key() or "")
