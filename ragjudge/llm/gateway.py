@@ -20,8 +20,8 @@ from ragjudge.llm._litellm import litellm
 from ragjudge.llm.cache import ResponseCache, cache_key
 from ragjudge.llm.faults import (
     Breaker,
-    LLMError,
     CredentialsRejected,
+    LLMError,
     ProviderUnreachable,
     describe,
     is_auth_error,
