@@ -126,8 +126,12 @@ def main() -> None:
             base = next(r for r in rows if r["latency"] == latency and r["way"] == ways[0])
             for r in rows:
                 if r["latency"] == latency and r is not base:
-                    fewer = ("no 429 at all" if r["refused"] == 0 else
-                             f"{base['refused'] / r['refused']:.0f}x fewer 429s")
+                    if r["refused"] == 0:
+                        fewer = "no 429 at all"
+                    elif base["refused"] == 0:
+                        fewer = f"{r['refused']:.2%} 429s against none"
+                    else:
+                        fewer = f"{base['refused'] / r['refused']:.1f}x fewer 429s"
                     print(f"latency {latency:g}: {r['way']} vs {base['way']}: {base['seconds'] / r['seconds']:.2f}x "
                           f"faster, {fewer}, {base['cpu'] / max(r['cpu'], 1e-9):.2f}x less CPU")
 
