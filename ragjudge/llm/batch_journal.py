@@ -8,11 +8,10 @@ submitted, unfinished batch waits for that batch. A torn last line (a kill mid-w
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO
+
+from ragjudge.formats.jsonl import JsonlAppender, read_jsonl
 
 
 @dataclass
@@ -35,27 +34,22 @@ class BatchJournal:
         self.path = path
         self.batches: dict[str, JournaledBatch] = {}
         self._open: dict[str, str] = {}
-        self._fh: IO[str] | None = None
+        self._out: JsonlAppender | None = None
         if path is not None and path.exists():
             self._load(path)
 
     def _load(self, path: Path) -> None:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            for line in fh:
+        for _, event in read_jsonl(path, tolerate_truncated_tail=True):
+            if not isinstance(event.get("batch_id"), str):
+                continue
+            if event.get("event") == "submitted":
+                fields = {k: event[k] for k in JournaledBatch.__dataclass_fields__ if k in event}
                 try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
+                    self._remember(JournaledBatch(**fields))
+                except TypeError:
                     continue
-                if not isinstance(event, dict) or not isinstance(event.get("batch_id"), str):
-                    continue
-                if event.get("event") == "submitted":
-                    fields = {k: event[k] for k in JournaledBatch.__dataclass_fields__ if k in event}
-                    try:
-                        self._remember(JournaledBatch(**fields))
-                    except TypeError:
-                        continue
-                elif event.get("event") == "finished" and event["batch_id"] in self.batches:
-                    self._forget(event["batch_id"], str(event.get("status") or "unknown"))
+            elif event.get("event") == "finished" and event["batch_id"] in self.batches:
+                self._forget(event["batch_id"], str(event.get("status") or "unknown"))
 
     # -- queries --------------------------------------------------------------------------------------
 
@@ -78,9 +72,9 @@ class BatchJournal:
         self._write({"event": "finished", "batch_id": batch_id, "status": status})
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
     def _remember(self, batch: JournaledBatch) -> None:
         self.batches[batch.batch_id] = batch
@@ -98,9 +92,6 @@ class BatchJournal:
     def _write(self, event: dict[str, object]) -> None:
         if self.path is None:
             return
-        if self._fh is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = self.path.open("a", encoding="utf-8")
-        self._fh.write(json.dumps(event, ensure_ascii=False) + "\n")
-        self._fh.flush()
-        os.fsync(self._fh.fileno())  # one line per batch: a paid submission is never forgotten, even by a crash
+        if self._out is None:  # a sync per line (one per batch): a paid submission survives even a crash
+            self._out = JsonlAppender(self.path, sync_every=0)
+        self._out.append(event)

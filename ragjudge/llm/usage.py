@@ -8,10 +8,12 @@ paid for; the run's totals are the sum of the log, across every invocation that 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from ragjudge.errors import EnvironmentFault
+from ragjudge.formats.jsonl import JsonlAppender, read_jsonl
 
 COUNTERS = ("requests", "calls", "cached", "retries", "failures", "prompt_tokens", "completion_tokens", "cost",
             "batched")
@@ -41,7 +43,7 @@ class ModelUsage:
 class UsageTracker:
     by_model: dict[str, ModelUsage] = field(default_factory=dict)
     log: Path | None = None
-    _fh: IO[str] | None = None
+    _out: JsonlAppender | None = None
 
     def model(self, name: str) -> ModelUsage:
         return self.by_model.setdefault(name, ModelUsage())
@@ -51,18 +53,16 @@ class UsageTracker:
         self.model(model).add(counts)
         if self.log is not None:
             try:
-                if self._fh is None:
-                    self.log.parent.mkdir(parents=True, exist_ok=True)
-                    self._fh = self.log.open("a", encoding="utf-8")
-                self._fh.write(json.dumps({"model": model, **counts}) + "\n")
-                self._fh.flush()  # survives a kill of this process (the OS has it); no fsync per call
-            except OSError:
+                if self._out is None:
+                    self._out = JsonlAppender(self.log)  # cuts a line torn by a kill before appending
+                self._out.append({"model": model, **counts})
+            except (OSError, EnvironmentFault):
                 self.log = None  # accounting must never stop a run; the in-memory figures remain
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
     @property
     def total(self) -> ModelUsage:
@@ -80,12 +80,7 @@ def logged_usage(path: Path) -> dict[str, dict[str, float]]:
     totals: dict[str, ModelUsage] = {}
     if not path.exists():
         return {}
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(event, dict) and isinstance(event.get("model"), str):
-                totals.setdefault(event["model"], ModelUsage()).add(event)
+    for _, event in read_jsonl(path, tolerate_truncated_tail=True):
+        if isinstance(event.get("model"), str):
+            totals.setdefault(event["model"], ModelUsage()).add(event)
     return {m: dict(vars(u)) for m, u in sorted(totals.items())}
