@@ -222,17 +222,23 @@ def test_full_disk_under_report_csv_and_per_query_files_names_the_file_and_leave
     assert sorted(p.name for p in tiny_disk.iterdir()) == ["c.csv", "filler", "pq.csv", "report.html"]
 
 
-def test_disk_full_at_a_journal_write_is_exit_3_and_finished_work_is_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    """The same fault on any machine: the OS refuses the journal's fsync after three records (ENOSPC)."""
+def fsync_fails_after(n: int):  # noqa: ANN201 - a replacement for os.fsync
+    """os.fsync that syncs `n` times, then reports a full disk (ENOSPC) as the OS would."""
     real_fsync, calls = os.fsync, []
 
     def fsync(fd: int) -> None:
         calls.append(fd)
-        if len(calls) > 3:
+        if len(calls) > n:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_fsync(fd)
 
+    return fsync
+
+
+def test_disk_full_at_a_journal_write_is_exit_3_and_finished_work_is_kept(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """The same fault on any machine: the OS refuses the journal's fsync after three records (ENOSPC)."""
+    real_fsync, fsync = os.fsync, fsync_fails_after(3)
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setenv("RAGJUDGE_FSYNC_SECONDS", "0")  # a sync per record, so the fault hits an append
     out = tmp_path / "run"
@@ -253,14 +259,7 @@ def test_disk_full_while_llm_calls_are_in_flight_stops_cleanly(
     awaited" noise from litellm's worker threads."""
     from ragjudge.testing.openai_server import OpenAIServer, Reply
 
-    real_fsync, calls = os.fsync, []
-
-    def fsync(fd: int) -> None:
-        calls.append(fd)
-        if len(calls) > 3:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_fsync(fd)
-
+    real_fsync, fsync = os.fsync, fsync_fails_after(3)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setenv("RAGJUDGE_FSYNC_SECONDS", "0")  # a sync per record, so the fault hits an append
