@@ -259,7 +259,7 @@ def test_disk_full_while_llm_calls_are_in_flight_stops_cleanly(
     awaited" noise from litellm's worker threads."""
     from ragjudge.testing.openai_server import OpenAIServer, Reply
 
-    real_fsync, fsync = os.fsync, fsync_fails_after(3)
+    fsync = fsync_fails_after(3)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setenv("RAGJUDGE_FSYNC_SECONDS", "0")  # a sync per record, so the fault hits an append
