@@ -279,20 +279,14 @@ class LLMGateway:
         failures = 0
         attempts = 0
         while True:
-            if breaker.open_reason is not None:
-                raise ProviderUnreachable(breaker.open_reason)
-            if key_breaker.open_reason is not None:
-                raise CredentialsRejected(key_breaker.open_reason)
+            _stop_if_open(breaker, key_breaker)
             await limiter.acquire(born, tokens)
             started = time.perf_counter()
             attempts += 1
             try:
                 try:
-                    async with self._sem():  # the breakers again: they may have opened while this waited
-                        if breaker.open_reason is not None:
-                            raise ProviderUnreachable(breaker.open_reason)
-                        if key_breaker.open_reason is not None:
-                            raise CredentialsRejected(key_breaker.open_reason)
+                    async with self._sem():
+                        _stop_if_open(breaker, key_breaker)  # again: they may have opened while this waited
                         self.requests_sent += 1
                         self.usage.record(model, requests=1)
                         raw = await send()
@@ -364,3 +358,11 @@ class LLMGateway:
         usage = getattr(raw, "usage", None)
         return EmbeddingResponse(vectors=vectors, model=model, cost=cost_of(raw), latency=latency,
                                  prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0))
+
+
+def _stop_if_open(endpoint: Breaker, key: Breaker) -> None:
+    """Stop the run once the endpoint cannot be reached (exit 3) or the model's key is refused (exit 2)."""
+    if endpoint.open_reason is not None:
+        raise ProviderUnreachable(endpoint.open_reason)
+    if key.open_reason is not None:
+        raise CredentialsRejected(key.open_reason)
