@@ -14,14 +14,13 @@ from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
-from ragjudge.bench.cxm.base import CxmBench, FileRowsSolver, optional_articles
-from ragjudge.bench.cxm.models import Article, RagCase
+from ragjudge.bench.cxm.base import FileRowsSolver, optional_articles
+from ragjudge.bench.cxm.models import RagCase
 from ragjudge.bench.cxm.paper import TABLE8_RETRIEVAL
 from ragjudge.bench.cxm.report import TaskReport
-from ragjudge.bench.cxm.retrieve import KbIndex, check_standalone, chunking_for, describe_chunking, index_notes, \
-    pipeline_for
+from ragjudge.bench.cxm.retrieve import chunking_for, describe_chunking, index_notes
 from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, conversation_query, form_query
-from ragjudge.bench.cxm.search import RetrievalOptions, embedding_models, index_metrics
+from ragjudge.bench.cxm.search import KbRetrievalBench, RetrievalOptions, embedding_models, index_metrics
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
@@ -96,7 +95,7 @@ class RetrievalSolver(Solver[RagCase]):
             yield case.case_id, row
 
 
-class MultiTurnRetrievalBench(CxmBench[MultiTurnOptions]):
+class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
     name = "cxm-multiturn-retrieval"
     task = "multiturn-retrieval"
     description = ("CXMArena multi-turn retrieval (Table 8): conversation → query (last turn, all user turns or "
@@ -122,13 +121,9 @@ class MultiTurnRetrievalBench(CxmBench[MultiTurnOptions]):
             raise UsageError("-T query=llm needs the model that writes queries: --rewrite-model MODEL")
         if self.strategy != LLM_QUERY and o.rewrite_model:
             raise UsageError(f"--rewrite-model is only used with -T query=llm, not {self.strategy}")
-        self.spec = pipeline_for(o.pipeline, o.pipeline_dir)
-        check_standalone(self.spec, o.pipeline)
         self.chunking = chunking_for(self.spec, o.chunk or None, o.chunk_overlap) if o.chunk else self.spec.chunking
         self.book = P.PromptBook(o.judge_dir)
         self.cases: list[RagCase] = []
-        self.articles: dict[str, Article] | None = None
-        self.index_info: dict[str, Any] | None = None
 
     def sample_id(self, sample: Any) -> str:
         return str(getattr(sample, "case_id", None) or sample.id)
@@ -146,13 +141,6 @@ class MultiTurnRetrievalBench(CxmBench[MultiTurnOptions]):
             return []
         models = [self.options.rewrite_model] if self.strategy == LLM_QUERY and self.options.rewrite_model else []
         return models + embedding_models(self.spec)
-
-    def open_index(self, ctx: RunContext) -> KbIndex:
-        assert self.articles is not None
-        index = KbIndex(self.spec, self.articles, chunking=self.chunking, index_dir=self.options.index_dir,
-                        extra_dirs=self.options.pipeline_dir, gateway=ctx.gateway)
-        self.index_info = index.open(ctx.bars)
-        return index
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
         return FileRowsSolver() if self.predictions_path is not None else RetrievalSolver(self)

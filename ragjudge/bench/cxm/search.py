@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import Field
 
@@ -32,6 +32,27 @@ class RetrievalOptions(CxmOptions):
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
     index_dir: str | None = Field(None, description="Where indexes are kept and reused (default: "
                                   "<cache>/indexes).")
+
+
+R = TypeVar("R", bound=RetrievalOptions)
+
+
+class KbRetrievalBench(CxmBench[R], Generic[R]):
+    """A CXMArena bench whose system under test is a retrieval pipeline over the knowledge base."""
+
+    def __init__(self, options: R, *, label: str | None = None):
+        super().__init__(options, label=label)
+        self.spec = pipeline_for(options.pipeline, options.pipeline_dir)
+        check_standalone(self.spec, options.pipeline)
+        self.articles: dict[str, Article] | None = None
+        self.index_info: dict[str, Any] | None = None
+
+    def open_index(self, ctx: RunContext) -> KbIndex:
+        assert self.articles is not None
+        index = KbIndex(self.spec, self.articles, chunking=self.chunking, index_dir=self.options.index_dir,
+                        extra_dirs=self.options.pipeline_dir, gateway=ctx.gateway)
+        self.index_info = index.open(ctx.bars)
+        return index
 
 
 class SearchOptions(RetrievalOptions):
@@ -63,7 +84,7 @@ class SearchSolver(Solver[SearchQuery]):
             yield q.query_id, row
 
 
-class ArticleSearchBench(CxmBench[SearchOptions]):
+class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     name = "cxm-article-search"
     task = "article-search"
     description = "CXMArena article search: rank KB articles for a question; P@k, R@k, hit@k, MRR."
@@ -79,12 +100,8 @@ class ArticleSearchBench(CxmBench[SearchOptions]):
         super().__init__(options, label=label)
         if not options.ks or any(k < 1 for k in options.ks):
             raise UsageError(f"-T ks must be positive whole numbers, got {options.ks}")
-        self.spec = pipeline_for(options.pipeline, options.pipeline_dir)
-        check_standalone(self.spec, options.pipeline)
         self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
         self.queries: list[SearchQuery] = []
-        self.articles: dict[str, Article] | None = None
-        self.index_info: dict[str, Any] | None = None
 
     def sample_id(self, sample: Any) -> str:
         return str(getattr(sample, "query_id", None) or sample.id)
@@ -99,13 +116,6 @@ class ArticleSearchBench(CxmBench[SearchOptions]):
 
     def llm_models(self) -> list[str]:
         return embedding_models(self.spec) if self.predictions_path is None else []
-
-    def open_index(self, ctx: RunContext) -> KbIndex:
-        assert self.articles is not None
-        index = KbIndex(self.spec, self.articles, chunking=self.chunking, index_dir=self.options.index_dir,
-                        extra_dirs=self.options.pipeline_dir, gateway=ctx.gateway)
-        self.index_info = index.open(ctx.bars)
-        return index
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
         return FileRowsSolver() if self.predictions_path is not None else SearchSolver(self)
