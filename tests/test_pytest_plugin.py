@@ -29,7 +29,7 @@ from ragjudge.pytest_plugin import load_tasks, read_dataset, recall_at_k  # noqa
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, Settings, parse_thresholds  # noqa: E402
 from ragjudge.pytest_plugin.inputs import as_passages, as_turns, build_turn  # noqa: E402
 from ragjudge.pytest_plugin.recall import recall_result  # noqa: E402
-from ragjudge.pytest_plugin.report import Entry, report_path, summarize  # noqa: E402
+from ragjudge.pytest_plugin.report import Entry, Recorder, build_report, merge_reports  # noqa: E402
 from ragjudge.pytest_plugin.result import Check, RagResult  # noqa: E402
 
 pytest_plugins = ["pytester"]
@@ -149,13 +149,6 @@ def test_parse_thresholds() -> None:
     assert settings.threshold("idk") is None
 
 
-def test_each_xdist_worker_writes_its_own_report(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
-    assert report_path(Path("out/report.json")) == Path("out/report.json")
-    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
-    assert report_path(Path("out/report.json")) == Path("out/report.gw1.json")
-
-
 def test_summary_counts_pass_rates_means_skips_and_errors() -> None:
     def result(judgements: dict[str, JudgeResult], answerability: str | None = None,
                checks: list[Check] = ()) -> RagResult:
@@ -173,12 +166,26 @@ def test_summary_counts_pass_rates_means_skips_and_errors() -> None:
                Entry("t3", result({"rl_f": jr("rl_f", 0.6)}, checks=[Check("assert_grounded", "rl_f", "RL_F", 0.6,
                                                                            0.5, True)])),
                Entry("t4", result({"rl_f": jr("rl_f", error="boom"), "idk": jr("idk", details={"skipped": "why"})}))]
-    summary = summarize(entries, Settings(thresholds={"rl_f": 0.8}))
+    settings = Settings(thresholds={"rl_f": 0.8})
+    usage = {"requests_sent": 2, "calls": 2, "cached": 1, "by_model": {"openai/j": {"calls": 2, "cost": 0.5}}}
+
+    def report(part: list[Entry]) -> dict:
+        recorder = Recorder()
+        for entry in part:
+            recorder.add(entry.test, entry.result)
+        return build_report(recorder, settings, usage)
+
+    summary = report(entries)["summary"]
     rl_f = summary["rl_f"]
     assert (rl_f["n"], rl_f["passed"], rl_f["judged"], rl_f["errors"], rl_f["skipped"]) == (3, 2, 3, 1, 0)
     assert rl_f["mean"] == pytest.approx((0.9 + 0.5 + 0.6) / 3) and rl_f["thresholds"] == [0.8, 0.5]
     idk = summary["idk"]  # passes when it agrees with the expected answerability
     assert (idk["n"], idk["passed"], idk["judged"], idk["skipped"], idk["skip_reasons"]) == (2, 1, 2, 1, ["why"])
+    # pytest-xdist: two workers' reports merge into the summary one process writes, usage added up
+    merged = merge_reports([report(entries[:1]), report(entries[1:])])
+    assert merged["summary"] == summary and len(merged["evaluations"]) == 4
+    assert merged["llm"] == {"requests_sent": 4, "calls": 4, "cached": 2, "by_model": {"openai/j": {"calls": 4,
+                                                                                                     "cost": 1.0}}}
 
 
 # -- inner pytest runs -----------------------------------------------------------------------
@@ -521,3 +528,22 @@ def test_load_tasks_gives_one_param_per_task() -> None:
     params = load_tasks(MINI, answerability="UNANSWERABLE")
     tasks = [t for t in read_dataset(MINI) if t.answerability == "UNANSWERABLE"]
     assert [p.id for p in params] == [t.task_id for t in tasks] and [p.values[0] for p in params] == tasks
+
+
+def test_an_xdist_run_writes_one_report_for_all_workers(pytester: pytest.Pytester) -> None:
+    """`-n 2`: the workers send their evaluations to the controller, which writes one report and one summary."""
+    pytester.makepyfile(test_app='''
+import pytest
+
+@pytest.mark.parametrize("answer", ["I don't know.", "It is blue.", "Sorry, I cannot answer that.", "Red."])
+def test_declines(rag_judge, answer):
+    result = rag_judge.evaluate(question="What colour is it?", answer=answer, judges=["idk_lexical"])
+    assert result.judgements["idk_lexical"].value is not None
+''')
+    result = pytester.runpytest_subprocess(*plugin_args(), *QUIET, "-n", "2", "--ragjudge-report", "report.json")
+    result.assert_outcomes(passed=4)
+    assert sorted(p.name for p in pytester.path.glob("report*.json")) == ["report.json"]
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert len(report["tests"]) == 4 and set(report["tests"].values()) == {"passed"}
+    assert report["summary"]["idk_lexical"]["n"] == 4 and len(report["evaluations"]) == 4
+    result.stdout.fnmatch_lines(["*= ragjudge =*", "idk_lexical*4*", "report: *report.json"])

@@ -33,6 +33,8 @@ class SessionState:
         self.recorder = recorder
         self.report: dict[str, Any] | None = None
         self.report_file: Path | None = None
+        self.worker_reports: list[dict[str, Any]] = []
+        """pytest-xdist (controller): the reports its workers sent."""
         self._evaluator: Evaluator | None = None
 
     @property
@@ -55,16 +57,35 @@ class SessionState:
         self.recorder.record_outcome(report)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        from ragjudge.pytest_plugin.report import build_report, report_path, write_report
+        """Build the report; a pytest-xdist worker hands it to the controller, which writes the one file."""
+        from ragjudge.pytest_plugin.report import build_report, merge_reports, write_report
 
-        if not self.recorder.entries and self.settings.report is None:
-            return
         usage = self._evaluator.usage if self._evaluator is not None else {"requests_sent": 0, "calls": 0,
                                                                            "cached": 0, "by_model": {}}
-        self.report = build_report(self.recorder, self.settings, usage)
+        own = build_report(self.recorder, self.settings, usage)
+        worker_output = getattr(session.config, "workeroutput", None)
+        if worker_output is not None:  # a worker: its controller reports for the whole session
+            worker_output["ragjudge_report"] = own
+            return
+        reports = self.worker_reports if self.distributed(session.config) else [own]
+        if not any(r["evaluations"] for r in reports) and self.settings.report is None:
+            return
+        self.report = merge_reports(reports) if reports else own
         if self.settings.report is not None:
-            self.report_file = report_path(self.settings.report)
+            self.report_file = self.settings.report
             write_report(self.report_file, self.report)
+
+    @pytest.hookimpl(optionalhook=True)  # an xdist hook: unknown, and never called, without pytest-xdist
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """pytest-xdist (controller): a worker finished and sent its report."""
+        report = getattr(node, "workeroutput", {}).get("ragjudge_report")
+        if report is not None:
+            self.worker_reports.append(report)
+
+    @staticmethod
+    def distributed(config: pytest.Config) -> bool:
+        """This process is a pytest-xdist controller: the tests ran in workers."""
+        return bool(getattr(config.option, "numprocesses", None)) and getattr(config.option, "dist", "no") != "no"
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from ragjudge.pytest_plugin.report import summary_lines
@@ -72,7 +93,7 @@ class SessionState:
         if self.report is None:
             return
         terminalreporter.write_sep("=", "ragjudge")
-        if self.recorder.entries:
+        if self.report["evaluations"]:
             for line in summary_lines(self.report):
                 terminalreporter.write_line(line)
         else:

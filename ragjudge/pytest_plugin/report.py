@@ -75,28 +75,30 @@ def _verdict(name: str, judgement: JudgeResult, result: RagResult, settings: Set
     return judgement.value >= threshold, threshold
 
 
-def summarize(entries: list[Entry], settings: Settings) -> dict[str, dict[str, Any]]:
-    """Per judge: how many scored, mean, pass rate (and thresholds), skipped with reasons, errors."""
+def summarize(evaluations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per judge: how many scored, mean, pass rate (and thresholds), skipped with reasons, errors.
+
+    Computed from the report's evaluation records (each judgement's value and verdict), so that the reports
+    of pytest-xdist workers merge into the same summary one process would have written."""
     acc: dict[str, dict[str, Any]] = {}
-    for entry in entries:
-        for name, judgement in entry.result.judgements.items():
+    for evaluation in evaluations:
+        for name, judgement in evaluation["judges"].items():
             row = acc.setdefault(name, {"metrics": [], "values": [], "passed": 0, "judged": 0, "thresholds": [],
                                         "skipped": 0, "skip_reasons": [], "errors": 0})
-            if judgement.metric not in row["metrics"]:
-                row["metrics"].append(judgement.metric)
-            if judgement.value is not None:
-                row["values"].append(judgement.value)
-                passed, threshold = _verdict(name, judgement, entry.result, settings)
-                if passed is not None:
+            if judgement["metric"] not in row["metrics"]:
+                row["metrics"].append(judgement["metric"])
+            if judgement.get("value") is not None:
+                row["values"].append(judgement["value"])
+                if judgement.get("passed") is not None:
                     row["judged"] += 1
-                    row["passed"] += int(passed)
-                    if threshold not in row["thresholds"]:
-                        row["thresholds"].append(threshold)
-            elif judgement.error:
+                    row["passed"] += int(judgement["passed"])
+                    if judgement["threshold"] not in row["thresholds"]:
+                        row["thresholds"].append(judgement["threshold"])
+            elif judgement.get("error"):
                 row["errors"] += 1
             else:
                 row["skipped"] += 1
-                reason = str(judgement.details.get("skipped", "not scored"))
+                reason = str((judgement.get("details") or {}).get("skipped", "not scored"))
                 if reason not in row["skip_reasons"]:
                     row["skip_reasons"].append(reason)
     out = {}
@@ -143,6 +145,7 @@ def evaluation_record(entry: Entry, outcomes: dict[str, str], settings: Settings
 
 
 def build_report(recorder: Recorder, settings: Settings, usage: dict[str, Any]) -> dict[str, Any]:
+    evaluations = [evaluation_record(e, recorder.outcomes, settings) for e in recorder.entries]
     return {
         "ragjudge_version": __version__,
         "judge_models": list(settings.judge_models),
@@ -152,16 +155,29 @@ def build_report(recorder: Recorder, settings: Settings, usage: dict[str, Any]) 
         "thresholds": {**DEFAULT_THRESHOLDS, **settings.thresholds},
         "recall_k": settings.recall_k,
         "llm": usage,
-        "summary": summarize(recorder.entries, settings),
+        "summary": summarize(evaluations),
         "tests": {e.test: recorder.outcomes.get(e.test) for e in recorder.entries if e.test},
-        "evaluations": [evaluation_record(e, recorder.outcomes, settings) for e in recorder.entries],
+        "evaluations": evaluations,
     }
 
 
-def report_path(path: Path) -> Path:
-    """Under pytest-xdist each worker writes its own file (report.gw0.json, ...), never the same one."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    return path.with_name(f"{path.stem}.{worker}{path.suffix}") if worker else path
+def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
+    """The reports of pytest-xdist workers as one: tests and evaluations together, LLM usage added up, the
+    summary recomputed over every evaluation. Settings are the session's, the same in every worker."""
+    merged = dict(reports[0])
+    merged["tests"] = {k: v for r in reports for k, v in r["tests"].items()}
+    merged["evaluations"] = [e for r in reports for e in r["evaluations"]]
+    merged["summary"] = summarize(merged["evaluations"])
+    llm: dict[str, Any] = {"requests_sent": 0, "calls": 0, "cached": 0, "by_model": {}}
+    for r in reports:
+        for key in ("requests_sent", "calls", "cached"):
+            llm[key] += r["llm"][key]
+        for model, counts in r["llm"]["by_model"].items():
+            totals = llm["by_model"].setdefault(model, {})
+            for name, value in counts.items():
+                totals[name] = totals.get(name, 0) + value
+    merged["llm"] = llm
+    return merged
 
 
 def write_report(path: Path, report: dict[str, Any]) -> None:
