@@ -135,15 +135,19 @@ def test_llm_agent_gets_the_official_prompt(tmp_path: Path, monkeypatch, capsys)
     assert code == 0, err
     rows = results(tmp_path / "run")
     assert len(requests) == len(rows)
-    system, user = requests[0].messages
+    # Requests run concurrently, so arrival order is not the plan's: take the request of the plan's first question.
+    [first] = [r for r in requests if f"[Question] {rows[0]['asker']}: {rows[0]['question']}\n" in r.last_user]
+    system, user = first.messages
     assert system == {"role": "system", "content": "You are a helpful assistant."}
+    assert all(re.search(r"\[Retrieved Dialog History\]\n\[Date: \w+ \d+, \d{4}, Session #\d+\]\n", r.last_user)
+               for r in requests)
     text = user["content"]
     assert text.startswith("You are Mary, a long-term conversation agent capable of interacting with multiple users. \n")
     assert "[Retrieved Dialog History]\n[Date: March 4, 2021, Session #1]\n" in text
     assert re.search(r"\[Question\] \w+: .+\n\t\(A\) .+\n\t\(B\) .+\n\t\(C\) .+\n\t\(D\) .+\n\t\(E\) I don't know\.\n"
                      r"\[Answer\]$", text)
     assert "3. This question is being asked in the context of March 4, 2021." in text
-    assert requests[0].body["temperature"] == 0.2 and requests[0].body["top_p"] == 0.1
+    assert all(r.body["temperature"] == 0.2 and r.body["top_p"] == 0.1 for r in requests)
     accuracy = json.loads(stdout)["metrics"]["accuracy"]["mean"]
     assert accuracy == pytest.approx(sum(r["gold"] == "(A)" for r in rows) / len(rows), abs=1e-6)
     assert all(r["output"]["answer"] == "(A)" and r["output"]["latency"] >= 0 for r in rows)

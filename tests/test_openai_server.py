@@ -142,7 +142,7 @@ async def test_client_timeout_on_hang(server: OpenAIServer) -> None:
     start = time.perf_counter()
     with pytest.raises(litellm.Timeout):
         await litellm.acompletion(**kwargs(server, timeout=0.5))
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 2.0  # the 0.5 s timeout fired: the hang lasts 2 s
     # The hang was consumed by that request; the next one answers promptly.
     assert (await litellm.acompletion(**kwargs(server, timeout=2))).choices[0].message.content == "OK"
 
@@ -225,9 +225,8 @@ def test_base64_embeddings_and_models_endpoint(server: OpenAIServer) -> None:
 @pytest.mark.asyncio
 async def test_concurrent_requests_overlap() -> None:
     with OpenAIServer(latency=0.2) as server:
-        start = time.perf_counter()
         results = await asyncio.gather(*(litellm.acompletion(**kwargs(server)) for _ in range(20)))
-        elapsed = time.perf_counter() - start
     assert [r.choices[0].message.content for r in results] == ["OK"] * 20
     assert server.chat_count() == 20
-    assert elapsed < 20 * 0.2 / 4, f"requests were serialised: {elapsed:.2f}s"
+    assert server.peak_in_flight >= 4, f"requests were serialised: at most {server.peak_in_flight} at once"
+    assert server.in_flight == 0 and max(r.in_flight_at_arrival for r in server.requests) == server.peak_in_flight - 1

@@ -72,7 +72,8 @@ def test_a_models_files_rpm_paces_that_model(tmp_path: Path) -> None:
     slow, fast = sorted(paced.arrivals)[1:], sorted(free.arrivals)[1:]
     assert len(slow) == len(fast) == 20
     assert slow[-1] - slow[0] >= 19 * 60 / 300 * 0.95 and most_in_window(slow, 2.0) <= 10 + 1
-    assert fast[-1] - fast[0] < 1.0
+    # not paced: overlapping, and well inside the 3.8 s that 300 a minute would take (on any machine's speed)
+    assert free.peak_in_flight >= 2 and fast[-1] - fast[0] < 19 * 60 / 300 / 2
 
 
 def test_paced_tokens_never_exceed_the_tpm() -> None:
@@ -195,5 +196,6 @@ def test_one_work_queue_for_every_judge(tmp_path: Path, monkeypatch, capsys) -> 
     assert len(server.requests) == 12 * 4
     kinds = ["rb_llm" if "[The Start of Reference Answer]" in r.prompt else "idk" for r in server.requests]
     # the first wave of 16 holds the 12 IDK requests and 4 RB_llm ones: RB_llm did not wait for IDK to finish
-    assert kinds[:16].count("rb_llm") == 4 and server.arrivals[kinds.index("rb_llm")] - server.arrivals[0] < 0.9
+    first_rb_llm = server.requests[kinds.index("rb_llm")]
+    assert kinds[:16].count("rb_llm") == 4 and first_rb_llm.in_flight_at_arrival > 0  # IDK requests still out
     assert json.loads(out)["metrics"]["RB_llm"]["mean"] == pytest.approx(0.7)

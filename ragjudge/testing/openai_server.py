@@ -98,10 +98,13 @@ class _Handler(BaseHTTPRequestHandler):
         if self.server.owner.valid_key is not None and (
                 self.headers.get("Authorization", "") != f"Bearer {self.server.owner.valid_key}"):
             self._send_error(401, "Incorrect API key provided")
-        elif route == "/chat/completions":
-            self._chat(request)
-        elif route == "/embeddings":
-            self._embeddings(request)
+        elif route in ("/chat/completions", "/embeddings"):
+            owner = self.server.owner
+            owner._enter(request)
+            try:
+                self._chat(request) if route == "/chat/completions" else self._embeddings(request)
+            finally:
+                owner._leave()
         else:
             self._send_error(404, f"Unknown path {request.path}")
 
@@ -287,6 +290,12 @@ class OpenAIServer:
         """time.monotonic() of every chat/embedding request, to check a client's pacing."""
         self.refused_at: list[float] = []
         """The arrivals answered 429 by the rate limit."""
+        self.in_flight = 0
+        """Chat/embedding requests being answered now (latency and hangs included)."""
+        self.peak_in_flight = 0
+        """The most requests answered at once: how much a client overlapped its calls, whatever the machine's
+        speed (a wall-clock window is not: a loaded machine sends slower, and looks serialised). Each request's
+        `in_flight_at_arrival` says how many others were being answered when it came."""
         self.announce_limits = True
         """Send x-ratelimit-* headers (as OpenAI does); False makes a provider that keeps its limit to itself."""
         self._window: list[float] = []
@@ -365,6 +374,16 @@ class OpenAIServer:
         with self._lock:
             self.requests.append(request)
             self._chat_count += is_chat
+
+    def _enter(self, request: Request) -> None:
+        with self._lock:
+            request.in_flight_at_arrival = self.in_flight
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
 
     def _record_listing(self, request: Request) -> None:
         with self._lock:

@@ -47,6 +47,8 @@ class Request:
     method: str = "POST"
     body: dict[str, Any] = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    in_flight_at_arrival: int | None = None
+    """Chat/embedding requests the server was still answering when this one arrived (None for others)."""
 
     @property
     def model(self) -> str | None:
