@@ -1,12 +1,26 @@
-"""Shared test set-up: offline, no stray caches in the home folder, and a local LLM server."""
+"""Shared test set-up: offline, no stray caches in the home folder, and a local LLM server.
+
+Floats from models (the rule for every test, see tests/README.md): a value computed by a float32 model
+(MiniLM embeddings, BERTScore, cross-encoders) or derived from one (RB_alg, dense scores, their means) changes in
+its last digits between CPUs (AVX-512, AVX2, none) and BLAS builds. Such values are compared with
+`model_close` (relative 1e-4), never exactly nor at 1e-6; what is exact stays exact (ROUGE, counts, ids,
+ranks of well-separated scores, formulas on given inputs).
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import math
 import os
+import re
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
+from shared_data import SHARED_DATA, need_shared  # tests/shared_data.py: the one locator for ../shared/data
 
 # Before anything imports litellm or transformers: no network at import, no hub downloads.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -15,8 +29,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_MTRAG = REPO.parent / "shared" / "data" / "mtrag"
+SHARED_MTRAG = SHARED_DATA / "mtrag"
+"""The real MTRAG development data wherever tests/shared_data.py found it ($RAGJUDGE_SHARED_DATA, else the first
+shared/data above the repository). It may not exist: use the `shared_mtrag` fixture or `requires_shared`."""
+MTRAG_FIXTURES = REPO / "tests" / "fixtures" / "mtrag"
+"""Our own miniature of it: the same layout and formats, made-up text (tests/fixtures/mtrag/README.md)."""
 MINI = REPO / "examples" / "mini"
+GOLDEN = REPO / "tests" / "fixtures" / "golden"
+"""Outputs written before a refactoring, which it must reproduce (model-derived values at `model_close`)."""
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -35,9 +55,7 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 @pytest.fixture
 def shared_mtrag() -> Path:
-    if not SHARED_MTRAG.is_dir():
-        pytest.skip("shared MTRAG data (../shared/data/mtrag) is not present")
-    return SHARED_MTRAG
+    return need_shared("mtrag")
 
 
 @pytest.fixture
@@ -60,9 +78,68 @@ def run_cli(args: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Cap
     return int(exit_info.value.code or 0), captured.out, captured.err
 
 
+def run_cli_once(args: list[str], env: Mapping[str, str] | None = None) -> tuple[int, str, str]:
+    """`run_cli` for module-scoped fixtures (no monkeypatch or capsys there): the entry point in-process with
+    `env` set, sys.argv and the environment restored afterwards; (exit code, stdout, stderr)."""
+    from ragjudge.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        patch.setattr(sys, "argv", ["ragjudge", *args])
+        with pytest.raises(SystemExit) as exit_info:
+            main()
+    return int(exit_info.value.code or 0), out.getvalue(), err.getvalue()
+
+
 def ctrl_c_default() -> None:
     """For a subprocess a test interrupts with SIGINT: Ctrl-C acts as at a terminal, even when the suite runs
     as a background job (`cmd &` in a script starts it with SIGINT ignored, and children inherit that)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+MODEL_RTOL = 1e-4
+"""Relative tolerance for model-derived floats: float32 encoders differ across CPUs by ~1e-6 relative (seen:
+BertKPrec 0.915694 on AVX-512, 0.915693 on AVX2); 1e-4 holds with room, and still fails on any real change."""
+MODEL_ATOL = 1e-6
+"""For model-derived values near zero, where a relative tolerance means nothing."""
+
+
+def model_close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=MODEL_RTOL, abs_tol=MODEL_ATOL)
+
+
+def model_derived(pattern: str) -> Callable[[str], bool]:
+    """A predicate on JSON paths (`/metrics/BertKPrec`, `[3]/metrics/RB_alg[0]`): True where the value came from
+    a model, e.g. `model_derived(r"Bert|RB_(alg|agg)")`."""
+    compiled = re.compile(pattern)
+    return lambda path: bool(compiled.search(path))
+
+
+def _printed_number(text: str) -> bool:
+    return re.fullmatch(r"-?\d+\.\d+", text) is not None
+
+
+def assert_json_equal(got: Any, want: Any, model_floats: Callable[[str], bool] = lambda path: False,
+                      path: str = "") -> None:
+    """Equal JSON values: exact everywhere (floats included), except at paths `model_floats` accepts: floats are
+    compared with `model_close`, and a number printed as text (`"0.9329"`) may differ by one step in its last
+    printed digit. The assertion names the first path that differs."""
+    if isinstance(got, float) and isinstance(want, float) and model_floats(path):
+        assert model_close(got, want), (path, got, want)
+    elif isinstance(got, str) and isinstance(want, str) and model_floats(path) and _printed_number(want):
+        step = 10.0 ** -len(want.partition(".")[2])
+        assert _printed_number(got) and abs(float(got) - float(want)) <= step * 1.0001, (path, got, want)
+    elif isinstance(got, dict) and isinstance(want, dict):
+        assert set(got) == set(want), (path, sorted(set(got) ^ set(want)))
+        for key in got:
+            assert_json_equal(got[key], want[key], model_floats, f"{path}/{key}")
+    elif isinstance(got, list) and isinstance(want, list):
+        assert len(got) == len(want), (path, len(got), len(want))
+        for i, (x, y) in enumerate(zip(got, want)):
+            assert_json_equal(x, y, model_floats, f"{path}[{i}]")
+    else:
+        assert got == want, (path, got, want)

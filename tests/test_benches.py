@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MINI, REPO, ctrl_c_default, run_cli
+from conftest import GOLDEN, MINI, MTRAG_FIXTURES, REPO, ctrl_c_default, run_cli
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
-GOLDEN = REPO / "tests" / "fixtures" / "golden"
 CUSTOM = REPO / "examples" / "custom_bench"
 CXM = REPO / "examples" / "cxm"
 
@@ -40,22 +39,6 @@ def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"PYTHONPATH": path}
 
 
-def _close(a, b, path="") -> None:
-    """Equal JSON values, floats within 1e-6 (BERTScore batching may move the 8th decimal)."""
-    if isinstance(a, float) and isinstance(b, float):
-        assert abs(a - b) <= 1e-6, (path, a, b)
-    elif isinstance(a, dict) and isinstance(b, dict):
-        assert set(a) == set(b), (path, set(a) ^ set(b))
-        for k in a:
-            _close(a[k], b[k], f"{path}/{k}")
-    elif isinstance(a, list) and isinstance(b, list):
-        assert len(a) == len(b), path
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{path}[{i}]")
-    else:
-        assert a == b, (path, a, b)
-
-
 # -- the registry ----------------------------------------------------------------------------------------
 
 def test_benches_lists_builtin_and_entry_point_benches(plugin_env) -> None:
@@ -72,19 +55,21 @@ def test_benches_lists_builtin_and_entry_point_benches(plugin_env) -> None:
     assert table.returncode == 0 and "support-faq" in table.stdout and "mtrag-retrieval" in table.stdout
 
 
-def test_benches_show_mtrag_documents_every_option() -> None:
+def test_benches_show_mtrag_documents_every_option(monkeypatch, capsys) -> None:
     from ragjudge.bench.mtrag.bench import MtragOptions
 
-    proc = ragjudge("benches", "show", "mtrag", env={"COLUMNS": "200"})
-    assert proc.returncode == 0, proc.stderr
+    with monkeypatch.context() as wide:
+        wide.setenv("COLUMNS", "200")
+        code, out, err = run_cli(["benches", "show", "mtrag"], monkeypatch, capsys)
+    assert code == 0, err
     for name, field in MtragOptions.model_fields.items():
-        assert f"-T {name}" in proc.stdout and field.description and field.description[:30] in proc.stdout
-    shown = json.loads(ragjudge("benches", "show", "mtrag", "--format", "json").stdout)
+        assert f"-T {name}" in out and field.description and field.description[:30] in out
+    shown = json.loads(run_cli(["benches", "show", "mtrag", "--format", "json"], monkeypatch, capsys)[1])
     assert {o["flag"] for o in shown["options"]} >= {"--gen, -T gen", "-T predictions"}
     assert {m["name"] for m in shown["metrics"]} >= {"RB_agg", "RB_llm", "RL_F", "answerability_acc"}
     assert "reference.jsonl" in shown["data"]
-    proc = ragjudge("benches", "show", "nope")
-    assert proc.returncode == 2 and proc.stderr.startswith("error: unknown bench 'nope'")
+    code, _, err = run_cli(["benches", "show", "nope"], monkeypatch, capsys)
+    assert code == 2 and err.startswith("error: unknown bench 'nope'")
 
 
 # -- -T options ------------------------------------------------------------------------------------------
@@ -106,14 +91,15 @@ def test_task_option_errors_are_one_line(tmp_path: Path, args, message, monkeypa
     assert line.startswith(message), line
 
 
-def test_task_options_fill_the_same_fields_as_flags(tmp_path: Path) -> None:
+def test_task_options_fill_the_same_fields_as_flags(tmp_path: Path, monkeypatch, capsys) -> None:
     """`-T gen=extractive -T judges=idk_lexical` is `--gen extractive --judges idk_lexical`; both at once is an error."""
-    proc = ragjudge("eval", "--bench", str(MINI), "-T", "gen=extractive", "-T", "judges=idk_lexical", "--limit", "3",
-                    "--out", str(tmp_path / "r"), "--format", "json")
-    assert proc.returncode == 0, proc.stderr
-    assert set(json.loads(proc.stdout)["metrics"]) == {"idk_lexical", "answerability_acc"}
-    proc = ragjudge("eval", "--bench", str(MINI), "-T", "gen=extractive", "--gen", "extractive")
-    assert proc.returncode == 2 and "gen is given twice" in proc.stderr
+    code, out, err = run_cli(["eval", "--bench", str(MINI), "-T", "gen=extractive", "-T", "judges=idk_lexical",
+                              "--limit", "3", "--out", str(tmp_path / "r"), "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
+    assert set(json.loads(out)["metrics"]) == {"idk_lexical", "answerability_acc"}
+    code, _, err = run_cli(["eval", "--bench", str(MINI), "-T", "gen=extractive", "--gen", "extractive"], monkeypatch,
+                           capsys)
+    assert code == 2 and "gen is given twice" in err
 
 
 # -- outputs identical before and after the port ----------------------------------------------------------
@@ -135,9 +121,9 @@ def test_cxm_example_scores_and_runs_are_those_of_before_the_port(tmp_path: Path
 
 # -- mtrag-retrieval ------------------------------------------------------------------------------------
 
-def test_mtrag_retrieval_equals_retrieve_then_retrieval_eval(shared_mtrag: Path, tmp_path: Path, monkeypatch,
-                                                            capsys) -> None:
-    data, corpus = shared_mtrag / "retrieval", shared_mtrag / "corpus" / "clapnq_pool.jsonl"
+def test_mtrag_retrieval_equals_retrieve_then_retrieval_eval(tmp_path: Path, monkeypatch, capsys) -> None:
+    """On our miniature of the MTRAG retrieval data (the published layout; tests/fixtures/mtrag)."""
+    data, corpus = MTRAG_FIXTURES / "retrieval", MTRAG_FIXTURES / "corpus" / "clapnq_pool.jsonl"
     index = ["--index-dir", str(tmp_path / "idx")]
     monkeypatch.setenv("COLUMNS", "80")
     code, out, err = run_cli(["eval", "--bench", "mtrag-retrieval", "--data", str(data), "-T", "domain=clapnq",

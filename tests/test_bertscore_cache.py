@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import MINI, run_cli
+from conftest import MINI, REPO, model_close, run_cli
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
 from ragjudge.metrics.bertscore import BertScorer, resolve_model
 from ragjudge.metrics.cached_bertscore import CachedBertScorer
@@ -22,6 +22,8 @@ from ragjudge.metrics.embedding_cache import EmbeddingCacheWarning, decode_entry
 from ragjudge.metrics.greedy_match import greedy_match, load_baseline, match_input, rescale
 from ragjudge.metrics.token_encoder import TokenEmbeddings, plan_batches
 from ragjudge.models import Passage, Prediction, Task, Turn
+
+MTRAG = REPO / "tests" / "fixtures" / "mtrag"
 
 SENTENCES = [
     "The river rises in the northern highlands, where snowmelt feeds a chain of narrow glacial lakes.",
@@ -85,10 +87,12 @@ def per_pair(scorer: BertScorer, cands: list[str], refs: list[str]) -> list[tupl
     return out
 
 
-def assert_close(got: tuple[list[float], ...], want: list[tuple[float, float, float]], tol: float = 1e-6) -> None:
+def assert_close(got: tuple[list[float], ...], want: list[tuple[float, float, float]]) -> None:
+    """Our (P, R, F) against bert-score's, at the model tolerance: the same model in other batches moves the
+    last float32 digits (by up to 2e-7 here), and other CPUs by more (conftest)."""
     for k in range(3):
         for g, w in zip(got[k], (x[k] for x in want), strict=True):
-            assert (math.isnan(g) and math.isnan(w)) or abs(g - w) <= tol, (k, g, w)
+            assert (math.isnan(g) and math.isnan(w)) or model_close(g, w), (k, g, w)
 
 
 # -- equal to bert-score --------------------------------------------------------------------------------------
@@ -102,18 +106,23 @@ def test_long_texts_score_as_bert_score_per_pair(config, reference_scorer, long_
 
 
 @pytest.mark.slow
-def test_mtrag_passages_score_as_bert_score(config, reference_scorer, shared_mtrag: Path) -> None:
+def test_mtrag_passages_score_as_bert_score(config, reference_scorer) -> None:
+    """Passages and answers as MTRAG's files hold them (our own, tests/fixtures/mtrag): forum text with newlines,
+    currency signs, curly quotes and a URL, one passage just under 512 tokens (as long as the published 512-token
+    passages get) and one beyond (truncated), and answers against their own passages."""
     from ragjudge.formats.mtrag import read_predictions
 
-    pool = [json.loads(line)["text"] for line in (shared_mtrag / "corpus" / "fiqa_pool.jsonl").open()][:2000]
-    longest = sorted(pool, key=len)[-6:]
-    tasks = [(t, p) for t, p in read_predictions(shared_mtrag / "generation" / "responses-10.jsonl") if t.contexts]
+    pool = [json.loads(line)["text"] for line in (MTRAG / "corpus" / "fiqa_pool.jsonl").open()]
+    longest = sorted(pool, key=len)[-4:]
+    tasks = [(t, p) for t, p in read_predictions(MTRAG / "generation" / "responses-10.jsonl") if t.contexts]
     cands = [p.text for _, p in tasks][:4]
     refs = longest[: len(cands)]
     cands += [p.text for _, p in tasks[:3]]
     refs += [t.contexts[0].text for t, _ in tasks[:3]]
     scorer = CachedBertScorer(config, cache_root=None)
-    assert max(len(scorer.encoder.tokenize(t)) for t in refs) >= 500
+    lengths = [len(scorer.encoder.tokenize(t)) for t in refs]
+    assert max(lengths) == 512 and any(480 <= n < 512 for n in lengths), lengths  # truncation, and long without
+    assert len(cands) == len(refs) == 7 and any(not t.isascii() for t in refs) and any("\n" in t for t in refs)
     assert_close(scorer.score(cands, refs), per_pair(reference_scorer, cands, refs))
 
 
@@ -231,7 +240,7 @@ def test_cache_changes_no_score_and_warm_runs_encode_only_new_answers(tmp_path: 
     assert stats.cache_hits == len(shared | (answers_b & answers_a))
     uncached_b, _ = run_rb_alg(system_b, JudgeContext(use_cache=False))
     for got, want in zip(warm_b, uncached_b, strict=True):  # passages batched differently: float32 rounding only
-        assert all(abs(g - w) <= 1e-6 for g, w in zip(got, want, strict=True))
+        assert all(model_close(g, w) for g, w in zip(got, want, strict=True))
 
 
 def test_corrupt_entry_is_recomputed(config, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
-"""Round trip through the real console script: `ragjudge judge` → `ragjudge export --to inspectorraget` →
-`ragjudge correlate`, with human ratings joined by task and model three ways that must agree."""
+"""Round trip `ragjudge judge` → `ragjudge export --to inspectorraget` → `ragjudge correlate` (export and one
+correlate through the real console script, the rest in-process), with human ratings joined by task and model three
+ways that must agree."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli_once
 from scipy import stats as sps
 
 from ragjudge.correlation import load_humans
@@ -48,13 +50,14 @@ def results_metrics(path: Path) -> dict[str, dict[str, float]]:
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """model-a judged offline by idk_lexical and rb_alg (a small BERT), model-b by idk_lexical only."""
     root = tmp_path_factory.mktemp("roundtrip")
-    a = ragjudge("judge", str(FIXTURES / "predictions_model_a.jsonl"), "--judges", "idk_lexical,rb_alg",
-                 "--out", str(root / "a" / "results.jsonl"), "--format", "json")
-    assert a.returncode == 0, a.stderr
-    b = ragjudge("judge", str(FIXTURES / "predictions_model_b.jsonl"), "--judges", "idk_lexical",
-                 "--out", str(root / "b.judged.jsonl"), "--format", "json")
-    assert b.returncode == 0, b.stderr
+    code, _, err = run_cli_once(["judge", str(FIXTURES / "predictions_model_a.jsonl"), "--judges", "idk_lexical,rb_alg",
+                            "--out", str(root / "a" / "results.jsonl"), "--format", "json"])
+    assert code == 0, err
+    code, _, err = run_cli_once(["judge", str(FIXTURES / "predictions_model_b.jsonl"), "--judges", "idk_lexical",
+                            "--out", str(root / "b.judged.jsonl"), "--format", "json"])
+    assert code == 0, err
     exported = root / "exported.json"
+    # Through the console script: the one run of `export` in a fresh interpreter.
     proc = ragjudge("export", "model-a=" + str(root / "a"), "model-b=" + str(root / "b.judged.jsonl"),
                     "--to", "inspectorraget", "--out", str(exported))
     assert proc.returncode == 0, proc.stderr

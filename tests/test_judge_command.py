@@ -1,4 +1,5 @@
-"""`ragjudge judge` on the benchmark's own sample predictions, offline, through the real console script."""
+"""`ragjudge judge` on the benchmark's own sample predictions, offline: the entry point in-process, and
+`--version`/`--help`/a usage error through the real console script."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from rouge_score import rouge_scorer
 
-from conftest import SHARED_MTRAG
+from conftest import MTRAG_FIXTURES, run_cli, run_cli_once
 
 
 def ragjudge(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -32,19 +33,16 @@ def check_benchmark_format(input_rows: list[dict], output_rows: list[dict]) -> N
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess, Path]:
-    source = SHARED_MTRAG / "generation" / "responses-10.jsonl"
-    if not source.exists():
-        pytest.skip("shared MTRAG data is not present")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[tuple[int, str, str], Path]:
+    source = MTRAG_FIXTURES / "generation" / "responses-10.jsonl"
     out = tmp_path_factory.mktemp("judge") / "judged.jsonl"
-    proc = ragjudge("judge", str(source), "--judges", "rb_alg", "--out", str(out), "--format", "json")
-    return proc, out
+    return run_cli_once(["judge", str(source), "--judges", "rb_alg", "--out", str(out), "--format", "json"]), out
 
 
-def test_scores_all_ten_tasks_offline(judged: tuple[subprocess.CompletedProcess, Path]) -> None:
-    proc, out = judged
-    assert proc.returncode == 0, proc.stderr
-    summary = json.loads(proc.stdout)
+def test_scores_all_ten_tasks_offline(judged: tuple[tuple[int, str, str], Path]) -> None:
+    (code, stdout, stderr), out = judged
+    assert code == 0, stderr
+    summary = json.loads(stdout)
     assert summary["n_tasks"] == 10
     assert summary["metrics"]["RB_agg"]["n"] == 10 and summary["metrics"]["RB_agg"]["errors"] == 0
     assert set(summary["breakdowns"]) >= {"answerability", "turn", "domain", "question_type", "multi_turn"}
@@ -52,7 +50,7 @@ def test_scores_all_ten_tasks_offline(judged: tuple[subprocess.CompletedProcess,
     assert "all-MiniLM-L6-v2" in summary["judges"]["rb_alg"][0]
 
 
-def test_rouge_equals_rouge_score_and_rb_agg_is_the_harmonic_mean(judged: tuple[subprocess.CompletedProcess, Path]) -> None:
+def test_rouge_equals_rouge_score_and_rb_agg_is_the_harmonic_mean(judged: tuple[tuple[int, str, str], Path]) -> None:
     _, out = judged
     scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -70,9 +68,9 @@ def test_rouge_equals_rouge_score_and_rb_agg_is_the_harmonic_mean(judged: tuple[
         assert "all-MiniLM-L6-v2" in model
 
 
-def test_output_keeps_every_input_field_and_passes_format_checks(judged: tuple[subprocess.CompletedProcess, Path]) -> None:
+def test_output_keeps_every_input_field_and_passes_format_checks(judged: tuple[tuple[int, str, str], Path]) -> None:
     _, out = judged
-    source = SHARED_MTRAG / "generation" / "responses-10.jsonl"
+    source = MTRAG_FIXTURES / "generation" / "responses-10.jsonl"
     inputs = [json.loads(line) for line in source.read_text().splitlines()]
     outputs = [json.loads(line) for line in out.read_text().splitlines()]
     check_benchmark_format(inputs, outputs)
@@ -86,13 +84,13 @@ def test_output_keeps_every_input_field_and_passes_format_checks(judged: tuple[s
     assert out.with_name("judged.csv").exists() and out.with_name("judged.parquet").exists()
 
 
-def test_rerun_resumes_without_rescoring(judged: tuple[subprocess.CompletedProcess, Path]) -> None:
+def test_rerun_resumes_without_rescoring(judged: tuple[tuple[int, str, str], Path], monkeypatch, capsys) -> None:
     _, out = judged
     journal = out.with_name("judged.judgements.jsonl")
     lines_before = journal.read_text().count("\n")
-    proc = ragjudge("judge", str(SHARED_MTRAG / "generation" / "responses-10.jsonl"), "--judges", "rb_alg",
-                    "--out", str(out), "--format", "json")
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = run_cli(["judge", str(MTRAG_FIXTURES / "generation" / "responses-10.jsonl"), "--judges", "rb_alg",
+                            "--out", str(out), "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
     assert journal.read_text().count("\n") == lines_before  # nothing judged again
     assert len(out.read_text().splitlines()) == 10
 
@@ -106,26 +104,28 @@ def test_rerun_resumes_without_rescoring(judged: tuple[subprocess.CompletedProce
         (["--format", "xml"], "error: --format must be table or json"),
     ],
 )
-def test_usage_errors_are_one_line_with_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+def test_usage_errors_are_one_line_with_exit_2(tmp_path: Path, args: list[str], message: str, monkeypatch,
+                                               capsys) -> None:
     source = tmp_path / "p.jsonl"
     source.write_text(json.dumps({"task_id": "a::1", "input": [{"speaker": "user", "text": "q"}],
                                   "predictions": [{"text": "a"}]}) + "\n")
-    proc = ragjudge("judge", str(source), *args, "--out", str(tmp_path / "o.jsonl"))
-    assert proc.returncode == 2
-    assert proc.stderr.startswith(message), proc.stderr
-    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    code, _, err = run_cli(["judge", str(source), *args, "--out", str(tmp_path / "o.jsonl")], monkeypatch, capsys)
+    assert code == 2
+    assert err.startswith(message), err
+    assert "Traceback" not in err and err.count("\n") == 1
 
 
-def test_malformed_jsonl_names_file_and_line(tmp_path: Path) -> None:
+def test_malformed_jsonl_names_file_and_line(tmp_path: Path, monkeypatch, capsys) -> None:
     source = tmp_path / "bad.jsonl"
     source.write_text('{"task_id": "a::1", "input": [{"speaker": "user", "text": "q"}], "predictions": [{"text": "a"}]}\n'
                       '{"task_id": "a::2", "input": [{"speaker": "user"}], "predictions": [{"text": "a"}]}\n')
-    proc = ragjudge("judge", str(source), "--out", str(tmp_path / "o.jsonl"))
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == f"error: {source}:2: field 'input[0].text': is missing or not a string"
+    code, _, err = run_cli(["judge", str(source), "--out", str(tmp_path / "o.jsonl")], monkeypatch, capsys)
+    assert code == 2
+    assert err.strip() == f"error: {source}:2: field 'input[0].text': is missing or not a string"
 
 
 def test_version_and_help() -> None:
+    """Through the real console script (a subprocess): the entry point and its exit code."""
     proc = ragjudge("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("ragjudge ")
     proc = ragjudge("--help")
@@ -133,6 +133,7 @@ def test_version_and_help() -> None:
 
 
 def test_missing_option_is_a_usage_error_without_traceback() -> None:
+    """A subprocess: click's usage errors as a shell sees them, exit code 2 and no traceback from the process."""
     proc = ragjudge("eval")
     assert proc.returncode == 2
     assert "Missing option '--bench'" in proc.stderr and "Traceback" not in proc.stderr
@@ -148,7 +149,7 @@ def test_missing_option_is_a_usage_error_without_traceback() -> None:
 ])
 def test_a_wrong_bertscore_model_is_refused_before_any_work(name, message, tmp_path, monkeypatch, capsys) -> None:
     """Before: a KeyError (unknown name) or 46 s of hub retries (uncached name), after generation."""
-    from conftest import MINI, run_cli
+    from conftest import MINI
 
     name, message = name.format(tmp=tmp_path), message.format(tmp=tmp_path)
     code, out, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--bertscore-model", name,

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from ragjudge.errors import InputError, UsageError
 from ragjudge.judges import JudgeRegistry
 from ragjudge.judges.parsing import parse_output
@@ -34,7 +32,7 @@ parse:
 """
 
 
-def test_a_new_judge_is_just_a_spec_file(tmp_path: Path) -> None:
+def test_a_new_judge_is_just_a_spec_file(tmp_path: Path, monkeypatch, capsys) -> None:
     specs = tmp_path / "my_judges"
     specs.mkdir()
     (specs / "concise.yaml").write_text(CONCISE)
@@ -47,14 +45,13 @@ def test_a_new_judge_is_just_a_spec_file(tmp_path: Path) -> None:
         prompts.append(request.last_user)
         return "Short and clear. Score: 4"
 
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-x")
     with OpenAIServer(respond) as server:
-        proc = subprocess.run(
-            [sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "concise", "--judge-dir", str(specs),
-             "--judge-models", "openai/j", "--api-base", server.base_url, "--out", str(tmp_path / "o.jsonl"),
-             "--format", "json"],
-            capture_output=True, text=True, env={**os.environ, "OPENAI_API_KEY": "sk-x"}, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["metrics"]["concise"]["mean"] == pytest.approx(0.8)
+        code, out, err = run_cli(["judge", str(source), "--judges", "concise", "--judge-dir", str(specs),
+                                  "--judge-models", "openai/j", "--api-base", server.base_url, "--out",
+                                  str(tmp_path / "o.jsonl"), "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
+    assert json.loads(out)["metrics"]["concise"]["mean"] == pytest.approx(0.8)
     assert prompts == ["Question: Why is the sky blue?\nAnswer: Rayleigh scattering.\nRate conciseness 1-5 as \"Score: N\".\n"]
 
 

@@ -4,13 +4,11 @@ conditioning, unparsable answers as errors, and a rerun served entirely from the
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli_once
 
 from ragjudge.bench.mtrag.conditioning import answerability_correct, condition
 from ragjudge.testing.openai_server import OpenAIServer, Request
@@ -65,13 +63,11 @@ TASKS = [
 ]
 
 
-def run_judge(server: OpenAIServer, source: Path, out: Path, cache: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "RAGJUDGE_CACHE_DIR": str(cache), "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}
-    return subprocess.run(
-        [sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "idk,rb_llm", "--judge-models",
-         ",".join(PANEL), "--api-base", server.base_url, "--out", str(out), "--format", "json", *extra],
-        capture_output=True, text=True, env=env, timeout=300,
-    )
+def run_judge(server: OpenAIServer, source: Path, out: Path, cache: Path, *extra: str) -> tuple[int, str, str]:
+    """`ragjudge judge` in-process with its own cache and key (the fixture is module-scoped)."""
+    return run_cli_once(["judge", str(source), "--judges", "idk,rb_llm", "--judge-models", ",".join(PANEL),
+                         "--api-base", server.base_url, "--out", str(out), "--format", "json", *extra],
+                        env={"RAGJUDGE_CACHE_DIR": str(cache), "OPENAI_API_KEY": "sk-test-not-a-real-key-0000"})
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +88,9 @@ def rows(path: Path) -> dict[str, dict]:
 
 
 def test_exit_code_is_1_when_some_judgements_failed(judged) -> None:
-    assert judged["first"].returncode == 1, judged["first"].stderr
-    assert "Traceback" not in judged["first"].stderr
+    code, _, stderr = judged["first"]
+    assert code == 1, stderr
+    assert "Traceback" not in stderr
 
 
 def test_panel_median_and_member_scores(judged) -> None:
@@ -116,7 +113,8 @@ def test_unparsable_answers_are_errors_with_raw_text(judged) -> None:
     assert "RB_llm" not in eight["metrics"] and "only 0 of 3 panel members" in eight["ragjudge"]["judges"]["rb_llm"]["error"]
     nine = out["conv9::2"]["ragjudge"]["judges"]["idk"]
     assert "value" not in nine and nine["raw"] == "Hmm, hard to say." and "unparsable" in nine["error"]
-    summary = json.loads(judged["first"].stdout)
+    _, stdout, _ = judged["first"]
+    summary = json.loads(stdout)
     assert summary["metrics"]["RB_llm"]["errors"] == 1 and summary["metrics"]["idk_eval"]["errors"] == 1
     assert summary["metrics"]["RB_llm"]["n"] == 9 - 1  # task 8 excluded from the mean, not counted as 0
     expected_mean = 0.6  # every answered panel gave a median of 6/10
@@ -140,11 +138,12 @@ def test_idk_conditioning_table_end_to_end(judged) -> None:
 def test_rerun_reasks_only_the_answers_that_could_not_be_parsed(judged) -> None:
     """Every readable answer comes from the cache; an unparsable one is never reused: j3 on task 7, the three
     members on task 8 and the IDK judge on task 9 are asked again (and still fail the same way)."""
-    assert judged["second"].returncode == 1
+    (_, first_stdout, _), (second_code, second_stdout, _) = judged["first"], judged["second"]
+    assert second_code == 1
     again = judged["server"].requests[judged["requests_first"]:]
     assert len(again) == 5
     assert all(any(word in r.prompt for word in ("GARBLED", "UNPARSABLE")) for r in again)
-    assert json.loads(judged["second"].stdout)["metrics"] == json.loads(judged["first"].stdout)["metrics"]
+    assert json.loads(second_stdout)["metrics"] == json.loads(first_stdout)["metrics"]
 
 
 def test_api_key_is_not_written_anywhere(judged) -> None:

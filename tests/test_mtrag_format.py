@@ -3,38 +3,56 @@
 from __future__ import annotations
 
 import json
+import math
+import runpy
 from pathlib import Path
 
 import pytest
 
-from conftest import MINI
+from conftest import MINI, REPO
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import JsonlAppender, read_jsonl
 from ragjudge.formats.mtrag import read_predictions, read_tasks
 from ragjudge.models import domain_of
 
+MTRAG = REPO / "tests" / "fixtures" / "mtrag"
+"""Our own files in the published MTRAG formats (tests/fixtures/mtrag/README.md)."""
 
-def test_reads_published_predictions_with_nan_and_double_colon_ids(shared_mtrag: Path) -> None:
-    pairs = read_predictions(shared_mtrag / "generation" / "responses-10.jsonl")
+
+def test_reads_published_predictions_with_nan_and_double_colon_ids() -> None:
+    path = MTRAG / "generation" / "responses-10.jsonl"
+    assert "NaN" in path.read_text()  # written as the published file writes it, which json.loads accepts
+    pairs = read_predictions(path)
     assert len(pairs) == 10
     first, pred = pairs[0]
-    assert first.task_id == "dd6b6ffd177f2b311abe676261279d2f::1"
+    assert first.task_id == "3f9c2a7e51b04d6c8e2f71a09b5d4c13::1"
     assert first.answerability == "UNANSWERABLE"
-    assert first.multi_turn is None  # NaN in the file
-    assert first.domain == "clapnq"
-    assert first.question == "where do the arizona cardinals play this week"
-    assert pred.text.startswith("I do not have specific information")
+    assert math.isnan(first.raw["Multi-Turn"]) and first.multi_turn is None  # NaN in the file
+    assert "Collection" not in first.raw and first.domain == "clapnq"  # from a lower-case `collection`
+    assert first.question == "when does the ferry to kestrel island leave today"
+    assert pred.text.startswith("I'm sorry, but I don't have today's ferry timetable")
     third = pairs[2][0]
     assert third.turn == 3 and len(third.history) == 4 and third.multi_turn == "Clarification"
-    assert third.enrichments["dataset"] == "MT-RAG Authors (Internal)"  # unknown fields kept
+    assert third.enrichments["dataset"] == "ragjudge fixtures (hand-written)"  # unknown fields kept
+    assert len(third.contexts) == 3
     assert {p.document_id for p in third.contexts} == {c["document_id"] for c in third.raw["contexts"]}
+    assert [t.domain for t, _ in pairs].count("clapnq") == 8 and pairs[-1][0].domain == "govt"
 
 
-def test_reads_task_inputs_with_capital_collection(shared_mtrag: Path) -> None:
-    tasks = read_tasks(shared_mtrag / "generation" / "taskb_input.jsonl")
-    assert len(tasks) == 10
+def test_reads_task_inputs_with_capital_collection() -> None:
+    tasks = read_tasks(MTRAG / "generation" / "taskb_input.jsonl")
+    assert len(tasks) == 10 and all("Collection" in t.raw and "collection" not in t.raw for t in tasks)
     assert tasks[0].collection == "mt-rag-clapnq-elser-512-100-20240503"
     assert tasks[0].answerability is None and tasks[0].targets == []
+    assert all(t.answerability is None and t.targets == [] for t in tasks) and tasks[2].contexts
+
+
+def test_the_mtrag_fixtures_are_what_make_mtrag_writes() -> None:
+    """tests/fixtures/mtrag is written by its make_mtrag.py: edit that and run it, rather than the files."""
+    written = runpy.run_path(str(MTRAG / "make_mtrag.py"))["files"]()  # run_path: no __pycache__ in fixtures/
+    assert set(written) == {p.relative_to(MTRAG).as_posix() for p in MTRAG.rglob("*") if p.suffix in (".jsonl", ".tsv")}
+    for name, text in written.items():
+        assert (MTRAG / name).read_text(encoding="utf-8") == text, f"{name}: run python {MTRAG / 'make_mtrag.py'}"
 
 
 def test_mini_dataset_mixes_id_separators_and_collection_keys() -> None:

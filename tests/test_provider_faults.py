@@ -293,7 +293,13 @@ def test_usage_after_kill_and_resume_equals_the_requests_received(tmp_path: Path
         deadline = time.time() + 60
         while time.time() < deadline and not (tmp_path / "out.judgements.jsonl").exists():
             time.sleep(0.05)
-        time.sleep(0.5)
+        # Kill while a call is surely in flight (however slow the machine): the next request hangs for 3 s.
+        arrived = len(server.requests)
+        server.hang_next(1, 3.0)
+        while time.time() < deadline and not (len(server.requests) > arrived and server.in_flight > 0):
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert server.in_flight > 0
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         proc = start(server)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from ragjudge.errors import InputError
 from ragjudge.formats.beir import (
     Query,
@@ -128,16 +128,17 @@ def test_load_passages_chunks_documents(tmp_path: Path) -> None:
     assert len(load_passages(tmp_path / "docs.jsonl")) == 2
 
 
-def test_cli_bad_corpus_line_is_one_line_error(tmp_path: Path) -> None:
+def test_cli_bad_corpus_line_is_one_line_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text('{"_id": "a", "text": "alpha"}\n{"_id": "b", "txt": "beta"}\n')
     queries = tmp_path / "q.jsonl"
     queries.write_text(json.dumps({"_id": "q1", "text": "alpha"}) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "ragjudge", "retrieve", "--corpus", str(corpus), "--queries",
-                           str(queries), "--pipeline", "bm25", "--out", str(tmp_path / "run.jsonl"),
-                           "--index-dir", str(tmp_path / "idx")], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 2
-    assert proc.stderr.strip() == f"error: {corpus}:2: field 'text': must be a string, got missing"
+    code, _, err = run_cli(["retrieve", "--corpus", str(corpus), "--queries", str(queries), "--pipeline", "bm25",
+                            "--out", str(tmp_path / "run.jsonl"), "--index-dir", str(tmp_path / "idx")],
+                           monkeypatch, capsys)
+    assert code == 2
+    assert err.strip() == f"error: {corpus}:2: field 'text': must be a string, got missing"
 
 
 def test_cli_chunk_option_indexes_passages_of_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

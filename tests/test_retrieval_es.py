@@ -258,6 +258,8 @@ def _closed_port() -> int:
 
 
 def test_unreachable_cluster_is_one_line_without_credentials(tmp_path: Path) -> None:
+    """Through the real console script (a subprocess): everything the process prints, library log lines included
+    (in-process, pytest's log capture would take those), is one line without the password."""
     port = _closed_port()
     assert safe_url(f"https://elastic:s3cret@127.0.0.1:{port}/x") == f"https://127.0.0.1:{port}/x"
     queries = tmp_path / "q.jsonl"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from scipy.stats import ttest_rel
 
-from conftest import SHARED_MTRAG
+from conftest import REPO
+from shared_data import SHARED_DATA, requires_shared
 from ragjudge.cli import main
 from ragjudge.errors import UsageError
 from ragjudge.formats.runs import read_qrels, read_run, write_qrels, write_trec_run
@@ -258,7 +259,108 @@ def test_console_script_exit_code_and_no_traceback(tmp_path: Path) -> None:
     assert proc.stderr.strip() == f"error: {run}:1: field 'contexts[0].score': must be a finite number, got None"
 
 
-# ------------------------------------------------------------------------------------ the shared MTRAG runs
+# ------------------------------------------------------------------------- MTRAG runs: our own, then the real ones
+
+FIXTURE = REPO / "tests" / "fixtures" / "mtrag"
+"""Our own runs in MTRAG's retrieval prediction format (tests/fixtures/mtrag/README.md): 16 judged queries, the
+last-turn run with score ties and three empty rankings."""
+FIXTURE_QRELS = FIXTURE / "retrieval" / "clapnq" / "qrels.tsv"
+
+
+def relevant_docs(qrels: Path) -> dict[str, set[str]]:
+    relevant: dict[str, set[str]] = {}
+    for line in qrels.read_text().splitlines()[1:]:
+        qid, doc, grade = line.split("\t")
+        if int(grade) > 0:
+            relevant.setdefault(qid, set()).add(doc)
+    return relevant
+
+
+def by_hand(run: Path, qrels: Path, k_recall: int = 5, k_ndcg: int = 10) -> tuple[float, float]:
+    """Recall@5 and nDCG@10 (binary grades) over the judged queries, ranks in file order: written out independently."""
+    relevant = relevant_docs(qrels)
+    ranked = {(r := json.loads(line))["task_id"]: [c["document_id"] for c in r["contexts"]]
+              for line in run.read_text().splitlines()}
+    recall, ndcg = [], []
+    for qid, rel in relevant.items():
+        docs = ranked.get(qid, [])
+        recall.append(len(rel & set(docs[:k_recall])) / len(rel))
+        dcg = sum(1 / L2(rank + 2) for rank, d in enumerate(docs[:k_ndcg]) if d in rel)
+        ndcg.append(dcg / sum(1 / L2(rank + 2) for rank in range(min(len(rel), k_ndcg))))
+    return sum(recall) / len(recall), sum(ndcg) / len(ndcg)
+
+
+def test_an_mtrag_run_over_its_judged_queries(capsys, monkeypatch) -> None:
+    report = as_json(capsys, monkeypatch, "retrieval-eval", FIXTURE / "runs" / "clapnq_overlap_rewrite.jsonl",
+                     "--qrels", FIXTURE_QRELS)
+    # Every judged query has a run line and every run line has qrels, so "only queries present in qrels"
+    # (MTRAG's convention) and "missing queries score zero" (ours) average over the same 16 queries.
+    assert (report["n_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == (16, 0, 0, 0)
+    assert report["breakdowns"]["domain"]["clapnq"]["n_queries"] == 16
+    turns = report["breakdowns"]["turn"]
+    assert turns["first"]["n_queries"] == 3 and turns["first"]["n_queries"] + turns["later"]["n_queries"] == 16
+    recall, ndcg = by_hand(FIXTURE / "runs" / "clapnq_overlap_rewrite.jsonl", FIXTURE_QRELS)
+    assert report["metrics"]["recall@5"] == pytest.approx(recall, abs=1e-6) and recall == 1.0
+    assert report["metrics"]["ndcg@10"] == pytest.approx(ndcg, abs=1e-6) and 0.85 < ndcg < 0.95
+
+
+def test_missing_query_conventions_on_an_mtrag_run(tmp_path, capsys, monkeypatch) -> None:
+    """Drop one judged query from a run: scored zero divides by 16, --ignore-missing by 15."""
+    source = FIXTURE / "runs" / "clapnq_overlap_lastturn.jsonl"
+    per_query = tmp_path / "pq.jsonl"
+    full = as_json(capsys, monkeypatch, "retrieval-eval", source, "--qrels", FIXTURE_QRELS, "--metrics", "recall@5",
+                   "--per-query", per_query, "--by", "none")
+    scores = {r["query_id"]: r["recall@5"] for r in map(json.loads, per_query.read_text().splitlines())}
+    lines = source.read_text().splitlines()
+    dropped = next(line for line in lines if scores[json.loads(line)["task_id"]] > 0)
+    write_lines(tmp_path / "partial.jsonl", [line for line in lines if line is not dropped])
+    lost = scores[json.loads(dropped)["task_id"]]
+    total = full["metrics"]["recall@5"] * 16
+    zero = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", FIXTURE_QRELS,
+                   "--metrics", "recall@5")
+    ignored = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", FIXTURE_QRELS,
+                      "--metrics", "recall@5", "--ignore-missing")
+    assert (full["n_queries"], full["n_missing"]) == (16, 0)  # an empty ranking is a run line, not a missing one
+    assert (zero["n_queries"], zero["n_missing"], ignored["n_queries"]) == (16, 1, 15)
+    assert zero["metrics"]["recall@5"] == pytest.approx((total - lost) / 16, abs=1e-5)
+    assert ignored["metrics"]["recall@5"] == pytest.approx((total - lost) / 15, abs=1e-5)
+
+
+def test_trec_conversion_of_an_mtrag_run_keeps_the_figures(tmp_path, capsys, monkeypatch) -> None:
+    source = FIXTURE / "runs" / "clapnq_overlap_lastturn.jsonl"
+    qrels = relevant_docs(FIXTURE_QRELS)
+    records = [json.loads(line) for line in source.read_text().splitlines()]
+    assert sum(not r["contexts"] for r in records) == 3  # empty rankings, which TREC cannot write
+    # score ties between a relevant and an irrelevant passage in the top 10: the figures depend on the tie order
+    assert any(a["score"] == b["score"] and (a["document_id"] in rel) != (b["document_id"] in rel)
+               for r in records for rel in [qrels[r["task_id"]]]
+               for i, a in enumerate(r["contexts"][:10]) for b in r["contexts"][i + 1:10])
+    run = read_run(source)
+    write_trec_run(run, tmp_path / "overlap.trec")
+    jsonl = as_json(capsys, monkeypatch, "retrieval-eval", source, "--qrels", FIXTURE_QRELS, "--by", "none")
+    trec = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "overlap.trec", "--qrels", FIXTURE_QRELS,
+                   "--by", "none")
+    assert trec["n_run_queries"] == 13 and trec["n_missing"] == 3
+    assert trec["metrics"] == jsonl["metrics"]
+    recall, ndcg = by_hand(source, FIXTURE_QRELS)
+    assert (trec["metrics"]["recall@5"], round(trec["metrics"]["ndcg@10"], 6)) == (recall, round(ndcg, 6)) == \
+        (0.625, 0.59375)
+
+
+def test_paired_test_on_mtrag_runs_matches_scipy(tmp_path, capsys, monkeypatch) -> None:
+    a, b = FIXTURE / "runs" / "clapnq_overlap_lastturn.jsonl", FIXTURE / "runs" / "clapnq_overlap_rewrite.jsonl"
+    report = as_json(capsys, monkeypatch, "retrieval-eval", a, "--compare", b, "--qrels", FIXTURE_QRELS,
+                     "--metrics", "ndcg@10", "--per-query", tmp_path / "a.jsonl", "--by", "none")
+    as_json(capsys, monkeypatch, "retrieval-eval", b, "--qrels", FIXTURE_QRELS, "--metrics", "ndcg@10",
+            "--per-query", tmp_path / "b.jsonl", "--by", "none")
+    xs, ys = ([json.loads(line)["ndcg@10"] for line in (tmp_path / f).read_text().splitlines()]
+              for f in ("a.jsonl", "b.jsonl"))
+    c = report["comparison"]["metrics"]["ndcg@10"]
+    assert len(xs) == len(ys) == 16
+    assert c["p_value"] == pytest.approx(ttest_rel(xs, ys).pvalue, rel=1e-9)
+    assert c["significant"] and c["p_value"] < 0.05  # the rewrites' gain over the vague last turns
+    assert c["a"] == pytest.approx(sum(xs) / 16, abs=1e-6) and c["b"] == pytest.approx(sum(ys) / 16, abs=1e-6)
+
 
 README_FIGURES = {  # Recall@5, nDCG@10 stated in ../shared/data/mtrag/README.md
     "elser_rewrite": (0.552, 0.578), "elser_lastturn": (0.511, 0.527), "bge_rewrite": (0.462, 0.498),
@@ -266,64 +368,35 @@ README_FIGURES = {  # Recall@5, nDCG@10 stated in ../shared/data/mtrag/README.md
 }
 
 
-@pytest.fixture(scope="module")
-def mtrag() -> Path:
-    if not (SHARED_MTRAG / "runs").is_dir():
-        pytest.skip("shared MTRAG data (../shared/data/mtrag) is not present")
-    return SHARED_MTRAG
-
-
-@pytest.mark.parametrize("system", [*README_FIGURES, "bge_lastturn"])
-def test_reproduces_the_mtrag_readme_figures(mtrag, system, capsys, monkeypatch) -> None:
-    report = as_json(capsys, monkeypatch, "retrieval-eval", mtrag / "runs" / f"clapnq_{system}.jsonl",
-                     "--qrels", mtrag / "retrieval" / "clapnq" / "qrels.tsv")
-    # Every judged query has a run line and every run line has qrels, so "only queries present in qrels"
-    # (MTRAG's convention) and "missing queries score zero" (ours) average over the same 208 queries.
-    assert (report["n_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == (208, 0, 0, 0)
-    assert report["breakdowns"]["domain"]["clapnq"]["n_queries"] == 208
-    turns = report["breakdowns"]["turn"]
-    assert turns["first"]["n_queries"] + turns["later"]["n_queries"] == 208
-    if system in README_FIGURES:
-        recall, ndcg = README_FIGURES[system]
-        assert round(report["metrics"]["recall@5"], 3) == recall
-        assert round(report["metrics"]["ndcg@10"], 3) == ndcg
-    else:  # no stated figure: rewriting still helps the dense retriever
-        assert report["metrics"]["recall@5"] < README_FIGURES["bge_rewrite"][0]
-
-
-def test_missing_query_conventions_on_real_data(mtrag, tmp_path, capsys, monkeypatch) -> None:
-    """Drop one judged query from a real run: scored zero divides by 208, --ignore-missing by 207."""
-    source = mtrag / "runs" / "clapnq_elser_rewrite.jsonl"
+@requires_shared("mtrag", "retrieval/clapnq/qrels.tsv",
+                 *(f"runs/clapnq_{system}.jsonl" for system in [*README_FIGURES, "bge_lastturn"]))
+def test_reproduces_the_mtrag_readme_figures(tmp_path, capsys, monkeypatch) -> None:
+    """The figures measured on MTRAG's real clapnq runs (../shared/data/mtrag; skipped, saying so, without it):
+    every system's, again after a TREC conversion, and ELSER's significant gain over BM25."""
+    mtrag = SHARED_DATA / "mtrag"
     qrels = mtrag / "retrieval" / "clapnq" / "qrels.tsv"
-    per_query = tmp_path / "pq.jsonl"
-    full = as_json(capsys, monkeypatch, "retrieval-eval", source, "--qrels", qrels, "--metrics", "recall@5",
-                   "--per-query", per_query, "--by", "none")
-    scores = {r["query_id"]: r["recall@5"] for r in map(json.loads, per_query.read_text().splitlines())}
-    lines = source.read_text().splitlines()
-    dropped = next(line for line in lines if scores[json.loads(line)["task_id"]] > 0)
-    write_lines(tmp_path / "partial.jsonl", [line for line in lines if line is not dropped])
-    lost = scores[json.loads(dropped)["task_id"]]
-    total = full["metrics"]["recall@5"] * 208
-    zero = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", qrels,
-                   "--metrics", "recall@5")
-    ignored = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", qrels,
-                      "--metrics", "recall@5", "--ignore-missing")
-    assert (zero["n_queries"], zero["n_missing"], ignored["n_queries"]) == (208, 1, 207)
-    assert zero["metrics"]["recall@5"] == pytest.approx((total - lost) / 208, abs=1e-5)
-    assert ignored["metrics"]["recall@5"] == pytest.approx((total - lost) / 207, abs=1e-5)
+    for system in [*README_FIGURES, "bge_lastturn"]:
+        report = as_json(capsys, monkeypatch, "retrieval-eval", mtrag / "runs" / f"clapnq_{system}.jsonl",
+                         "--qrels", qrels)
+        # every judged query has a run line and every run line has qrels: MTRAG's convention and ours agree
+        assert (report["n_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == \
+            (208, 0, 0, 0), system
+        assert report["breakdowns"]["domain"]["clapnq"]["n_queries"] == 208, system
+        turns = report["breakdowns"]["turn"]
+        assert turns["first"]["n_queries"] + turns["later"]["n_queries"] == 208, system
+        got = (round(report["metrics"]["recall@5"], 3), round(report["metrics"]["ndcg@10"], 3))
+        if system in README_FIGURES:
+            assert got == README_FIGURES[system], system
+        else:  # no stated figure: rewriting still helps the dense retriever
+            assert got[0] < README_FIGURES["bge_rewrite"][0], system
 
-
-def test_trec_conversion_of_a_real_run_keeps_the_figures(mtrag, tmp_path, capsys, monkeypatch) -> None:
     run = read_run(mtrag / "runs" / "clapnq_bm25_lastturn.jsonl")  # has score ties and an empty ranking
     write_trec_run(run, tmp_path / "bm25.trec")
-    report = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "bm25.trec", "--qrels",
-                     mtrag / "retrieval" / "clapnq" / "qrels.tsv", "--metrics", "recall@5,ndcg@10", "--by", "none")
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "bm25.trec", "--qrels", qrels,
+                     "--metrics", "recall@5,ndcg@10", "--by", "none")
     assert report["n_run_queries"] == 207 and report["n_missing"] == 1  # TREC cannot write an empty ranking
     assert (round(report["metrics"]["recall@5"], 3), round(report["metrics"]["ndcg@10"], 3)) == (0.223, 0.255)
 
-
-def test_paired_test_on_real_runs_matches_scipy(mtrag, tmp_path, capsys, monkeypatch) -> None:
-    qrels = mtrag / "retrieval" / "clapnq" / "qrels.tsv"
     a, b = mtrag / "runs" / "clapnq_bm25_rewrite.jsonl", mtrag / "runs" / "clapnq_elser_rewrite.jsonl"
     report = as_json(capsys, monkeypatch, "retrieval-eval", a, "--compare", b, "--qrels", qrels,
                      "--metrics", "ndcg@10", "--per-query", tmp_path / "a.jsonl", "--by", "none")

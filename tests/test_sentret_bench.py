@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, run_cli
+from conftest import REPO, model_close, run_cli, run_cli_once
 
 from ragjudge.testing.openai_server import OpenAIServer
 
@@ -24,6 +24,8 @@ def _eval(args: list[str], monkeypatch, capsys) -> tuple[int, str, str]:
 
 
 def test_the_documented_command_runs_offline_and_prints_figures_picks_and_p_values(tmp_path: Path) -> None:
+    """The command as documented, through the real console script (a subprocess) from a fresh folder: the
+    default output folder, the exit code, the printed report."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "COLUMNS": "200",
            "RAGJUDGE_CACHE_DIR": str(tmp_path / "cache")}
     proc = subprocess.run([sys.executable, "-m", "ragjudge", "eval", "--bench", "sentence-retrieval", "--data",
@@ -50,12 +52,11 @@ def test_the_documented_command_runs_offline_and_prints_figures_picks_and_p_valu
 
 @pytest.fixture(scope="module")
 def mini_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One run in-process (module-scoped: no monkeypatch or capsys here), sys.argv and HF_HUB_OFFLINE restored."""
     out = tmp_path_factory.mktemp("sentret") / "run"
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.run([sys.executable, "-m", "ragjudge", *BENCH, "--pipeline", "initial,bm25_rerank,lm_mixture",
-                           "--out", str(out), "-T", "permutations=200"], env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr
+    code, _, err = run_cli_once([*BENCH, "--pipeline", "initial,bm25_rerank,lm_mixture", "--out", str(out), "-T",
+                                 "permutations=200"], env={"HF_HUB_OFFLINE": "1"})
+    assert code == 0, err
     return out
 
 
@@ -192,8 +193,12 @@ def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) 
     dialogue = json.loads((MINI / "dialogues.json").read_text())[0]
     model = CrossEncoder(str(tmp_path / "ce"))
     scores = model.predict([(dialogue["context"][-1]["body"], c["body"]) for c in dialogue["candidates"]])
-    expected = np.argsort(-np.asarray(scores), kind="stable")
     judged = [json.loads(line) for line in (out / "judgements.jsonl").read_text().splitlines()]
     ranking = next(j["value"]["rankings"][0] for j in judged
                    if j["stage"] == "cross_encoder_rerank" and j["key"] == first["id"])
-    assert ranking == expected.tolist()
+    # The run's ranking orders the candidates by the model's scores. Not compared with an argsort of ours: this
+    # untrained head puts 50 scores within 0.013 (3e-6 apart at the closest), so another batch or CPU may swap
+    # two near-ties; each step down the ranking may only go up by the model tolerance.
+    s = np.asarray(scores, dtype=np.float64)
+    assert sorted(ranking) == list(range(len(s)))
+    assert all(s[a] >= s[b] or model_close(s[a], s[b]) for a, b in zip(ranking, ranking[1:]))

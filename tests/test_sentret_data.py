@@ -4,6 +4,7 @@ the splits file (and its older `dev` key), and the one-line errors users see."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,6 @@ from ragjudge.bench.sentence_retrieval.data import (
 from ragjudge.errors import InputError, UsageError
 
 MINI = REPO / "examples" / "sentret-mini"
-SHARED_SPLITS = REPO.parent / "shared" / "data" / "sentret" / "val_test_splits.json"
 
 
 def _records(name: str) -> list[dict]:
@@ -118,13 +118,32 @@ def test_json_array_errors_carry_the_element_line(tmp_path: Path) -> None:
     assert err.value.line == 3
 
 
-def test_the_published_splits_file_parses(tmp_path: Path) -> None:
-    if not SHARED_SPLITS.is_file():
-        pytest.skip("../shared/data/sentret is not present")
-    ids = {i for line in SHARED_SPLITS.read_text().splitlines() for i in json.loads(line)["test"]}
-    splits = load_splits(SHARED_SPLITS, ids)
+def published_style_splits(path: Path) -> Path:
+    """A splits file laid out as the published one (../shared/data/sentret/README.md), at its size, with our own
+    ids: 50 JSON lines ending in CRLF, each `{"test": [423 ids], "val": [423 ids]}` over the same 846 dialogue
+    ids `t5_<subreddit>.<thread>.<n>.<turns>`."""
+    rng = random.Random(846)
+    alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
+    ids: set[str] = set()
+    while len(ids) < 846:
+        subreddit, thread = "".join(rng.choices(alphabet, k=4)), "".join(rng.choices(alphabet, k=rng.choice((5, 6))))
+        ids.add(f"t5_2{subreddit}.{thread}.{rng.choice((0, 0, 0, 1, 2, 14))}.{rng.choice((3, 3, 3, 5, 7))}")
+    lines = []
+    for _ in range(50):
+        shuffled = rng.sample(sorted(ids), len(ids))
+        lines.append(json.dumps({"test": shuffled[:423], "val": shuffled[423:]}))
+    path.write_bytes("".join(line + "\r\n" for line in lines).encode())
+    return path
+
+
+def test_splits_in_the_published_layout_parse(tmp_path: Path) -> None:
+    path = published_style_splits(tmp_path / "val_test_splits.json")
+    assert path.read_bytes().count(b"\r\n") == 50
+    ids = {i for line in path.read_text().splitlines() for i in json.loads(line)["test"]}
+    splits = load_splits(path, ids)
     assert len(splits) == 50 and len(ids) == 846
-    assert all(len(s.val) == len(s.test) == 423 for s in splits)
+    assert all(len(s.val) == len(s.test) == 423 and set(s.val) | set(s.test) == ids for s in splits)
+    assert splits[-1].line == 50 and splits[0].test == json.loads(path.read_text().splitlines()[0])["test"]
 
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch, capsys) -> None:
