@@ -14,8 +14,10 @@ import io
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,22 @@ def run_cli_once(args: list[str], env: Mapping[str, str] | None = None) -> tuple
         with pytest.raises(SystemExit) as exit_info:
             main()
     return int(exit_info.value.code or 0), out.getvalue(), err.getvalue()
+
+
+@contextlib.contextmanager
+def tmpfs(mount: Path, options: str, why_root: str) -> Iterator[Path]:
+    """A real small file system mounted at `mount` for the block (`options`: e.g. `size=1m` or `size=1m,ro`), where
+    the machine lets tests mount one (root); elsewhere the test skips with `why_root`."""
+    mount.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip(why_root)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
 def ctrl_c_default() -> None:

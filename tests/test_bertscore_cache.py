@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -14,7 +15,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import MINI, REPO, model_close, run_cli
+from conftest import MINI, REPO, model_close, run_cli, tmpfs
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
 from ragjudge.metrics.bertscore import BertScorer, resolve_model
 from ragjudge.metrics.cached_bertscore import CachedBertScorer
@@ -257,16 +258,21 @@ def test_corrupt_entry_is_recomputed(config, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("how", ["file in the way", "read-only folder"])
 def test_unwritable_cache_warns_once_and_scores_anyway(config, tmp_path: Path, how: str) -> None:
-    if how == "file in the way":
-        root = tmp_path / "not-a-folder"
-        root.write_text("")
-        root = root / "embeddings"
-    else:
-        if os.geteuid() == 0:
-            pytest.skip("root writes to read-only folders")
-        root = tmp_path / "ro"
-        root.mkdir()
-        root.chmod(0o500)
+    with contextlib.ExitStack() as stack:
+        if how == "file in the way":
+            root = tmp_path / "not-a-folder"
+            root.write_text("")
+            root = root / "embeddings"
+        elif os.geteuid() == 0:  # root writes through folder permissions: a read-only file system stops it too
+            root = stack.enter_context(tmpfs(tmp_path / "ro", "size=1m,ro", "cannot mount a read-only tmpfs"))
+        else:
+            root = tmp_path / "ro"
+            root.mkdir()
+            root.chmod(0o500)
+        _warns_once_and_scores_anyway(config, root)
+
+
+def _warns_once_and_scores_anyway(config, root: Path) -> None:
     texts = ["An answer about salmon.", "Another answer about dams.", passage(0, 200), passage(5, 250)]
     scorer = CachedBertScorer(config, cache_root=root)
     with warnings.catch_warnings(record=True) as caught:

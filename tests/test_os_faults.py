@@ -10,7 +10,6 @@ import gc
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import threading
 import time
@@ -20,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import MINI, run_cli
+from conftest import MINI, run_cli, tmpfs
 
 NOBODY = 65534
 
@@ -47,21 +46,6 @@ def open_dir() -> Iterator[Path]:
     folder.chmod(0o755)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
-
-
-@contextmanager
-def tmpfs(mount: Path, options: str, why_root: str) -> Iterator[Path]:
-    """A real 1 MB file system mounted at `mount` for the block, where the machine lets tests mount one (root)."""
-    mount.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip(why_root)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(mount)], capture_output=True)
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
 
 
 @pytest.fixture
