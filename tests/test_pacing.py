@@ -196,6 +196,9 @@ def test_one_work_queue_for_every_judge(tmp_path: Path, monkeypatch, capsys) -> 
     assert len(server.requests) == 12 * 4
     kinds = ["rb_llm" if "[The Start of Reference Answer]" in r.prompt else "idk" for r in server.requests]
     # the first wave of 16 holds the 12 IDK requests and 4 RB_llm ones: RB_llm did not wait for IDK to finish
-    first_rb_llm = server.requests[kinds.index("rb_llm")]
-    assert kinds[:16].count("rb_llm") == 4 and first_rb_llm.in_flight_at_arrival > 0  # IDK requests still out
+    # Judge after judge would also put 4 RB_llm requests in the first 16 (12 IDK, then RB_llm once they are done):
+    # in one queue, the first RB_llm request is sent before the last IDK one, or while IDK requests are out.
+    first = kinds.index("rb_llm")
+    assert kinds[:16].count("rb_llm") == 4
+    assert first < 12 or server.requests[first].in_flight_at_arrival > 0, (first, kinds[:16])
     assert json.loads(out)["metrics"]["RB_llm"]["mean"] == pytest.approx(0.7)
