@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
-from ragjudge.bench.mtrag import display
 from ragjudge.bench.mtrag.assemble import TaskOutcome, assemble, metric_names, partial_panels
 from ragjudge.bench.mtrag.data import resolve_bench
 from ragjudge.bench.mtrag.scorers import JudgeScorer
 from ragjudge.bench.mtrag.settings import check_setting, needs_retrieval, tasks_for_setting
 from ragjudge.bench.mtrag.solvers import GeneratorSolver, PredictionsSolver
-from ragjudge.bench.mtrag.summary import summarize, tidy_table
+from ragjudge.bench.mtrag.summary import HEADLINE, summarize, tidy_table
 from ragjudge.engine.context import RunContext
-from ragjudge.engine.render import Table
+from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.errors import UsageError
 from ragjudge.formats.mtrag import read_predictions, read_tasks, require_questions, result_record
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
@@ -88,6 +87,7 @@ class MtragBench(Bench[MtragOptions, Task]):
                    "0 no)", higher_is_better=None),
     )
     breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn")
+    unit = "tasks"
 
     def __init__(self, options: MtragOptions, *, label: str | None = None):
         super().__init__(options, label=label)
@@ -190,24 +190,44 @@ class MtragBench(Bench[MtragOptions, Task]):
                          conversational_as_unanswerable=self.options.conversational_as_unanswerable)
                 for r in results]
 
-    def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> dict[str, Any]:
+    @property
+    def catalog(self) -> MetricCatalog:
+        """The declared metrics, and each judge's own (a judge spec of yours names its metric and direction)."""
+        declared = MetricCatalog(self.metrics, self.name)
+        extra = []
+        for judge in self.judges:
+            try:
+                declared.info(judge.metric)
+            except KeyError:
+                spec = judge.spec
+                extra.append(MetricInfo(spec.metric, spec.description.split(". ")[0].rstrip("."),
+                                        higher_is_better=spec.higher_is_better, kind=spec.metric_kind))
+        return MetricCatalog([*self.metrics, *extra], self.name)
+
+    def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
         outcomes = self.outcomes(results)
-        names = metric_names(self.judges)
         error_counts: dict[str, int] = {}
         for o in outcomes:
             for r in o.results.values():
                 if r.error:
                     error_counts[r.metric] = error_counts.get(r.metric, 0) + 1
-        summary = summarize(outcomes, names, error_counts)
+        metrics, breakdowns = summarize(outcomes, metric_names(self.judges), error_counts, self.catalog)
+        warnings = []
         for metric, partial in partial_panels(outcomes).items():  # panels some members did not answer
-            summary["metrics"][metric]["partial_panels"] = partial
-        summary["judges"] = self.judge_models(ctx)
+            metrics[metric].details["partial_panels"] = partial
+            warnings.append(f"warning: {partial} {metric} panel score(s) came from fewer judges than asked (a "
+                            "member failed); --min-panel N requires N answers")
+        details: dict[str, Any] = {"judges": self.judge_models(ctx)}
         info = self._retrieval_info()
         if info is not None:
-            summary["pipeline"] = info["spec"]["name"]
+            from ragjudge.retrieval.queries import rewrite_warning
+
+            details["pipeline"] = info["spec"]["name"]
             if info["query_strategy"].get("strategy") == "rewrite":  # fallbacks are reported, never hidden
-                summary["query_rewrite"] = info["query_strategy"]
-        return summary
+                details["query_rewrite"] = info["query_strategy"]
+                warnings[:0] = [w for w in [rewrite_warning(info["query_strategy"])] if w]
+        return self.summary(results, metrics, breakdowns=breakdowns, warnings=warnings, details=details,
+                            headline=headline_of(metrics, HEADLINE, self.unit, also=("answerability_acc",)))
 
     def judge_models(self, ctx: RunContext) -> dict[str, list[str]]:
         judge_ctx = self.judge_context(ctx)
@@ -232,28 +252,13 @@ class MtragBench(Bench[MtragOptions, Task]):
     def rows(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
         return tidy_table(self.outcomes(results), metric_names(self.judges)).to_dict("records")
 
-    def tables(self, summary: dict[str, Any]) -> list[Table]:
-        return display.tables(summary, self.metrics)
-
-    def headline(self, summary: dict[str, Any]) -> str | None:
-        return display.headline(summary)
-
-    def warnings(self, summary: dict[str, Any]) -> list[str]:
-        from ragjudge.retrieval.queries import rewrite_warning
-
-        warnings = [w for w in [rewrite_warning(summary.get("query_rewrite", {}))] if w]
-        for metric, stats in summary["metrics"].items():
-            if stats.get("partial_panels"):
-                warnings.append(f"warning: {stats['partial_panels']} {metric} panel score(s) came from fewer judges "
-                                "than asked (a member failed); --min-panel N requires N answers")
-        return warnings
-
     def run_info(self) -> dict[str, Any]:
         o = self.options
+        judges = {j.name: j.describe_models(JudgeContext(judge_models=o.judge_models)) for j in self.judges}
         return {"source": str(self.source), "generator": o.gen, "setting": o.setting if o.gen else None,
-                "pipeline": self._retrieval_info(), "judges": {j.name: j.describe_models(JudgeContext(
-                    judge_models=o.judge_models)) for j in self.judges},
-                "judge_models": o.judge_models, "conversational_as_unanswerable": o.conversational_as_unanswerable}
+                "pipeline": self._retrieval_info(), "judges": judges, "judge_models": o.judge_models,
+                "conversational_as_unanswerable": o.conversational_as_unanswerable,
+                "models": {"generator": o.gen, "judges": judges}}
 
     def out_slug(self) -> list[str]:
         o = self.options

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.bench.mtrag.assemble import IDK_JUDGES
-from ragjudge.bench.mtrag.display import BREAKDOWN_TITLES, CONDITIONED, RAW
+from ragjudge.bench.mtrag.summary import BREAKDOWN_TITLES, CONDITIONED, RAW
 from ragjudge.models import domain_of, normalize_task_id
 from ragjudge.report.view import (
     Block,

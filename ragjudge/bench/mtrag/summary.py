@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ragjudge.bench.mtrag.assemble import TaskOutcome
+from ragjudge.engine.summary import Breakdown, Group, Metric, MetricCatalog, stat
 
 # Breakdown dimensions (MTRAG Table 5 / Table 16 / Figure 3) → tidy-table column.
 BREAKDOWNS = {
@@ -46,15 +47,28 @@ def tidy_table(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str]) -> 
     return frame
 
 
-def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str],
-              error_counts: dict[str, int]) -> dict[str, Any]:
-    """`{"n_tasks", "metrics": {name: {"mean", "n", "errors"}}, "breakdowns": {dim: {value: {metric: mean}}}}`."""
+BREAKDOWN_TITLES = {"answerability": "By answerability", "turn": "First vs later turns", "domain": "By domain",
+                    "question_type": "By question type", "multi_turn": "By multi-turn type"}
+BREAKDOWN_NOTES = {"question_type": "a task with several question types counts under each"}
+CONDITIONED = ("RB_agg_idk", "RB_llm_idk", "RL_F_idk", "answerability_acc")
+RAW = ("RB_agg", "RB_llm", "RL_F", "idk_eval", "idk_lexical")
+"""Breakdown tables show what the paper reports: the IDK-conditioned scores and answerability accuracy when an
+IDK judge ran, else the raw scores (summary.json holds every metric in every group)."""
+HEADLINE = ("RB_llm_idk", "RB_agg_idk", "RL_F_idk", "RB_llm", "RB_agg", "RL_F")
+"""The paper's headline figures, best first: the IDK-conditioned reference-based scores."""
+
+
+def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str], error_counts: dict[str, int],
+              catalog: MetricCatalog) -> tuple[dict[str, Metric], dict[str, Breakdown]]:
+    """Overall metrics (mean over the tasks that have a value, and the tasks whose judge failed) and the paper's
+    breakdowns (Table 5 / Table 16 / Figure 3), each group's means over its tasks."""
     frame = tidy_table(outcomes, metric_names)
-    metrics: dict[str, dict[str, Any]] = {}
+    metrics: dict[str, Metric] = {}
     for name in metric_names:
         column = frame[name].dropna() if name in frame else pd.Series(dtype=float)
-        metrics[name] = {"mean": _mean(column), "n": int(column.size), "errors": error_counts.get(name, 0)}
-    breakdowns: dict[str, dict[str, dict[str, Any]]] = {}
+        metrics[name] = catalog.metric(name, _mean(column), n=int(column.size), errors=error_counts.get(name, 0))
+    shown = [m for m in CONDITIONED if m in metrics] or [m for m in RAW if m in metrics] or list(metrics)[:6]
+    breakdowns: dict[str, Breakdown] = {}
     for dimension, column in BREAKDOWNS.items():
         data = frame
         if column == "question_type":  # multi-label: a task counts once under each of its types
@@ -62,14 +76,13 @@ def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str],
         data = data[data[column].notna()]
         if data.empty:
             continue
-        groups: dict[str, dict[str, Any]] = {}
+        groups: dict[str, Group] = {}
         for value, group in data.groupby(column, sort=True):
-            stats: dict[str, Any] = {"n_tasks": int(len(group))}
-            for name in metric_names:
-                stats[name] = _mean(group[name].dropna())
-            groups[str(value)] = stats
-        breakdowns[dimension] = groups
-    return {"n_tasks": len(outcomes), "metrics": metrics, "breakdowns": breakdowns}
+            groups[str(value)] = Group(n=int(len(group)), metrics={
+                name: stat(_mean(values := group[name].dropna()), n=int(values.size)) for name in metric_names})
+        breakdowns[dimension] = Breakdown(title=BREAKDOWN_TITLES[dimension], label=dimension, groups=groups,
+                                          columns=shown, note=BREAKDOWN_NOTES.get(dimension, ""))
+    return metrics, breakdowns
 
 
 def _mean(series: pd.Series) -> float | None:
