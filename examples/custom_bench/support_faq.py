@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ragjudge.bench import Bench, BenchOptions, EachScorer, EachSolver, MetricInfo, Scorer
+from ragjudge.bench import Bench, BenchOptions, EachScorer, EachSolver, MetricInfo, Scorer, Summary, Table
 from ragjudge.formats.jsonl import read_jsonl, read_models
 from ragjudge.llm import LLMError
 
@@ -75,6 +75,7 @@ class SupportFaqBench(Bench[Options, Question]):
     llm = "optional"
     data_help = "examples/custom_bench: faq.jsonl ({id, question, answer}) and questions.jsonl ({id, question, must_mention})."
     metrics = (MetricInfo("mentions", "share of the required facts the answer mentions"),)
+    unit = "questions"
 
     def load(self) -> list[Question]:
         folder = Path(self.options.data)
@@ -90,14 +91,12 @@ class SupportFaqBench(Bench[Options, Question]):
     def scorers(self, ctx) -> list[Scorer[Question]]:
         return [Mentions()]
 
-    def summarize(self, results, ctx) -> dict:
-        values = [r.scores["mentions"]["value"] for r in results if "value" in r.scores["mentions"]]
-        errors = sum(1 for r in results if r.errors)
-        mean = sum(values) / len(values) if values else None
-        return {"n_samples": len(results), "metrics": {"mentions": {"mean": mean, "n": len(values), "errors": errors}},
-                "tables": [{"title": "Missed facts", "columns": ["question", "missing"],
-                            "rows": [[r.sample.id, ", ".join(r.scores["mentions"]["missing"])] for r in results
-                                     if r.scores["mentions"].get("missing")]}]}
+    def summarize(self, results, ctx) -> Summary:
+        """The default summary (each scorer's mean, the headline) and a table of what each answer missed."""
+        missed = [[r.sample.id, ", ".join(r.scores["mentions"]["missing"])] for r in results
+                  if r.scores["mentions"].get("missing")]
+        return self.summary(results, self.mean_metrics(results),
+                            tables=[Table(title="Missed facts", columns=["question", "missing"], rows=missed)])
 
     def out_slug(self) -> list[str]:
         return [self.options.gen]

@@ -87,7 +87,35 @@ def legend(metrics: dict[str, Metric]) -> list[list[str]]:
     return rows
 
 
+def cutoff_grid(summary: Summary) -> Table | None:
+    """Metrics all named FAMILY@k (R@5, nDCG@10...) over the same samples, at several cutoffs: one row per family,
+    one column per k, as retrieval papers print them."""
+    metrics = summary.metrics
+    parsed = {name: _at_k(name) for name in metrics}
+    if not metrics or any(p is None for p in parsed.values()):
+        return None
+    ks = sorted({k for _, k in parsed.values() if k is not None})  # type: ignore[misc]
+    counts = {(m.n, m.errors) for m in metrics.values()}
+    if len(ks) < 2 or len(counts) != 1 or any(m.std is not None for m in metrics.values()):
+        return None
+    families = list(dict.fromkeys(f for f, _ in parsed.values()))  # type: ignore[misc]
+    first = {f: next(m for name, m in metrics.items() if parsed[name][0] == f) for f in families}  # type: ignore[index]
+    rows = [[f, ARROWS[first[f].higher_is_better]] + [figure(metrics.get(f"{f}@{k}"), first[f].kind) for k in ks]
+            for f in families]
+    n, errors = counts.pop()
+    title = summary.title + (f" (each over {n}, {errors} errors)" if errors else "")
+    return Table(title, ["metric", ""] + [f"@{k}" for k in ks], rows,
+                 legend=[[f"{ARROWS[first[f].higher_is_better]} {f}@k", first[f].description] for f in families])
+
+
+def _at_k(name: str) -> tuple[str, int] | None:
+    family, at, k = name.rpartition("@")
+    return (family, int(k)) if at and family and k.isdigit() else None
+
+
 def metric_table(summary: Summary) -> Table:
+    if (grid := cutoff_grid(summary)) is not None:
+        return grid
     metrics = summary.metrics
     with_std = any(m.std is not None for m in metrics.values())
     with_partial = any(m.details.get("partial_panels") for m in metrics.values())  # only when a panel lost a member
@@ -121,11 +149,11 @@ def summary_tables(summary: Summary) -> list[Table]:
     tables += breakdown_tables(summary)
     tables += [Table(t.title, list(t.columns), [list(r) for r in t.rows], notes=list(t.notes)) for t in summary.tables]
     for ref in summary.reference:
-        notes = list(ref.notes)
-        notes.append(f"{ref.source}; figures as {'percentages' if ref.unit == 'percent' else ref.unit}"
-                     + ("" if ref.unit == "mixed" else " (ours are fractions)" if ref.unit == "percent" else ""))
-        notes.append(f"comparable with ours when {ref.comparable}" if ref.comparable else
-                     "not directly comparable with ours (see the notes)")
+        units = {"fraction": "fractions, as ours", "percent": "percentages (ours are fractions)",
+                 "mixed": "units per column (see the notes)"}[ref.unit]
+        notes = [*ref.notes, f"{ref.source}; {units}",
+                 f"comparable with ours for {ref.comparable}" if ref.comparable else
+                 "not comparable with this run's figures (shown for context)"]
         tables.append(Table(ref.title, list(ref.columns), [list(r) for r in ref.rows], notes=notes))
     return tables
 

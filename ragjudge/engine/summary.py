@@ -33,7 +33,7 @@ UNIT_KINDS = ("score", "rate")
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
 class Stat(_Model):
@@ -124,7 +124,7 @@ class Reference(Table):
 class RunFacts(BaseModel):
     """What ran: enough to tell two summaries apart (run.json has everything)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", use_attribute_docstrings=True)
 
     ragjudge_version: str
     bench: str
@@ -135,7 +135,9 @@ class RunFacts(BaseModel):
 
 
 class Summary(_Model):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    """A run's result: what summary.json holds and `--format json` prints, for every bench."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
 
     schema_: Literal["ragjudge.summary/1"] = Field(SCHEMA_ID, alias="schema")
     bench: str
