@@ -51,7 +51,7 @@ def test_a_new_judge_is_just_a_spec_file(tmp_path: Path, monkeypatch, capsys) ->
                                   "--judge-models", "openai/j", "--api-base", server.base_url, "--out",
                                   str(tmp_path / "o.jsonl"), "--format", "json"], monkeypatch, capsys)
     assert code == 0, err
-    assert json.loads(out)["metrics"]["concise"]["mean"] == pytest.approx(0.8)
+    assert json.loads(out)["metrics"]["concise"]["value"] == pytest.approx(0.8)
     assert prompts == ["Question: Why is the sky blue?\nAnswer: Rayleigh scattering.\nRate conciseness 1-5 as \"Score: N\".\n"]
 
 

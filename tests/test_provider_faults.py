@@ -191,7 +191,7 @@ def test_a_mixed_panel_over_two_endpoints_from_a_models_file(tmp_path, monkeypat
         assert {r.model for r in local.requests} == {"llama-local"} and len(local.requests) == 6
         assert {r.model for r in provider.requests} == {"gpt-judge"} and len(provider.requests) == 6
     assert code == 0, err
-    assert json.loads(out)["metrics"]["RB_llm"]["mean"] == pytest.approx(0.6)
+    assert json.loads(out)["metrics"]["RB_llm"]["value"] == pytest.approx(0.6)
     run = json.loads((tmp_path / "out.run.json").read_text())
     assert set(run["usage"]) == {"local-judge", "openai/gpt-judge"} and run["usage"]["local-judge"]["requests"] == 6
     for file in tmp_path.iterdir():

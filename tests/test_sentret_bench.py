@@ -1,5 +1,6 @@
-"""`ragjudge eval --bench sentence-retrieval` end to end on examples/sentret-mini: the printed figures,
-the TREC files retrieval-eval scores the same, resume, adding a system, errors, LLM and neural rerankers."""
+"""`ragjudge eval --bench sentence-retrieval` end to end on examples/sentret-mini: the printed figures, the
+summary (the result contract) for one system and for several, the TREC files retrieval-eval scores the same,
+resume, adding a system, errors, LLM and neural rerankers."""
 
 from __future__ import annotations
 
@@ -37,17 +38,28 @@ def test_the_documented_command_runs_offline_and_prints_figures_picks_and_p_valu
     [folder] = (tmp_path / "runs").iterdir()  # the default output folder
     assert folder.name == "sentence_retrieval-sentret_mini"
     summary = json.loads((folder / "summary.json").read_text())
+    systems = summary["details"]["systems"]
     for name in ("initial", "bm25_rerank", "lm_rerank"):
-        stats = summary["systems"][name]["metrics"]["MAP"]
-        assert f"{name} " in out and f"{stats['mean']:.3f}".lstrip("0") + " ± " in out
+        stats = systems[name]["metrics"]["MAP"]
+        assert f"{name} " in out and f"{stats['value']:.3f}".lstrip("0") + " ± " in out
     assert "Parameters picked" in out and "k1=" in out and "mu=" in out
     assert "p (splits)" in out and "p (dialogues)" in out and "Bonferroni" in out and "Holm" in out
-    assert "Table 3" in out and ".238 ± .007" in out and "Table 4" in out
-    assert summary["protocol"]["unbalanced_splits"] == 0  # the mini splits balance types, as the paper's
-    sig = summary["significance"]
+    assert "Table 3" in out and "Table 4" in out
+    [table3, table4] = summary["reference"]
+    assert table3["rows"][0][:3] == ["Initial Ranker", 0.238, 0.007] and table3["source"].endswith("Table 3")
+    assert table4["rows"][5] == ["RANKBERT MS->R", 0.323, 0.014, 0.362, 0.012, "i"] and table4["comparable"]
+    assert summary["details"]["protocol"]["unbalanced_splits"] == 0  # the mini splits balance types, as the paper's
+    sig = summary["details"]["significance"]
     assert sig["splits"]["n_hypotheses"] == 9 and sig["dialogues"]["n"] == 12 and sig["permutations"] == 10_000
-    assert set(summary["systems"]["bm25_rerank"]["picks"]) <= set(summary["systems"]["bm25_rerank"]["settings"])
-    assert sum(summary["systems"]["bm25_rerank"]["picks"].values()) == 10
+    assert set(systems["bm25_rerank"]["picks"]) <= set(systems["bm25_rerank"]["settings"])
+    assert sum(systems["bm25_rerank"]["picks"].values()) == 10
+    # the headline: the best system's MAP over the dialogues, printed last
+    best = max(systems, key=lambda n: systems[n]["metrics"]["MAP"]["value"])
+    assert summary["details"]["best_system"] == best == "initial"  # the last-turn rerankers lose, as in the paper
+    assert summary["headline"]["text"].startswith(f"MAP {systems[best]['metrics']['MAP']['value']:.3f} over 12 "
+                                                  f"dialogues ({best}, the best of 3 systems by MAP")
+    assert out.rstrip().splitlines()[-1].startswith("MAP ")
+    assert f"    {summary['headline']['text']}\n" in (MINI / "README.md").read_text()  # as the example documents it
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +72,76 @@ def mini_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_several_systems_make_one_summary_with_a_system_and_a_type_breakdown(mini_run: Path) -> None:
+    summary = json.loads((mini_run / "summary.json").read_text())
+    assert summary["bench"] == "sentence-retrieval" and summary["unit"] == "dialogues"
+    assert (summary["n_samples"], summary["n_errors"]) == (12, 0)
+    systems = summary["details"]["systems"]
+    best = summary["details"]["best_system"]
+    assert best == max(systems, key=lambda n: systems[n]["metrics"]["MAP"]["value"])
+    # top level: the best system's figures under the plain names, declared, with n and errors
+    assert list(summary["metrics"]) == ["MAP", "nDCG@5", "MRR"]
+    for name, metric in summary["metrics"].items():
+        assert metric["value"] == systems[best]["metrics"][name]["value"]
+        assert metric["std"] == systems[best]["metrics"][name]["std"] > 0
+        assert (metric["n"], metric["errors"], metric["kind"], metric["higher_is_better"]) == (12, 0, "score", True)
+        assert metric["details"] == {"system": best, "n_splits": 10}
+    assert summary["headline"]["metric"] == "MAP" and summary["headline"]["value"] == summary["metrics"]["MAP"]["value"]
+    # every system's figures: the `system` breakdown, groups in --pipeline order
+    by_system = summary["breakdowns"]["system"]
+    assert by_system["label"] == "system" and list(by_system["groups"]) == ["initial", "bm25_rerank", "lm_mixture"]
+    for name, group in by_system["groups"].items():
+        assert group["n"] == 12
+        for metric, stat in group["metrics"].items():
+            entry = systems[name]["metrics"][metric]
+            assert (stat["value"], stat["std"], stat["n"]) == (entry["value"], entry["std"], 12)
+            assert stat["value"] == pytest.approx(float(np.mean(entry["per_split"])), abs=1e-12)
+    # by type: the best system's figures on each type, real values (6 dialogues of each type)
+    by_type = summary["breakdowns"]["type"]
+    assert list(by_type["groups"]) == ["ungrounded", "grounded"]
+    for dtype, group in by_type["groups"].items():
+        assert group["n"] == 6
+        for metric, stat in group["metrics"].items():
+            assert stat["value"] is not None and 0 < stat["value"] <= 1 and stat["n"] == 6
+            assert stat["value"] == systems[best]["by_type"][dtype][metric]["value"]
+    [type_table] = [t for t in summary["tables"] if t["title"].startswith("MAP by dialogue type")]
+    assert [row[0] for row in type_table["rows"]] == list(systems) and "-" not in type_table["rows"][0]
+
+
+def test_one_system_runs_and_is_the_headline(tmp_path: Path, monkeypatch, capsys) -> None:
+    """One --pipeline system (any): a full summary, no significance table (nothing to compare), exit 0."""
+    out = tmp_path / "one"
+    code, text, err = _eval(["--pipeline", "bm25_rerank", "-T", "permutations=10", "--out", str(out)], monkeypatch,
+                            capsys)
+    assert code == 0, err
+    assert "internal error" not in err and "permutation tests" not in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["breakdowns"]["system"]["groups"]) == ["bm25_rerank"]
+    assert summary["details"]["best_system"] == "bm25_rerank"
+    sig = summary["details"]["significance"]
+    assert sig["splits"] == {"unit": "splits", "n": 10, "n_hypotheses": 0, "tests": []}
+    assert sig["dialogues"]["n"] == 12 and sig["dialogues"]["tests"] == []
+    headline = summary["headline"]["text"]
+    assert headline.startswith(f"MAP {summary['metrics']['MAP']['value']:.3f} over 12 dialogues (bm25_rerank; std ")
+    assert text.rstrip().splitlines()[-1] == headline
+    assert (out / "run.bm25_rerank.trec").is_file() and (out / "qrels.trec").is_file()
+    # the same system's figures as in a run with others
+    code, _, err = _eval(["--pipeline", "initial,bm25_rerank", "-T", "permutations=10", "--out", str(tmp_path / "two")],
+                         monkeypatch, capsys)
+    assert code == 0, err
+    two = json.loads((tmp_path / "two" / "summary.json").read_text())
+    assert two["breakdowns"]["system"]["groups"]["bm25_rerank"] == summary["breakdowns"]["system"]["groups"][
+        "bm25_rerank"]
+
+
+@pytest.mark.parametrize("value, expected", [("NDCG@5", "nDCG@5"), ("ndcg@5", "nDCG@5"), ("mrr", "MRR")])
+def test_tune_on_takes_the_paper_spelling(value: str, expected: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    code, _, err = _eval(["--pipeline", "initial", "-T", f"tune_on={value}", "-T", "permutations=1", "--out",
+                          str(tmp_path / "r")], monkeypatch, capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["details"]["protocol"]["tuned_on"] == expected
+
+
 def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch, capsys, tmp_path: Path) -> None:
     summary = json.loads((mini_run / "summary.json").read_text())
     records = {r["id"]: r for r in map(json.loads, (mini_run / "results.jsonl").read_text().splitlines())}
@@ -69,14 +151,14 @@ def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch
                                   str(mini_run / "qrels.trec"), "--metrics", "map@50,ndcg@5,mrr@50", "--format",
                                   "json", "--per-query", str(per_query)], monkeypatch, capsys)
         assert code == 0, err
-        pick = summary["systems"][name]["modal_pick"]
+        pick = summary["details"]["systems"][name]["modal_pick"]
         rows = [json.loads(line) for line in per_query.read_text().splitlines()]
         assert len(rows) == 12
         for row in rows:
             ours = records[row["query_id"]]["systems"][name]["settings"][pick]
-            assert row["map@50"] == pytest.approx(ours["AP"], abs=1e-9)
-            assert row["ndcg@5"] == pytest.approx(ours["NDCG@5"], abs=1e-9)
-            assert row["mrr@50"] == pytest.approx(ours["RR"], abs=1e-9)
+            assert row["MAP@50"] == pytest.approx(ours["AP"], abs=1e-9)
+            assert row["nDCG@5"] == pytest.approx(ours["nDCG@5"], abs=1e-9)
+            assert row["MRR@50"] == pytest.approx(ours["RR"], abs=1e-9)
     assert "%20" in (mini_run / "qrels.trec").read_text()  # page titles with spaces stay one TREC field
 
 
@@ -86,15 +168,17 @@ def test_no_splits_headline_equals_retrieval_eval(tmp_path: Path, monkeypatch, c
                           "--out", str(out)], monkeypatch, capsys)
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["protocol"]["n_splits"] == 0 and "splits" not in summary["significance"]
+    details = summary["details"]
+    assert details["protocol"]["n_splits"] == 0 and "splits" not in details["significance"]
     code, text, err = run_cli(["retrieval-eval", str(out / "run.lm_rerank.trec"), "--qrels", str(out / "qrels.trec"),
                                "--metrics", "map@50,ndcg@5,mrr@50", "--format", "json"], monkeypatch, capsys)
     assert code == 0, err
-    theirs = json.loads(text)["metrics"]
-    ours = summary["systems"]["lm_rerank"]["metrics"]
-    assert ours["MAP"]["mean"] == pytest.approx(theirs["map@50"], abs=1e-6)
-    assert ours["NDCG@5"]["mean"] == pytest.approx(theirs["ndcg@5"], abs=1e-6)
-    assert ours["MRR"]["mean"] == pytest.approx(theirs["mrr@50"], abs=1e-6)
+    theirs = {name: m["value"] for name, m in json.loads(text)["metrics"].items()}
+    ours = summary["breakdowns"]["system"]["groups"]["lm_rerank"]["metrics"]
+    assert ours["MAP"]["value"] == pytest.approx(theirs["MAP@50"], abs=1e-6)
+    assert ours["nDCG@5"]["value"] == pytest.approx(theirs["nDCG@5"], abs=1e-6)
+    assert ours["MRR"]["value"] == pytest.approx(theirs["MRR@50"], abs=1e-6)
+    assert ours["MAP"]["std"] is None and summary["metrics"]["MAP"]["details"]["n_splits"] == 0  # one "split"
 
 
 def test_rerun_resumes_and_an_added_system_is_the_only_work(mini_run: Path, monkeypatch, capsys) -> None:
@@ -144,6 +228,12 @@ def test_labels_never_change_a_ranking(tmp_path: Path, monkeypatch, capsys) -> N
     (["--pipeline", "initial", "--limit", "3"], "-T no_splits=true"),
     (["--pipeline", "initial", "-T", "splits=x.json", "-T", "no_splits=true"], "exclude each other"),
     (["--pipeline", "initial", "-T", "collection=corpus"], "-T collection"),
+    # ranges are declared on the options (the message states them): out of range is not "not a number"
+    (["--pipeline", "initial", "-T", "seed=-1"], "-T seed must be"),
+    (["--pipeline", "initial", "-T", "permutations=0"], "-T permutations must be"),
+    (["--pipeline", "initial", "-T", "alpha=1"], "-T alpha must be"),
+    (["--pipeline", "initial", "-T", "candidates=-5"], "-T candidates must be"),
+    (["--pipeline", "initial", "-T", "tune_on=AP"], "-T tune_on: expected one of: MAP, nDCG@5, MRR"),
 ])
 def test_usage_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, args: list[str], message: str) -> None:
     code, _, err = _eval([*args, "--out", str(tmp_path / "r")], monkeypatch, capsys)
@@ -154,7 +244,8 @@ def test_limit_with_no_splits_scores_the_first_dialogues(tmp_path: Path, monkeyp
     code, _, err = _eval(["--pipeline", "initial,lm_rerank", "--limit", "4", "-T", "no_splits=true", "-T",
                           "permutations=10", "--out", str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 0, err
-    assert json.loads((tmp_path / "r" / "summary.json").read_text())["n_dialogues"]["scored"] == 4
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["details"]["n_dialogues"]["scored"] == 4 and summary["metrics"]["MAP"]["n"] == 4
 
 
 def test_litellm_embeddings_rerank_through_the_cached_gateway(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -173,7 +264,8 @@ def test_litellm_embeddings_rerank_through_the_cached_gateway(tmp_path: Path, mo
         code, out2, err = _eval([*args, "--out", str(tmp_path / "b")], monkeypatch, capsys)  # a new run folder
         assert code == 0, err
         assert len(server.requests) == sent  # every embedding came from the cache
-    assert json.loads(out)["systems"]["dense_api"]["metrics"] == json.loads(out2)["systems"]["dense_api"]["metrics"]
+    assert json.loads(out)["details"]["systems"]["dense_api"]["metrics"] == \
+        json.loads(out2)["details"]["systems"]["dense_api"]["metrics"]
 
 
 @pytest.mark.slow

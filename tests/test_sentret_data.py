@@ -157,3 +157,86 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch, capsy
     code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(tmp_path / "nowhere"), "--out",
                             str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 2 and "not a folder" in err and err.count("\n") == 1
+
+
+def _json_lines(mutate):
+    """A mutation of the splits file (one JSON object a line): `mutate` changes the first split."""
+    def apply(path: Path) -> None:
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        mutate(records[0])
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return apply
+
+
+def _json_array(mutate):
+    """A mutation of a dataset file (a JSON array, written with indent 1: the first dialogue opens on line 2)."""
+    def apply(path: Path) -> None:
+        records = json.loads(path.read_text())
+        mutate(records[0])
+        path.write_text(json.dumps(records, indent=1))
+    return apply
+
+
+def _non_utf8(path: Path) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2][:8] + b"\xff" + lines[2][8:]
+    path.write_bytes(b"\n".join(lines))
+
+
+def _truncated(path: Path) -> None:
+    """Cut in the middle of line 4 (a copy that stopped mid-write)."""
+    lines = path.read_text().split("\n")
+    path.write_text("\n".join(lines[:3] + [lines[3][: len(lines[3]) // 2]]))
+
+
+def _folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+DATASET_CASES = [  # (case, mutate, line, field, message)
+    ("empty", lambda p: p.write_text(""), 1, None, "has no dialogues"),
+    ("no-records", lambda p: p.write_text("[]"), 1, None, "has no dialogues"),
+    ("non-utf8", _non_utf8, 3, None, "not UTF-8 text: byte 0xff"),
+    ("truncated", _truncated, 4, None, "invalid JSON"),
+    ("folder", _folder, None, None, "is a folder, expected a JSON file"),
+    ("wrong-type", _json_array(lambda r: r.update(candidates="fifty")), 2, "candidates", "valid list"),
+    ("out-of-range", _json_array(lambda r: r["candidates"][0].update(label=2)), 2, "candidates[0].label",
+     "must be 0 or 1, got 2"),
+]
+SPLITS_CASES = [
+    ("empty", lambda p: p.write_text(""), 1, None, "the splits file has no splits"),
+    ("no-records", lambda p: p.write_text("[]"), 1, None, "the splits file has no splits"),
+    ("non-utf8", _non_utf8, 3, None, "not UTF-8 text: byte 0xff"),
+    ("truncated", _truncated, 4, None, "invalid JSON"),
+    ("folder", _folder, None, None, "is a folder, expected a JSON file"),
+    ("wrong-type", _json_lines(lambda r: r.update(val="t5_2r5tv.f1a2b.0.3")), 1, "val",
+     "must be a non-empty list of dialogue ids"),
+    ("out-of-range", _json_lines(lambda r: r["test"].__setitem__(0, "t5_nowhere.0.3")), 1, "test",
+     "dialogue 't5_nowhere.0.3' is not in the data"),
+]
+DATA_FILES = ("dialogues.json", "wikipedia_grounded_dialogues.json", "val_test_splits.json")
+FILE_CASES = [(name, *case) for name in DATA_FILES[:2] for case in DATASET_CASES] + \
+    [("val_test_splits.json", *case) for case in SPLITS_CASES]
+
+
+@pytest.mark.parametrize(("name", "case", "mutate", "line", "field", "message"), FILE_CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in FILE_CASES])
+def test_every_data_file_of_the_example_blames_itself(name: str, case: str, mutate, line: int | None,
+                                                      field: str | None, message: str, tmp_path: Path, monkeypatch,
+                                                      capsys) -> None:
+    """Each file of examples/sentret-mini, broken one way at a time: one line naming that file (and its line and
+    field), exit 2, nothing written. An empty dialogues.json names dialogues.json, not val_test_splits.json."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for file in DATA_FILES:
+        (data / file).write_bytes((MINI / file).read_bytes())
+    mutate(data / name)
+    out = tmp_path / "r"
+    code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(data), "--pipeline", "initial",
+                            "--out", str(out)], monkeypatch, capsys)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    where = f"{data / name}" + (f":{line}" if line else "") + ": " + (f"field '{field}': " if field else "")
+    assert where in err and message in err, err
+    assert not any(f"{data / other}:" in err for other in DATA_FILES if other != name), err
+    assert not (out / "summary.json").exists() and not (out / "results.jsonl").exists()

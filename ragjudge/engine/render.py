@@ -145,9 +145,12 @@ def breakdown_tables(summary: Summary) -> list[Table]:
 
 def summary_tables(summary: Summary) -> list[Table]:
     """Everything the terminal shows of a summary, in order (the headline and notes come after)."""
-    tables = [metric_table(summary)] if summary.metrics else []
-    tables += breakdown_tables(summary)
-    tables += [Table(t.title, list(t.columns), [list(r) for r in t.rows], notes=list(t.notes)) for t in summary.tables]
+    return ([metric_table(summary)] if summary.metrics else []) + breakdown_tables(summary) + own_tables(summary)
+
+
+def own_tables(summary: Summary) -> list[Table]:
+    """The bench's own tables, then the paper's figures, each saying its source, units and when it compares."""
+    tables = [Table(t.title, list(t.columns), [list(r) for r in t.rows], notes=list(t.notes)) for t in summary.tables]
     for ref in summary.reference:
         units = {"fraction": "fractions, as ours", "percent": "percentages (ours are fractions)",
                  "mixed": "units per column (see the notes)"}[ref.unit]

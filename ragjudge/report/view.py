@@ -1,7 +1,8 @@
 """How `ragjudge report` shows a bench's samples: the generic view, which any bench's results.jsonl fits.
 
 A bench says how its samples are shown by returning a `ReportView` from `Bench.report_view(run_info)`; the
-default is this class, which reads records by convention:
+default is this class, which reads records by convention (the run as a whole is its summary, which the overview
+reads without a view: the result contract says everything it needs):
 
 - the sample id from the first of `id`, `sample_id`, `task_id`, `case_id`, `query_id`, `_id`;
 - metrics from `metrics` ({name: number or [number]}), from `scores` ({name: {"value": number}}: the engine's
@@ -25,7 +26,6 @@ import json
 import math
 from typing import Any
 
-from ragjudge.engine.render import Table
 
 Record = dict[str, Any]
 Block = dict[str, Any]
@@ -130,43 +130,6 @@ class ReportView:
         if judges:
             blocks.append(judges_block(judges))
         return blocks
-
-    # -- the run as a whole -------------------------------------------------------------------------
-
-    def direction(self, metric: str) -> bool | None:
-        """True when higher is better, False when lower is, None when neither (a count of refusals)."""
-        return True
-
-    def headline(self, summary: dict[str, Any], metrics: list[str]) -> list[str]:
-        """The few metrics charted and listed first: the summary's first four."""
-        return metrics[:4]
-
-    def breakdown_titles(self) -> dict[str, str]:
-        return {}
-
-    def extra_tables(self, summary: dict[str, Any]) -> list[Table]:
-        """The bench's own tables besides metrics and breakdowns: its `tables`, the paper's figures."""
-        return [Table.from_dict(t) for t in (summary.get("tables") or [])] + \
-            [Table.from_dict({**t, "title": t.get("title", "") + " (paper)" if "paper" not in
-                              str(t.get("title", "")).lower() else t.get("title", "")})
-             for t in (summary.get("reference") or [])]
-
-    def summary_metrics(self, summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        """{name: {"mean", "n", "errors"}} from the summary (plain values become means)."""
-        out: dict[str, dict[str, Any]] = {}
-        for name, stats in (summary.get("metrics") or {}).items():
-            if isinstance(stats, dict):
-                out[name] = {"mean": _number(stats.get("mean")), "n": stats.get("n"), "errors": stats.get("errors", 0)}
-            elif _number(stats) is not None:
-                out[name] = {"mean": _number(stats), "n": None, "errors": None}
-        return out
-
-    def breakdowns(self, summary: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-        return {dim: groups for dim, groups in (summary.get("breakdowns") or {}).items() if groups}
-
-    def notes(self, summary: dict[str, Any]) -> list[str]:
-        return [str(n) for n in summary.get("notes") or []]
-
 
 # -- helpers views share ---------------------------------------------------------------------------
 

@@ -16,6 +16,10 @@ ELSER needs the model deployed on the cluster (default id `.elser_model_2`); the
 the same model (`sparse_vector` query; `text_expansion` for clusters older than 8.15). kNN vectors are
 computed by ragjudge with the same encoders as the `dense` retriever.
 
+The cluster is the spec's `url` option, else $RAGJUDGE_ES_URL; with neither, building the retriever is a
+usage error (exit 2, before any work), never a silent try of localhost. A cluster that cannot be reached is
+the machine or the network saying no (`ElasticsearchUnreachable`, an EnvironmentFault: exit 3).
+
 Credentials: RAGJUDGE_ES_API_KEY, or RAGJUDGE_ES_USERNAME/RAGJUDGE_ES_PASSWORD, or user:password in the
 URL; they are never printed (errors name the URL without them) nor saved in the index manifest.
 The Python client's major version must match the cluster's (elasticsearch 9.x speaks to ES 9; for an
@@ -35,19 +39,24 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import Field
 
-from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.errors import EnvironmentFault, RagjudgeError, UsageError
 from ragjudge.llm.redact import redact
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.base import Retriever, StaleIndex
 from ragjudge.retrieval.dense import EncoderOptions, build_encoder, encoder_identity
 
-DEFAULT_URL = "http://localhost:9200"
+URL_VARIABLE = "RAGJUDGE_ES_URL"
 MANIFEST = "elasticsearch.json"
 
 
 class ElasticsearchError(RagjudgeError):
     """The cluster is unreachable, refused a request, or rejected documents."""
+
+
+class ElasticsearchUnreachable(ElasticsearchError, EnvironmentFault):
+    """The cluster cannot be reached at all (refused, DNS, no route, timed out): the network, not the input, so
+    the CLI exits 3 as for any EnvironmentFault."""
 
 
 def safe_url(url: str) -> str:
@@ -64,7 +73,7 @@ def safe_url(url: str) -> str:
 class ElasticsearchOptions(EncoderOptions):
     mode: Literal["bm25", "elser", "knn"] = "bm25"
     url: str | None = None
-    """Cluster URL; default $RAGJUDGE_ES_URL, else http://localhost:9200."""
+    """Cluster URL; default $RAGJUDGE_ES_URL (one of the two is required)."""
     index: str | None = None
     """Index name; default `ragjudge-<mode>-<corpus and settings hash>`, so each corpus gets its own."""
     fields: list[str] = Field(default_factory=lambda: ["title", "text"])
@@ -104,7 +113,15 @@ class ElasticsearchRetriever(Retriever):
     def __init__(self, options: dict[str, Any] | None = None, *, source: str | None = None,
                  client: Any = None):
         super().__init__(options, source=source)
-        self.url = self.options.url or os.environ.get("RAGJUDGE_ES_URL") or DEFAULT_URL
+        self.url = self.options.url or os.environ.get(URL_VARIABLE) or ""
+        if not self.url and client is None:
+            name = f"pipeline {Path(source).stem}" if source else "the elasticsearch retriever"
+            raise UsageError(f"{name} searches an Elasticsearch cluster: set {URL_VARIABLE} to its URL "
+                             "(http(s)://host:port; the es_bm25, es_knn and elser pipelines read it), or give the "
+                             "retriever a url option")
+        parts = urlsplit(self.url)
+        if self.url and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise UsageError(f"Elasticsearch URL must be http(s)://host[:port], got {safe_url(self.url)!r}")
         self._client = client
         self.encoder = build_encoder(self.options) if self.options.mode == "knn" else None
         self.index_key: str | None = None
@@ -191,8 +208,6 @@ class ElasticsearchRetriever(Retriever):
             from elasticsearch import Elasticsearch
 
             parts = urlsplit(self.url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise UsageError(f"Elasticsearch URL must be http(s)://host[:port], got {safe_url(self.url)!r}")
             auth: dict[str, Any] = {}
             api_key = os.environ.get(self.options.es_api_key_env) if self.options.es_api_key_env else None
             if api_key:
@@ -220,8 +235,8 @@ class ElasticsearchRetriever(Retriever):
             yield
         except (TransportConnectionError, ConnectionTimeout) as exc:
             reason = str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
-            raise ElasticsearchError(redact(f"cannot reach Elasticsearch at {safe_url(self.url)} ({what}): "
-                                            f"{reason}")) from None
+            raise ElasticsearchUnreachable(redact(f"cannot reach Elasticsearch at {safe_url(self.url)} ({what}): "
+                                                  f"{reason}")) from None
         except ApiError as exc:
             raise ElasticsearchError(redact(f"Elasticsearch at {safe_url(self.url)} refused {what}: "
                                             f"HTTP {exc.meta.status} {_error_reason(exc.body)}")) from None

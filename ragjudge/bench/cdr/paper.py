@@ -12,7 +12,6 @@ re-checks both). What the text gets wrong or leaves open is listed in `NOTES`, n
 from __future__ import annotations
 
 from ragjudge.bench.cdr.data import CATEGORIES
-from ragjudge.bench.cdr.metrics import METRICS, paper_name
 from ragjudge.bench.cdr.units import UnitSpec
 from ragjudge.engine.summary import Reference
 
@@ -179,21 +178,26 @@ SOURCE = "Finding Diamonds in Conversation Haystacks (Lee, Song and Kim, 2025)"
 OFFICIAL = "the official test set (9,146 conversations, 1,583 queries with a relevant conversation)"
 TIMES_NOT_COMPARABLE = ("ingestion and inference times are the paper's (NVIDIA H100, batch size 4), never "
                         "comparable with this machine's")
+SHOWN = ("ACC@1", "ACC@10", "P@10", "R@10", "NDCG@10", "MRR@10")
+"""The published columns a setting's reference shows (the terminal is 80 columns wide); `full_tables` has all."""
+UNIT_OF_SETTING = {"turn": "-T unit=message", "window": "-T unit=window:3:1", "session": "-T unit=session"}
+TABLE_OF_SETTING = {"turn": "TABLE_9", "window": "TABLE_10", "session": "TABLE_11"}
 
 
 def setting_table(setting: str) -> Reference:
-    """Tables 9-11 (every metric of one setting) with Table 3's times, as published: 16 embedding models."""
-    name = {"turn": "TABLE_9", "window": "TABLE_10", "session": "TABLE_11"}[setting]
-    _, rows = table(name)
+    """Tables 9-11 (the cut-off 10 and ACC@1 of one setting) with Table 3's times, as published: 16 models."""
+    columns, rows = table(TABLE_OF_SETTING[setting])
+    idx = [columns.index(c) for c in SHOWN]
     _, times = table("TABLE_3")
-    unit = {"turn": "-T unit=message", "window": "-T unit=window:3:1", "session": "-T unit=session"}[setting]
     return Reference(
         title=f"CDR paper, {SETTINGS[setting]}: 16 embedding models (not this run)",
-        columns=["model", "group", *(paper_name(m) for m in METRICS), "ingestion s", "inference s"],
-        rows=[[model, _group(model), *values, times[model][-1], times[model][-2]] for model, values in rows.items()],
-        notes=[f"ACC@k is our hit@k, NDCG@k our nDCG@k; {TIMES_NOT_COMPARABLE}"],
+        columns=["model", "group", *SHOWN, "ingestion s", "inference s"],
+        rows=[[model, _group(model), *(values[i] for i in idx), times[model][-1], times[model][-2]]
+              for model, values in rows.items()],
+        notes=[f"ACC@k is our hit@k, NDCG@k our nDCG@k; every cut-off (1, 5, 10, 20) is in summary.json's "
+               f"details.paper; {TIMES_NOT_COMPARABLE}"],
         source=f"{SOURCE}, {SETTINGS[setting].split(' (')[0]}; times from Table 3", unit="fraction",
-        comparable=f"the run scores {OFFICIAL} with {unit} (metrics only; the models differ)")
+        comparable=f"a run on {OFFICIAL} with {UNIT_OF_SETTING[setting]} (the models differ)")
 
 
 def overview_table() -> Reference:
@@ -208,12 +212,25 @@ def overview_table() -> Reference:
 
 
 def category_table() -> Reference:
-    """Table 12 (nDCG/R/P@10 per task category) as published."""
+    """Table 12's nDCG@10 per task category as published (R@10 and P@10 are in `full_tables`)."""
     columns, rows = table("TABLE_12")
+    idx = [columns.index(f"{c} NDCG@10") for c in CATEGORIES]
     return Reference(
-        title="CDR paper, Table 12 (setting not stated): per task category, 16 embedding models (not this run)",
-        columns=["model", "group", *columns], rows=[[m, _group(m), *v] for m, v in rows.items()],
-        notes=["our figures per category are the 'category' breakdown (nDCG@10, R@10, P@10)"],
+        title="CDR paper, Table 12 (setting not stated): nDCG@10 per task category, 16 embedding models "
+              "(not this run)",
+        columns=["model", "group", *CATEGORIES], rows=[[m, _group(m), *(v[i] for i in idx)] for m, v in rows.items()],
+        notes=["ours: the 'category' breakdown; R@10 and P@10 per category are in summary.json's details.paper"],
         source=f"{SOURCE}, Table 12", unit="fraction",
-        comparable=(f"the run scores {OFFICIAL} with the paper's task categories and -T unit=session, if Table 12 "
-                    "is the session setting (the paper does not say; see the notes)"))
+        comparable=(f"a run on {OFFICIAL} with the paper's task categories and -T unit=session, if Table 12 is "
+                    "the session setting (the paper does not say; see the notes)"))
+
+
+def full_tables(setting: str | None, categories: bool) -> dict[str, dict[str, object]]:
+    """Every published column of the tables a run is shown beside (for scripts: summary.json's details)."""
+    out: dict[str, dict[str, object]] = {}
+    names = ([TABLE_OF_SETTING[setting]] if setting else ["TABLE_3"]) + (["TABLE_12"] if categories else [])
+    for name in names:
+        columns, rows = table(name)
+        out[name.replace("TABLE_", "Table ")] = {"columns": ["model", *columns],
+                                                  "rows": [[m, *v] for m, v in rows.items()]}
+    return out

@@ -1,4 +1,4 @@
-"""What the six CXMArena benches share: the data folder, scoring a predictions file, reports as summaries.
+"""What the seven CXMArena benches share: the data folder, scoring a predictions file, the run's summary.
 
 Each task is its own bench (`cxm-intent`, `cxm-quality`, ...). A run either puts a model to every item (the
 solver, journaled by the engine), or, with `-T predictions=FILE`, takes a system's prediction rows as they
@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.engine.render import Table
+from ragjudge.engine.summary import Headline, Metric, Summary, describe
 from ragjudge.errors import UsageError
 from ragjudge.formats.jsonl import read_jsonl
 
@@ -142,25 +143,33 @@ class CxmBench(Bench[O, Any]):
         """A run's prediction rows for one sample: its output, completed by its scores."""
         return [result.output]
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
+        """The task's scores over the run's prediction rows."""
         raise NotImplementedError
 
     # -- Bench ----------------------------------------------------------------------------------------
 
-    def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> dict[str, Any]:
-        reports = self.reports(results)
+    def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> Summary:
+        return self.summary_of(results, self.report(results))
+
+    def summary_of(self, results: Sequence[SampleResult[Any]], report: TaskReport) -> Summary:
+        """The run's Summary from the task's report: every metric with its declared direction and kind (scores
+        and rates first, then counts and thresholds), the paper's figures, the failed or missing items as
+        n_errors."""
+        notes, warnings = list(report.notes), list(report.warnings)
+        problems = report.problems
         if self.file_problem:
-            for report in reports:
-                report.notes.insert(0, self.file_problem)
-                report.problems = max(report.problems, 1)
-        problems = sum(r.problems for r in reports)
-        return {"n_samples": len(results), "reports": [r.to_dict() for r in reports], "problems": problems}
-
-    def warnings(self, summary: dict[str, Any]) -> list[str]:
-        return [f"warning: {self.file_problem}"] if self.file_problem else []
-
-    def tables(self, summary: dict[str, Any]) -> list[Table]:
-        return report_tables(summary)
+            notes.insert(0, self.file_problem)
+            warnings.insert(0, f"warning: {self.file_problem}")
+            problems = max(problems, 1)
+        catalog = self.catalog
+        order = sorted(report.metrics, key=lambda name: catalog.info(name).kind not in ("score", "rate"))
+        metrics = {name: catalog.metric(name, report.metrics[name], n=report.ns.get(name),
+                                        errors=report.errors.get(name, 0)) for name in order}
+        return self.summary(results, metrics, breakdowns=report.breakdowns, tables=report.tables,
+                            reference=report.reference, notes=notes, warnings=warnings,
+                            headline=headline(metrics, report.headline), title=f"CXMArena {report.task}",
+                            n_errors=problems, details=report.details)
 
     def records(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
         """results.jsonl holds the prediction rows: valid input to `-T predictions=` / `cxm score`."""
@@ -170,9 +179,6 @@ class CxmBench(Bench[O, Any]):
 
     def rows(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
         return self.records(results)
-
-    def exit_code(self, results: Sequence[SampleResult[Any]], summary: dict[str, Any]) -> int:
-        return 1 if summary["problems"] else 0
 
     def run_info(self) -> dict[str, Any]:
         return {"task": self.task, "data": str(self.data)}
@@ -188,10 +194,21 @@ class CxmBench(Bench[O, Any]):
         return CxmView(run_info)
 
 
+def headline(metrics: dict[str, Metric], wanted: Sequence[tuple[str, str]]) -> Headline | None:
+    """`NAME 0.541 over 37 UNIT; NAME ...`: the first of `wanted` (metric, what its n counts) that has a value
+    leads, each later one with a value follows."""
+    present = [(name, unit) for name, unit in wanted if name in metrics and metrics[name].value is not None]
+    if not present:
+        return None
+    parts = [describe(name, metrics[name], unit) for name, unit in present]
+    return Headline(metric=present[0][0], value=metrics[present[0][0]].value, text="; ".join(parts))
+
+
 def report_tables(summary: dict[str, Any]) -> list[Table]:
-    """Each task report's metrics, notes and tables (the terminal and `ragjudge report` show the same)."""
+    """The tables of a summary written before the result contract (a `reports` list), for `ragjudge report`'s
+    CXMArena view until it reads the contract; a contract summary has none here (the report shows its own)."""
     tables = []
-    for report in summary["reports"]:
+    for report in summary.get("reports") or []:
         metrics = Table(f"CXMArena {report['task']}", ["metric", "value"],
                         [[k, v] for k, v in report["metrics"].items()], [f"note: {n}" for n in report["notes"]])
         tables += [metrics, *(Table.from_dict(t) for t in report["tables"]),
@@ -205,4 +222,4 @@ def optional_articles(data: Path, kind: str) -> dict[str, Any] | None:
     from ragjudge.bench.cxm.tables import find_file
 
     names, release = loaders.ARTICLE_FILES[kind]
-    return loaders.load_articles(data, kind) if find_file(data, names, release) else None
+    return loaders.load_articles(data, kind) if find_file(data, names, release, f"{kind} articles") else None

@@ -315,7 +315,7 @@ async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[
     kb = [{"id": i, "text": articles[i].text} for i in retrieved]
     msgs = messages(spec, {"articles": kb}, chat=chat_messages(case.messages))
     response = await _complete(gateway, model, msgs, spec.params)
-    row: dict[str, Any] = {"case_id": case.case_id, "retrieved_ids": retrieved, "model": model}
+    row: dict[str, Any] = {"case_id": case.case_id, "ranking": retrieved, "model": model}
     if isinstance(response, str):
         return {**row, "error": response}
     return {**row, **_usage(response), "response": response.text}
@@ -333,9 +333,10 @@ def read_answer_class(value: Any, spec: JudgeSpec) -> tuple[str | None, str | No
 async def classify_response(gateway: LLMGateway, case: RagCase, given: dict[str, Any], articles: dict[str, Article],
                             judge_model: str, spec: JudgeSpec) -> dict[str, Any]:
     """Label one reply Correct / Incorrect / Hallucination / Refusal. `given`: the row with `response` (and
-    `retrieved_ids`, the articles the replier saw besides the gold ones)."""
+    `ranking`, the articles the replier saw besides the gold ones; `retrieved_ids` in rows written before)."""
     gold = [{"id": i, "text": articles[i].text} for i in case.kb_ids if i in articles]
-    others = [{"id": i, "text": articles[i].text} for i in given.get("retrieved_ids") or []
+    seen = given.get("ranking") if given.get("ranking") is not None else given.get("retrieved_ids")
+    others = [{"id": i, "text": articles[i].text} for i in seen or []
               if i in articles and i not in case.kb_ids]
     variables = {"conversation": render_conversation(case.messages, with_ids=False),
                  "response": given["response"], "reference": case.reference or "",

@@ -8,6 +8,9 @@ in a hard-question list, the key of an easy question), so the oracle pickles can
 
 from __future__ import annotations
 
+import calendar
+import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import read_jsonl, write_jsonl
+from ragjudge.formats.files import read_text
+from ragjudge.formats.jsonl import json_type, read_jsonl, write_jsonl
 
 IDK_OPTION_INDEX = 4
 """Option (E), "I don't know": the answer to every unanswerable question."""
@@ -29,6 +33,47 @@ DATA_HELP = (
     "https://github.com/jiho283/Simulator (README) and unzip it (friends_dialsim.pickle, friends_oracle_tkg.pickle, "
     "friends_oracle_fan.pickle, ...), or clone the Hugging Face copies https://huggingface.co/datasets/jiho283/"
     "dialsim-friends (also dialsim-bigbang, dialsim-theoffice; parquet, no oracle dates), then pass --data FOLDER")
+
+
+_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name} | \
+    {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
+_DATE = re.compile(r"^([A-Za-z]+)\.? (\d{1,2}), (\d{1,4})$")
+
+
+def date_problem(value: str) -> str | None:
+    """Why `value` cannot be a session's (or an evidence) date, or None. Dates are written as the release
+    writes them, `March 4, 2021`: one in that shape must exist in the calendar (a day out of its month's range
+    cannot be placed on the timeline); other shapes are taken as given (the sessions are ordered by the data,
+    and a date is compared as text)."""
+    if not value.strip():
+        return "an empty date"
+    match = _DATE.match(value.strip())
+    if match is None or match.group(1).lower() not in _MONTHS:
+        return None
+    month, day, year = _MONTHS[match.group(1).lower()], int(match.group(2)), int(match.group(3))
+    if year < 1:
+        return f"{value!r} is not a date: year {year} is out of range"
+    last = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= last:
+        return f"{value!r} is not a date: day {day} is out of range for {calendar.month_name[month]} {year} (1-{last})"
+    return None
+
+
+def read_json_document(path: Path, what: str) -> Any:
+    """A whole JSON file through ragjudge.formats.files: a folder, bytes that are not UTF-8, an empty or cut-off
+    file and bad JSON are each one InputError naming the file (and line)."""
+    text = read_text(path, what)
+    if not text.strip():
+        raise InputError(f"empty file, expected {what}", file=str(path))
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(text.rstrip()):
+            raise InputError("invalid JSON: the file ends in the middle of the document (truncated?)",
+                             file=str(path), line=exc.lineno) from None
+        raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path), line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("invalid JSON (nested too deeply)", file=str(path)) from None
 
 
 class QA(BaseModel):
@@ -60,6 +105,14 @@ class SessionData(BaseModel):
     easy_q: dict[str, list[QA]] = {}
     """Fan-quiz questions by type: ans_w_time, ans_wo_time, before_event_unans, dont_know_unans, ..."""
 
+    @field_validator("date")
+    @classmethod
+    def _a_date(cls, value: str) -> str:
+        problem = date_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
     @field_validator("hard_q", "easy_q")
     @classmethod
     def _by_type_name(cls, value: dict[str, list[QA]]) -> dict[str, list[QA]]:
@@ -88,14 +141,14 @@ class ShowData:
 def canonical_questions(value: Any, where: str, file: str) -> dict[str, str]:
     """{asker: text}; missing askers (null in the parquet copy) dropped; `default` first, then by name."""
     if not isinstance(value, dict):
-        raise InputError(f"expected an object of asker -> question, got {type(value).__name__}", file=file,
+        raise InputError(f"expected an object of asker -> question, got {json_type(value)}", file=file,
                          field=f"{where}.questions")
     out = {}
     for key, text in value.items():
         if text is None:
             continue
         if not isinstance(text, str):
-            raise InputError(f"expected text, got {type(text).__name__}", file=file, field=f"{where}.questions.{key}")
+            raise InputError(f"expected text, got {json_type(text)}", file=file, field=f"{where}.questions.{key}")
         out[str(key)] = text
     ordered = sorted(out, key=lambda k: (k != "default", k))
     return {k: out[k] for k in ordered}
@@ -104,7 +157,7 @@ def canonical_questions(value: Any, where: str, file: str) -> dict[str, str]:
 def make_qa(raw: Any, qid: str, evidence: list[str] | None, where: str, file: str) -> QA | None:
     """A question from its nested-layout dict; None when it has fewer than five options."""
     if not isinstance(raw, dict):
-        raise InputError(f"expected a question object, got {type(raw).__name__}", file=file, field=where)
+        raise InputError(f"expected a question object, got {json_type(raw)}", file=file, field=where)
     options = raw.get("options")
     if not isinstance(options, (list, tuple)) or not all(isinstance(o, str) for o in options):
         raise InputError("expected a list of option texts", file=file, field=f"{where}.options")
@@ -126,7 +179,7 @@ def read_jsonl_show(path: Path) -> ShowData:
             sessions.append(SessionData.model_validate(record))
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise InputError(err["msg"], file=str(path), line=line,
+            raise InputError(err["msg"].removeprefix("Value error, "), file=str(path), line=line,
                              field=".".join(str(p) for p in err["loc"]) or None) from None
     if not sessions:
         raise InputError("no sessions", file=str(path))

@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.bench.mtrag.assemble import IDK_JUDGES
-from ragjudge.bench.mtrag.summary import BREAKDOWN_TITLES, CONDITIONED, RAW
 from ragjudge.models import domain_of, normalize_task_id
 from ragjudge.report.view import (
     Block,
@@ -27,8 +26,6 @@ from ragjudge.report.view import (
     text_block,
 )
 
-NO_DIRECTION = ("idk_eval", "idk_lexical")
-"""How often an answer declined is neither good nor bad in itself (that is what conditioning is for)."""
 RB_METRICS = ("RB_llm", "RB_agg")
 DISAGREE_AT = 0.5
 
@@ -128,15 +125,6 @@ class MtragView(ReportView):
                      for c in contexts]
         blocks.append(passages_block(shown, "Passages the generator saw", note=note))
         return blocks
-
-    def direction(self, metric: str) -> bool | None:
-        return None if metric in NO_DIRECTION else True
-
-    def headline(self, summary: dict[str, Any], metrics: list[str]) -> list[str]:
-        return [m for m in CONDITIONED if m in metrics] or [m for m in RAW if m in metrics] or metrics[:4]
-
-    def breakdown_titles(self) -> dict[str, str]:
-        return dict(BREAKDOWN_TITLES)
 
 
 def _first(value: Any) -> str:

@@ -179,10 +179,11 @@ def parse_dialogue(record: Any, dialogue_type: DialogueType, path: Path, line: i
 
 
 def find_file(folder: Path, stem: str) -> Path | None:
-    """`stem.json` or `stem.jsonl`, in the folder or in its `datasets/` (a checkout of the repository)."""
+    """`stem.json` or `stem.jsonl`, in the folder or in its `datasets/` (a checkout of the repository). Whatever
+    is there is found, a folder too: reading it then says so, rather than 'not found'."""
     for sub in (folder, folder / "datasets"):
         for ext in (".json", ".jsonl"):
-            if (sub / f"{stem}{ext}").is_file():
+            if (sub / f"{stem}{ext}").exists():
                 return sub / f"{stem}{ext}"
     return None
 
@@ -193,14 +194,18 @@ def load_dialogues(data: str | Path, n_candidates: int = 50) -> list[Dialogue]:
     if not folder.is_dir():
         raise UsageError(f"--data {data}: not a folder (it must hold dialogues.json and "
                          f"wikipedia_grounded_dialogues.json, from {REPOSITORY} datasets/)")
-    dialogues: list[Dialogue] = []
-    first_seen: dict[str, str] = {}
+    paths: dict[DialogueType, Path] = {}
     for dialogue_type, stem in FILES.items():
         path = find_file(folder, stem)
         if path is None:
             raise UsageError(f"--data {data}: {stem}.json not found (looked in {folder} and {folder / 'datasets'}); "
                              f"ragjudge cannot download it: get datasets/dialogues.json and datasets/"
                              f"wikipedia_grounded_dialogues.json from {REPOSITORY} and pass their folder")
+        paths[dialogue_type] = path
+    dialogues: list[Dialogue] = []
+    first_seen: dict[str, str] = {}
+    for dialogue_type, path in paths.items():
+        before = len(dialogues)
         for line, record in iter_records(path):
             dialogue = parse_dialogue(record, dialogue_type, path, line, n_candidates)
             if dialogue.id in first_seen:
@@ -208,15 +213,17 @@ def load_dialogues(data: str | Path, n_candidates: int = 50) -> list[Dialogue]:
                                  file=str(path), line=line, field="id")
             first_seen[dialogue.id] = f"{path}:{line}"
             dialogues.append(dialogue)
-    if not dialogues:
-        raise InputError("no dialogues", file=str(folder))
+        if len(dialogues) == before:  # the dataset has both types: an empty file is a broken copy, said here
+            raise InputError(f"has no dialogues (the dataset's {path.stem} file holds "
+                             f"{'400 ungrounded' if dialogue_type == 'ungrounded' else '446 grounded'} ones)",
+                             file=str(path), line=1)
     return dialogues
 
 
 def find_splits(data: str | Path) -> Path | None:
     folder = Path(data)
     for path in (folder / SPLITS_FILE, folder / "evaluation" / SPLITS_FILE):
-        if path.is_file():
+        if path.exists():  # a folder too: reading it says so
             return path
     return None
 
@@ -252,5 +259,5 @@ def load_splits(path: str | Path, known_ids: set[str]) -> list[Split]:
             raise InputError(f"dialogue {min(shared)!r} is in both halves", field="test", **where)
         splits.append(Split(val=halves[key], test=halves["test"], line=line))
     if not splits:
-        raise InputError("the splits file has no splits", file=str(path))
+        raise InputError("the splits file has no splits", file=str(path), line=1)
     return splits

@@ -33,9 +33,10 @@ _LABELLED_ID = re.compile(r"^\s*(?P<speaker>customer|agent|user|ivr[ _-]?bot)\s*
                           re.IGNORECASE)
 
 
-def records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line or row number for errors, position among the records from 1, record)."""
-    for index, (line, row) in enumerate(read_rows(path), start=1):
+def records(path: Path, what: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line or row number for errors, position among the records from 1, record); a file with no record is an
+    error naming it (`what` it should hold)."""
+    for index, (line, row) in enumerate(read_rows(path, what), start=1):
         yield line, index, row
 
 
@@ -87,7 +88,7 @@ def load_articles(folder: Path, kind: str) -> dict[str, Article]:
     names, release = ARTICLE_FILES[kind]
     path = require_file(folder, f"{kind} articles", names, release)
     articles: dict[str, Article] = {}
-    for line, row in read_rows(path):
+    for line, row in read_rows(path, "articles"):
         article_id = field(row, "id", "document_id", "article_id")
         text = field(row, "text", "document_content", "content")
         if article_id is None or not isinstance(text, str):

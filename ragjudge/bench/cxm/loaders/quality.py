@@ -89,7 +89,7 @@ def load_quality(folder: Path) -> list[QualityCase]:
     """One case per conversation; release rows that share a conversation_id are merged."""
     path = require_file(folder, "quality-adherence cases", ("quality.jsonl",), (("Agent_Quality_Adherence", "train"),))
     grouped: dict[str, dict[str, Any]] = OrderedDict()
-    for line, index, row in records(path):
+    for line, index, row in records(path, "quality-adherence cases"):
         case_id = str_id(field(row, "case_id", "conversation_id", "id"), index)
         questions = _questions(row, path, line)
         if case_id not in grouped:

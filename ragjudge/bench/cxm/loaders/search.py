@@ -14,7 +14,7 @@ def load_search(folder: Path) -> list[SearchQuery]:
     path = require_file(folder, "article-search queries", ("search_queries.jsonl",), (("Article_Search", "train"),))
     queries = []
     seen: set[str] = set()
-    for line, index, row in records(path):
+    for line, index, row in records(path, "article-search queries"):
         query_id = str_id(field(row, "query_id", "id"), index)
         if query_id in seen:
             raise InputError(f"query id {query_id!r} repeats", file=str(path), line=line, field="query_id")
@@ -35,7 +35,7 @@ def load_rag(folder: Path) -> list[RagCase]:
     cases = []
     occurrences: dict[str, int] = {}
     seen: set[str] = set()
-    for line, index, row in records(path):
+    for line, index, row in records(path, "multi-turn RAG cases"):
         explicit = field(row, "case_id")
         if explicit is not None:
             case_id = str(explicit)
@@ -46,7 +46,7 @@ def load_rag(folder: Path) -> list[RagCase]:
         if case_id in seen:
             raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="case_id")
         seen.add(case_id)
-        retrieved = field(row, "retrieved_ids")
+        key = "ranking" if row.get("ranking") is not None else "retrieved_ids"  # the given response's articles
         label = field(row, "label")
         if label is not None and normalize_class(label) is None:
             raise InputError(f"label must be Correct, Incorrect, Hallucination or Refusal, got {label!r}",
@@ -55,8 +55,7 @@ def load_rag(folder: Path) -> list[RagCase]:
             case_id=case_id, messages=conversation(row, path, line),
             reference=text_cell(field(row, "reference", "correct_agent_response"), path, line, "reference"),
             kb_ids=id_list(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids"),
-            retrieved_ids=None if retrieved is None else id_list(retrieved, path=path, line=line,
-                                                                 name="retrieved_ids"),
+            retrieved_ids=None if row.get(key) is None else id_list(row[key], path=path, line=line, name=key),
             response=text_cell(field(row, "response"), path, line, "response"), label=normalize_class(label),
             transcript=transcript(row),
         ))

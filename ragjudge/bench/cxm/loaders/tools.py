@@ -35,7 +35,7 @@ def load_tool_catalog(folder: Path) -> dict[str, dict[str, Any]]:
     """Tool name → OpenAI tool schema, from tools.jsonl or the release's Tools_Description."""
     path = require_file(folder, "tool definitions", ("tools.jsonl",), (("Tools_Description", "train"),))
     catalog: dict[str, dict[str, Any]] = OrderedDict()
-    for line, row in read_rows(path):
+    for line, row in read_rows(path, "tool definitions"):
         if "Definition" in row or "definition" in row:
             raw = field(row, "Definition", "definition")
             tool = _openai_tool(structured(raw, path=path, line=line, name="Definition"), path, line)
@@ -80,7 +80,7 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
     path = require_file(folder, "tool-call cases", ("tool_calls.jsonl",), (("Tool_Calling", "train"),))
     cases = []
     seen: set[str] = set()
-    for line, index, row in records(path):
+    for line, index, row in records(path, "tool-call cases"):
         case_id = str_id(field(row, "case_id", "id"), index)
         if case_id in seen:
             raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="case_id")
