@@ -351,3 +351,44 @@ def test_paper_figures_only_beside_a_run_they_describe(tmp_path: Path, monkeypat
                                 monkeypatch, capsys)
     assert code == 0 and json.loads(stdout)["reference"] == [], err
     assert any("only part of its simulation's questions" in n for n in json.loads(stdout)["notes"])
+
+
+def test_report_reads_each_questions_score(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`ragjudge report` showed no figure per question: a DialSim record keeps its verdict under `score`, which the
+    generic view does not read. The bench's view reads it under the summary's names (so the task list's columns
+    and a comparison of two runs line up with the summary), shows the options with the gold one, the answer and
+    the verdict, and a mistyped `score` is one line naming the file and line, with no report written."""
+    from ragjudge.bench.dialsim.report_view import DialSimView
+    from ragjudge.report.load import load_run
+    from ragjudge.report.pack import read_samples
+
+    folder = tmp_path / "run"
+    code, _, err = run(monkeypatch, capsys, folder, "--gen", "mc-lexical")
+    assert code == 0, err
+    loaded = load_run(folder)
+    assert isinstance(loaded.view, DialSimView) and loaded.notes == []
+    samples = read_samples(loaded)
+    summary = json.loads((folder / "summary.json").read_text())
+    rows = results(folder)
+    assert [m["accuracy"] for m in samples.metrics] == [float(r["score"]["value"]) for r in rows]
+    assert all(set(m) == {"accuracy", "accuracy_calibrated"} for m in samples.metrics)  # the summary's names
+    accuracy = [m["accuracy"] for m in samples.metrics]
+    assert sum(accuracy) / len(accuracy) == pytest.approx(summary["metrics"]["accuracy"]["value"], abs=1e-6)
+    assert {f["verdict"] for f in samples.facets} <= {"correct", "wrong", "ambiguous"}
+    assert {f["answerability"] for f in samples.facets} == {"answerable", "unanswerable"}
+    question = samples.blocks[0][0]
+    assert question["title"] == "Question" and ["question", rows[0]["question"]] in question["items"]
+    assert [rows[0]["gold"], f"{rows[0]['gold_text']}  ← gold"] in question["items"]
+    assert ["verdict", rows[0]["score"]["verdict"]] in question["items"]
+    code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
+    assert code == 0 and (tmp_path / "report.html").is_file(), err
+
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    broken = json.loads(lines[2])
+    broken["score"] = "high"
+    lines[2] = json.dumps(broken)
+    (folder / "results.jsonl").write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{folder / 'results.jsonl'}:3:" in err and "score" in err
+    assert not (tmp_path / "broken.html").exists()

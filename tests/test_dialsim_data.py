@@ -337,11 +337,20 @@ def test_binary_layouts_broken_are_one_line(tmp_path: Path, monkeypatch, capsys,
     expect_one_line(err, expected, out)
 
 
-@pytest.mark.parametrize(("option", "value"), [("seed", "-1"), ("seeds", "0,-2"), ("seeds", "1,1"), ("k", "0"),
-                                               ("tkg_ratio", "1.5"), ("time_limit", "0"), ("time_limits", "1,0"),
-                                               ("context_tokens", "10")])
-def test_option_ranges_are_declared(tmp_path: Path, monkeypatch, capsys, option: str, value: str) -> None:
-    """Ranges are pydantic constraints (ge/le/gt), so the generic option parser can say them."""
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("seed", "-1", "-T seed must be a whole number >= 0, got -1"),
+    ("seeds", "0,-2", "-T seeds: each value must be a whole number >= 0, got '-2'"),
+    ("seeds", "1,1", "-T seeds: 1 given twice"),
+    ("k", "0", "-T k must be a whole number >= 1, got 0"),
+    ("tkg_ratio", "1.5", "-T tkg_ratio must be a number from 0 to 1, got 1.5"),  # was "expected a number"
+    ("time_limit", "0", "-T time_limit must be a number > 0, got 0"),
+    ("time_limits", "1,0", "-T time_limits: each value must be a number > 0, got '0'"),
+    ("context_tokens", "10", "-T context_tokens must be a whole number >= 1000, got 10"),
+])
+def test_option_ranges_are_declared(tmp_path: Path, monkeypatch, capsys, option: str, value: str,
+                                    message: str) -> None:
+    """Ranges are pydantic constraints (ge/le/gt), so the generic option parser can say them: the message states
+    the range (an out-of-range value is not "expected a number")."""
     from pydantic import ValidationError
 
     from ragjudge.bench.options import _pre
@@ -353,3 +362,4 @@ def test_option_ranges_are_declared(tmp_path: Path, monkeypatch, capsys, option:
     code, _, err = run_cli(["eval", "--bench", "dialsim", "--data", str(MINI_DIR), "--gen", "mc-idk",
                             "-T", f"{option}={value}", "--out", str(tmp_path / "run")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and f"-T {option}" in err and not (tmp_path / "run").exists()
+    assert err == f"error: {message}\n", err

@@ -48,14 +48,16 @@ def test_retrieve_beir_queries_then_retrieval_eval_with_default_options(
     code, out, err = run_cli(["retrieval-eval", str(run), "--qrels", str(qrels)], monkeypatch, capsys)
     assert code == 0, err
     assert "internal error" not in err
-    assert "recall" in out and "ndcg" in out and "First vs later turns" in out
+    assert "recall at k" in out and "nDCG" in out and "First vs later turns" in out
+    assert out.rstrip().splitlines()[-1].startswith("nDCG@10 ")  # the headline line, last
 
     code, out, err = run_cli(["retrieval-eval", str(run), "--qrels", str(qrels), "--format", "json"],
                              monkeypatch, capsys)
     report = json.loads(out)
     judged = {t["task_id"] for t in tasks if t.get("contexts")}
-    assert code == 0 and report["n_queries"] == len(judged) and 0 < report["metrics"]["recall@10"] <= 1
-    assert "domain" not in report["breakdowns"]  # nothing labels a domain: the dimension is left out, not faked
+    assert code == 0 and report["details"]["n_queries"] == report["n_samples"] == len(judged)
+    assert 0 < report["metrics"]["R@10"]["value"] <= 1 and report["metrics"]["R@10"]["n"] == len(judged)
+    assert list(report["breakdowns"]) == ["turn"]  # nothing labels a domain: the dimension is left out, not faked
 
 
 # ------------------------------------------------------------------------------- bytes that are not UTF-8

@@ -225,7 +225,7 @@ def print_legend(rows: list[list[str]], console: Console) -> None:
     """Name and meaning side by side; meanings wrap at the console's width under themselves."""
     if not rows:
         return
-    console.print("[dim]↑ higher is better, ↓ lower is better, · neither; n is how many samples have a value.[/dim]",
+    console.print("[dim]↑ higher is better, ↓ lower is better, · neither; n: samples with a value.[/dim]",
                   highlight=False)
     grid = RichTable.grid(padding=(0, 2), pad_edge=False)
     grid.add_column(style="cyan", no_wrap=True)

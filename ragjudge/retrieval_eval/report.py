@@ -19,6 +19,7 @@ TITLES = {"turn": "First vs later turns", "turn_number": "By turn", "domain": "B
 SHOWN = ("R@5", "R@10", "nDCG@5", "nDCG@10")
 """What a breakdown table shows when there are more metrics (80 columns); the JSON has all."""
 HEADLINE = ("nDCG@10", "R@5", "R@10", "nDCG@5")
+"""The headline's metric: the first of these that was computed, else the first metric asked for."""
 
 
 @dataclass
@@ -100,5 +101,6 @@ def evaluate_run(run: Run, qrels: Qrels, *, metrics: Sequence[str], dims: Sequen
                    c["significant"]] for m, c in comparison["metrics"].items()]))
     summary = Summary(bench="retrieval-eval", title=f"{run.name}: {len(keys)} queries", unit="queries",
                       n_samples=len(keys), n_errors=0, metrics=metrics, breakdowns=breakdowns, tables=tables,
-                      notes=notes, headline=headline_of(metrics, HEADLINE, "queries"), details=details)
+                      notes=notes, headline=headline_of(metrics, [*HEADLINE, *metrics], "queries"),
+                      details=details)
     return RetrievalReport(summary=summary, evaluation=evaluation, groups=groups, qrels=qrels)
