@@ -69,7 +69,7 @@ def test_bm25_session_run_its_outputs_and_retrieval_eval_agree(tmp_path: Path, m
     headline = summary["headline"]
     assert headline["metric"] == "nDCG@10" and headline["value"] == metrics["nDCG@10"]["value"]
     assert headline["text"].startswith(f"nDCG@10 {metrics['nDCG@10']['value']:.3f} over 10 queries")
-    assert headline["text"].replace("\n", " ") in " ".join(out.split())
+    assert " ".join(out.split()).endswith(" ".join(headline["text"].split()))  # the headline, printed last
     assert f"    {headline['text']}\n" in (CDR_MINI / "README.md").read_text()  # as the example documents it
     details = summary["details"]
     assert details["data"]["duplicate_pairs"] == 2 and details["data"]["unique_pairs"] == 31
@@ -242,10 +242,16 @@ def test_bad_files_are_one_line_errors(files: dict, message: str, tmp_path: Path
     (["--data", str(REPO / "examples")], "no CDR data in"),
     (["--data", str(CDR_MINI), "-T", "unit=turn"], "-T unit: expected one of session, message"),
     # ranges are declared on the options (the message states them): out of range is not "not a number"
-    (["--data", str(CDR_MINI), "-T", "depth=10"], "-T depth must be"),
+    (["--data", str(CDR_MINI), "-T", "depth=5"], "-T depth must be a whole number >= 20, got 5"),
     (["--data", str(CDR_MINI), "-T", "depth=31"], "-T depth must be between 20 and 30 (corpus.json has 30 "
                                                   "conversations), got 31"),
-    (["--data", str(CDR_MINI), "-T", "batch=0"], "-T batch must be"),
+    (["--data", str(CDR_MINI), "-T", "batch=0"], "-T batch must be a whole number >= 1, got 0"),
+    (["--data", str(CDR_MINI), "-T", "unit=window:-5"], "-T unit: window sizes are positive whole numbers, "
+                                                        "window:K or window:K:STRIDE, got 'window:-5'"),
+    (["--data", str(CDR_MINI), "-T", "unit=window:3:0"], "window sizes are positive whole numbers"),
+    # CDR has no chunk or threshold option (the unit is its chunking): named as unknown, with the valid ones
+    (["--data", str(CDR_MINI), "-T", "chunk=-5"], "unknown option -T chunk for bench cdr (valid: data, pipeline, unit"),
+    (["--data", str(CDR_MINI), "-T", "threshold=2"], "unknown option -T threshold for bench cdr"),
     (["--data", str(CDR_MINI), "--pipeline", "bm25_rewrite"], "CDR queries are searched as written"),
     (["--data", str(CDR_MINI), "-T", "compare=nowhere"], "-T compare=nowhere: not a CDR run folder"),
     (["--data", str(CDR_MINI), "--corpus", "x.jsonl"], "--corpus is not used by bench cdr"),
@@ -254,6 +260,7 @@ def test_usage_errors(args: list[str], message: str, tmp_path: Path, monkeypatch
     monkeypatch.delenv("RAGJUDGE_CDR_DATA", raising=False)
     code, _, err = cdr(args, tmp_path, monkeypatch, capsys)
     assert code == 2 and message in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "run" / "summary.json").exists()
 
 
 def test_data_from_the_environment_and_the_repository_layout(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -229,10 +229,10 @@ def test_labels_never_change_a_ranking(tmp_path: Path, monkeypatch, capsys) -> N
     (["--pipeline", "initial", "-T", "splits=x.json", "-T", "no_splits=true"], "exclude each other"),
     (["--pipeline", "initial", "-T", "collection=corpus"], "-T collection"),
     # ranges are declared on the options (the message states them): out of range is not "not a number"
-    (["--pipeline", "initial", "-T", "seed=-1"], "-T seed must be"),
-    (["--pipeline", "initial", "-T", "permutations=0"], "-T permutations must be"),
-    (["--pipeline", "initial", "-T", "alpha=1"], "-T alpha must be"),
-    (["--pipeline", "initial", "-T", "candidates=-5"], "-T candidates must be"),
+    (["--pipeline", "initial", "-T", "seed=-1"], "-T seed must be a whole number >= 0, got -1"),
+    (["--pipeline", "initial", "-T", "permutations=0"], "-T permutations must be a whole number >= 1, got 0"),
+    (["--pipeline", "initial", "-T", "alpha=1"], "-T alpha must be a number > 0 and < 1, got 1"),
+    (["--pipeline", "initial", "-T", "candidates=-5"], "-T candidates must be a whole number >= 0, got -5"),
     (["--pipeline", "initial", "-T", "tune_on=AP"], "-T tune_on: expected one of: MAP, nDCG@5, MRR"),
 ])
 def test_usage_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, args: list[str], message: str) -> None:

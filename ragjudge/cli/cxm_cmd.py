@@ -4,11 +4,15 @@ eval --bench cxm-<task>`, with its flags: --gen, --pipeline, --judge-models), `f
 
 Renamed flags are still read for a release, with a note on stderr: `--k` (now `--ks`, as `-T ks`), and in `run`
 `--model` (`--gen`; `--pipeline` for the retrieval tasks), `--retriever` (`--pipeline`), `--judge-model`
-(`--judge-models`)."""
+(`--judge-models`). A flag the task does not use is an error, and an error names the flag typed here (`--top-k`,
+`--query llm`), not the `-T` option or eval flag the bench's own message names."""
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -16,7 +20,7 @@ import typer
 from ragjudge.bench.base import default_out
 from ragjudge.bench.cxm.base import TASKS, default_predictions, task_name
 from ragjudge.bench.cxm.benches import BY_TASK
-from ragjudge.bench.options import COMMON_FLAGS, build_options
+from ragjudge.bench.options import COMMON_FLAGS, build_options, parse_task_args
 from ragjudge.cli import common
 from ragjudge.engine import EngineOptions, OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome, print_summaries
@@ -60,9 +64,9 @@ def pick(new_flag: str, new: Any, old_flag: str, old: Any) -> Any:
     return old
 
 
-def _options(task: str, given: dict[str, tuple[str, Any]]) -> Any:
-    """The task bench's Options from the flags given (option → (flag, value)); a flag the task does not use
-    is an error naming it, and a value out of range says the range under the flag's own name."""
+def _options(task: str, given: dict[str, tuple[str, Any]], task_args: dict[str, str] | None = None) -> Any:
+    """The task bench's Options from the flags given (option → (flag, value)) and `-T` values; a flag the task
+    does not use is an error naming it."""
     cls = BY_TASK[task]
     values = {}
     for key, (flag, value) in given.items():
@@ -70,16 +74,55 @@ def _options(task: str, given: dict[str, tuple[str, Any]]) -> Any:
             continue
         if key not in cls.Options.model_fields:
             raise UsageError(f"{flag} is not used by --task {task}")
+        if key in (task_args or {}):
+            raise UsageError(f"{flag} and -T {key} are the same option: give one")
         values[key] = value
+    return build_options(cls.name, cls.Options, task_args or {}, values)
+
+
+SWITCHES = {"--force-tool-call": "", "--baseline": "--no-baseline"}
+"""On/off flags: `-T KEY=true` is the flag, `-T KEY=false` its negative (none: leave the flag out)."""
+
+
+def in_our_flags(message: str, flags: dict[str, str], typed: Collection[str] = ()) -> str:
+    """A bench's message in this command's words: `-T KEY=VALUE`, `-T KEY` and eval's flag for an option become
+    the flag this command takes for it (`flags`: option → flag), except for the options typed as `-T` (`typed`)."""
+    def switch(flag: str, value: str) -> str:
+        if flag in SWITCHES and value.lower() in ("true", "false"):
+            return flag if value.lower() == "true" else SWITCHES[flag] or f"no {flag}"
+        return f"{flag} {value}"
+
+    for key, flag in flags.items():
+        if key in typed:
+            continue
+        message = re.sub(rf"-T {key}=([^\s,:;)]+)", lambda m, flag=flag: switch(flag, m.group(1)), message)
+        message = re.sub(rf"-T {key}(?![\w=])", flag, message)
+        eval_flag = COMMON_FLAGS.get(key)
+        if eval_flag and eval_flag != flag:
+            message = re.sub(rf"{re.escape(eval_flag)}(?![\w-])", flag, message)
+    return message
+
+
+@contextmanager
+def speaking(flags: dict[str, str], typed: Collection[str] = ()) -> Iterator[None]:
+    """Usage errors raised inside (options, the bench, its run) name this command's flags (`in_our_flags`)."""
     try:
-        return build_options(cls.name, cls.Options, {}, values)
+        yield
     except UsageError as exc:
-        message = str(exc)
-        for key, (flag, _) in given.items():  # the flag typed here, not the -T key or eval's flag
-            for source in (f"-T {key}", COMMON_FLAGS.get(key)):
-                if source and (message.startswith(source + " ") or message.startswith(source + ":")):
-                    raise UsageError(flag.split(" (")[0] + message[len(source):]) from None
+        exc.args = (in_our_flags(str(exc), flags, typed),)
         raise
+
+
+SCORE_FLAGS = {"data": "--data", "predictions": "--predictions", "taxonomy": "--taxonomy", "protocol": "--protocol",
+               "ks": "--ks", "baseline": "--baseline"}
+"""Option → the `cxm score` flag that fills it (and `gen` → --embedding-model for KB refinement)."""
+
+
+def _score_flag_users(key: str) -> list[str]:
+    """The tasks a `cxm score` flag (by option) applies to."""
+    if key in ("embedding_model", "baseline"):
+        return ["kb-refinement"]
+    return [t for t in TASKS if key in BY_TASK[t].Options.model_fields]
 
 
 @app.command("score")
@@ -93,8 +136,9 @@ def score_command(
     ks: KsOpt = None,
     old_k: OldKsOpt = None,
     protocol: ProtocolOpt = None,
-    baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", metavar="", help="KB refinement: also sweep the "
-                                           "embedding-similarity baseline (bundled MiniLM, offline).")] = True,
+    baseline: Annotated[bool | None, typer.Option("--baseline/--no-baseline", metavar="", help="KB refinement: also "
+                                                  "sweep the embedding-similarity baseline (bundled MiniLM, offline) "
+                                                  "[default: on].")] = None,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="KB baseline embedding model "
                                                         "(default: bundled all-MiniLM-L6-v2).")] = None,
     fmt: common.FormatOpt = "table",
@@ -114,24 +158,27 @@ def score_command(
     else:
         tasks = [task_name(task)]
     flags = {"taxonomy": ("--taxonomy", taxonomy), "protocol": ("--protocol", protocol), "ks": ("--ks", cutoffs),
-             "gen": ("--embedding-model", embedding_model)}
-    if task is None:  # every task with predictions: each flag goes to the tasks that use it, and one no task uses
-        for key, (flag, value) in flags.items():  # is an error
-            if value is not None and not any(key in BY_TASK[t].Options.model_fields for t in tasks):
-                raise UsageError(f"{flag} is not used by any task scored here ({', '.join(tasks)})")
+             "embedding_model": ("--embedding-model", embedding_model),
+             "baseline": ("--no-baseline" if baseline is False else "--baseline", baseline)}
+    for key, (flag, value) in flags.items():  # each flag goes to the tasks that use it; one no task uses is an error
+        if value is not None and not set(_score_flag_users(key)) & set(tasks):
+            where = f"--task {tasks[0]}" if task is not None else f"any task scored here ({', '.join(tasks)})"
+            raise UsageError(f"{flag} is not used by {where}")
     summaries: list[Summary] = []
     for name in tasks:
         path = predictions or default_predictions(data, name)
         from_file = predictions is not None or path.exists() or name != "kb-refinement"
-        if not from_file and not baseline:
-            raise UsageError(f"nothing to score: {path} does not exist and the baseline is off")
+        if not from_file and baseline is False:
+            raise UsageError(f"nothing to score: {path} does not exist and the baseline is off (--no-baseline)")
         given = {"data": ("--data", str(data)), "predictions": ("--predictions", str(path) if from_file else None)}
-        fields = BY_TASK[name].Options.model_fields
-        given.update({key: flag for key, flag in flags.items() if task is not None or key in fields})
-        if name == "kb-refinement":
-            given["baseline"] = ("--baseline", baseline)
-        bench = BY_TASK[name](_options(name, given))
-        summaries.append(run_bench(bench, EngineOptions(show_progress=False), paths=None).summary)
+        given.update({key: flag for key, flag in flags.items() if name in _score_flag_users(key)})
+        words = {**SCORE_FLAGS}
+        if "embedding_model" in given:  # the KB baseline's embedding model is the bench's model under test
+            given["gen"] = given.pop("embedding_model")
+            words["gen"] = "--embedding-model"
+        with speaking(words):
+            bench = BY_TASK[name](_options(name, given))
+            summaries.append(run_bench(bench, EngineOptions(show_progress=False), paths=None).summary)
     print_summaries(summaries, fmt)
     if fmt == "json":  # the tables' format prints them after the tables
         for summary in summaries:
@@ -181,6 +228,10 @@ def run_command(
     protocol: ProtocolOpt = None,
     rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="Multi-turn retrieval: the LLM that "
                                                       "writes each turn's query (--query llm).")] = None,
+    task_args: Annotated[list[str] | None, typer.Option("-T", "--task-arg", metavar="<key=value>", help="Any other "
+                                                        "option of the task's bench KEY=VALUE (repeatable), as in "
+                                                        "`ragjudge eval`; `ragjudge benches show cxm-<task>` lists "
+                                                        "them.")] = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
     concurrency: common.ConcurrencyOpt = 8,
@@ -223,12 +274,15 @@ def run_command(
         "pipeline_dir": ("--pipeline-dir", pipeline_dir), "chunk": ("--chunk", chunk),
         "protocol": ("--protocol", protocol), "rewrite_model": ("--rewrite-model", rewrite_model),
     }
+    extra = parse_task_args(task_args)
     cls = BY_TASK[name]
-    bench = cls(_options(name, given), label=f"cxm-{name}")
     engine = EngineOptions(limit=limit, concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
                            api_base=api_base, max_retries=max_retries, timeout=timeout, models=models, rpm=rpm,
                            tpm=tpm, preflight=not no_preflight)
-    outcome = run_bench(bench, engine, OutputPaths.in_folder(output_folder(out or default_out(bench), "--out folder")))
+    with speaking({key: flag for key, (flag, _) in given.items()}, typed=set(extra)):
+        bench = cls(_options(name, given, extra), label=f"cxm-{name}")
+        folder = output_folder(out or default_out(bench), "--out folder")
+        outcome = run_bench(bench, engine, OutputPaths.in_folder(folder))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
 
