@@ -352,3 +352,47 @@ def test_every_data_file_of_the_example_blames_itself(name: str, case: str, muta
     assert not any(f"{data / other}:" in err for other in CDR_FILES if other != name), err
     assert not (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / "results.jsonl").exists()
 
+
+
+def test_report_reads_each_querys_figures_under_the_summarys_names(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`ragjudge report` read a CDR record's scorer (`scores.metrics`, whose `value` is nDCG@10) as one metric and
+    one judge named `metrics` (the spurious "metrics ↑ 0.466" row): the bench's view reads the figures under the
+    summary's names, and a mistyped figure field is one line naming the file and line, with no report written."""
+    from ragjudge.bench.cdr.report_view import CdrView
+    from ragjudge.report.load import load_run
+    from ragjudge.report.pack import read_samples
+
+    code, _, err = cdr(["--data", str(CDR_MINI)], tmp_path, monkeypatch, capsys)
+    assert code == 0, err
+    run = tmp_path / "run"
+    loaded = load_run(run)
+    assert isinstance(loaded.view, CdrView) and loaded.notes == []
+    samples = read_samples(loaded)
+    records = read(run / "results.jsonl")
+    assert samples.metrics == [r["scores"]["metrics"]["metrics"] for r in records]
+    assert all(list(m) == list(METRICS) for m in samples.metrics)  # no metric (or judge) named `metrics`
+    assert samples.judges == [{}] * len(records) and samples.titles[0] == records[0]["query"]
+    summary = json.loads((run / "summary.json").read_text())
+    mean = sum(m["nDCG@10"] for m in samples.metrics) / len(records)
+    assert mean == pytest.approx(summary["metrics"]["nDCG@10"]["value"], abs=1e-6)
+    assert {f["category"] for f in samples.facets} == set(summary["breakdowns"]["category"]["groups"])
+    [ranking] = [b for b in samples.blocks[0] if b["title"] == "Ranking"]
+    first = records[0]["output"]["ranking"][0]["id"]
+    assert ranking["items"][0][0] == f"1. {first}" + (" ✓ relevant" if first in records[0]["relevant"] else "")
+    code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
+    assert code == 0 and (tmp_path / "report.html").is_file(), err
+
+    for field, value in (("metrics", "high"), ("scores", "high")):
+        lines = (run / "results.jsonl").read_text().splitlines()
+        broken = json.loads(lines[2])
+        if field == "metrics":
+            broken["scores"]["metrics"]["metrics"] = value
+        else:
+            broken["scores"] = value
+        (run / "results.jsonl").write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n")
+        code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
+        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+        assert f"{run / 'results.jsonl'}:3:" in err and field in err, err
+        assert not (tmp_path / "broken.html").exists()
+        lines[2] = json.dumps(records[2])
+        (run / "results.jsonl").write_text("\n".join(lines) + "\n")

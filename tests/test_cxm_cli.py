@@ -5,6 +5,7 @@ for bad input."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import conftest
@@ -404,7 +405,7 @@ def test_a_malformed_data_line_is_one_line_error(monkeypatch, capsys, tmp_path: 
             "multi_turn.jsonl": "answer-classification", "search_queries.jsonl": "article-search",
             "kb_pairs.jsonl": "kb-refinement", "articles.jsonl": "article-search"}[name]
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(data),
-                             "--no-baseline")
+                             *(["--no-baseline"] if task == "kb-refinement" else []))
     assert code == 2 and out == ""
     [message] = err.strip().splitlines()
     assert message.startswith(f"error: {data / name}:{line}: ")
@@ -449,3 +450,126 @@ def test_ranking_names_retrieved_articles_in_every_predictions_file(monkeypatch,
     [new_summary], [old_summary] = json.loads(new_out), json.loads(old_out)
     assert values(old_summary) == values(new_summary) and values(new_summary)["retrieval recall of gold articles"] == 0.75
     assert old_summary["warnings"] == [err.strip()]
+
+
+def intent_answers(request: Request) -> str:
+    """The model under test answers Roaming for every flat-taxonomy conversation; the judge accepts every label."""
+    if "[Taxonomy: flat]" in request.prompt:
+        return '{"intent": "Roaming"}'
+    assert "Verdict" in request.prompt, request.prompt[:200]
+    return "Same reason, other words.\nVerdict: yes"
+
+
+def test_cxm_run_reads_the_old_model_and_judge_model_flags_with_a_note(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`--model` (for --gen) and `--judge-model` (for --judge-models) are read for a release: the same run, the
+    same figures, one deprecation note each on stderr."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(intent_answers) as server:
+        base = ["cxm", "run", "--task", "intent", "--data", str(EXAMPLE), "--taxonomy", "flat", "--api-base",
+                server.base_url, "--cache-dir", str(tmp_path / "cache"), "--format", "json"]
+        code, new, err = run_cli(monkeypatch, capsys, *base, "--gen", "openai/m", "--judge-models", "openai/j",
+                                 "--out", str(tmp_path / "new"))
+        assert code == 0 and "deprecated" not in err, err
+        assert {r.model for r in server.requests} == {"m", "j"}
+        code, old, err = run_cli(monkeypatch, capsys, *base, "--model", "openai/m", "--judge-model", "openai/j",
+                                 "--out", str(tmp_path / "old"))
+    assert code == 0, err
+    assert "warning: --model is deprecated: use --gen (same values)" in err
+    assert "warning: --judge-model is deprecated: use --judge-models (same values)" in err
+    m = values(json.loads(new))
+    assert m["accuracy (exact match)"] == pytest.approx(1 / 6) and m["accuracy (LLM-verified)"] == 1.0
+    assert values(json.loads(old)) == m
+    assert json.loads(old)["run"]["models"] == json.loads(new)["run"]["models"] == {"generator": "openai/m",
+                                                                                   "judge": "openai/j"}
+
+
+def only_intent_predictions(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    for path in (data / "predictions").iterdir():
+        if path.name != "intent.jsonl":
+            path.unlink()
+    return data
+
+
+@pytest.mark.parametrize("args, message", [
+    # `cxm run`: the bench's own words (-T query=llm, -T protocol) become the flags typed here
+    (["run", "--task", "multiturn-retrieval", "--query", "llm"],
+     "error: --query llm needs the model that writes queries: --rewrite-model MODEL"),
+    (["run", "--task", "multiturn-retrieval", "--query", "last_turn", "--rewrite-model", "openai/w"],
+     "error: --rewrite-model is only used with --query llm, not last_turn"),
+    (["run", "--task", "multiturn-retrieval", "--query", "bogus"],
+     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
+    (["run", "--task", "answer-classification", "--judge-models", "openai/j", "--query", "bogus"],
+     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation)"),
+    (["run", "--task", "intent", "--gen", "openai/m", "--protocol", "bogus"],
+     "error: --protocol must be ragjudge or paper, got 'bogus'"),
+    (["run", "--task", "article-search", "--chunk", "50"],
+     "error: -T chunk_overlap (100) must be smaller than --chunk (50)"),
+    (["run", "--task", "article-search", "--chunk", "0", "-T", "chunk_overlap=10"],
+     "error: -T chunk_overlap applies to chunks of characters (--chunk N), not --chunk 0 (whole articles)"),
+    (["run", "--task", "article-search", "--chunk", "50", "-T", "chunk=50"],
+     "error: --chunk and -T chunk are the same option: give one"),
+    # an option typed as -T is named as -T; `eval` keeps its -T words
+    (["run", "--task", "multiturn-retrieval", "-T", "query=llm"],
+     "error: -T query=llm needs the model that writes queries: --rewrite-model MODEL"),
+    (["run", "--task", "kb-refinement", "-T", "k=0"], "error: -T k must be a whole number >= 1, got 0"),
+    (["eval", "--bench", "cxm-answer-classification", "--judge-models", "openai/j", "-T", "query=bogus"],
+     "error: -T query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation)"),
+    (["eval", "--bench", "cxm-quality", "--gen", "openai/m", "-T", "protocol=bogus"],
+     "error: -T protocol must be ragjudge or paper, got 'bogus'"),
+    # `cxm score`: its flags, and one it takes that the task does not use is an error, not ignored
+    (["score", "--task", "intent", "--protocol", "bogus"], "error: --protocol must be ragjudge or paper, got 'bogus'"),
+    (["score", "--protocol", "bogus"], "error: --protocol must be ragjudge or paper, got 'bogus'"),
+    (["score", "--task", "intent", "--embedding-model", "minilm"],
+     "error: --embedding-model is not used by --task intent"),
+    (["score", "--task", "quality", "--no-baseline"], "error: --no-baseline is not used by --task quality"),
+    (["score", "ONLY_INTENT", "--embedding-model", "minilm"],
+     "error: --embedding-model is not used by any task scored here (intent)"),
+])
+def test_cxm_errors_name_the_flags_the_command_takes(monkeypatch, capsys, tmp_path: Path, args, message) -> None:
+    """An error names the flag the user can type to this command: `cxm run --query llm` used to be told about
+    `-T query=llm`, `cxm score --protocol` about `-T protocol`, and `cxm score --task intent --embedding-model`
+    about `-T predictions ... --gen`; nothing is written."""
+    data = only_intent_predictions(tmp_path) if "ONLY_INTENT" in args else EXAMPLE
+    args = [a for a in args if a != "ONLY_INTENT"]
+    command = ["cxm", *args] if args[0] in ("run", "score") else args
+    command += ["--data", str(data)] + (["--out", str(tmp_path / "never")] if args[0] != "score" else [])
+    code, out, err = run_cli(monkeypatch, capsys, *command)
+    assert code == 2 and out == "", err
+    assert err.strip() == message
+    assert not (tmp_path / "never").exists()
+
+
+def test_cxm_run_takes_any_option_of_the_task_as_T(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`cxm run -T KEY=VALUE` as `eval`: an option without a flag of its own (here the chunk overlap) is reachable,
+    and the run is the one `eval` makes."""
+    runs = {}
+    for name, command in (("run", ["cxm", "run", "--task", "multiturn-retrieval", "--chunk", "200"]),
+                          ("eval", ["eval", "--bench", "cxm-multiturn-retrieval", "-T", "chunk=200"])):
+        code, out, err = run_cli(monkeypatch, capsys, *command, "--data", str(EXAMPLE), "--pipeline", "bm25", "-T",
+                                 "chunk_overlap=50", "--out", str(tmp_path / name), "--format", "json")
+        assert code == 0, err
+        info = json.loads((tmp_path / name / "run.json").read_text())["index"]
+        assert info["chunking"] == "chunks of 200 characters (overlap 50)"
+        runs[name] = values(json.loads(out))
+    assert runs["run"] == runs["eval"] and runs["run"]["R@10"] > 0
+
+
+def test_cxm_score_prints_each_tasks_headline_and_legend(monkeypatch, capsys) -> None:
+    """Every task's table says which way each metric is better and ends with its headline line, as every bench
+    does (only mtrag used to)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    args = ["cxm", "score", "--data", str(EXAMPLE), "--no-baseline"]
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--format", "json")
+    assert code == 0
+    summaries = json.loads(out)
+    code, table, _ = run_cli(monkeypatch, capsys, *args)
+    assert code == 0
+    assert table.count("↑ higher is better, ↓ lower is better") == len(summaries) == 7
+    position = 0
+    for summary, following in zip(summaries, [*summaries[1:], None]):
+        start = table.index(summary["title"] + "\n", position)
+        end = table.index(following["title"] + "\n", start) if following else len(table)
+        assert summary["headline"]["text"] in table[start:end], summary["title"]
+        position = end

@@ -43,7 +43,7 @@ def test_main_table_has_a_legend_and_a_headline(tmp_path, monkeypatch, capsys) -
     assert "conversational turns (left out, as in the paper)" in legend  # why *_idk's n is 37
     assert re.search(r"^· idk_lexical ", legend, re.MULTILINE)  # a rate: neither better nor worse
     assert re.search(r"^ idk_lexical\s+·\s+0\.450\s+40\s+0\s*$", out, re.MULTILINE)  # arrow, n and errors in the table
-    assert lines[-1] == "RB_agg_idk 0.541 over 37 tasks; answerability_acc 0.757 over 37 tasks"
+    assert lines[-1] == "RB_agg_idk 0.541, answerability_acc 0.757 over 37 tasks"
     paths = [line for line in err.splitlines() if line.startswith(("results:", "summary:", "table:"))]
     assert [p.split()[0] for p in paths] == ["results:", "summary:", "table:"]  # one path a line, labels whole
 

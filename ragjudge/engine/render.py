@@ -246,7 +246,8 @@ def print_summary(summary: Summary, console: Console) -> None:
     print_tables(summary_tables(summary), console)
     print_notes([f"note: {note}" for note in summary.notes], console)
     if summary.headline is not None:
-        console.print(f"[bold]{escape(summary.headline.text)}[/bold]", highlight=False)
+        console.print(f"[bold]{escape(summary.headline.text)}[/bold]", highlight=False,
+                      soft_wrap=True)  # one line, never wrapped: scripts read it with `tail -1`
 
 
 def print_summaries(summaries: Sequence[Summary], output_format: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragjudge.bench.base import EachScorer, EachSolver, MetricInfo, Record, SampleResult, Scorer, Solver
 from ragjudge.bench.cxm import loaders
@@ -39,6 +39,13 @@ class ClassificationOptions(CxmOptions):
     index_dir: str | None = Field(None, description="Where indexes are kept and reused (default: <cache>/indexes).")
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
+
+    @field_validator("query")
+    @classmethod
+    def _known_query(cls, value: str) -> str:
+        if value not in QUERY_STRATEGIES:
+            raise ValueError(f"unknown strategy {value!r} (available: {', '.join(QUERY_STRATEGIES)})")
+        return value
 
 
 def ranking_of(row: Record) -> list[str] | None:
@@ -143,8 +150,6 @@ class AnswerClassificationBench(CxmBench[ClassificationOptions]):
     def __init__(self, options: ClassificationOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         o = options
-        if o.query not in QUERY_STRATEGIES:
-            raise UsageError(f"unknown query strategy {o.query!r} (available: {', '.join(QUERY_STRATEGIES)})")
         if len(o.judge_models) > 1:
             raise UsageError(f"bench {self.name} takes one judge model, got {len(o.judge_models)}: "
                              f"{', '.join(o.judge_models)}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders
@@ -40,6 +40,13 @@ class MultiTurnOptions(RetrievalOptions):
     rewrite_model: str | None = Field(None, description="The LLM (litellm name) that writes queries (-T query=llm).")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs "
                                  "(cxm_query_formation).")
+
+    @field_validator("query")
+    @classmethod
+    def _known_query(cls, value: str | None) -> str | None:
+        if value is not None and value not in (*QUERY_STRATEGIES, LLM_QUERY):
+            raise ValueError(f"unknown strategy {value!r} (available: {', '.join((*QUERY_STRATEGIES, LLM_QUERY))})")
+        return value
 
 
 class RetrievalSolver(Solver[RagCase]):
@@ -123,9 +130,6 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         super().__init__(options, label=label)
         o = options
         self.strategy = o.query or (LLM_QUERY if o.rewrite_model else "all_user_turns")
-        if self.strategy not in (*QUERY_STRATEGIES, LLM_QUERY):
-            raise UsageError(f"-T query: unknown strategy {self.strategy!r} (available: "
-                             f"{', '.join((*QUERY_STRATEGIES, LLM_QUERY))})")
         if o.predictions is None and self.strategy == LLM_QUERY and not o.rewrite_model:
             raise UsageError("-T query=llm needs the model that writes queries: --rewrite-model MODEL")
         if self.strategy != LLM_QUERY and o.rewrite_model:

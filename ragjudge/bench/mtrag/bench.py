@@ -82,9 +82,9 @@ class MtragBench(Bench[MtragOptions, Task]):
         MetricInfo("BertKPrec", "BERTScore precision of the answer against the passages (part of RB_alg)",
                    counts="only tasks with passages"),
         MetricInfo("idk_eval", "IDK judge (LLM): did the answer decline (1 yes, 0.5 partly, 0 no)",
-                   higher_is_better=None),
+                   higher_is_better=None, kind="rate"),
         MetricInfo("idk_lexical", "IDK by phrase patterns, offline: did the answer decline (1 yes, 0.5 partly, "
-                   "0 no)", higher_is_better=None),
+                   "0 no)", higher_is_better=None, kind="rate"),
     )
     breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn")
     unit = "tasks"
