@@ -68,8 +68,9 @@ def test_bm25_session_run_its_outputs_and_retrieval_eval_agree(tmp_path: Path, m
         ("count", 30, None)
     headline = summary["headline"]
     assert headline["metric"] == "nDCG@10" and headline["value"] == metrics["nDCG@10"]["value"]
-    assert headline["text"].startswith(f"nDCG@10 {metrics['nDCG@10']['value']:.3f} over 10 queries")
-    assert " ".join(out.split()).endswith(" ".join(headline["text"].split()))  # the headline, printed last
+    assert headline["text"] == ", ".join(f"{m} {metrics[m]['value']:.3f}" for m in ("nDCG@10", "R@10", "P@10")) + \
+        " over 10 queries"  # figures over the same queries share their 'over N'
+    assert out.rstrip().splitlines()[-1] == headline["text"]  # the headline, one line, printed last
     assert f"    {headline['text']}\n" in (CDR_MINI / "README.md").read_text()  # as the example documents it
     details = summary["details"]
     assert details["data"]["duplicate_pairs"] == 2 and details["data"]["unique_pairs"] == 31

@@ -51,6 +51,7 @@ def test_offline_session_bm25_prints_the_breakdowns(tmp_path: Path, monkeypatch,
     assert summary["headline"]["metric"] == "accuracy" and summary["unit"] == "questions"
     assert summary["headline"]["text"] == f"accuracy {summary['metrics']['accuracy']['value']:.3f} over " \
         f"{summary['metrics']['accuracy']['n']} questions"
+    assert stdout.rstrip().splitlines()[-1] == summary["headline"]["text"]  # one line, as summary.json has it
     rows = results(folder)
     assert all(r["output"]["memory"] and r["score"]["judged_by"] == "rule" for r in rows)
 

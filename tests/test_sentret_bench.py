@@ -4,8 +4,10 @@ resume, adding a system, errors, LLM and neural rerankers."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -294,3 +296,43 @@ def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) 
     s = np.asarray(scores, dtype=np.float64)
     assert sorted(ranking) == list(range(len(s)))
     assert all(s[a] >= s[b] or model_close(s[a], s[b]) for a, b in zip(ranking, ranking[1:]))
+
+
+def test_report_reads_every_systems_figures_per_dialogue(mini_run: Path, tmp_path: Path, monkeypatch,
+                                                         capsys) -> None:
+    """`ragjudge report` read no figure of a sentence-retrieval record (each system's are under
+    `systems.<name>.tested`) and no title: the bench's view reads them as `<system> AP/nDCG@5/RR`, as results.csv
+    names them, titles each dialogue by its query, and a mistyped system entry is one line naming the file and
+    line, with no report written."""
+    from ragjudge.bench.sentence_retrieval.report_view import SentenceRetrievalView
+    from ragjudge.report.load import load_run
+    from ragjudge.report.pack import read_samples
+
+    run = tmp_path / "run"
+    shutil.copytree(mini_run, run)
+    loaded = load_run(run)
+    assert isinstance(loaded.view, SentenceRetrievalView) and loaded.notes == []
+    samples = read_samples(loaded)
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    systems = ("initial", "bm25_rerank", "lm_mixture")
+    for figures, record in zip(samples.metrics, records, strict=True):
+        assert figures == {f"{s} {m}": record["systems"][s]["tested"][m] for s in systems
+                           for m in ("AP", "nDCG@5", "RR")}
+    assert samples.titles[0] == records[0]["queries"]["last_turn"][-1][1]  # the query every reranker here ranks by
+    assert {f["type"] for f in samples.facets} == {"ungrounded", "grounded"}
+    summary = json.loads((run / "summary.json").read_text())
+    rows = {r["id"]: r for r in csv.DictReader((run / "results.csv").open(encoding="utf-8"))}
+    assert all(float(rows[r["id"]]["bm25_rerank AP"]) == pytest.approx(m["bm25_rerank AP"])
+               for r, m in zip(records, samples.metrics, strict=True))  # results.csv's names and figures
+    assert summary["details"]["best_system"] in systems
+    code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
+    assert code == 0 and (tmp_path / "report.html").is_file(), err
+
+    lines = (run / "results.jsonl").read_text().splitlines()
+    broken = json.loads(lines[2])
+    broken["systems"]["initial"] = "high"
+    (run / "results.jsonl").write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n")
+    code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{run / 'results.jsonl'}:3:" in err and "systems.initial" in err, err
+    assert not (tmp_path / "broken.html").exists()

@@ -6,7 +6,7 @@ import re
 from collections import OrderedDict
 from pathlib import Path
 
-from ragjudge.bench.cxm.loaders.common import conversation, records, str_id, text_cell, transcript
+from ragjudge.bench.cxm.loaders.common import conversation, id_of, records, text_cell, transcript
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy, TaxonomyEntry
 from ragjudge.bench.cxm.tables import field, find_file, read_rows, require_file
 from ragjudge.errors import InputError
@@ -55,7 +55,7 @@ def load_intent(folder: Path) -> tuple[list[IntentCase], dict[str, Taxonomy]]:
     cases = []
     seen: set[str] = set()
     for line, index, row in records(path, "intent conversations"):
-        case_id = str_id(field(row, "case_id", "conversation_id", "id"), index)
+        case_id = id_of(row, ("case_id", "conversation_id", "id"), path, line, index)
         if case_id in seen:
             raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="conversation_id")
         seen.add(case_id)

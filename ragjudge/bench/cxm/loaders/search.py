@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragjudge.bench.cxm.loaders.common import conversation, records, str_id, text_cell, transcript
+from ragjudge.bench.cxm.loaders.common import conversation, id_of, records, text_cell, transcript
 from ragjudge.bench.cxm.models import RagCase, SearchQuery, normalize_class
 from ragjudge.bench.cxm.tables import field, id_list, require_file
 from ragjudge.errors import InputError
@@ -15,7 +15,7 @@ def load_search(folder: Path) -> list[SearchQuery]:
     queries = []
     seen: set[str] = set()
     for line, index, row in records(path, "article-search queries"):
-        query_id = str_id(field(row, "query_id", "id"), index)
+        query_id = id_of(row, ("query_id", "id"), path, line, index)
         if query_id in seen:
             raise InputError(f"query id {query_id!r} repeats", file=str(path), line=line, field="query_id")
         seen.add(query_id)
@@ -36,11 +36,11 @@ def load_rag(folder: Path) -> list[RagCase]:
     occurrences: dict[str, int] = {}
     seen: set[str] = set()
     for line, index, row in records(path, "multi-turn RAG cases"):
-        explicit = field(row, "case_id")
+        explicit = id_of(row, ("case_id",), path, line)
         if explicit is not None:
-            case_id = str(explicit)
+            case_id = explicit
         else:  # the release has several turns per conversation_id
-            conv = str_id(field(row, "conversation_id"), index)
+            conv = id_of(row, ("conversation_id",), path, line, index)
             occurrences[conv] = occurrences.get(conv, 0) + 1
             case_id = f"{conv}.{occurrences[conv]}"
         if case_id in seen:

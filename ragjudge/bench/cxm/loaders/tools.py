@@ -7,7 +7,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ragjudge.bench.cxm.loaders.common import conversation, records, str_id
+from ragjudge.bench.cxm.loaders.common import conversation, id_of, records
 from ragjudge.bench.cxm.models import ToolCall, ToolCase, parse_arguments
 from ragjudge.bench.cxm.tables import field, id_list, listish, read_rows, require_file, structured
 from ragjudge.errors import InputError
@@ -81,7 +81,7 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
     cases = []
     seen: set[str] = set()
     for line, index, row in records(path, "tool-call cases"):
-        case_id = str_id(field(row, "case_id", "id"), index)
+        case_id = id_of(row, ("case_id", "id"), path, line, index)
         if case_id in seen:
             raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="case_id")
         seen.add(case_id)
