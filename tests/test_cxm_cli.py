@@ -416,7 +416,11 @@ def test_a_malformed_data_line_is_one_line_error(monkeypatch, capsys, tmp_path: 
 @pytest.mark.parametrize("task, row, field", [
     ("quality", {"case_id": "a1", "answers": "true"}, "answers"),
     ("quality", {"case_id": "a1", "answers": [{"question_id": "greet", "answer": True, "evidence": [{"id": 1}]}]},
-     "evidence"),
+     "answers[0].evidence"),
+    ("quality", {"case_id": "a1", "answers": [{"question_id": "greet", "answer": True},
+                                              {"question_id": "no-such-question", "answer": True}]},
+     "answers[1].question_id"),
+    ("quality", {"case_id": "a1", "answers": [{"question_id": "greet", "answer": "maybe"}]}, "answers[0].answer"),
     ("article-search", {"query_id": "s1", "ranking": [{"id": "KB_1"}]}, "ranking"),
     ("answer-classification", {"case_id": "r1", "label": "Correct", "retrieved_ids": [None]}, "retrieved_ids"),
     ("answer-classification", {"case_id": "r1", "label": "Correct", "ranking": [{"id": "KB_1"}]}, "ranking"),
@@ -573,3 +577,48 @@ def test_cxm_score_prints_each_tasks_headline_and_legend(monkeypatch, capsys) ->
         end = table.index(following["title"] + "\n", start) if following else len(table)
         assert summary["headline"]["text"] in table[start:end], summary["title"]
         position = end
+
+
+@pytest.mark.parametrize("name, field, task", [
+    ("intent.jsonl", "conversation_id", "intent"),
+    ("taxonomy.jsonl", "taxonomy", "intent"),
+    ("quality.jsonl", "conversation_id", "quality"),
+    ("tool_calls.jsonl", "case_id", "tool-calls"),
+    ("tools.jsonl", "type", "tool-calls"),
+    ("multi_turn.jsonl", "case_id", "multiturn-retrieval"),
+    ("search_queries.jsonl", "query_id", "article-search"),
+    ("articles.jsonl", "id", "article-search"),
+])
+def test_a_wrong_typed_id_or_name_is_one_line_error(monkeypatch, capsys, tmp_path: Path, name, field, task) -> None:
+    """An id, a taxonomy name or a tool's type that is an object used to be read as its text ("{'not': ...}") and
+    scored as if nothing were wrong (exit 0): now file:line, the field, exit 2, nothing written."""
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    lines = (data / name).read_text().splitlines()
+    row = json.loads(lines[0])
+    row[field] = {"not": "a string"}
+    lines[0] = json.dumps(row)
+    (data / name).write_text("\n".join(lines) + "\n")
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", f"cxm-{task}", "--data", str(data), "-T",
+                             f"predictions={data / 'predictions' / (task + '.jsonl')}", "--out", str(tmp_path / "run"))
+    assert code == 2 and out == "", err
+    [message] = err.strip().splitlines()
+    assert message.startswith(f"error: {data / name}:1: field '{field}': ") and "{'not': 'a string'}" in message
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("change, field", [({"n_tools": -1}, "n_tools"), ({"n_tools": 4.5}, "n_tools"),
+                                           ({"n_tools": True}, "n_tools"), ({"mode": "sometimes"}, "mode"),
+                                           ({"tool_calls": "refund_charge"}, "tool_calls")])
+def test_a_tool_call_prediction_out_of_range_or_mistyped_is_one_line(monkeypatch, capsys, tmp_path: Path, change,
+                                                                     field) -> None:
+    """`n_tools: -1` (or 4.5, true) used to be scored as a size of its own, and any `mode` accepted."""
+    rows = [json.loads(x) for x in (EXAMPLE / "predictions" / "tool-calls.jsonl").read_text().splitlines()]
+    rows[1].update(change)
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "tool-calls", "--data", str(EXAMPLE),
+                             "--predictions", str(path))
+    assert code == 2 and out == ""
+    [message] = err.strip().splitlines()
+    assert message.startswith(f"error: {path}:2: field '{field}': ")

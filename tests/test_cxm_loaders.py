@@ -185,8 +185,9 @@ def test_unknown_tool_and_missing_files(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "tool_calls.jsonl", [{"case_id": "t", "conversation": "Customer: hi",
                                                  "expected": [{"name": "teleport", "arguments": {}}]}])
     catalog = loaders.load_tool_catalog(tmp_path)
-    with pytest.raises(InputError, match="'teleport' is not in the tool definitions"):
+    with pytest.raises(InputError, match="'teleport' is not in the tool definitions") as unknown:
         loaders.load_tool_cases(tmp_path, catalog)
+    assert unknown.value.field == "expected[0].name" and unknown.value.line == 1
     with pytest.raises(InputError, match="no intent taxonomy found"):
         loaders.load_intent(tmp_path)
     (tmp_path / "intent.jsonl").write_text('{"broken": \n', encoding="utf-8")

@@ -285,3 +285,29 @@ def test_every_data_file_read_is_recorded_in_run_json(monkeypatch, capsys, tmp_p
     for path in (table, folder / "Taxonomy" / "taxonomy_2.parquet", folder / "Taxonomy" / "taxonomy_1.jsonl",
                  predictions):
         assert inputs[path.name] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("task", ["intent", "quality", "tool-calls", "answer-classification", "kb-refinement",
+                                  "article-search", "multiturn-retrieval"])
+def test_each_mistyped_prediction_field_is_named_in_one_line(monkeypatch, capsys, tmp_path: Path, task: str) -> None:
+    """Every list, boolean or number of a prediction row (as `ragjudge report` and the conformance kit mistype a
+    results line: replaced by a string) is refused naming file:line and the field, by `cxm score` and by
+    `check_row` (what a CXM run's results.jsonl lines can be checked with)."""
+    from ragjudge.bench.cxm.score.common import check_row
+    from ragjudge.errors import InputError
+
+    rows = [json.loads(x) for x in (EXAMPLE / "predictions" / f"{task}.jsonl").read_text().splitlines()]
+    for n, row in enumerate(rows, start=1):
+        check_row(task, row, None, n)  # the documented example is well-formed
+    keys = [k for k, v in rows[1].items() if isinstance(v, (list, dict, int, float, bool))]
+    assert keys
+    for key in keys:
+        path = write_jsonl(tmp_path / f"{key}.jsonl", [rows[0], {**rows[1], key: "high"}, *rows[2:]])
+        with pytest.raises(InputError) as info:
+            check_row(task, {**rows[1], key: "high"}, path, 2)
+        assert (info.value.file, info.value.line, info.value.field) == (str(path), 2, key)
+        code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
+                                 "--predictions", str(path), *(["--no-baseline"] if task == "kb-refinement" else []))
+        assert code == 2 and out == "", (key, err)
+        [line] = err.strip().splitlines()
+        assert line.startswith(f"error: {path}:2: field '{key}': "), line

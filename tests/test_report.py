@@ -320,3 +320,21 @@ def test_runs_of_different_benches_are_refused_together(tmp_path: Path, monkeypa
     code, _, err = run_cli(["report", str(mtrag), str(other), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "different benches" in err and "mtrag" in err and "cdr" in err, err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_a_benchs_view_refuses_its_own_mistyped_fields(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The generic checks know `metrics`, `scores`...; a bench's view checks the fields it reads (CXM's
+    `verified_match` given as text was drawn as a match before)."""
+    out = tmp_path / "cxm"
+    code, _, err = run_cli(["eval", "--bench", "cxm-intent", "--data", str(CXM), "-T",
+                            f"predictions={CXM / 'predictions' / 'intent.jsonl'}", "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, err
+    lines = (out / "results.jsonl").read_text().splitlines()
+    row = json.loads(lines[1])
+    row["verified_match"] = "yes"
+    lines[1] = json.dumps(row)
+    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(["report", str(out), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 2 and err == (f"error: {out / 'results.jsonl'}:2: field 'verified_match': verified_match must be "
+                                 "true, false or null, got 'yes'\n")
+    assert not (tmp_path / "r.html").exists()

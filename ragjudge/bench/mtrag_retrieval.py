@@ -21,6 +21,7 @@ from ragjudge.retrieval_eval.metrics import METRIC_INFOS, label
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
 from ragjudge.formats.runs import Hit, Qrels, Run, mtrag_run_lines, read_qrels
+from ragjudge.formats.files import input_file
 from ragjudge.models import normalize_task_id
 
 if TYPE_CHECKING:
@@ -62,8 +63,8 @@ class RetrievalQuery(BaseModel):
 
 def _find(folder: Path, names: list[str], what: str) -> Path:
     for name in names:
-        if (folder / name).is_file():
-            return folder / name
+        if (folder / name).exists():  # a folder in a file's place is named as such, not reported missing
+            return input_file(folder / name, f"{what} file")
     raise InputError(f"no {what} file ({' or '.join(names)})", file=str(folder))
 
 

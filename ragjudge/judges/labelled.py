@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ragjudge.judges.base import JudgeContext, JudgeItem
 from ragjudge.judges.registry import JudgeRegistry
-from ragjudge.models import JudgeResult, Prediction, Task
+from ragjudge.models import JudgeResult, Prediction, Task, Turn
 
 HALVES = ("rules", "held-out")
 """The half used to write a judge's rules, and the half kept out of it."""
@@ -41,6 +42,8 @@ class Labelled:
     task: Task
     text: str
     positive: bool
+    expected: str | None = None
+    """The full label where there is one beyond positive/negative (the IDK prompt's yes / partial / no)."""
 
     @property
     def half(self) -> str:
@@ -145,3 +148,41 @@ def read_reference_set(path: str | Path, positives: Sequence[str], negatives: Se
     from ragjudge.formats.mtrag import read_tasks
 
     return reference_answers(read_tasks(path), positives, negatives)
+
+
+_EXAMPLE = re.compile(r"\[Inquiry\]\n(.*?)\n\n\[Response\]\n(.*?)\n\n\[Output\]\n(yes|no|partial)\n", re.S)
+
+
+def idk_prompt_examples(registry: JudgeRegistry | None = None) -> list[Labelled]:
+    """The 15 labelled responses of MTRAG's IDK prompt (`judges/idk.yaml`, the benchmark's judge_utils.py):
+    positive when labelled yes, with the label (yes / partial / no) as `expected`."""
+    prompt = (registry or JudgeRegistry()).spec("idk").prompt
+    assert prompt is not None
+    out = []
+    for i, (inquiry, response, label) in enumerate(_EXAMPLE.findall(prompt.user)):
+        task = Task(task_id=f"idk-prompt::{i + 1}", conversation_id="idk-prompt", turn=i + 1,
+                    input=[Turn(speaker="user", text=inquiry)])
+        out.append(Labelled(task, response, label == "yes", expected=label))
+    return out
+
+
+def idk_labelled_predictions(path: str | Path) -> list[Labelled]:
+    """The predictions of an MTRAG results file that carry an IDK judgement (`metrics.idk_eval`, as the
+    benchmark's own evaluation writes it, a number or a one-item list): positive when it is 1. Records
+    without one are left out, so a file of bare predictions gives an empty list."""
+    from ragjudge.formats.jsonl import read_jsonl
+    from ragjudge.formats.mtrag import prediction_from_record, task_from_record
+
+    out = []
+    for line, record in read_jsonl(path):
+        metrics = record.get("metrics")
+        value = metrics.get("idk_eval") if isinstance(metrics, dict) else None
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not record.get("predictions"):
+            continue
+        task = task_from_record(record, file=str(path), line=line)
+        prediction = prediction_from_record(record, file=str(path), line=line)
+        out.append(Labelled(task, prediction.text, float(value) == 1.0,
+                            expected={1.0: "yes", 0.5: "partial", 0.0: "no"}.get(float(value))))
+    return out

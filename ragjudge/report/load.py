@@ -146,6 +146,8 @@ def load_run(path: str | Path, label: str | None = None) -> LoadedRun:
         raise InputError("no results in this file", file=str(results))
     run_info = _read_json(run_path)
     view, notes = find_view(summary.bench, run_info, records)
+    for line, record in zip(lines, records):
+        view.check_record(record, results, line)
     if not run_info:
         notes.append(f"{run_path.name} not found: run settings unknown")
     digest = hashlib.sha256(results.read_bytes()).hexdigest()

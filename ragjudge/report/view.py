@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 
@@ -45,6 +46,12 @@ class ReportView:
         self.run_info = run_info or {}
 
     # -- per sample ---------------------------------------------------------------------------------
+
+    def check_record(self, record: Record, path: Path, line: int) -> None:
+        """Refuse a results line whose fields this view reads with the wrong type (an InputError naming
+        `path:line` and the field): the report stops with one line, as `export` and `correlate` do, instead of
+        drawing a wrong figure. The generic checks (`report.load.check_record`) come first; a bench's view adds
+        its own fields."""
 
     def sample_id(self, record: Record) -> str | None:
         for key in ID_FIELDS:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.cxm.report import TaskReport
+from ragjudge.bench.cxm.score.common import check_row
 from ragjudge.engine.render import Table
 from ragjudge.engine.summary import Headline, Metric, Summary, describe
 from ragjudge.errors import UsageError
@@ -135,6 +136,8 @@ class CxmBench(Bench[O, Any]):
     def prediction_rows(self, results: Sequence[SampleResult[Any]]) -> list[tuple[int, dict[str, Any]]]:
         """(line, row) pairs for `score.py`: the file's own lines, or the run's rows numbered from 1."""
         if self.predictions_path is not None:
+            for r in results:
+                check_row(self.task, r.output, self.predictions_path, r.sample.line)
             return [(r.sample.line, r.output) for r in results]
         rows = [row for r in results for row in self.run_rows(r)]
         return [(i + 1, row) for i, row in enumerate(rows)]

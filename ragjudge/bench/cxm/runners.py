@@ -32,6 +32,7 @@ from ragjudge.bench.cxm.prompts import messages, parse_choice, parse_json
 from ragjudge.errors import UsageError
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse
+from ragjudge.normalize import normalize_for_matching
 
 
 async def _complete(gateway: LLMGateway, model: str, msgs: list[dict[str, Any]],
@@ -51,9 +52,8 @@ def _usage(response: LLMResponse) -> dict[str, Any]:
 # -- intent prediction ----------------------------------------------------------------------------------
 
 def _norm_label(text: str) -> str:
-    text = text.strip().strip("\"'`.").strip()
-    text = re.sub(r"\s*(?:->|>|/|»|:)\s*", ":", text)  # "Billing > Refund", "Billing / Refund" → "Billing:Refund"
-    return " ".join(text.split()).casefold()
+    text = normalize_for_matching(text).strip("\"'`.").strip()  # quotes, dashes, spacing, case (ragjudge.normalize)
+    return re.sub(r"\s*(?:->|>|/|»|:)\s*", ":", text)  # "Billing > Refund", "Billing / Refund" → "billing:refund"
 
 
 def map_intent(raw: str, labels: Sequence[str], fuzzy_cutoff: float) -> tuple[str | None, str]:

@@ -30,7 +30,7 @@ def load_taxonomies(folder: Path) -> dict[str, Taxonomy]:
                          "Taxonomy/taxonomy_N.jsonl|.parquet|.csv)", file=str(folder))
     for path, split_name in sources:
         for line, row in read_rows(path, "intent taxonomy entries"):
-            name = split_name or field(row, "taxonomy")
+            name = split_name or text_cell(field(row, "taxonomy"), path, line, "taxonomy")
             l1 = field(row, "l1", "L1", "intent")
             if not name or l1 is None:
                 raise InputError("a taxonomy row needs taxonomy and l1 (or intent)", file=str(path), line=line)

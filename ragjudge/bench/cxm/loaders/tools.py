@@ -15,6 +15,9 @@ from ragjudge.errors import InputError
 
 def _openai_tool(definition: Any, path: Path, line: int) -> dict[str, Any]:
     """OpenAI tool format: {"type": "function", "function": {"name", "description", "parameters"}}."""
+    if isinstance(definition, dict) and definition.get("type", "function") != "function":
+        raise InputError(f"a tool's type must be \"function\" (an OpenAI function tool), got {definition['type']!r}"
+                         [:160], file=str(path), line=line, field="type")
     if isinstance(definition, dict) and isinstance(definition.get("function"), dict):
         function = definition["function"]
     elif isinstance(definition, dict) and "name" in definition:
@@ -109,10 +112,10 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
             if missing:
                 raise InputError(f"expected tool {missing[0]!r} is not among the {size} offered", file=str(path),
                                  line=line, field=f"candidates.{size}")
-        unknown = [c.name for c in expected if c.name not in catalog]
+        unknown = [i for i, c in enumerate(expected) if c.name not in catalog]
         if unknown:
-            raise InputError(f"expected tool {unknown[0]!r} is not in the tool definitions", file=str(path),
-                             line=line, field="expected")
+            raise InputError(f"expected tool {expected[unknown[0]].name!r} is not in the tool definitions",
+                             file=str(path), line=line, field=f"expected[{unknown[0]}].name")
         kb_ids = id_list(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids")
         cases.append(ToolCase(case_id=case_id, messages=conversation(row, path, line), expected=expected,
                               candidates=dict(sorted(candidates.items())), kb_ids=kb_ids))

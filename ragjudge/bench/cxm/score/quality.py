@@ -55,16 +55,17 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
         items = row.get("answers") or []
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
             raise bad(path, line, "answers", 'answers must be a list of {"question_id", "answer", "evidence"}')
-        for item in items:
+        for i, item in enumerate(items):
+            where = f"answers[{i}]"
             qid = str(item.get("question_id"))
             if qid not in {q.question_id for q in by_id[case_id].questions}:
-                raise bad(path, line, "answers", f"case {case_id!r} has no question {qid!r}")
+                raise bad(path, line, f"{where}.question_id", f"case {case_id!r} has no question {qid!r}")
             try:
                 answer = parse_answer(item.get("answer"))
             except ValueError as exc:
-                raise bad(path, line, "answers", str(exc)) from None
+                raise bad(path, line, f"{where}.answer", str(exc)) from None
             key = "evidence" if item.get("evidence") is not None else "message_ids"
-            evidence = tuple(normalize_message_id(x) for x in ids(item, key, path, line))
+            evidence = tuple(normalize_message_id(x) for x in ids(item, key, path, line, f"{where}.{key}"))
             answers[qid] = (answer, evidence)
         unreadable = {str(x) for x in row.get("unreadable") or [] if isinstance(x, (str, int))}
         preds[case_id] = {"error": row.get("error"), "answers": answers, "unreadable": unreadable}

@@ -12,6 +12,10 @@ from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad, known_id
 
 
+MODES = ("auto", "forced")
+"""How the tools were offered: the model chose whether to call one (auto), or had to (forced: tool_choice=required)."""
+
+
 def _pred_calls(row: dict[str, Any], path: Path | None, line: int) -> list[tuple[str, dict[str, Any] | None]]:
     calls = []
     for call in row.get("tool_calls") or []:
@@ -28,11 +32,17 @@ def score_tools(cases: Sequence[ToolCase], rows: Rows, path: Path | None = None)
     errors = 0
     for line, row in rows:
         case_id = known_id(row, "case_id", set(by_id), path, line, "case")
-        try:
-            size = int(row["n_tools"])
-        except (KeyError, TypeError, ValueError):
-            raise bad(path, line, "n_tools", "n_tools must be the number of offered tools") from None
-        mode = str(row.get("mode") or "auto")
+        size = row.get("n_tools")
+        if isinstance(size, str) and size.strip().isdigit():
+            size = int(size)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise bad(path, line, "n_tools", f"n_tools must be the number of offered tools, a whole number >= 1, "
+                                             f"got {size!r}"[:160])
+        mode = row.get("mode") or "auto"
+        if mode not in MODES:
+            raise bad(path, line, "mode", f"mode must be {' or '.join(MODES)}, got {mode!r}"[:160])
+        if row.get("tool_calls") is not None and not isinstance(row["tool_calls"], list):
+            raise bad(path, line, "tool_calls", 'tool_calls must be a list of {"name", "arguments"}')
         if (case_id, size, mode) in seen:
             raise bad(path, line, "case_id", f"second prediction for case {case_id!r} with {size} tools ({mode})")
         seen.add((case_id, size, mode))
