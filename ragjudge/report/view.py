@@ -122,12 +122,14 @@ class ReportView:
         """Named yes/no disagreements the task list can filter by (e.g. MTRAG's IDK vs RB)."""
         return {}
 
+    def error_blocks(self, record: Record) -> list[Block]:
+        """The sample's errors, shown first when there are any."""
+        errors = self.errors(record)
+        return [errors_block(errors)] if errors else []
+
     def blocks(self, record: Record) -> list[Block]:
         """What a sample's detail shows, in order."""
-        blocks: list[Block] = []
-        errors = self.errors(record)
-        if errors:
-            blocks.append(errors_block(errors))
+        blocks = self.error_blocks(record)
         judges = self.judges(record)
         skip = set(ERROR_FIELDS) | {"ragjudge"} | ({"scores"} if judges else set())
         blocks += generic_blocks(record, skip)
@@ -209,6 +211,16 @@ def passages_block(items: list[dict[str, Any]], title: str = "Passages", *, shar
 
 def text_block(title: str, text: str, *, shared: bool = False) -> Block:
     return {"kind": "text", "title": title, "text": text, "shared": shared}
+
+
+def object_field(value: Any, field: str) -> dict[str, Any]:
+    """A field a view reads as an object (None: empty); anything else is a TypeError, which the report turns into
+    an error naming the results file and line."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError(f"field '{field}' must be an object, got {type(value).__name__}")
+    return value
 
 
 def errors_block(errors: dict[str, str]) -> Block:

@@ -354,7 +354,6 @@ class Conformance:
         self._clean: dict[int, CleanRun] = {}
         self._stack = contextlib.ExitStack()
         self._server: OpenAIServer | None = None
-        self._plugin_path: list[str] = []
         self._seq = 0
 
     # -- lifetime ---------------------------------------------------------------------------------------
@@ -391,9 +390,6 @@ class Conformance:
         info.mkdir()
         (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: ragjudge-conformance-{cls.name}\nVersion: 0\n")
         (info / "entry_points.txt").write_text(f"[ragjudge.benches]\n{cls.name} = {target}\n")
-        module_file = getattr(sys.modules.get(cls.__module__), "__file__", None)
-        self._plugin_path = [str(site)] + ([str(Path(module_file).parent)] if module_file and "." not in
-                                           cls.__module__ else [])
         sys.path.insert(0, str(site))
         try:
             yield
@@ -401,6 +397,15 @@ class Conformance:
             with contextlib.suppress(ValueError):
                 sys.path.remove(str(site))
             shutil.rmtree(site, ignore_errors=True)
+
+    def _import_path(self) -> list[str]:
+        """What a `python -m ragjudge` subprocess needs on its path to find the bench as this process does: this
+        process's path (with any registration above) and the folder of a bench class's top-level module."""
+        extra = []
+        if not isinstance(self.case.bench, str) and "." not in self.case.bench.__module__:
+            module_file = getattr(sys.modules.get(self.case.bench.__module__), "__file__", None)
+            extra = [str(Path(module_file).parent)] if module_file else []
+        return [*extra, *(p for p in sys.path if p)]
 
     # -- running ----------------------------------------------------------------------------------------
 
@@ -594,8 +599,9 @@ class Conformance:
                                     "nothing)", report)
         return report
 
-    def _rerun_and_compare(self, clean: CleanRun, folder: Path, label: str, report: CheckReport) -> None:
-        done = self.cli(self.eval_args(0, self.data, folder, ["--format", "json"]))
+    def _rerun_and_compare(self, clean: CleanRun, folder: Path, label: str, report: CheckReport,
+                           env: Mapping[str, str] | None = None) -> None:
+        done = self.cli(self.eval_args(0, self.data, folder, ["--format", "json"]), env)
         if done.code != clean.text.code:
             report.problems.append(f"{label}, rerun: {done.shown()} (the clean run exited {clean.text.code})")
             return
@@ -614,11 +620,12 @@ class Conformance:
         report.passed.append(label)
 
     def _resume_after_kill(self, clean: CleanRun, report: CheckReport) -> None:
-        folder = self._fresh("resume-kill") / "run"
+        place = self._fresh("resume-kill")
+        folder = place / "run"
         args = self.eval_args(0, self.data, folder)
-        env = {**os.environ, **OFFLINE_ENV, **self.env()}
-        if self._plugin_path:
-            env["PYTHONPATH"] = os.pathsep.join([*self._plugin_path, env.get("PYTHONPATH", "")])
+        cache = {"RAGJUDGE_CACHE_DIR": str(place / "cache")}  # not the clean run's: its answers would come at once
+        env = {**os.environ, **OFFLINE_ENV, **self.env(), **cache}
+        env["PYTHONPATH"] = os.pathsep.join(self._import_path())
         proc = subprocess.Popen([sys.executable, "-m", "ragjudge", *args], stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True, env=env)
         try:
@@ -640,7 +647,7 @@ class Conformance:
             return
         if (folder / "summary.json").exists():
             report.problems.append("a killed run left a summary.json")
-        self._rerun_and_compare(clean, folder, "killed", report)
+        self._rerun_and_compare(clean, folder, "killed", report, cache)
 
     # -- 4. bad data --------------------------------------------------------------------------------------
 

@@ -12,27 +12,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ragjudge.report.view import Block, Record, ReportView, errors_block, generic_blocks
+from ragjudge.report.view import Block, Record, ReportView, generic_blocks, object_field
 
 SCORER = "metrics"
 
 
-def _object(value: Any, field: str) -> dict[str, Any]:
-    """A field the view reads as an object; anything else is a TypeError, which the report turns into an error
-    naming the results file and line."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise TypeError(f"field '{field}' must be an object, got {type(value).__name__}")
-    return value
-
 
 class CdrView(ReportView):
     def _score(self, record: Record) -> dict[str, Any]:
-        return _object(_object(record.get("scores"), "scores").get(SCORER), f"scores.{SCORER}")
+        return object_field(object_field(record.get("scores"), "scores").get(SCORER), f"scores.{SCORER}")
 
     def metrics(self, record: Record) -> dict[str, float]:
-        figures = _object(self._score(record).get("metrics"), f"scores.{SCORER}.metrics")
+        figures = object_field(self._score(record).get("metrics"), f"scores.{SCORER}.metrics")
         return {name: float(value) for name, value in figures.items()
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)}
 
@@ -45,24 +36,21 @@ class CdrView(ReportView):
 
     def errors(self, record: Record) -> dict[str, str]:
         out = super().errors(record)
-        for name, score in _object(record.get("scores"), "scores").items():
+        for name, score in object_field(record.get("scores"), "scores").items():
             if isinstance(score, dict) and score.get("error"):
                 out[name] = str(score["error"])
         return out
 
     def blocks(self, record: Record) -> list[Block]:
-        blocks: list[Block] = []
-        errors = self.errors(record)
-        if errors:
-            blocks.append(errors_block(errors))
+        blocks = self.error_blocks(record)
         blocks += generic_blocks(record, {"scores", "output", "error", "errors"})
-        output = _object(record.get("output"), "output")
+        output = object_field(record.get("output"), "output")
         relevant = set(record.get("relevant") or []) if isinstance(record.get("relevant"), list) else set()
         ranking = output.get("ranking")
         if isinstance(ranking, list) and ranking:
             items = []
             for rank, entry in enumerate(ranking, 1):
-                entry = _object(entry, f"output.ranking[{rank - 1}]")
+                entry = object_field(entry, f"output.ranking[{rank - 1}]")
                 score = entry.get("score")
                 shown = f"{score:.4f}" if isinstance(score, (int, float)) and not isinstance(score, bool) else "–"
                 items.append([f"{rank}. {entry.get('id', '')}" + (" ✓ relevant" if entry.get("id") in relevant

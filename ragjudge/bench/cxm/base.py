@@ -111,6 +111,15 @@ class CxmBench(Bench[O, Any]):
             raise UsageError(f"--data {self.data} is not a folder")
         self.file_problem: str | None = None
 
+    def require_one_system(self) -> None:
+        """A model under test or a predictions file: exactly one of them (the engine's one vocabulary)."""
+        o = self.options
+        if o.predictions is None and not o.gen:
+            raise UsageError(f"bench {self.name} needs a model under test (--gen MODEL) or -T predictions=FILE")
+        if o.predictions is not None and o.gen:
+            raise UsageError(f"bench {self.name} needs a model under test (--gen MODEL) or -T predictions=FILE, "
+                             "not both")
+
     @property
     def predictions_path(self) -> Path | None:
         return Path(self.options.predictions) if self.options.predictions else None

@@ -108,8 +108,8 @@ class IntentBench(CxmBench[IntentOptions]):
 
     def __init__(self, options: IntentOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        if options.predictions is None and not options.gen:
-            raise UsageError("bench cxm-intent needs a model under test (--gen MODEL) or -T predictions=FILE")
+        if options.predictions is None:
+            self.require_one_system()
         if options.predictions is not None and (options.gen or options.judge_models):
             raise UsageError("-T predictions scores existing predictions: --gen and --judge-models do not apply")
         if len(options.judge_models) > 1:

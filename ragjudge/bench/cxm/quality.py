@@ -15,7 +15,6 @@ from ragjudge.bench.cxm.base import PROTOCOL_HELP, CxmBench, CxmOptions, FileRow
 from ragjudge.bench.cxm.models import QualityCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_quality
-from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -82,10 +81,7 @@ class QualityBench(CxmBench[QualityOptions]):
 
     def __init__(self, options: QualityOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        if (options.predictions is None) == (options.gen is None):
-            raise UsageError("bench cxm-quality needs a model under test (--gen MODEL) or -T predictions=FILE, "
-                             "not both" if options.gen else
-                             "bench cxm-quality needs a model under test (--gen MODEL) or -T predictions=FILE")
+        self.require_one_system()
         check_protocol(options.protocol)
         self.book = P.PromptBook(options.judge_dir)
         self.cases: list[QualityCase] = []

@@ -16,7 +16,6 @@ from ragjudge.bench.cxm.models import Article, ToolCase
 from ragjudge.bench.cxm.paper import TABLE9_TOOLS
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import call_tools, offered_tools
-from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -87,9 +86,7 @@ class ToolCallsBench(CxmBench[ToolOptions]):
 
     def __init__(self, options: ToolOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        if (options.predictions is None) == (options.gen is None):
-            raise UsageError("bench cxm-tool-calls needs a model under test (--gen MODEL) or -T predictions=FILE"
-                             + (", not both" if options.gen else ""))
+        self.require_one_system()
         self.book = P.PromptBook(options.judge_dir)
         self.cases: list[ToolCase] = []
         self.tools: dict[str, dict[str, Any]] = {}

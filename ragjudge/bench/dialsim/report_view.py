@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ragjudge.report.view import Block, Record, ReportView, errors_block, generic_blocks
+from ragjudge.report.view import Block, Record, ReportView, generic_blocks
 
 SCORE_METRICS = (("value", "accuracy"), ("calibrated_value", "accuracy_calibrated"))
 """`score` field -> the summary metric it is the per-question value of."""
@@ -59,10 +59,7 @@ class DialSimView(ReportView):
         return out
 
     def blocks(self, record: Record) -> list[Block]:
-        blocks: list[Block] = []
-        errors = self.errors(record)
-        if errors:
-            blocks.append(errors_block(errors))
+        blocks = self.error_blocks(record)
         blocks.append({"kind": "fields", "title": "Question", "items": self._question(record)})
         return blocks + generic_blocks(record, {*SHOWN, "score", "error", "errors"})
 

@@ -19,7 +19,6 @@ from ragjudge.report.view import (
     Record,
     ReportView,
     conversation_block,
-    errors_block,
     judges_block,
     passage_item,
     passages_block,
@@ -77,10 +76,7 @@ class MtragView(ReportView):
         return {"IDK says declined, RB ≥ 0.5": idk >= 1.0 and max(rb) >= DISAGREE_AT}
 
     def blocks(self, record: Record) -> list[Block]:
-        blocks: list[Block] = []
-        errors = self.errors(record)
-        if errors:
-            blocks.append(errors_block(errors))
+        blocks = self.error_blocks(record)
         turns = [t for t in record.get("input") or [] if isinstance(t, dict)]
         blocks.append(conversation_block(turns, "Conversation", shared=True, current_last_user=True))
         blocks += self.passage_blocks(record)

@@ -14,27 +14,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ragjudge.report.view import Block, Record, ReportView, errors_block, generic_blocks
+from ragjudge.report.view import Block, Record, ReportView, generic_blocks, object_field
 
-
-def _object(value: Any, field: str) -> dict[str, Any]:
-    """A field the view reads as an object; anything else is a TypeError, which the report turns into an error
-    naming the results file and line."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise TypeError(f"field '{field}' must be an object, got {type(value).__name__}")
-    return value
 
 
 class SentenceRetrievalView(ReportView):
     def _systems(self, record: Record) -> dict[str, dict[str, Any]]:
-        systems = _object(record.get("systems"), "systems")
-        return {name: _object(entry, f"systems.{name}") for name, entry in systems.items()}
+        systems = object_field(record.get("systems"), "systems")
+        return {name: object_field(entry, f"systems.{name}") for name, entry in systems.items()}
 
     def title(self, record: Record) -> str:
         """The last turn (the query most systems rank by), else the first query of any strategy."""
-        queries = _object(record.get("queries"), "queries")
+        queries = object_field(record.get("queries"), "queries")
         for key in ("last_turn", *queries):
             parts = queries.get(key)
             if isinstance(parts, list):
@@ -46,7 +37,7 @@ class SentenceRetrievalView(ReportView):
     def metrics(self, record: Record) -> dict[str, float]:
         out: dict[str, float] = {}
         for name, entry in self._systems(record).items():
-            for metric, value in _object(entry.get("tested"), f"systems.{name}.tested").items():
+            for metric, value in object_field(entry.get("tested"), f"systems.{name}.tested").items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                     out[f"{name} {metric}"] = float(value)
         return out
@@ -70,12 +61,9 @@ class SentenceRetrievalView(ReportView):
         return out
 
     def blocks(self, record: Record) -> list[Block]:
-        blocks: list[Block] = []
-        errors = self.errors(record)
-        if errors:
-            blocks.append(errors_block(errors))
+        blocks = self.error_blocks(record)
         blocks += generic_blocks(record, {"systems", "queries", "error", "errors"})
-        queries = _object(record.get("queries"), "queries")
+        queries = object_field(record.get("queries"), "queries")
         items = [[f"{key} ({weight:g})" if isinstance(weight, (int, float)) else key, text]
                  for key, parts in queries.items() if isinstance(parts, list)
                  for weight, text in (p for p in parts if isinstance(p, list) and len(p) == 2)]
@@ -83,8 +71,8 @@ class SentenceRetrievalView(ReportView):
             blocks.append({"kind": "fields", "title": "Queries (strategy, weight)", "items": items})
         rows = []
         for name, entry in self._systems(record).items():
-            tested = _object(entry.get("tested"), f"systems.{name}.tested")
-            settings = _object(entry.get("settings"), f"systems.{name}.settings")
+            tested = object_field(entry.get("tested"), f"systems.{name}.tested")
+            settings = object_field(entry.get("settings"), f"systems.{name}.settings")
             shown = ", ".join(f"{k} {v:.3f}" for k, v in tested.items() if isinstance(v, (int, float))) \
                 if tested else "not in any test half"
             rows.append([name, f"{shown} ({len(settings)} setting(s))"])
