@@ -19,7 +19,8 @@ import pytest
 from conftest import MINI, run_cli
 from ragjudge.formats.beir import read_corpus
 from ragjudge.models import Passage
-from ragjudge.retrieval.es import ElasticsearchError, ElasticsearchRetriever, safe_url
+from ragjudge.llm.redact import display_url
+from ragjudge.retrieval.es import ElasticsearchError, ElasticsearchRetriever
 from ragjudge.retrieval.pipeline import Pipeline
 from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec
 from ragjudge.testing.openai_server import OpenAIServer, embed_text
@@ -261,7 +262,7 @@ def test_unreachable_cluster_is_one_line_without_credentials(tmp_path: Path) -> 
     """Through the real console script (a subprocess): everything the process prints, library log lines included
     (in-process, pytest's log capture would take those), is one line without the password."""
     port = _closed_port()
-    assert safe_url(f"https://elastic:s3cret@127.0.0.1:{port}/x") == f"https://127.0.0.1:{port}/x"
+    assert display_url(f"https://elastic:s3cret@127.0.0.1:{port}/x") == f"https://127.0.0.1:{port}/x"
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"_id": "q1", "text": "mars"}\n')
     env = {**os.environ, "RAGJUDGE_ES_URL": f"http://elastic:s3cret@127.0.0.1:{port}"}

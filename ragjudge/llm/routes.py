@@ -30,7 +30,6 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -38,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
 from ragjudge.llm._litellm import litellm
+from ragjudge.llm.redact import display_url
 
 ENV_PREFIX = "os.environ/"
 
@@ -123,17 +123,6 @@ def resolve_target(model: str, api_base: str | None = None, api_key: str | None 
     else:  # the other handlers start from litellm.api_base too (`api_base or litellm.api_base or ...`)
         base = base or ll.api_base
     return Target(provider, str(base) if base else None, (str(key) if key else None) if with_key else None)
-
-
-def display_url(url: str) -> str:
-    """A URL as messages, rate-limit keys and run files name it: without user:password."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 class ModelRoute(BaseModel):

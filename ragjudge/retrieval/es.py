@@ -35,12 +35,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
 from ragjudge.errors import EnvironmentFault, RagjudgeError, UsageError
-from ragjudge.llm.redact import redact
+from ragjudge.llm.redact import display_url, redact
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.base import Retriever, StaleIndex
@@ -57,17 +57,6 @@ class ElasticsearchError(RagjudgeError):
 class ElasticsearchUnreachable(ElasticsearchError, EnvironmentFault):
     """The cluster cannot be reached at all (refused, DNS, no route, timed out): the network, not the input, so
     the CLI exits 3 as for any EnvironmentFault."""
-
-
-def safe_url(url: str) -> str:
-    """The URL without user:password, for messages and manifests."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
 
 
 class ElasticsearchOptions(EncoderOptions):
@@ -121,7 +110,7 @@ class ElasticsearchRetriever(Retriever):
                              "retriever a url option")
         parts = urlsplit(self.url)
         if self.url and (parts.scheme not in ("http", "https") or not parts.hostname):
-            raise UsageError(f"Elasticsearch URL must be http(s)://host[:port], got {safe_url(self.url)!r}")
+            raise UsageError(f"Elasticsearch URL must be http(s)://host[:port], got {display_url(self.url)!r}")
         self._client = client
         self.encoder = build_encoder(self.options) if self.options.mode == "knn" else None
         self.index_key: str | None = None
@@ -141,7 +130,7 @@ class ElasticsearchRetriever(Retriever):
 
     def describe(self) -> dict[str, Any]:
         described = self.identity()
-        described.update({"url": safe_url(self.url), "index": self.index_name, "fields": self.options.fields})
+        described.update({"url": display_url(self.url), "index": self.index_name, "fields": self.options.fields})
         if self.options.mode == "elser":
             described["elser_query"] = self.options.elser_query
         return described
@@ -220,7 +209,7 @@ class ElasticsearchRetriever(Retriever):
                 tls = {"verify_certs": self.options.verify_certs}
                 if self.options.ca_certs:
                     tls["ca_certs"] = self.options.ca_certs
-            self._client = Elasticsearch(safe_url(self.url), request_timeout=self.options.request_timeout,
+            self._client = Elasticsearch(display_url(self.url), request_timeout=self.options.request_timeout,
                                          max_retries=2, retry_on_timeout=True, **auth, **tls)
         return self._client
 
@@ -235,10 +224,10 @@ class ElasticsearchRetriever(Retriever):
             yield
         except (TransportConnectionError, ConnectionTimeout) as exc:
             reason = str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
-            raise ElasticsearchUnreachable(redact(f"cannot reach Elasticsearch at {safe_url(self.url)} ({what}): "
+            raise ElasticsearchUnreachable(redact(f"cannot reach Elasticsearch at {display_url(self.url)} ({what}): "
                                                   f"{reason}")) from None
         except ApiError as exc:
-            raise ElasticsearchError(redact(f"Elasticsearch at {safe_url(self.url)} refused {what}: "
+            raise ElasticsearchError(redact(f"Elasticsearch at {display_url(self.url)} refused {what}: "
                                             f"HTTP {exc.meta.status} {_error_reason(exc.body)}")) from None
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -294,7 +283,7 @@ class ElasticsearchRetriever(Retriever):
                     advance(1)
         if failures:
             first = next(iter(failures[0].values()), {})
-            raise ElasticsearchError(f"Elasticsearch at {safe_url(self.url)} rejected {len(failures)} of "
+            raise ElasticsearchError(f"Elasticsearch at {display_url(self.url)} rejected {len(failures)} of "
                                      f"{len(passages)} passages; first: id {first.get('_id')!r}: "
                                      f"{_error_reason(first)}")
         self._call("settings update", client.indices.put_settings, index=name,
@@ -303,7 +292,7 @@ class ElasticsearchRetriever(Retriever):
         self.index_name, self.count = name, ok_count
 
     def save(self, folder: Path) -> None:
-        manifest = {"url": safe_url(self.url), "index": self.index_name, "count": self.count,
+        manifest = {"url": display_url(self.url), "index": self.index_name, "count": self.count,
                     "identity": self.identity()}
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
 
@@ -312,8 +301,8 @@ class ElasticsearchRetriever(Retriever):
         if not path.exists():
             raise StaleIndex(f"{path} is missing")
         manifest = json.loads(path.read_text())
-        if manifest.get("url") != safe_url(self.url):
-            raise StaleIndex(f"index was built on {manifest.get('url')}, not {safe_url(self.url)}")
+        if manifest.get("url") != display_url(self.url):
+            raise StaleIndex(f"index was built on {manifest.get('url')}, not {display_url(self.url)}")
         name = manifest["index"]
         client = self.client()
         if not self._call("index lookup", client.indices.exists, index=name):
@@ -329,7 +318,7 @@ class ElasticsearchRetriever(Retriever):
             raise UsageError("without --corpus, the elasticsearch retriever needs options.index (an existing index)")
         client = self.client()
         if not self._call("index lookup", client.indices.exists, index=self.options.index):
-            raise UsageError(f"Elasticsearch index {self.options.index!r} does not exist at {safe_url(self.url)}")
+            raise UsageError(f"Elasticsearch index {self.options.index!r} does not exist at {display_url(self.url)}")
         self.index_name = self.options.index
 
     def close(self) -> None:
@@ -354,7 +343,7 @@ class ElasticsearchRetriever(Retriever):
             response = self._call("search", client.msearch, searches=searches)
             for offset, item in enumerate(response["responses"]):
                 if "error" in item:
-                    raise ElasticsearchError(f"Elasticsearch at {safe_url(self.url)} failed query "
+                    raise ElasticsearchError(f"Elasticsearch at {display_url(self.url)} failed query "
                                              f"{start + offset + 1}: {_error_reason(item)}")
                 results.append([_hit(h) for h in item["hits"]["hits"]])
         return results
