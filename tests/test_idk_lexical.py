@@ -18,7 +18,7 @@ def icl_examples() -> list[tuple[str, str, str]]:
     """(inquiry, response, label) triples from the in-context examples in judges/idk.yaml."""
     prompt = JudgeRegistry().spec("idk").prompt.user  # type: ignore[union-attr]
     pattern = r"\[Inquiry\]\n(.*?)\n\n\[Response\]\n(.*?)\n\n\[Output\]\n(yes|no|partial)\n"
-    return re.findall(pattern, prompt, flags=re.S)
+    return re.findall(pattern, prompt, flags=re.DOTALL)
 
 
 def test_the_spec_carries_the_fifteen_labelled_examples() -> None:
@@ -64,8 +64,8 @@ def test_the_declines_quoted_in_issue_26_are_declines(decline: str) -> None:
     "I’m unable to provide an answer regarding that.",
     "Unfortunately, the provided documents don’t mention the fee.",
     "I'm afraid I won't speculate on that.",  # an apology, then a refusal of any kind
-    "There is no specific information about party boats in the documents. Is there anything else I can help "
-    "you with?",  # an offer of more help is not an answer
+    ("There is no specific information about party boats in the documents. Is there anything else I can help "
+     "you with?"),  # an offer of more help is not an answer
 ])
 def test_more_declines(decline: str) -> None:
     label, why = classify(decline)
@@ -74,8 +74,8 @@ def test_more_declines(decline: str) -> None:
 
 @pytest.mark.parametrize("answer", [
     # missing content mentioned in passing, inside a condition
-    "Yes, you can use them together: the CDN serves cached copies, and if the content is not available in the "
-    "cache, the CDN pulls it from Object Storage, so your static files stay fast.",
+    ("Yes, you can use them together: the CDN serves cached copies, and if the content is not available in the "
+     "cache, the CDN pulls it from Object Storage, so your static files stay fast."),
     # a missing item as a fact of the subject, not of the sources
     "The basic plan does not include dental coverage.",
     "I'm sorry to hear about your loss. You can file a claim online or call the number on your card.",

@@ -150,7 +150,7 @@ def read_reference_set(path: str | Path, positives: Sequence[str], negatives: Se
     return reference_answers(read_tasks(path), positives, negatives)
 
 
-_EXAMPLE = re.compile(r"\[Inquiry\]\n(.*?)\n\n\[Response\]\n(.*?)\n\n\[Output\]\n(yes|no|partial)\n", re.S)
+_EXAMPLE = re.compile(r"\[Inquiry\]\n(.*?)\n\n\[Response\]\n(.*?)\n\n\[Output\]\n(yes|no|partial)\n", re.DOTALL)
 
 
 def idk_prompt_examples(registry: JudgeRegistry | None = None) -> list[Labelled]:
