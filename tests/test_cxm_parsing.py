@@ -111,24 +111,23 @@ def test_case_ids_do_not_depend_on_the_file_format(monkeypatch, capsys, tmp_path
 
 
 @pytest.mark.parametrize("state", ["empty", "missing"])
-def test_an_empty_or_missing_predictions_file_is_all_missing_and_exit_1(monkeypatch, capsys, tmp_path: Path,
+def test_an_empty_or_missing_predictions_file_is_refused_before_any_work(monkeypatch, capsys, tmp_path: Path,
                                                                          state: str) -> None:
+    """Issue 21: an empty predictions file scored every item as missing and wrote a run; it is a mistake (a typo,
+    a prediction script that crashed), refused like any bad input: one line naming it, exit 2, nothing written."""
     path = tmp_path / "intent.jsonl"
     if state == "empty":
         path.write_text("")
-    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(EXAMPLE),
-                             "--predictions", str(path), "--format", "json")
-    assert code == 1
-    [summary] = json.loads(out)
-    groups = summary["breakdowns"]["taxonomy"]["groups"]
-    assert [g["metrics"]["missing"]["value"] for g in groups.values()] == [6, 6]  # both taxonomies, every case
-    assert summary["metrics"]["missing"]["value"] == 12 and summary["n_errors"] == 12
-    word = "is empty" if state == "empty" else "does not exist"
-    assert f"warning: predictions file {path} {word}: every item is missing" in err
-    assert summary["notes"][0].startswith(f"predictions file {path} {word}")
-    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "kb-refinement", "--data", str(EXAMPLE),
-                             "--predictions", str(path), "--no-baseline", "--format", "json")
-    assert code == 1 and "every item is missing" in err  # no pair predicted is not a clean run either
+    message = "empty: a predictions file holds one JSON object a line" if state == "empty" else \
+        "no such predictions file"
+    for task in ("intent", "kb-refinement"):
+        code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
+                                 "--predictions", str(path), "--format", "json")
+        assert code == 2 and out == "" and err.startswith(f"error: {path}: {message}") and err.count("\n") == 1, err
+    out_dir = tmp_path / "run"
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-intent", "--data", str(EXAMPLE), "-T",
+                           f"predictions={path}", "--out", str(out_dir))
+    assert code == 2 and err.startswith(f"error: {path}: {message}") and not out_dir.exists(), err
 
 
 def test_a_predictions_file_that_is_not_utf8_or_a_folder_is_one_line(monkeypatch, capsys, tmp_path: Path) -> None:

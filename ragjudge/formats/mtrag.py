@@ -150,6 +150,7 @@ def task_from_record(record: dict[str, Any], *, file: str | None = None, line: i
             answerability=label,
             question_types=_as_list(record.get("Question Type")),
             multi_turn=multi[0] if multi else None,
+            multi_turns=multi,
             enrichments={k: v for k, v in record.items() if k not in _KNOWN},
             raw=record,
         )

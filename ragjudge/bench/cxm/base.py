@@ -19,7 +19,7 @@ from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.score.common import check_row
 from ragjudge.engine.render import Table
 from ragjudge.engine.summary import Headline, Metric, Summary, describe
-from ragjudge.errors import UsageError
+from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
 
 if TYPE_CHECKING:
@@ -109,7 +109,6 @@ class CxmBench(Bench[O, Any]):
         self.data = Path(options.data)
         if not self.data.is_dir():
             raise UsageError(f"--data {self.data} is not a folder")
-        self.file_problem: str | None = None
 
     def require_one_system(self) -> None:
         """A model under test or a predictions file: exactly one of them (the engine's one vocabulary)."""
@@ -125,16 +124,17 @@ class CxmBench(Bench[O, Any]):
         return Path(self.options.predictions) if self.options.predictions else None
 
     def file_rows(self) -> list[FileRow]:
-        """The predictions file's rows. A file that does not exist or holds no row is no error of the input:
-        every item is then missing (reported, exit 1). A folder or a file that is not UTF-8 JSONL is."""
+        """The predictions file's rows. A file that does not exist or holds no row is a mistake (a typo, a
+        prediction script that crashed), refused before any work like any bad input; a file that lacks some
+        items scores them as missing (exit 1)."""
         path = self.predictions_path
         assert path is not None
         if not path.exists():
-            self.file_problem = f"predictions file {path} does not exist: every item is missing"
-            return []
+            raise InputError("no such predictions file", file=str(path))
         rows = [FileRow(id=f"line {n}", line=n, row=row) for n, row in read_jsonl(path)]
         if not rows:
-            self.file_problem = f"predictions file {path} is empty: every item is missing"
+            raise InputError("empty: a predictions file holds one JSON object a line (an item it lacks is scored "
+                             "as missing)", file=str(path))
         return rows
 
     def sample_id(self, sample: Any) -> str:
@@ -170,10 +170,6 @@ class CxmBench(Bench[O, Any]):
         n_errors."""
         notes, warnings = list(report.notes), list(report.warnings)
         problems = report.problems
-        if self.file_problem:
-            notes.insert(0, self.file_problem)
-            warnings.insert(0, f"warning: {self.file_problem}")
-            problems = max(problems, 1)
         catalog = self.catalog
         order = sorted(report.metrics, key=lambda name: catalog.info(name).kind not in ("score", "rate"))
         metrics = {name: catalog.metric(name, report.metrics[name], n=report.ns.get(name),

@@ -275,7 +275,8 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
                              retriever=self.spec.record()["retriever"] if self.spec else None,
                              k=self.k if o.memory != "recent" else None, context_tokens=o.context_tokens,
                              tkg_ratio=o.tkg_ratio, all_questions=asked >= len(self.plan),
-                             summary_model=o.summary_model)
+                             summary_model=o.summary_model, judge=self.judges()["dialsim"][0],
+                             time_limit=o.time_limit)
 
     def names(self) -> str:
         return next(iter(self.timelines.values())).names if self.timelines else (self.options.names or "generic")

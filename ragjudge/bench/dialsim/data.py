@@ -81,7 +81,8 @@ class QA(BaseModel):
 
     id: str
     questions: dict[str, str]
-    """Asker -> the question in that character's style; `default` for anyone else."""
+    """Asker -> the question in that character's style; `default` for anyone else. In the data's own order: the
+    first entry is the text the official simulator's current-year filter and its oracle fallback read."""
     options: list[str]
     answer: str
     evidence_dates: list[str] | None = None
@@ -89,6 +90,8 @@ class QA(BaseModel):
     future evidence. None when the data has no oracle dates for this question."""
 
     def first_text(self) -> str:
+        """The question's first text as the data orders it (`list(q['questions'])[0]` in simulator.py), which is
+        what the current-year filter reads and what the oracle pickle's fallback key is, whichever asker it is."""
         return next(iter(self.questions.values()), "")
 
 
@@ -139,7 +142,9 @@ class ShowData:
 
 
 def canonical_questions(value: Any, where: str, file: str) -> dict[str, str]:
-    """{asker: text}; missing askers (null in the parquet copy) dropped; `default` first, then by name."""
+    """{asker: text} in the data's order (the official simulator reads the first entry); missing askers (null in
+    the parquet copy) dropped. The parquet copy orders askers as its column's struct fields, which need not be the
+    pickle's order: with it the first text may differ from the official one."""
     if not isinstance(value, dict):
         raise InputError(f"expected an object of asker -> question, got {json_type(value)}", file=file,
                          field=f"{where}.questions")
@@ -150,8 +155,7 @@ def canonical_questions(value: Any, where: str, file: str) -> dict[str, str]:
         if not isinstance(text, str):
             raise InputError(f"expected text, got {json_type(text)}", file=file, field=f"{where}.questions.{key}")
         out[str(key)] = text
-    ordered = sorted(out, key=lambda k: (k != "default", k))
-    return {k: out[k] for k in ordered}
+    return out
 
 
 def make_qa(raw: Any, qid: str, evidence: list[str] | None, where: str, file: str) -> QA | None:

@@ -245,7 +245,8 @@ def _evidence(bank: str, oracle: Oracle | None, episode: Any, scene: Any, qtype:
     found = _get(node, qid)
     key = qid
     if found is None and bank == "hard_q" and isinstance(raw, dict) and isinstance(raw.get("questions"), dict):
-        first = next(iter(raw["questions"].values()), None)  # the official fallback: keyed by the first text
+        # the official fallback: keyed by the first text, the one QA.first_text() gives the current-year filter
+        first = next((t for t in raw["questions"].values() if t is not None), None)
         found = node.get(first) if isinstance(first, str) else None
         key = str(first)
     return _evidence_dates(found, oracle.path, "/".join([*where, key]))

@@ -1,9 +1,11 @@
 """The paper's figures (paper.json: Table 3, Appendix H and J, §5.3) as `Reference`s beside ours.
 
-A paper cell is shown only beside a run it describes: the same model (`--gen` matched to a paper row), show and
-names, multiple choice, the memory strategy of its column (BM25, or OpenAI text-embedding-3-small for the
-embedding columns) with the paper's k, the whole simulation with the official share of temporal questions. For
-any other run the summary says, in a note, which paper figures exist and why they are not shown.
+A paper cell is keyed by the conditions it was measured under, and shown only beside a run with the same ones:
+the model (`--gen` is one of the exact names of paper.json's alias table, never a nearby name), the show and
+names, the answer format and who scored it (multiple choice, by rule), no time limit, the memory strategy of
+its column (BM25, or OpenAI text-embedding-3-small for the embedding columns) with the paper's k, the whole
+simulation with the official share of temporal questions. A run whose conditions match no cell gets none, and
+one note line saying why.
 """
 
 from __future__ import annotations
@@ -32,11 +34,13 @@ def paper() -> dict[str, Any]:
 
 
 def paper_model(gen: str) -> str | None:
-    """The paper's row for a `--gen` value: litellm names and Hugging Face ids match by their last part."""
-    name = re.sub(r"[_ ]", "-", gen.rsplit("/", 1)[-1].lower())
-    aliases = sorted(((a, model) for model, names in paper()["aliases"].items() for a in names),
-                     key=lambda pair: -len(pair[0]))
-    return next((model for alias, model in aliases if name.startswith(alias)), None)
+    """The paper's row for a `--gen` value: the exact name, or what follows any '/' of it (a litellm route such as
+    `openai/` or `hosted_vllm/` may precede it), equal (without case) to one of the row's names in the alias table.
+    Never a prefix or a nearby name: `gemini-2.5-flash-lite` is not Gemini 2.5 Flash."""
+    parts = gen.strip().lower().split("/")
+    candidates = {"/".join(parts[i:]) for i in range(len(parts))}
+    found = {model for model, names in paper()["aliases"].items() for name in names if name.lower() in candidates}
+    return found.pop() if len(found) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,10 @@ class RunConditions:
     all_questions: bool = True
     """False when the run asked only part of its plan (--limit)."""
     summary_model: str | None = None
+    judge: str = "rule"
+    """Who scored the answers: `rule` (multiple choice), `lexical` or the LLM judge's model."""
+    time_limit: float | None = None
+    """-T time_limit (None: answers may take as long as they take, as in the paper)."""
 
 
 def encoder_model(retriever: dict[str, Any] | None) -> str:
@@ -82,14 +90,24 @@ def column(cond: RunConditions) -> tuple[int | None, str]:
 
 
 def mismatches(cond: RunConditions) -> list[str]:
-    """The run's conditions that no paper figure shares (whatever the model and memory)."""
+    """The run's conditions that no paper figure shares (whatever the model and memory): paper.json's
+    `conditions` (answer format, judge, time limit, temporal share), the whole simulation, the context, k."""
+    paper_cond = paper()["conditions"]
     found = []
-    if cond.fmt != "mc":
-        found.append(f"the paper's figures are multiple choice (-T format=mc); this run answers {cond.fmt}")
+    if cond.fmt != paper_cond["format"]:
+        found.append(f"the paper's figures are multiple choice (-T format={paper_cond['format']}); this run answers "
+                     f"{cond.fmt}")
+    if cond.judge != paper_cond["judge"]:
+        found.append(f"the paper's answers are scored by rule (the option letter); this run's are judged by "
+                     f"{cond.judge}")
+    if cond.time_limit != paper_cond["time_limit"]:
+        found.append(f"the paper sets no time limit; this run abandons answers after -T time_limit="
+                     f"{cond.time_limit:g} s")
     if not cond.all_questions:
         found.append("this run asks only part of its simulation's questions (--limit)")
-    if cond.tkg_ratio != TKG_RATIO:
-        found.append(f"the paper draws {TKG_RATIO:.0%} temporal questions; this run -T tkg_ratio={cond.tkg_ratio:g}")
+    if cond.tkg_ratio != paper_cond["tkg_ratio"]:
+        found.append(f"the paper draws {paper_cond['tkg_ratio']:.0%} temporal questions; this run -T tkg_ratio="
+                     f"{cond.tkg_ratio:g}")
     if cond.memory == "recent" and cond.context_tokens is not None:
         found.append(f"the paper's Base LLM fills the model's whole context window; this run -T context_tokens="
                      f"{cond.context_tokens}")
@@ -115,30 +133,35 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 2)
 
 
+NONE_SHOWN = "no paper figure is shown: "
+"""How the one note line of a run that matches no paper cell begins."""
+
+
 def paper_references(cond: RunConditions, shows: dict[str, ShowFigures]) -> tuple[list[Reference], list[str]]:
     """(references, notes): for each show we ran that the paper reports with this model and these names, the
-    paper's cell for the run's memory strategy beside our accuracy (%), when the run's conditions are the
-    paper's; otherwise a note saying which figures exist and why they are not shown."""
+    paper's cell for the run's memory strategy beside our accuracy (%), when the run's conditions are the cell's.
+    When no cell is shown, exactly one note line saying why (`no paper figure is shown: ...`)."""
     model = paper_model(cond.gen)
     data = paper()
     if model is None:
-        return [], [f"the paper reports no figures for {cond.gen}"]
+        return [], [f"{NONE_SHOWN}the paper reports no figures for {cond.gen} (models are matched by exact name, "
+                    f"paper.json's alias table)"]
+    tables = [t for t in data["tables"] if t["show"] in shows and t["names"] == cond.names and model in t["rows"]]
     general = mismatches(cond)
     col, no_column = column(cond)
+    why = general + ([no_column] if col is None and no_column else [])
     references: list[Reference] = []
     notes: list[str] = []
-    matched = False
-    for table in data["tables"]:
-        show = table["show"]
-        if show not in shows or table["names"] != cond.names or model not in table["rows"]:
-            continue
-        matched = True
-        why = general + ([no_column] if col is None and no_column else [])
-        if why:
-            notes.append(f"the paper's {table['title']} reports {model} on {show} ({cond.names} names), not under "
-                             f"this run's conditions, so it is not shown: {'; '.join(why)}")
-            continue
+    if not tables:
+        notes.append(f"{NONE_SHOWN}the paper reports {model} only for shows/names other than these "
+                     f"({', '.join(sorted(shows))}; {cond.names} names)")
+    elif why:
+        where = ", ".join(f"{t['title']} ({t['show']})" for t in tables)
+        notes.append(f"{NONE_SHOWN}the paper reports {model} with {cond.names} names in {where}, not under this "
+                     f"run's conditions: {'; '.join(why)}")
+    for table in tables if not why else []:
         assert col is not None
+        show = table["show"]
         cell = table["rows"][model][col]
         ours = shows[show]
         label = data["column_labels"][col]
@@ -148,15 +171,16 @@ def paper_references(cond: RunConditions, shows: dict[str, ShowFigures]) -> tupl
             unit="percent", columns=["show", "paper %", "paper std", "ours %", "ours std", "questions"],
             rows=[[show, cell[0], cell[1] if len(cell) > 1 else None, _pct(ours.accuracy), _pct(ours.std), ours.n]],
             notes=[n for n in (data["note"] if table["title"].startswith("Appendix H") else "",
-                               f"paper: mean (std) over its runs; ours: mean (std) over this run's seeds ({ours.seeds})")
+                               f"paper: mean (std) over its runs; ours: mean (std) over this run's seeds ({ours.seeds}), "
+                               f"failed answers counted wrong as in the paper")
                    if n],
-            comparable=(f"runs of {model} on the {show} multiple-choice questions with {cond.names} names and memory "
-                        f"{label}{k_text} over the whole simulation, as this run is; still different: "
-                        f"{differences(cond)}")))
-    if not matched:
-        notes.append(f"the paper reports {model} only for shows/names other than these ({cond.names} names)")
-    references += _error_analysis(cond, model, shows, general)
-    return references, notes
+            comparable=(f"runs of {model} on the {show} multiple-choice questions scored by rule, with no time limit, "
+                        f"{cond.names} names and memory {label}{k_text} over the whole simulation, as this run is; "
+                        f"still different: {differences(cond)}")))
+    analysis = _error_analysis(cond, model, shows, general)
+    if analysis and notes and not references and not general:  # the oracle: no Table 3 column, but §5.3 has it
+        notes = [notes[0].removeprefix(NONE_SHOWN)]
+    return references + analysis, notes
 
 
 def _error_analysis(cond: RunConditions, model: str, shows: dict[str, ShowFigures],
@@ -173,6 +197,7 @@ def _error_analysis(cond: RunConditions, model: str, shows: dict[str, ShowFigure
         unit="percent", columns=["questions", "paper %", "ours %"],
         rows=[[kind, value, _pct(ours.get(kind))] for kind, value in analysis["rows"][cond.memory].items()],
         notes=["ours: over all of this run's questions of each kind on friends (seeds pooled)"],
-        comparable=(f"runs of {model} on the friends multiple-choice questions with generic names and memory "
+        comparable=(f"runs of {model} on the friends multiple-choice questions scored by rule, with no time limit, "
+                    f"generic names and memory "
                     f"{cond.memory} ({'the evidence sessions' if cond.memory == 'oracle' else 'Base LLM'}) over the "
                     f"whole simulation, as this run is; still different: {differences(cond)}"))]

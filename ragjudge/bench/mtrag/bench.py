@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
-from ragjudge.bench.mtrag.assemble import TaskOutcome, assemble, metric_names, partial_panels
+from ragjudge.bench.mtrag.assemble import CLARIFICATION_METRIC, TaskOutcome, assemble, metric_names, partial_panels
 from ragjudge.bench.mtrag.data import resolve_bench
 from ragjudge.bench.mtrag.scorers import JudgeScorer
 from ragjudge.bench.mtrag.settings import check_setting, needs_retrieval, tasks_for_setting
@@ -67,6 +67,10 @@ class MtragBench(Bench[MtragOptions, Task]):
                  "local copy; `--bench PATH` takes any MTRAG-format file or folder.")
     data_source = "IBM/mt-rag-benchmark human tasks, downloaded on first use (or --data)"
     metrics = (
+        MetricInfo("*_idk_underspecified", "MTRAG-UN's official conditioning (get_idk_underspec_score), over every "
+                   "task: asking for clarification scores 1 on underspecified tasks, declining 1 on unanswerable and "
+                   "conversational ones; otherwise a declined answer scores 0, else the metric",
+                   counts="every task whose judgements it needs succeeded"),
         MetricInfo("*_idk", "IDK-conditioned (the paper's Table 5): the metric if the answer does not decline; "
                    "declining scores 1 on unanswerable tasks, 0 on others",
                    counts="labelled tasks but conversational turns (left out, as in the paper)"),
@@ -85,27 +89,35 @@ class MtragBench(Bench[MtragOptions, Task]):
                    higher_is_better=None, kind="rate"),
         MetricInfo("idk_lexical", "IDK by phrase patterns, offline: did the answer decline (1 yes, 0.5 partly, "
                    "0 no)", higher_is_better=None, kind="rate"),
+        MetricInfo("underspecified_eval", "clarification judge (MTRAG-UN): does the answer ask the user for "
+                   "clarification (1 yes, 0 no)", higher_is_better=None, kind="rate"),
     )
-    breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn")
+    breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn", "standalone")
+    offline_judges = OFFLINE_JUDGES
+    llm_judges = LLM_JUDGES
     unit = "tasks"
 
     def __init__(self, options: MtragOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         o = options
         if (o.gen is None) == (o.predictions is None):
-            raise UsageError("bench mtrag needs --gen MODEL (to generate answers) or -T predictions=FILE "
+            raise UsageError(f"bench {self.name} needs --gen MODEL (to generate answers) or -T predictions=FILE "
                              "(to judge existing ones), not both" if o.gen else
-                             "bench mtrag needs --gen MODEL ('extractive' offline, or a litellm model)")
+                             f"bench {self.name} needs --gen MODEL ('extractive' offline, or a litellm model)")
         check_setting(o.setting)
         if o.predictions is not None and (o.setting != "reference" or o.pipeline or o.corpus):
             raise UsageError("-T predictions judges existing answers: --setting, --pipeline and --corpus do not apply")
         self.registry = JudgeRegistry(o.judge_dir)
-        names = o.judges if o.judges is not None else list(LLM_JUDGES if o.judge_models else OFFLINE_JUDGES)
+        names = o.judges if o.judges is not None else list(self.llm_judges if o.judge_models else
+                                                            self.offline_judges)
+        clarifying = [n for n in names if self.registry.spec(n).metric == CLARIFICATION_METRIC]
+        if len(clarifying) > 1:
+            raise UsageError(f"judges {' and '.join(clarifying)} both write {CLARIFICATION_METRIC}: choose one")
         self.judges: list[Judge] = self.registry.build_many(names, {"bertscore_model": o.bertscore_model})
         needing = [j.name for j in self.judges if j.needs_llm]
         if needing and not o.judge_models:
             raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
-                             f"(offline judges: idk_lexical, rb_alg)")
+                             f"(offline judges: {', '.join(self.offline_judges)})")
         if o.min_panel is not None and o.min_panel > len(o.judge_models):
             raise UsageError(f"--min-panel {o.min_panel}: the panel has {len(o.judge_models)} judge model(s) "
                              f"(--judge-models); ask for at most {len(o.judge_models)} answers" if o.judge_models else
@@ -145,7 +157,7 @@ class MtragBench(Bench[MtragOptions, Task]):
             pairs = read_predictions(self.source)
             self._predictions = {t.key: p for t, p in pairs}
             return [t for t, _ in pairs]
-        self.source = resolve_bench("mtrag", o.data)
+        self.source = resolve_bench(self.name, o.data)
         tasks = tasks_for_setting(read_tasks(self.source), o.setting)
         if self.pipeline is not None:
             require_questions(tasks, self.source)
