@@ -185,11 +185,30 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             self.plan = [q for show in wanted for seed in seeds
                          for q in plan_show(self.timelines[show], seed, o.tkg_ratio)]
         if o.memory == "oracle":
-            unknown = sorted({q.show for q in self.plan if q.evidence_sessions is None})
+            unknown = sorted(show for show, applied in self.evidence_rule().items() if not applied)
             if unknown:
                 raise UsageError(f"memory=oracle needs the evidence dates of the oracle pickles ({unknown[0]}_oracle_"
                                  f"tkg.pickle, {unknown[0]}_oracle_fan.pickle) beside the data")
         return list(self.plan)
+
+    def evidence_rule(self) -> dict[str, bool]:
+        """show -> whether the plan could apply the official evidence-date rule (a candidate whose evidence session
+        has not happened yet is skipped). It needs the oracle files' evidence dates: without them (always for the
+        Hugging Face parquet copy) every candidate is taken, and more questions, some unanswerable from the
+        dialogue so far, are asked than the official simulator would ask."""
+        lacking = {q.show for q in self.plan if q.evidence_sessions is None}
+        return {show: t.source.oracle and show not in lacking for show, t in self.timelines.items()}
+
+    def _evidence_warnings(self) -> list[str]:
+        out = []
+        for show, applied in self.evidence_rule().items():
+            if not applied:
+                undated = sum(1 for q in self.plan if q.show == show and q.evidence_sessions is None)
+                out.append(f"warning: {show}: no evidence dates (the oracle files {show}_oracle_tkg.pickle and "
+                           f"{show}_oracle_fan.pickle are not beside the data), so the plan cannot skip questions "
+                           f"whose evidence session has not happened yet, as the official simulator does: "
+                           f"{undated} question(s) asked without that check (run.json: evidence_date_rule)")
+        return out
 
     # -- solver and scorers -------------------------------------------------------------------------
 
@@ -265,8 +284,10 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         found = figures(question_rows(results), o.time_limits, unit=self.unit)
         references, notes = paper_references(self.conditions(len(results)), found.shows)
         details = {**found.details, "judges": self.judges()}
+        details["evidence_date_rule"] = self.evidence_rule()
         return self.summary(results, found.metrics, breakdowns=found.breakdowns, reference=references,
-                            notes=notes + self._notes(), headline=found.headline, details=details)
+                            notes=notes + self._notes(), warnings=self._evidence_warnings(),
+                            headline=found.headline, details=details)
 
     def conditions(self, asked: int) -> RunConditions:
         """What decides whether the paper's figures describe this run (`asked`: the questions answered)."""
@@ -276,7 +297,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
                              k=self.k if o.memory != "recent" else None, context_tokens=o.context_tokens,
                              tkg_ratio=o.tkg_ratio, all_questions=asked >= len(self.plan),
                              summary_model=o.summary_model, judge=self.judges()["dialsim"][0],
-                             time_limit=o.time_limit)
+                             time_limit=o.time_limit, evidence_rule=all(self.evidence_rule().values()))
 
     def names(self) -> str:
         return next(iter(self.timelines.values())).names if self.timelines else (self.options.names or "generic")
@@ -329,7 +350,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
                             "sessions": len(t.sessions), "agent": t.info.agent} for show, t in self.timelines.items()},
             "agent": o.gen, "format": o.format, "memory": o.memory, "k": self.k if o.memory != "recent" else None,
             "context_tokens": getattr(self, "budget", None) or None, "names": self.names(),
-            "seeds": sorted({q.seed for q in self.plan}),
+            "seeds": sorted({q.seed for q in self.plan}), "evidence_date_rule": self.evidence_rule(),
             "retriever": self.spec.record() if self.spec else None, "indexes": self._indexes(),
             "judge": self.judge_model or (self.judge_kind if o.format != "mc" else "rule"),
             "prompt": template_name(o.format, o.memory), "params": PARAMS,

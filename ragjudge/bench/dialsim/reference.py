@@ -64,6 +64,8 @@ class RunConditions:
     """Who scored the answers: `rule` (multiple choice), `lexical` or the LLM judge's model."""
     time_limit: float | None = None
     """-T time_limit (None: answers may take as long as they take, as in the paper)."""
+    evidence_rule: bool = True
+    """Whether the plan skipped questions whose evidence session had not happened yet (needs the oracle dates)."""
 
 
 def encoder_model(retriever: dict[str, Any] | None) -> str:
@@ -105,6 +107,9 @@ def mismatches(cond: RunConditions) -> list[str]:
                      f"{cond.time_limit:g} s")
     if not cond.all_questions:
         found.append("this run asks only part of its simulation's questions (--limit)")
+    if not cond.evidence_rule:
+        found.append("without the oracle evidence dates this run's plan could not skip questions whose evidence "
+                     "session has not happened yet, as the official simulator does")
     if cond.tkg_ratio != paper_cond["tkg_ratio"]:
         found.append(f"the paper draws {paper_cond['tkg_ratio']:.0%} temporal questions; this run -T tkg_ratio="
                      f"{cond.tkg_ratio:g}")

@@ -1,8 +1,11 @@
 """Aggregates: the metrics DialSim declares, their breakdowns and the per-show figures the paper's tables are
 compared with. Shared by `--bench dialsim` and `ragjudge dialsim score` (official logs).
 
-Accuracy is over answered questions: an answer that failed (LLM error, judge error) is an error, counted
-and reported, never a wrong answer; a timed-out answer is wrong, as officially. Rates and scores are the mean
+Accuracy is reported both ways. `accuracy` (the headline) and `accuracy_calibrated` are over every question
+asked, an answer that failed (LLM error, judge error) counted wrong, as the paper and the official simulator
+count it; `accuracy_answered` leaves failed answers out (ragjudge's reading: what the agent got right of what it
+answered). Failed answers are counted in the summary's errors either way (exit code 1); a timed-out answer is
+wrong, as officially. Rates and scores are the mean
 over seeds of each seed's figure, with the sample standard deviation over seeds (none for one seed); `n` is
 how many questions (or answers) they count over all seeds. Accuracy at a time limit L counts an answer as right
 only if it was right and came within L seconds; answers whose latency is unknown (replies from the response
@@ -29,14 +32,17 @@ from ragjudge.engine.summary import (
     stat,
 )
 
-ANSWERED = "answered questions (a failed answer is an error, not a wrong one)"
+ASKED = "every question asked: a failed answer (LLM or judge error) counts as wrong, as in the paper"
+ANSWERED = "answered questions (a failed answer is left out, not counted wrong)"
 TIMED = "answers with a measured latency (not from the response cache)"
 
 METRICS = (
     MetricInfo("accuracy", "strict: the gold option and no other (mc); exact match, else the judge (mc-nl, open); "
-               "mean over seeds", counts=ANSWERED),
-    MetricInfo("accuracy_calibrated", "ambiguous mc answers re-read as the official `calibrate` does",
-               counts=ANSWERED),
+               "failed answers count as wrong (the paper's figure); mean over seeds", counts=ASKED),
+    MetricInfo("accuracy_answered", "accuracy over the answered questions only, failed answers left out "
+               "(ragjudge's second reading; equals accuracy when nothing failed)", counts=ANSWERED),
+    MetricInfo("accuracy_calibrated", "ambiguous mc answers re-read as the official `calibrate` does; failed "
+               "answers count as wrong", counts=ASKED),
     MetricInfo("accuracy@*s", "right and answered within N seconds", counts=TIMED),
     MetricInfo("idk_precision", "share of the 'I don't know' answers given to unanswerable questions",
                kind="rate", counts="answers that declined"),
@@ -63,6 +69,8 @@ COUNTS = ("ambiguous", "ambiguous_after_calibration", "timed_out", "declined", "
 BREAKDOWNS = ("seed", "show", "source", "hop", "answerability", "type")
 TITLES = {"seed": "By seed", "show": "By show", "source": "By source (fan quiz, temporal knowledge graph)",
           "hop": "By hop (temporal questions)", "answerability": "By answerability", "type": "By type"}
+PAPER_ACCURACY = ("accuracy", "accuracy_calibrated")
+"""Counted as the paper counts: over every question asked, a failed answer wrong."""
 COLUMNS = {"seed": ["accuracy", "accuracy_calibrated", "idk_recall"],
            "answerability": ["accuracy", "accuracy_calibrated", "declined"]}
 DEFAULT_COLUMNS = ["accuracy", "accuracy_calibrated"]
@@ -114,8 +122,9 @@ def group_stats(rows: Sequence[dict[str, Any]], limits: Sequence[float]) -> dict
     unanswerable = [r for r in scored if r["answerability"] == "unanswerable"]
     declined = [r for r in scored if r["declined"]]
     timed = _timed(scored)
-    out = {"accuracy": stat(_mean([r["correct"] for r in scored]), n=len(scored)),
-           "accuracy_calibrated": stat(_mean([r["correct_calibrated"] for r in scored]), n=len(scored))}
+    out = {"accuracy": stat(_mean([r["correct"] or 0 for r in rows]), n=len(rows)),
+           "accuracy_answered": stat(_mean([r["correct"] for r in scored]), n=len(scored)),
+           "accuracy_calibrated": stat(_mean([r["correct_calibrated"] or 0 for r in rows]), n=len(rows))}
     for limit in limits:
         out[f"accuracy@{limit:g}s"] = stat(_mean([int(bool(r["correct"]) and r["latency"] <= limit) for r in timed]),
                                           n=len(timed))
@@ -176,46 +185,55 @@ def figures(rows: Sequence[dict[str, Any]], limits: Sequence[float], *, by_seed:
             metrics[name] = CATALOG.metric(name, pooled.value, n=pooled.n, errors=errors)
             continue
         values = [m[name].value for m in per_seed.values() if m[name].value is not None]
-        metrics[name] = CATALOG.metric(name, _mean(values), n=pooled.n, errors=errors,
-                                       std=round(statistics.stdev(values), 6) if len(values) > 1 else None)
+        std = round(statistics.stdev(values), 6) if len(values) > 1 else None
+        if name in PAPER_ACCURACY:  # failed answers are in n, as wrong ones: not errors left out of it
+            metrics[name] = CATALOG.metric(name, _mean(values), n=pooled.n, std=std, failed_counted_wrong=errors)
+        else:
+            metrics[name] = CATALOG.metric(name, _mean(values), n=pooled.n, errors=errors, std=std)
     breakdowns: dict[str, Breakdown] = {}
     for dim in BREAKDOWNS:
         if dim == "seed" and not by_seed:
             continue
         groups: dict[str, Group] = {}
-        for value in sorted({r[dim] for r in scored if r[dim] is not None}, key=lambda v: (str(type(v)), v)):
+        for value in sorted({r[dim] for r in rows if r[dim] is not None}, key=lambda v: (str(type(v)), v)):
             members = [r for r in rows if r[dim] == value]
-            groups[str(value)] = Group(n=len(_scored(members)), metrics=per_seed[value] if dim == "seed"
+            groups[str(value)] = Group(n=len(members), metrics=per_seed[value] if dim == "seed"
                                        else group_stats(members, limits))
         if groups:
             breakdowns[dim] = Breakdown(title=TITLES[dim], label=dim, groups=groups,
                                         columns=COLUMNS.get(dim, DEFAULT_COLUMNS), note=NOTES.get(dim, ""))
     details = {"seeds": seeds, "counts": {"questions": len(rows), "scored": len(scored), "errors": errors}}
-    return Figures(metrics=metrics, breakdowns=breakdowns, headline=headline(metrics, len(seeds), unit),
+    return Figures(metrics=metrics, breakdowns=breakdowns, headline=headline(metrics, len(seeds), unit, errors),
                    details=details, shows=show_figures(rows))
 
 
-def headline(metrics: dict[str, Metric], seeds: int, unit: str) -> Headline | None:
-    """`accuracy 0.514 over 43 questions (± 0.122 over 3 seeds)`: the strict accuracy, as the paper reports."""
+def headline(metrics: dict[str, Metric], seeds: int, unit: str, failed: int = 0) -> Headline | None:
+    """`accuracy 0.514 over 43 questions (± 0.122 over 3 seeds)`: the strict accuracy, as the paper reports it
+    (failed answers counted wrong; when some failed, the accuracy over the answered ones follows)."""
     main = metrics.get("accuracy")
     if main is None or main.value is None:
         return None
     text = describe("accuracy", main, unit)
     if main.std is not None:
         text += f" (± {main.std:.3f} over {seeds} seeds)"
+    answered = metrics.get("accuracy_answered")
+    if failed:
+        text += f"; {failed} failed answer(s) counted wrong, as in the paper"
+        if answered is not None and answered.value is not None:
+            text += f" (accuracy_answered {answered.value:.3f} over the {answered.n} answered)"
     return Headline(metric="accuracy", value=main.value, text=text)
 
 
 def show_figures(rows: Sequence[dict[str, Any]]) -> dict[str, ShowFigures]:
     out = {}
     for show in sorted({r["show"] for r in rows}):
-        mine = _scored([r for r in rows if r["show"] == show])
-        by_seed = [_mean([r["correct"] for r in mine if r["seed"] == s]) for s in sorted({r["seed"] for r in mine})]
+        mine = [r for r in rows if r["show"] == show]  # failed answers counted wrong, as the paper counts them
+        by_seed = [_mean([r["correct"] or 0 for r in mine if r["seed"] == s]) for s in sorted({r["seed"] for r in mine})]
         values = [v for v in by_seed if v is not None]
-        groups = {"overall": _mean([r["correct"] for r in mine])}
+        groups = {"overall": _mean([r["correct"] or 0 for r in mine])}
         for key in ("source", "hop"):
             for value in sorted({r[key] for r in mine if r[key] is not None}):
-                groups[value] = _mean([r["correct"] for r in mine if r[key] == value])
+                groups[value] = _mean([r["correct"] or 0 for r in mine if r[key] == value])
         out[show] = ShowFigures(accuracy=_mean(values), std=round(statistics.stdev(values), 6) if len(values) > 1
                                 else None, n=len(mine), seeds=len(values), groups=groups)
     return out
