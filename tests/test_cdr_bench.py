@@ -129,6 +129,22 @@ def test_bm25_session_run_its_outputs_and_retrieval_eval_agree(tmp_path: Path, m
     assert {m: other["metrics"][m]["value"] for m in METRICS} == {m: metrics[m]["value"] for m in METRICS}
 
 
+def test_the_caches_are_not_inputs(tmp_path: Path, monkeypatch, capsys) -> None:
+    """run.json `inputs` lists the data files a run read, never its caches: with $RAGJUDGE_CACHE_DIR (and no
+    --index-dir) the unit file and the BM25 index are built there and read back (the index's passages.jsonl when it
+    is reused), and neither is listed."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RAGJUDGE_CACHE_DIR", str(cache))
+    for out in ("built", "reused"):
+        code, _, err = run_cli(["eval", "--bench", "cdr", "--data", str(CDR_MINI), "--pipeline", "bm25", "--out",
+                                str(tmp_path / out)], monkeypatch, capsys)
+        assert code == 0, err
+        inputs = [Path(i["path"]) for i in json.loads((tmp_path / out / "run.json").read_text())["inputs"]]
+        assert sorted(inputs) == sorted(p.resolve() for p in CDR_MINI.glob("*.json")), inputs
+    assert list(cache.glob("indexes/cdr-units/*.jsonl")) and list(cache.glob("indexes/bm25-*/passages.jsonl"))
+    assert json.loads((tmp_path / "reused" / "summary.json").read_text())["details"]["timing"]["index_reused"]
+
+
 def test_units_get_their_own_index_and_compare_runs_with_a_paired_test(tmp_path: Path, monkeypatch, capsys) -> None:
     code, _, err = cdr(["--data", str(CDR_MINI), "-T", "unit=session"], tmp_path, monkeypatch, capsys, out="a")
     assert code == 0, err
@@ -216,7 +232,10 @@ def test_litellm_embeddings_and_hybrid_pipelines(tmp_path: Path, monkeypatch, ca
 
 
 @pytest.mark.parametrize(("files", "message"), [
-    ({"corpus.json": '{\n  "corpus_1": "user: hi",\n  "corpus_2": oops\n}'}, "corpus.json:3: invalid JSON"),
+    ({"corpus.json": '{\n  "corpus_1": "user: hi",\n  "corpus_2": oops\n}'},
+     "corpus.json:3: invalid JSON (Expecting value at column 15)"),
+    ({"corpus.json": '{"corpus_1": "user: hi}'},
+     "corpus.json:1: invalid JSON (Unterminated string starting at column 14)"),  # json's message ends in "at"
     ({"corpus.json": '{\n  "corpus_1": "user: hi",\n  "corpus_2": 7\n}'},
      "corpus.json:3: field 'corpus_2': must be a string, got int"),
     ({"queries.json": '{\n  "query_1": "  "\n}'}, "queries.json:2: field 'query_1': is empty"),

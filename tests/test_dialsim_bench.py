@@ -242,6 +242,15 @@ def test_benches_show_lists_the_options(monkeypatch, capsys) -> None:
     assert code == 0 and "-T memory" in stdout and "-T seeds" in stdout and "--judge-models" in stdout
 
 
+def test_benches_show_documents_the_table_3_command(monkeypatch, capsys) -> None:
+    code, stdout, _ = run_cli(["benches", "show", "dialsim", "--format", "json"], monkeypatch, capsys)
+    data = json.loads(stdout)["data"]
+    assert code == 0 and "The paper's Table 3" in data
+    assert ("`ragjudge eval --bench dialsim --data FOLDER --gen openai/gpt-4o-mini -T shows=friends -T memory=session "
+            "-T retriever=bm25 -T seeds=0,1,2`") in data
+    assert "oracle pickles" in data and "text-embedding-3-small" in data
+
+
 def test_dense_memory_through_a_litellm_embeddings_model(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with OpenAIServer() as server:
@@ -293,7 +302,8 @@ def test_summary_metrics_carry_the_declared_direction_and_kind(tmp_path: Path, m
     summary = json.loads(stdout)
     assert summary == json.loads((tmp_path / "run" / "summary.json").read_text())
     metrics = summary["metrics"]
-    expected = {"accuracy": (True, "score"), "accuracy_calibrated": (True, "score"), "accuracy@1s": (True, "score"),
+    expected = {"accuracy": (True, "score"), "accuracy_answered": (True, "score"),
+                "accuracy_calibrated": (True, "score"), "accuracy@1s": (True, "score"),
                 "accuracy@5s": (True, "score"), "idk_precision": (True, "rate"), "idk_recall": (True, "rate"),
                 "invented_rate": (False, "rate"), "latency_median": (False, "seconds"),
                 "latency_max": (False, "seconds"), "ambiguous": (False, "count"), "timed_out": (False, "count"),
@@ -315,7 +325,8 @@ def test_summary_metrics_carry_the_declared_direction_and_kind(tmp_path: Path, m
     assert "answerable" not in declared and "seed" in json.loads(shown)["breakdowns"]
     records = results(tmp_path / "run")
     assert all("answerable" not in r and r["answerability"] in ("answerable", "unanswerable") for r in records)
-    assert summary["notes"] == ["the paper reports no figures for mc-idk"] and summary["reference"] == []
+    assert summary["notes"] == ["no paper figure is shown: the paper reports no figures for mc-idk (models are "
+                                "matched by exact name, paper.json's alias table)"] and summary["reference"] == []
     inputs = json.loads((tmp_path / "run" / "run.json").read_text())["inputs"]  # every file read, through one door
     assert sorted(Path(i["path"]).name for i in inputs) == ["dialsim_shows.json", "mini_dialsim.json",
                                                             "mini_oracle_fan.json", "mini_oracle_tkg.json"]
@@ -329,8 +340,9 @@ def test_paper_figures_only_beside_a_run_they_describe(tmp_path: Path, monkeypat
 
     data = tmp_path / "data"
     data.mkdir()
+    for name in ("dialsim", "oracle_tkg", "oracle_fan"):
+        (data / f"friends_{name}.json").write_bytes((MINI_DIR / f"mini_{name}.json").read_bytes())
     (data / "mini_dialsim.json").write_bytes((MINI_DIR / "mini_dialsim.json").read_bytes())
-    (data / "friends_dialsim.json").write_bytes((MINI_DIR / "mini_dialsim.json").read_bytes())
     shows = json.loads(SHOWS_FILE.read_text())
     (data / "dialsim_shows.json").write_text(json.dumps({"mini": shows["mini"], "friends": shows["mini"]}))
     base = ["eval", "--bench", "dialsim", "--data", str(data), "--gen", "mc-random", "-T", "shows=friends"]
@@ -347,11 +359,104 @@ def test_paper_figures_only_beside_a_run_they_describe(tmp_path: Path, monkeypat
     assert code == 0, err
     summary = json.loads(stdout)
     assert summary["reference"] == []
-    assert any("not shown" in n and "this run answers mc-nl" in n for n in summary["notes"])
+    [note] = [n for n in summary["notes"] if n.startswith("no paper figure is shown: ")]
+    assert "this run answers mc-nl" in note and "judged by lexical" in note
     code, stdout, err = run_cli([*base, "--limit", "3", "--out", str(tmp_path / "part"), "--format", "json"],
                                 monkeypatch, capsys)
     assert code == 0 and json.loads(stdout)["reference"] == [], err
     assert any("only part of its simulation's questions" in n for n in json.loads(stdout)["notes"])
+
+
+def _friends_copy(tmp_path: Path, oracle: bool = True) -> Path:
+    """The mini show as `friends` (a show of the paper's tables), with or without its oracle files."""
+    from dialsim_helpers import SHOWS_FILE
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("dialsim", *(("oracle_tkg", "oracle_fan") if oracle else ())):
+        (data / f"friends_{name}.json").write_bytes((MINI_DIR / f"mini_{name}.json").read_bytes())
+    (data / "dialsim_shows.json").write_text(json.dumps({"friends": json.loads(SHOWS_FILE.read_text())["mini"]}))
+    return data
+
+
+def test_a_run_with_a_time_limit_or_open_answers_gets_no_paper_cell_and_one_line(tmp_path: Path, monkeypatch,
+                                                                                  capsys) -> None:
+    """D1 end to end: the Table 3 cell is keyed by the run's conditions. With -T time_limit, or open answers judged
+    lexically, the run prints no paper figure, and exactly one line saying why."""
+    data = _friends_copy(tmp_path)
+    base = ["eval", "--bench", "dialsim", "--data", str(data), "--gen", "mc-random", "--format", "json"]
+    code, stdout, err = run_cli([*base, "-T", "time_limit=30", "--out", str(tmp_path / "tl")], monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["reference"] == []
+    assert [n for n in summary["notes"] if "paper" in n] == [
+        "no paper figure is shown: the paper reports Random Guessing with generic names in Table 3 (friends), not "
+        "under this run's conditions: the paper sets no time limit; this run abandons answers after -T "
+        "time_limit=30 s"]
+    code, stdout, err = run_cli([*base, "--out", str(tmp_path / "plain")], monkeypatch, capsys)
+    assert code == 0 and [r["source"] for r in json.loads(stdout)["reference"]] == [
+        "DialSim (Kim et al., arXiv 2406.13144v6), Table 3"], err
+
+
+def test_without_oracle_dates_the_plan_warns_and_run_json_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    """D5: without the oracle files (always so for the Hugging Face parquet copy) the plan cannot skip questions
+    whose evidence session has not happened yet: more questions are asked than officially (45 instead of 43 over
+    seeds 0-2 on the mini show). That was said only by run.json's `"oracle": false`; now a warning line on stderr,
+    `evidence_date_rule` in run.json and the summary, and no paper cell."""
+    from dialsim_helpers import as_parquet
+
+    args = ["--gen", "mc-idk", "-T", "seeds=0,1,2", "--format", "json"]
+    code, stdout, err = run(monkeypatch, capsys, tmp_path / "full", *args)
+    assert code == 0 and "warning" not in err, err
+    full = json.loads(stdout)
+    assert json.loads((tmp_path / "full" / "run.json").read_text())["evidence_date_rule"] == {"mini": True}
+    bare = as_parquet(tmp_path / "parquet", oracle=False)
+    code, stdout, err = run_cli(["eval", "--bench", "dialsim", "--data", str(bare), *args, "--out",
+                                 str(tmp_path / "bare")], monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert (full["metrics"]["accuracy"]["n"], summary["metrics"]["accuracy"]["n"]) == (43, 45)
+    [warning] = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warning.startswith("warning: mini: no evidence dates (the oracle files mini_oracle_tkg.pickle and "
+                              "mini_oracle_fan.pickle are not beside the data), so the plan cannot skip questions "
+                              "whose evidence session has not happened yet")
+    assert "(run.json: evidence_date_rule)" in warning and summary["warnings"] == [warning]
+    assert json.loads((tmp_path / "bare" / "run.json").read_text())["evidence_date_rule"] == {"mini": False}
+    assert summary["details"]["evidence_date_rule"] == {"mini": False}
+
+
+def test_failed_answers_count_wrong_in_the_headline_and_are_left_out_of_accuracy_answered(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    """The paper counts an answer that failed as wrong; ragjudge left it out of the denominator. Now `accuracy`
+    (the headline) is the paper's and `accuracy_answered` ours, both declared; the failures are errors (exit 1)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def reply(request: Request) -> str | Reply:
+        if "Karen" in request.last_user.rsplit("[Question]")[-1]:
+            return Reply(status=400, content="refused")
+        return agent_reply(request)
+
+    with OpenAIServer(reply) as server:
+        code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "openai/agent", "--api-base",
+                                server.base_url, "--max-retries", "0", "--format", "json")
+    rows = results(tmp_path / "run")
+    failed = [r for r in rows if r["output"].get("error")]
+    assert code == 1 and 0 < len(failed) < len(rows), err
+    right = sum(r["score"].get("value") == 1 for r in rows if not r["output"].get("error"))
+    summary = json.loads(stdout)
+    accuracy, answered = summary["metrics"]["accuracy"], summary["metrics"]["accuracy_answered"]
+    assert (accuracy["value"], accuracy["n"], accuracy["errors"]) == (round(right / len(rows), 6), len(rows), 0)
+    assert accuracy["details"] == {"failed_counted_wrong": len(failed)}
+    n_ok = len(rows) - len(failed)
+    assert (answered["value"], answered["n"], answered["errors"]) == (round(right / n_ok, 6), n_ok, len(failed))
+    assert summary["headline"]["metric"] == "accuracy" and summary["n_errors"] == len(failed)
+    assert summary["headline"]["text"] == (
+        f"accuracy {accuracy['value']:.3f} over {len(rows)} questions; {len(failed)} failed answer(s) counted wrong, "
+        f"as in the paper (accuracy_answered {answered['value']:.3f} over the {n_ok} answered)")
+    shown = json.loads(run_cli(["benches", "show", "dialsim", "--format", "json"], monkeypatch, capsys)[1])
+    declared = {m["name"]: m for m in shown["metrics"]}
+    assert (declared["accuracy_answered"]["higher_is_better"], declared["accuracy_answered"]["kind"]) == (True, "score")
+    assert "counts as wrong" in declared["accuracy"]["counts"] and "left out" in declared["accuracy_answered"]["counts"]
 
 
 def test_report_reads_each_questions_score(tmp_path: Path, monkeypatch, capsys) -> None:

@@ -221,8 +221,13 @@ def test_official_natural_language_log_rescored_offline_and_with_the_llm_judge(t
         judged = [r.last_user for r in server.requests]
     assert code == 1 and "1 answer(s) could not be judged" in err
     summary = json.loads(stdout)
-    assert summary["n_errors"] == 1 and summary["metrics"]["accuracy"]["value"] == 0.75
-    assert summary["metrics"]["accuracy"]["n"] == 4 and summary["metrics"]["accuracy"]["errors"] == 1
+    # the paper's accuracy counts the answer the judge failed on as wrong (3 of 5); ours leaves it out (3 of 4)
+    accuracy, answered = summary["metrics"]["accuracy"], summary["metrics"]["accuracy_answered"]
+    assert summary["n_errors"] == 1 and accuracy["value"] == 0.6 and answered["value"] == 0.75
+    assert (accuracy["n"], accuracy["errors"], accuracy["details"]) == (5, 0, {"failed_counted_wrong": 1})
+    assert (answered["n"], answered["errors"]) == (4, 1)
+    assert summary["headline"]["text"] == ("accuracy 0.600 over 5 questions; 1 failed answer(s) counted wrong, as in "
+                                           "the paper (accuracy_answered 0.750 over the 4 answered)")
     assert summary["details"]["judges"] == {"dialsim": ["openai/gpt-4o-mini"]}
     assert len(judged) == 3  # the exact matches ("I don't know.", "Periodontist.") need no judge
     assert "Russ do for a living? Actor? or" in judged[0]

@@ -221,6 +221,41 @@ def test_labels_never_change_a_ranking(tmp_path: Path, monkeypatch, capsys) -> N
     assert rankings[0] == rankings[1]
 
 
+def test_labels_other_than_0_1_are_non_relevant_and_counted(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A label of 2 (or "yes") stopped the whole run; the dataset defines 1 as relevant and anything else as not.
+    Writing 2 where 0 was gives the same figures as the original data, with a note and the count in details."""
+    data = tmp_path / "other"
+    data.mkdir()
+    changed = 0
+    for name in ("dialogues.json", "wikipedia_grounded_dialogues.json", "val_test_splits.json"):
+        text = (MINI / name).read_text()
+        if name != "val_test_splits.json":
+            records = json.loads(text)
+            for r in records[:2]:
+                zeros = [c for c in r["candidates"] if c["label"] == 0][:3]
+                for c, value in zip(zeros, (2, "yes", -1), strict=True):
+                    c["label"] = value
+                changed += len(zeros)
+            text = json.dumps(records)
+        (data / name).write_text(text)
+    summaries = []
+    for folder in (MINI, data):
+        code, stdout, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(folder), "--pipeline",
+                                     "initial,bm25_rerank", "-T", "permutations=10", "--format", "json", "--out",
+                                     str(tmp_path / f"run-{folder.name}")], monkeypatch, capsys)
+        assert code == 0, err
+        summaries.append(json.loads(stdout))
+    plain, other = summaries
+    assert {m: v["value"] for m, v in other["metrics"].items()} == {m: v["value"] for m, v in plain["metrics"].items()}
+    assert plain["details"]["labels"]["other"] == 0 and not any("neither 0 nor 1" in n for n in plain["notes"])
+    labels = other["details"]["labels"]
+    assert changed == 12 and labels["other"] == 12 and labels["other_dialogues"] == 4
+    assert labels["other_values"] == {"'yes'": 4, "-1": 4, "2": 4}
+    assert labels["relevant"] == plain["details"]["labels"]["relevant"]
+    assert ("12 candidate label(s) in 4 dialogue(s) were neither 0 nor 1 ('yes' (4), -1 (4), 2 (4)): read as "
+            "non-relevant, as the dataset defines labels (1 relevant, anything else not)") in other["notes"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--pipeline", "bm25"], "is a retrieval pipeline"),
     (["--pipeline", "nope"], "unknown reranker 'nope'"),

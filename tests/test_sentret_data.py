@@ -53,7 +53,8 @@ def test_json_lines_and_a_repository_checkout_layout_load_the_same(tmp_path: Pat
 
 @pytest.mark.parametrize("mutate, field, message", [
     (lambda r: r["candidates"][3].update(id=r["candidates"][1]["id"]), "candidates[3].id", "repeats candidates[1]"),
-    (lambda r: r["candidates"][0].update(label=2), "candidates[0].label", "must be 0 or 1, got 2"),
+    (lambda r: r["candidates"][0].update(label=None), "candidates[0].label",
+     "must be a number or text (1 relevant, anything else not), got null"),
     (lambda r: [c.update(label=0) for c in r["candidates"]], "candidates", "no candidate is labelled relevant"),
     (lambda r: r["candidates"].pop(), "candidates", "has 49 candidates, expected 50"),
     (lambda r: r["context"][1].pop("body"), "context[1].body", "Field required"),
@@ -69,6 +70,19 @@ def test_bad_records_name_file_line_and_field(tmp_path: Path, mutate, field: str
     line = text.count("\n", 0, text.index(f'"id": "{grounded[2]["id"]}"')) + 1 - 1  # the object opens a line above
     assert err.value.file.endswith("wikipedia_grounded_dialogues.json") and err.value.line == line
     assert err.value.field == field and message in err.value.message
+
+
+def test_labels_follow_the_datasets_definition_one_relevant_anything_else_not(tmp_path: Path) -> None:
+    """Any label but 0/1 stopped the whole run, though the dataset's README defines `label - 1 if relevant;
+    otherwise non-relevant`. Now 1 is relevant, any other number or text is not, and those that are neither 0 nor
+    1 are kept as written, to be counted."""
+    plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
+    labels = [2, -1, "yes", 0.5, " 1 ", 1.0, True, "0", False]
+    for i, label in enumerate(labels):
+        plain[0]["candidates"][i]["label"] = label
+    [first, *_] = load_dialogues(_write(tmp_path, plain, grounded))
+    assert first.labels[: len(labels)] == [0, 0, 0, 0, 1, 1, 1, 0, 0]
+    assert first.other_labels == ["2", "-1", "'yes'", "0.5"]
 
 
 def test_labels_may_be_strings_or_booleans_and_ids_must_be_unique_across_files(tmp_path: Path) -> None:
@@ -148,12 +162,12 @@ def test_splits_in_the_published_layout_parse(tmp_path: Path) -> None:
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch, capsys) -> None:
     plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
-    plain[1]["candidates"][5]["label"] = "yes"
+    plain[1]["candidates"][5]["label"] = ["yes"]
     folder = _write(tmp_path / "bad", plain, grounded)
     code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(folder), "--out",
                               str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-    assert "dialogues.json:" in err and "field 'candidates[5].label'" in err and "must be 0 or 1, got 'yes'" in err
+    assert "dialogues.json:" in err and "field 'candidates[5].label'" in err and "must be a number or text (1 relevant, anything else not), got list" in err
     code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(tmp_path / "nowhere"), "--out",
                             str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 2 and "not a folder" in err and err.count("\n") == 1
@@ -201,8 +215,8 @@ DATASET_CASES = [  # (case, mutate, line, field, message)
     ("truncated", _truncated, 4, None, "invalid JSON"),
     ("folder", _folder, None, None, "is a folder, expected a JSON file"),
     ("wrong-type", _json_array(lambda r: r.update(candidates="fifty")), 2, "candidates", "valid list"),
-    ("out-of-range", _json_array(lambda r: r["candidates"][0].update(label=2)), 2, "candidates[0].label",
-     "must be 0 or 1, got 2"),
+    ("out-of-range", _json_array(lambda r: r["candidates"][0].update(label={"relevant": 1})), 2,
+     "candidates[0].label", "must be a number or text (1 relevant, anything else not), got dict"),
 ]
 SPLITS_CASES = [
     ("empty", lambda p: p.write_text(""), 1, None, "the splits file has no splits"),

@@ -25,6 +25,7 @@ from ragjudge.engine.summary import RunFacts, Summary
 from ragjudge.errors import InputError
 from ragjudge.formats.files import InputLog, recording_inputs
 from ragjudge.llm import LLMGateway
+from ragjudge.llm.cache import default_cache_dir
 from ragjudge.llm.usage import logged_usage
 from ragjudge.progress import progress_bars
 
@@ -46,7 +47,10 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
 
     `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
     started = time.time()
-    exclude = [p for p in (paths.folder if paths is not None else None, options.cache_dir) if p is not None]
+    # Not inputs: the run's own folder, and the caches: --cache-dir, and where caches go without it
+    # ($RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge: the LLM responses, indexes and the files they are built from)
+    exclude = [p for p in (paths.folder if paths is not None else None, options.cache_dir, default_cache_dir())
+               if p is not None]
     try:
         with recording_inputs(exclude) as inputs:
             samples = bench.load()

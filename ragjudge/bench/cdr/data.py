@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import decode_text, input_file, open_binary
+from ragjudge.formats.jsonl import parse_json
 
 FILES = ("corpus.json", "queries.json", "relevant_docs.json")
 SUBPATH = Path("cdr_benchmark_data") / "test_dataset" / "data" / "test"
@@ -90,10 +91,7 @@ def _read_object(path: Path) -> tuple[dict[str, Any], str, str]:
     text = decode_text(raw, path=path)
     if not text.strip():
         raise InputError("is empty: expected a JSON object of id -> value", file=str(path), line=1)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path), line=exc.lineno) from None
+    obj = parse_json(text, file=str(path))
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object of id -> value, got {type(obj).__name__}", file=str(path), line=1)
     return obj, text, hashlib.sha256(raw).hexdigest()

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import EnvironmentFault, InputError
-from ragjudge.formats.files import decode_text, input_file, open_binary, read_text
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.files import decode_text, input_file, open_binary
+from ragjudge.formats.jsonl import read_json, read_jsonl
 
 EXTENSIONS = (".jsonl", ".json", ".parquet", ".csv")
 
@@ -62,12 +62,7 @@ def read_rows(path: Path, what: str | None = None) -> list[Row]:
 
 
 def _json_rows(path: Path) -> list[Row]:
-    try:
-        data = json.loads(read_text(path, "JSON file"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("invalid JSON (nested too deeply)", file=str(path)) from None
+    data = read_json(path, "a JSON file")
     if isinstance(data, dict):  # {"rows": [...]} or a single record
         data = data.get("rows", data.get("data", [data]))
     if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):

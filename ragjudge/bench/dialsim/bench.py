@@ -51,6 +51,16 @@ if TYPE_CHECKING:
     from ragjudge.report.view import ReportView
 
 RETRIEVAL_MEMORIES = ("utterance", "session", "summary")
+TABLE3_HELP = (
+    "The paper's Table 3 (Friends, generic names, multiple choice scored by rule, no time limit, 70% temporal "
+    "questions, the whole simulation), e.g. its GPT-4o-mini BM25 Session Entire cell: `ragjudge eval --bench dialsim "
+    "--data FOLDER --gen openai/gpt-4o-mini -T shows=friends -T memory=session -T retriever=bm25 -T seeds=0,1,2` "
+    "with FOLDER holding friends_dialsim.pickle and both oracle pickles (without them the plan cannot apply the "
+    "evidence-date rule and no paper cell is shown). Other columns: -T memory=recent (Base LLM), utterance or "
+    "summary; the Embedding columns: -T retriever=SPEC.yaml with `retriever: {name: dense, options: {encoder: "
+    "litellm, model: openai/text-embedding-3-small}}`. Keep -T format=mc, k, tkg_ratio and names at their defaults "
+    "and add no --limit or -T time_limit: the cell is printed beside the run only then. Appendix H: "
+    "-T shows=bigbang or theoffice; Appendix J: -T names=original or swapped.")
 DATA_ENV = "RAGJUDGE_DIALSIM_DATA"
 
 
@@ -107,7 +117,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
                    "multi-party dialogue so far; memory strategies, IDK precision/recall, the paper's Table 3.")
     Options = DialSimOptions
     llm = "optional"
-    data_help = DATA_HELP
+    data_help = f"{DATA_HELP}.\n\n{TABLE3_HELP}"
     metrics = METRICS
     breakdowns = ("seed", "show", "source", "hop", "answerability", "type")
     unit = "questions"

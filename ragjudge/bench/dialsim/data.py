@@ -9,7 +9,6 @@ in a hard-question list, the key of an easy question), so the oracle pickles can
 from __future__ import annotations
 
 import calendar
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import read_text
-from ragjudge.formats.jsonl import json_type, read_jsonl, write_jsonl
+from ragjudge.formats.jsonl import json_type, read_json, read_jsonl, write_jsonl
 
 IDK_OPTION_INDEX = 4
 """Option (E), "I don't know": the answer to every unanswerable question."""
@@ -61,19 +59,8 @@ def date_problem(value: str) -> str | None:
 
 def read_json_document(path: Path, what: str) -> Any:
     """A whole JSON file through ragjudge.formats.files: a folder, bytes that are not UTF-8, an empty or cut-off
-    file and bad JSON are each one InputError naming the file (and line)."""
-    text = read_text(path, what)
-    if not text.strip():
-        raise InputError(f"empty file, expected {what}", file=str(path))
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.pos >= len(text.rstrip()):
-            raise InputError("invalid JSON: the file ends in the middle of the document (truncated?)",
-                             file=str(path), line=exc.lineno) from None
-        raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path), line=exc.lineno) from None
-    except RecursionError:
-        raise InputError("invalid JSON (nested too deeply)", file=str(path)) from None
+    file and bad JSON are each one InputError naming the file (and line and column)."""
+    return read_json(path, what)
 
 
 class QA(BaseModel):

@@ -241,6 +241,7 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         excluded = len(results) - len(ok)
         counts = {t: sum(d.type == t for d in dialogues) for t in summ.TYPES}
         details: dict[str, Any] = {"n_dialogues": {"scored": len(ok), "excluded": excluded, **counts}}
+        details["labels"] = self._label_facts([r.sample for r in results])
         facts = self._query_facts(ok)
         details.update(facts)
         warnings = self._warnings(facts, excluded)
@@ -248,7 +249,7 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         if not ok:
             metrics = {m: catalog.metric(m, None, n=0, errors=excluded) for m in METRICS}
             return self.summary(results, metrics, warnings=warnings, details=details, notes=[
-                "no dialogue was scored by every system: see the errors in results.csv"])
+                "no dialogue was scored by every system: see the errors in results.csv", *self._label_note(details)])
         masks = protocol.all_at_once(len(ok)) if o.no_splits or self.splits is None else \
             protocol.split_masks(self.splits, self._ids, str(self.splits_path))
         scored = [summ.Scored(name, self.systems[name].setting_keys,
@@ -317,8 +318,27 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
             facts["query_rewrite"] = dict(rewrite)
         return facts
 
+    @staticmethod
+    def _label_facts(dialogues: Sequence[Dialogue]) -> dict[str, Any]:
+        """The candidates' labels as the dataset defines them (1 relevant, anything else not): how many of each,
+        and the labels written as neither 0 nor 1 (read as non-relevant), by value as written."""
+        other = Counter(label for d in dialogues for label in d.other_labels)
+        return {"relevant": sum(d.n_relevant for d in dialogues),
+                "non_relevant": sum(len(d.candidates) - d.n_relevant for d in dialogues),
+                "other": sum(other.values()), "other_values": dict(sorted(other.items())),
+                "other_dialogues": sum(1 for d in dialogues if d.other_labels)}
+
+    @staticmethod
+    def _label_note(details: dict[str, Any]) -> list[str]:
+        labels = details["labels"]
+        if not labels["other"]:
+            return []
+        values = ", ".join(f"{v} ({n})" for v, n in labels["other_values"].items())
+        return [f"{labels['other']} candidate label(s) in {labels['other_dialogues']} dialogue(s) were neither 0 nor "
+                f"1 ({values}): read as non-relevant, as the dataset defines labels (1 relevant, anything else not)"]
+
     def _notes(self, details: dict[str, Any]) -> list[str]:
-        notes = []
+        notes = self._label_note(details)
         lexical = [n for n in self.selected if self.specs[n][0].reranker.name in ("bm25", "lm")]
         if lexical:
             stats = {n: details["systems"][n]["options"].get("collection", "grid") for n in lexical}

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.jsonl import json_document_error, read_jsonl
 
 REPOSITORY = "https://github.com/SIGIR-2022/A-Dataset-for-Sentence-Retrieval-for-Open-Ended-Dialogues"
 DialogueType = Literal["ungrounded", "grounded"]
@@ -47,6 +47,9 @@ class Candidate(BaseModel):
     body: str
     score: float | None = None
     label: int
+    """1 relevant, 0 not: the dataset's definition ("label - 1 if relevant; otherwise non-relevant")."""
+    other_label: str | None = Field(None, exclude=True)
+    """The label as written when it was neither 0 nor 1 (read as non-relevant, and counted in the summary)."""
 
     @field_validator("title", mode="before")
     @classmethod
@@ -55,15 +58,25 @@ class Candidate(BaseModel):
 
     @field_validator("label", mode="before")
     @classmethod
-    def _label(cls, value: Any) -> int:
-        """0/1 as a number, a boolean or a string: anything else is an error, never a guess."""
-        if isinstance(value, bool):
-            return int(value)
-        if isinstance(value, (int, float)) and value in (0, 1):
-            return int(value)
-        if isinstance(value, str) and value.strip() in ("0", "1"):
-            return int(value.strip())
-        raise ValueError(f"must be 0 or 1, got {value!r}")
+    def _a_label(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        got = "null" if value is None else type(value).__name__
+        raise ValueError(f"must be a number or text (1 relevant, anything else not), got {got}")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _label(cls, data: Any) -> Any:
+        """The dataset's README: `label - 1 if relevant; otherwise non-relevant`. 1 (a number, true, or text "1")
+        is relevant; any other number or text (0, 2, -1, "yes") is not, and one that is not 0/false/"0" is kept in
+        `other_label` to be counted. A label that is not a number or text (null, a list) is an error."""
+        if not isinstance(data, dict) or not isinstance(data.get("label"), (bool, int, float, str)):
+            return data  # `_a_label` says what is wrong, naming the field
+        value = data["label"]
+        text = value.strip() if isinstance(value, str) else value
+        relevant = text is True or (not isinstance(text, bool) and text in (1, "1"))
+        binary = relevant or text is False or (not isinstance(text, bool) and text in (0, "0"))
+        return {**data, "label": int(relevant), "other_label": None if binary else repr(value)}
 
 
 class Dialogue(BaseModel):
@@ -92,6 +105,11 @@ class Dialogue(BaseModel):
     @property
     def n_relevant(self) -> int:
         return sum(self.labels)
+
+    @property
+    def other_labels(self) -> list[str]:
+        """Labels written as neither 0 nor 1 (read as non-relevant), as written."""
+        return [c.other_label for c in self.candidates if c.other_label is not None]
 
 
 class Split(BaseModel):
@@ -129,8 +147,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, Any]]:
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path),
-                             line=exc.lineno) from None
+            raise json_document_error(exc, file=str(path)) from None
         yield line, value
         while pos < len(text) and text[pos] in " \t\r\n":
             pos += 1
