@@ -53,6 +53,9 @@ class Task(BaseModel):
     answerability: Answerability | None = None
     question_types: list[str] = Field(default_factory=list)
     multi_turn: str | None = None
+    """The first `Multi-Turn` label (Follow-up, Clarification); `multi_turns` has them all."""
+    multi_turns: list[str] = Field(default_factory=list)
+    """Every `Multi-Turn` label: MTRAG-UN writes a list, which may hold several."""
     enrichments: dict[str, Any] = Field(default_factory=dict)
     """Every other field of the source record (kept verbatim, e.g. `Standalone Type`)."""
     raw: dict[str, Any] = Field(default_factory=dict, exclude=True, repr=False)
@@ -128,13 +131,14 @@ def normalize_task_id(task_id: str) -> str:
 
 
 def domain_of(collection: str | None) -> str | None:
-    """`mt-rag-clapnq-elser-512-100-20240503` -> `clapnq`; other collection names are their own domain."""
+    """`mt-rag-clapnq-elser-512-100-20240503` -> `clapnq`; MTRAG-UN's bare names are domains, `ibmcloud` being
+    MTRAG's `cloud`; other collection names are their own domain."""
     if not collection:
         return None
     parts = collection.split("-")
     if len(parts) >= 3 and parts[0] == "mt" and parts[1] == "rag":
         return _DOMAIN_ALIASES.get(parts[2], parts[2])
-    return collection
+    return _DOMAIN_ALIASES.get(collection, collection)
 
 
 _DOMAIN_ALIASES = {"ibmcloud": "cloud"}

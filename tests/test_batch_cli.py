@@ -129,7 +129,7 @@ def test_rl_f_statements_then_verdicts_are_two_batches(tmp_path, monkeypatch, ca
         assert server.chat_count() == 0
     assert code == 0, err
     assert [b["request_counts"]["total"] for b in batches] == [3, 3]  # statements, then NLI verdicts
-    assert json.loads(out)["metrics"]["RL_F"]["mean"] == pytest.approx(0.5)  # "in Paris" yes, "blue" no
+    assert json.loads(out)["metrics"]["RL_F"]["value"] == pytest.approx(0.5)  # "in Paris" yes, "blue" no
 
 
 def test_an_unparsable_batch_answer_is_an_error_and_is_asked_again_by_a_rerun(tmp_path, monkeypatch,

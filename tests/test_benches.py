@@ -76,9 +76,10 @@ def test_benches_show_mtrag_documents_every_option(monkeypatch, capsys) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["-T", "domian=clapnq"], "error: unknown option -T domian for bench mtrag-retrieval (valid: data, domain, "),
-    (["-T", "domain=clapnq", "-T", "k=ten"], "error: -T k: expected a whole number, got 'ten'"),
+    (["-T", "domain=clapnq", "-T", "k=ten"], "error: -T k: expected a whole number >= 1, got 'ten'"),
+    (["-T", "domain=clapnq", "-T", "k=-3"], "error: -T k must be a whole number >= 1, got -3"),
     (["-T", "domain=clapnq", "-T", "queries=lastturn,typo"],
-     "error: -T queries: expected comma-separated values (one of: lastturn, rewrite, questions)"),
+     "error: -T queries: each value must be one of: lastturn, rewrite, questions, got 'typo'"),
     ([], "error: bench mtrag-retrieval needs -T domain=VALUE (clapnq, cloud, fiqa or govt"),
     (["-T", "domain"], "error: -T 'domain': expected KEY=VALUE"),
     (["-T", "domain=clapnq", "--gen", "x"], "error: --gen is not used by bench mtrag-retrieval"),
@@ -105,16 +106,44 @@ def test_task_options_fill_the_same_fields_as_flags(tmp_path: Path, monkeypatch,
 # -- outputs identical before and after the port ----------------------------------------------------------
 
 def test_cxm_example_scores_and_runs_are_those_of_before_the_port(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The golden files hold the task reports written before the result contract; each summary (one per task,
+    the intent taxonomies in its `taxonomy` breakdown) is converted back to them: every value is the same."""
+
+    def reports(summary: dict) -> list[dict]:
+        def table(t: dict) -> dict:
+            return {key: t[key] for key in ("title", "columns", "rows", "notes")}
+
+        reference = [table(r) for r in summary["reference"]]
+        by_taxonomy = summary["breakdowns"].get("taxonomy")
+        if by_taxonomy is None:
+            return [{"task": summary["title"].removeprefix("CXMArena "), "tables": [table(t) for t in summary["tables"]],
+                     "metrics": {name: m["value"] for name, m in summary["metrics"].items()},
+                     "notes": summary["notes"], "problems": summary["n_errors"], "reference": reference}]
+        prefixes = [f"{name}: " for name in by_taxonomy["groups"]]
+        out = []
+        for name, group in by_taxonomy["groups"].items():
+            mine = f"{name}: "
+            metrics = {metric: stat["value"] for metric, stat in group["metrics"].items()}
+            out.append({"task": f"intent prediction ({name}, {summary['details']['taxonomies'][name]['intents']} "
+                                "intents)", "metrics": metrics,
+                        "tables": [{**table(t), "title": t["title"].removeprefix(mine)} for t in summary["tables"]
+                                   if t["title"].startswith(mine)],
+                        "notes": [n.removeprefix(mine) for n in summary["notes"] if n.startswith(mine)]
+                        + [n for n in summary["notes"] if not n.startswith(tuple(prefixes))],
+                        "problems": metrics["errors"] + metrics["missing"] + metrics["verification errors"],
+                        "reference": reference})
+        return out
+
     code, out, err = run_cli(["cxm", "score", "--data", str(CXM), "--format", "json"], monkeypatch, capsys)
     assert code == 0, err
-    assert json.loads(out) == json.loads((GOLDEN / "cxm_score.json").read_text())
+    assert [r for s in json.loads(out) for r in reports(s)] == json.loads((GOLDEN / "cxm_score.json").read_text())
     for task, name in (("article-search", "article_search"), ("kb-refinement", "kb_refinement")):
         out_dir = tmp_path / task
         code, out, err = run_cli(["cxm", "run", "--task", task, "--data", str(CXM), *(
-            ["--model", "bm25"] if name == "article_search" else []), "--out", str(out_dir), "--format", "json"],
+            ["--pipeline", "bm25"] if name == "article_search" else []), "--out", str(out_dir), "--format", "json"],
             monkeypatch, capsys)
         assert code == 0, err
-        assert json.loads(out)["reports"] == json.loads((GOLDEN / f"cxm_{name}_run.json").read_text())
+        assert reports(json.loads(out)) == json.loads((GOLDEN / f"cxm_{name}_run.json").read_text())
         rows = [json.loads(x) for x in (out_dir / "results.jsonl").read_text().splitlines()]
         assert rows == [json.loads(x) for x in (GOLDEN / f"cxm_{name}_predictions.jsonl").read_text().splitlines()]
 
@@ -133,7 +162,15 @@ def test_mtrag_retrieval_equals_retrieve_then_retrieval_eval(tmp_path: Path, mon
     assert "MTRAG retrieval, clapnq (ours)" in out and "Paper, Table 15: ELSER on clapnq" in out
     assert "…" not in out  # no number cut at 80 columns
     summary = json.loads((tmp_path / "bench" / "summary.json").read_text())
-    for kind in ("lastturn", "rewrite"):
+    by_queries = summary["details"]["by_queries"]  # each query file's retrieval-eval summary
+    assert summary["details"]["primary"] == "rewrite" and list(by_queries) == ["lastturn", "rewrite"]
+    assert summary["metrics"] == by_queries["rewrite"]["metrics"]  # the primary query file is the top level
+    queries = summary["breakdowns"]["queries"]["groups"]
+    assert list(queries) == ["Last Turn", "Query Rewrite"]
+    assert list(summary["breakdowns"]["turn"]["groups"]) == [f"{kind}, {turn}" for kind in queries
+                                                             for turn in ("first", "later")]
+    shown = ("R@5", "R@10", "nDCG@5", "nDCG@10")
+    for kind, name in (("lastturn", "Last Turn"), ("rewrite", "Query Rewrite")):
         run = tmp_path / f"{kind}.jsonl"
         code, _, err = run_cli(["retrieve", "--queries", str(data / "clapnq" / f"{kind}.jsonl"), "--pipeline", "bm25",
                                 "--corpus", str(corpus), "--out", str(run), *index], monkeypatch, capsys)
@@ -143,10 +180,10 @@ def test_mtrag_retrieval_equals_retrieve_then_retrieval_eval(tmp_path: Path, mon
                                       "--format", "json"], monkeypatch, capsys)
             assert code == 0, err
             expected = json.loads(out)["metrics"]
-            mine = summary["by_queries"][kind]["metrics"]
-            assert all(mine[m] == expected[m] for m in ("recall@5", "recall@10", "ndcg@5", "ndcg@10"))
-    assert summary["by_queries"]["rewrite"]["metrics"]["recall@5"] > summary["by_queries"]["lastturn"]["metrics"][
-        "recall@5"]
+            mine = by_queries[kind]["metrics"]
+            assert all(mine[m]["value"] == expected[m]["value"] and mine[m]["n"] == expected[m]["n"] for m in shown)
+            assert all(queries[name]["metrics"][m]["value"] == expected[m]["value"] for m in shown)
+    assert by_queries["rewrite"]["metrics"]["R@5"]["value"] > by_queries["lastturn"]["metrics"]["R@5"]["value"]
 
 
 # -- the engine: resume after kill and Ctrl-C, one run per folder ----------------------------------------

@@ -11,7 +11,7 @@ import pytest
 
 from ragjudge.bench.cdr import paper
 from ragjudge.bench.cdr.data import CATEGORIES, load
-from ragjudge.bench.cdr.metrics import METRICS, by_category, means, score_queries, weighted_mean
+from ragjudge.bench.cdr.metrics import METRICS, RANX, by_category, means, paper_name, score_queries, weighted_mean
 from ragjudge.bench.cdr.ranking import first_depth, max_passage, search_conversations
 from ragjudge.models import Passage
 
@@ -42,10 +42,10 @@ def test_max_passage_keeps_each_conversation_once_at_its_best_unit_and_ties_in_r
 # first (the retriever's order is kept): relevant at ranks 2 and 4. q2: relevant c5 at rank 1. q3: relevant
 # c7 c8 c9, none retrieved.
 IDCG2 = 1 + 1 / log2(3)
-Q1 = {"hit_rate": [0, 1, 1, 1], "precision": [0, 2 / 5, 2 / 10, 2 / 20], "recall": [0, 1, 1, 1],
-      "ndcg": [0] + [(1 / log2(3) + 1 / log2(5)) / IDCG2] * 3, "mrr": [0, 1 / 2, 1 / 2, 1 / 2]}
-Q2 = {"hit_rate": [1] * 4, "precision": [1, 1 / 5, 1 / 10, 1 / 20], "recall": [1] * 4, "ndcg": [1] * 4,
-      "mrr": [1] * 4}
+Q1 = {"hit": [0, 1, 1, 1], "P": [0, 2 / 5, 2 / 10, 2 / 20], "R": [0, 1, 1, 1],
+      "nDCG": [0] + [(1 / log2(3) + 1 / log2(5)) / IDCG2] * 3, "MRR": [0, 1 / 2, 1 / 2, 1 / 2]}
+Q2 = {"hit": [1] * 4, "P": [1, 1 / 5, 1 / 10, 1 / 20], "R": [1] * 4, "nDCG": [1] * 4,
+      "MRR": [1] * 4}
 EXPECTED = {f"{family}@{k}": (Q1[family][i] + Q2[family][i] + 0) / 3
             for family in Q1 for i, k in enumerate((1, 5, 10, 20))}
 
@@ -63,14 +63,15 @@ def test_hand_computed_metrics_with_a_repeated_relevant_id_and_a_tie(tmp_path: P
                 "q2": [r.as_dict() for r in max_passage([hit("c5#0", 1.0), hit("c6#0", 0.2)], UNIT_OF)],
                 "q3": [{"id": "c1", "score": 0.3, "unit": "c1#0"}]}
     per_query = score_queries(data.queries, rankings)
-    assert per_query["q1"]["precision@1"] == 0.0  # the tie went to c2, as the retriever ranked it
-    assert per_query["q1"]["recall@5"] == 1.0  # 2 of 2 unique relevant, not 2 of 3 listed
+    assert per_query["q1"]["P@1"] == 0.0  # the tie went to c2, as the retriever ranked it
+    assert per_query["q1"]["R@5"] == 1.0  # 2 of 2 unique relevant, not 2 of 3 listed
+    assert set(per_query["q1"]) == set(METRICS)  # ragjudge's retrieval vocabulary, not ranx's names
     overall = means(list(per_query.values()))
     assert set(overall) == set(METRICS)
     for metric, value in EXPECTED.items():
         assert overall[metric] == pytest.approx(value, abs=1e-6), metric
     # a query the rankings lack scores zero
-    assert score_queries(data.queries, {"q2": rankings["q2"]})["q1"]["hit_rate@20"] == 0.0
+    assert score_queries(data.queries, {"q2": rankings["q2"]})["q1"]["hit@20"] == 0.0
 
 
 def test_at_one_invariant_and_query_weighted_category_mean() -> None:
@@ -80,7 +81,7 @@ def test_at_one_invariant_and_query_weighted_category_mean() -> None:
         "c": {m: 0.0 for m in METRICS},
     }
     for scores in per_query.values():
-        assert scores["hit_rate@1"] == scores["precision@1"] == scores["ndcg@1"] == scores["mrr@1"]
+        assert scores["hit@1"] == scores["P@1"] == scores["nDCG@1"] == scores["MRR@1"]
     groups = by_category(per_query, {"a": "Emotion & Feedback", "b": "Emotion & Feedback", "c": None})
     assert list(groups) == ["Emotion & Feedback", "unknown"] and groups["Emotion & Feedback"]["n"] == 2
     overall = means(list(per_query.values()))
@@ -114,8 +115,10 @@ def test_paper_tables_are_transcribed_consistently() -> None:
     for offset, (setting, name) in enumerate((("turn", "TABLE_9"), ("window", "TABLE_10"),
                                               ("session", "TABLE_11"))):
         columns, rows = paper.table(name)
-        assert columns == [m.replace("hit_rate", "ACC").replace("precision", "P").replace("recall", "R")
-                           .replace("ndcg", "NDCG").replace("mrr", "MRR") for m in METRICS]
+        assert columns == [paper_name(m) for m in METRICS]
+        assert [paper_name(m) for m in METRICS] == [m.replace("hit_rate", "ACC").replace("precision", "P")
+                                                    .replace("recall", "R").replace("ndcg", "NDCG").replace("mrr", "MRR")
+                                                    for m in RANX]
         assert list(rows) == list(t3)
         for model, values in rows.items():
             got = dict(zip(columns, values, strict=True))

@@ -165,7 +165,8 @@ def test_export_model_ids_and_errors(runs: dict[str, Path], tmp_path: Path, caps
     code, err = export(str(runs["a"]), str(runs["a"].parent), "--out", str(out))
     assert code == 2 and "model id 'a' is used for both" in err
     code, err = export(str(runs["a"]), "--to", "ragas", "--out", str(out))
-    assert code == 2 and err == "error: --to must be one of inspectorraget, got 'ragas'\n"
+    assert code == 2 and err == ("error: --to must be one of inspectorraget, mtrageval-a, mtrageval-b, mtrageval-c, "
+                                 "got 'ragas'\n")
     code, err = export(str(FIXTURES / "human_eval.json"), "--out", str(out))
     assert code == 2 and "human_eval.json:1: invalid JSON" in err
     code, err = export(str(FIXTURES / "predictions_model_a.jsonl"), "--out", str(out))

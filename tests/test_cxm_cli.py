@@ -5,6 +5,7 @@ for bad input."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import conftest
@@ -21,9 +22,17 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture, *arg
 
 
 def by_task(stdout: str) -> dict[str, dict]:
-    """Reports by task name: `cxm score` prints a list of reports, a run prints its summary (with `reports`)."""
+    """Summaries by task (their title without "CXMArena "): `cxm score` prints a list of summaries (the result
+    contract), a run its one summary."""
     data = json.loads(stdout)
-    return {r["task"]: r for r in (data["reports"] if isinstance(data, dict) else data)}
+    return {s["title"].removeprefix("CXMArena "): s for s in (data if isinstance(data, list) else [data])}
+
+
+def values(summary: dict, taxonomy: str | None = None) -> dict:
+    """A summary's metric values by name; with `taxonomy`, that taxonomy's own (the intent breakdown)."""
+    if taxonomy is not None:
+        return {k: v["value"] for k, v in summary["breakdowns"]["taxonomy"]["groups"][taxonomy]["metrics"].items()}
+    return {k: v["value"] for k, v in summary["metrics"].items()}
 
 
 def test_example_scores_offline_with_every_metric(monkeypatch, capsys) -> None:
@@ -31,36 +40,69 @@ def test_example_scores_offline_with_every_metric(monkeypatch, capsys) -> None:
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--data", str(EXAMPLE), "--format", "json")
     assert code == 0
     reports = by_task(out)
-    flat = reports["intent prediction (flat, 5 intents)"]["metrics"]
+    assert len(json.loads(out)) == 7  # one summary per task, the two intent taxonomies in one
+    intent = reports["intent prediction (flat, 5 intents; two_level, 6 intents)"]
+    flat = values(intent, "flat")
     assert flat["accuracy (exact match)"] == 0.5 and flat["accuracy (LLM-verified)"] == pytest.approx(4 / 6)
     assert flat["macro-F1"] == pytest.approx(8 / 15)
-    two = reports["intent prediction (two_level, 6 intents)"]["metrics"]
+    two = values(intent, "two_level")
     assert two["accuracy (exact match)"] == pytest.approx(4 / 6) and two["level-1 accuracy"] == 1.0
     assert two["accuracy (LLM-verified)"] is None  # no verdicts recorded for this taxonomy
-    quality = reports["agent quality adherence"]["metrics"]
+    pooled = values(intent)  # both taxonomies: 3 + 4 right of 12; the verdicts are flat's 6; level 1 two_level's
+    assert pooled["accuracy (exact match)"] == pytest.approx(7 / 12) and pooled["cases"] == 12
+    assert pooled["accuracy (LLM-verified)"] == pytest.approx(4 / 6) and pooled["level-1 accuracy"] == 1.0
+    assert intent["metrics"]["level-1 accuracy"]["n"] == 6 and intent["metrics"]["accuracy (LLM-verified)"]["n"] == 6
+    quality = values(reports["agent quality adherence"])
     assert quality["question accuracy"] == pytest.approx(6 / 9)
     assert quality["case accuracy (all questions right)"] == pytest.approx(1 / 3)
     assert quality["question F1 (true)"] == pytest.approx(5 / 6)
     assert quality["evidence precision"] == pytest.approx(4 / 6) and quality["evidence recall"] == pytest.approx(4 / 6)
-    tools = reports["tool calls"]["metrics"]
+    tools = values(reports["tool calls"])
     assert [tools[f"tool-selection accuracy @{n} tools"] for n in (4, 8, 16)] == [1.0, 0.75, 0.5]
     assert tools["tool-selection accuracy"] == 0.75 and tools["argument match"] == pytest.approx(8 / 12)
     assert tools["argument values right"] == pytest.approx(10 / 15) and tools["no tool called"] == pytest.approx(1 / 12)
-    classes = reports["multi-turn answer classification"]["metrics"]
+    classes = values(reports["multi-turn answer classification"])
     assert [classes[f"{c} share"] for c in ("Correct", "Incorrect", "Hallucination", "Refusal")] == [0.5, 0, 0.25, 0.25]
     assert classes["judge agreement with gold labels"] == 0.75
     assert classes["retrieval recall of gold articles"] == 0.75  # r3 retrieved KB_6 instead of KB_5
     kb = reports["KB refinement"]
-    assert kb["metrics"]["similar precision"] == 0.5 and kb["metrics"]["similar recall"] == 1.0
-    assert kb["metrics"]["contradictory precision"] == 1.0 and kb["metrics"]["contradictory recall"] == 0.5
+    m = values(kb)
+    assert m["similar precision"] == 0.5 and m["similar recall"] == 1.0
+    assert m["contradictory precision"] == 1.0 and m["contradictory recall"] == 0.5
     sweeps = [t for t in kb["tables"] if "by threshold (analysis" in t["title"]]
     assert len(sweeps) == 1 and all(len(t["rows"]) == len(DEFAULT_THRESHOLDS) for t in sweeps)  # similar pairs only
     for table in sweeps:  # a higher threshold never predicts more pairs; eight distinct articles never reach 0.95
         predicted = [row[1] for row in table["rows"]]
         assert predicted == sorted(predicted, reverse=True) and predicted[-1] == 0
-    search = reports["article search"]["metrics"]
+    search = values(reports["article search"])
     assert search["P@1"] == 0.6 and search["R@1"] == 0.5 and search["R@3"] == 0.8
     assert search["P@3"] == pytest.approx(1 / 3) and search["MRR"] == pytest.approx(0.7)
+
+
+def test_every_metric_says_its_kind_direction_and_the_papers_tables_their_units(monkeypatch, capsys) -> None:
+    """Counts are counts (never a score on a 0-1 axis), shares of a behaviour are rates with the paper's
+    direction, thresholds are numbers; the paper's tables say their source, unit and when they compare."""
+    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--data", str(EXAMPLE), "--format", "json")
+    assert code == 0, err
+    summaries = by_task(out)
+    kinds = {name: (m["kind"], m["higher_is_better"]) for s in summaries.values() for name, m in s["metrics"].items()}
+    for name in ("cases", "scored", "errors", "missing", "questions answered", "unparsable answers", "queries",
+                 "ranked", "turns", "classified", "predictions", "articles truncated by the encoder"):
+        assert kinds[name][0] == "count", name
+    assert kinds["errors"] == ("count", False) and kinds["missing"] == ("count", False)
+    assert kinds["Hallucination share"] == ("rate", False) and kinds["Correct share"] == ("rate", True)
+    assert kinds["Refusal share"] == ("rate", None) and kinds["no tool called"] == ("rate", False)
+    assert kinds["oracle threshold (picked on all gold pairs: upper bound)"] == ("number", None)
+    assert kinds["accuracy (exact match)"] == ("score", True) and kinds["hit@10"] == ("score", True)
+    for summary in summaries.values():
+        assert summary["schema"] == "ragjudge.summary/1" and summary["n_errors"] == 0 and summary["headline"]
+        [ref] = summary["reference"]
+        assert ref["source"].startswith("CXMArena (Garg et al., 2025), Table ") and ref["comparable"]
+        assert ref["unit"] == ("percent" if ref["source"][-1] in "4579" else "fraction"), ref["source"]
+        counts = [name for name, m in summary["metrics"].items() if m["kind"] == "count"]
+        first_count = list(summary["metrics"]).index(counts[0]) if counts else len(summary["metrics"])
+        assert all(m["kind"] in ("count", "number") for m in list(summary["metrics"].values())[first_count:])
+    assert summaries["article search"]["headline"]["text"] == "hit@10 0.800 over 5 queries; MRR 0.700 over 5 queries"
 
 
 def test_bad_predictions_are_one_line_errors(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -84,17 +126,44 @@ def test_partial_predictions_exit_1(monkeypatch, capsys, tmp_path: Path) -> None
     part = tmp_path / "p.jsonl"
     part.write_text('{"query_id": "s1", "ranking": ["KB_1"]}\n')
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "search", "--data", str(EXAMPLE),
-                           "--predictions", str(part), "--k", "1", "--format", "json")
+                           "--predictions", str(part), "--ks", "1", "--format", "json")
     assert code == 1
-    [report] = json.loads(out)
-    assert report["metrics"]["missing"] == 4 and report["metrics"]["P@1"] == 1.0
+    [summary] = json.loads(out)
+    assert values(summary)["missing"] == 4 and values(summary)["P@1"] == 1.0
+    assert summary["n_errors"] == 4 and summary["metrics"]["P@1"]["n"] == 1
+
+
+def test_ks_is_the_option_everywhere_and_k_still_works_with_a_note(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`cxm score --ks` is `-T ks`; the old `--k` gives the same figures for a release, saying it is deprecated."""
+    args = ["cxm", "score", "--task", "multiturn-retrieval", "--data", str(EXAMPLE), "--format", "json"]
+    code, new, err = run_cli(monkeypatch, capsys, *args, "--ks", "1,3")
+    assert code == 0 and "deprecated" not in err
+    code, old, err = run_cli(monkeypatch, capsys, *args, "--k", "1,3")
+    assert code == 0 and "--k is deprecated: use --ks" in err
+    [old_summary], [new_summary] = json.loads(old), json.loads(new)
+    assert old_summary.pop("run")["options"]["ks"] == new_summary.pop("run")["options"]["ks"] == [1, 3]
+    assert old_summary == new_summary
+    m = values(new_summary)  # examples/cxm/README.md, by hand
+    assert m["R@1"] == 0.5 and m["R@3"] == 0.75 and m["MRR"] == 0.625 and "R@10" not in m
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-multiturn-retrieval", "--data",
+                             str(EXAMPLE), "-T", f"predictions={EXAMPLE / 'predictions' / 'multiturn-retrieval.jsonl'}",
+                             "-T", "ks=1,3", "--out", str(tmp_path / "run"), "--format", "json")
+    assert code == 0, err
+    assert values(json.loads(out)) == m
+    for flags, message in ((["--ks", "1", "--k", "1"], "error: --k and --ks are the same option: give --ks only"),
+                           (["--ks", "0,3"], "error: --ks: each value must be a whole number >= 1, got '0'")):
+        code, out, err = run_cli(monkeypatch, capsys, *args, *flags)
+        assert code == 2 and out == "" and err.strip() == message
+    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(EXAMPLE),
+                             "--ks", "3")
+    assert code == 2 and out == "" and err.strip() == "error: --ks is not used by --task intent"
 
 
 def test_eval_dispatch_article_search_with_the_bm25_pipeline(monkeypatch, capsys, tmp_path: Path) -> None:
     code, out, _ = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-article-search", "--pipeline", "bm25",
                            "--data", str(EXAMPLE), "--out", str(tmp_path / "run"), "--format", "json")
     assert code == 0
-    m = by_task(out)["article search"]["metrics"]
+    m = values(by_task(out)["article search"])
     # bm25 ranks: s1 KB_1 | s2 KB_3 KB_4 | s3 KB_6 KB_3 KB_5 | s4 KB_7 | s5 KB_8 (hits at ranks 1,1,3,1,1)
     assert m["P@1"] == 0.8 and m["R@1"] == pytest.approx(3.5 / 5) and m["R@3"] == 1.0
     assert m["MRR"] == pytest.approx((4 + 1 / 3) / 5)
@@ -104,7 +173,7 @@ def test_eval_dispatch_article_search_with_the_bm25_pipeline(monkeypatch, capsys
     # the run's predictions score to the same numbers offline
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "article-search", "--data", str(EXAMPLE),
                            "--predictions", str(tmp_path / "run" / "results.jsonl"), "--format", "json")
-    assert by_task(out)["article search"]["metrics"] == m
+    assert values(by_task(out)["article search"]) == m
 
 
 def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold(monkeypatch, capsys,
@@ -120,7 +189,7 @@ def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold
     code, out, _ = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-kb-refinement", "--data", str(EXAMPLE),
                            "-T", "threshold=0.5", "-T", "k=2", "--out", str(tmp_path / "kb"), "--format", "json")
     assert code == 0
-    [report] = json.loads(out)["reports"]
+    report = json.loads(out)
     rows = [json.loads(x) for x in (tmp_path / "kb" / "results.jsonl").read_text().splitlines()]
     assert {r["kind"] for r in rows} == {"similar"} and all(r["threshold"] == 0.5 for r in rows)
     articles = loaders.load_articles(EXAMPLE, "kb-refinement")
@@ -134,8 +203,8 @@ def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold
     assert {frozenset(r["pair"]) for r in rows} == expected
     gold = loaders.load_pairs(EXAMPLE)["similar"]
     tp = len(expected & gold)
-    assert report["metrics"]["similar precision"] == pytest.approx(tp / len(expected))
-    assert report["metrics"]["similar recall"] == pytest.approx(tp / len(gold))
+    assert report["metrics"]["similar precision"]["value"] == pytest.approx(tp / len(expected))
+    assert report["metrics"]["similar recall"]["value"] == pytest.approx(tp / len(gold))
     assert "contradictory F1" not in report["metrics"]
     assert "oracle similar F1 (upper bound, not a result)" in report["metrics"]
     assert any("contradictory pairs are not predicted" in n for n in report["notes"])
@@ -164,12 +233,48 @@ def test_cxm_run_takes_a_models_file(monkeypatch, capsys, tmp_path: Path) -> Non
     litellm_params: {{model: openai/qa-local, api_base: "{server.base_url}", api_key: os.environ/LOCAL_KEY}}
 """)
         code, out, err = run_cli(monkeypatch, capsys, "cxm", "run", "--task", "quality", "--data", str(EXAMPLE),
-                                 "--model", "qa", "--models", str(models), "--rpm", "600",
+                                 "--gen", "qa", "--models", str(models), "--rpm", "600",
                                  "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
                                  "--format", "json")
         assert {r.model for r in server.requests} == {"qa-local"} and server.chat_count() == 3
     assert code == 0, err
-    assert by_task(out)["agent quality adherence"]["metrics"]["question accuracy"] == 1.0
+    assert values(by_task(out)["agent quality adherence"])["question accuracy"] == 1.0
+
+
+def test_cxm_run_speaks_evals_flags_and_reads_the_old_ones_with_a_note(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`cxm run --gen / --pipeline / --judge-models` as `ragjudge eval`; --model, --retriever and --judge-model are
+    read for a release (same figures, a note on stderr); a flag the task does not use is an error naming the flag
+    to type, and nothing is written."""
+    base = ["cxm", "run", "--task", "article-search", "--data", str(EXAMPLE), "--format", "json"]
+    code, new, err = run_cli(monkeypatch, capsys, *base, "--pipeline", "bm25", "--out", str(tmp_path / "new"))
+    assert code == 0 and "deprecated" not in err
+    for old, note in ((["--model", "bm25"], "--model is deprecated: use --pipeline"),
+                      (["--retriever", "bm25"], "--retriever is deprecated: use --pipeline")):
+        code, out, err = run_cli(monkeypatch, capsys, *base, *old, "--out", str(tmp_path / old[0].strip("-")))
+        assert code == 0 and note in err
+        assert values(json.loads(out)) == values(json.loads(new)) and values(json.loads(new))["MRR"] > 0
+    quality = ["cxm", "run", "--task", "quality", "--data", str(EXAMPLE), "--out", str(tmp_path / "never")]
+    intent = ["cxm", "run", "--task", "intent", "--data", str(EXAMPLE), "--out", str(tmp_path / "never")]
+    for args, message in (
+        ([*base, "--model", "bm25", "--retriever", "dense"],
+         "error: --model and --retriever both name the pipeline of --task article-search: give --pipeline only"),
+        ([*base, "--pipeline", "bm25", "--gen", "openai/m"], "error: --gen is not used by --task article-search"),
+        ([*quality, "--gen", "openai/m", "--pipeline", "dense"], "error: --pipeline is not used by --task quality"),
+        ([*quality, "--gen", "openai/m", "--judge-model", "openai/j"],
+         "error: --judge-models is not used by --task quality"),
+        ([*quality, "--model", "openai/m", "--gen", "openai/m"], "error: --model and --gen are the same option: "
+                                                                 "give --gen only"),
+        ([*intent, "--gen", "openai/m", "--judge-models", "openai/a,openai/b"],
+         "error: bench cxm-intent takes one judge model, got 2: openai/a, openai/b"),
+        (["cxm", "run", "--task", "answer-classification", "--data", str(EXAMPLE), "--judge-models", "openai/j",
+          "--top-k", "-3"], "error: --top-k must be a whole number >= 1, got -3"),
+        ([*base, "--chunk", "-5"], "error: --chunk: must be a whole number of characters >= 0 (0: whole articles) "
+                                   "or 'pipeline' (the pipeline's own chunking), got '-5'"),
+    ):
+        code, out, err = run_cli(monkeypatch, capsys, *args)
+        assert code == 2 and out == "", args
+        assert err.strip().splitlines()[-1] == message and "Traceback" not in err
+    assert not (tmp_path / "never").exists()
 
 
 def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -183,7 +288,7 @@ def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch
         assert server.chat_count() == 3
         assert {r.model for r in server.requests} == {"qa-model"}
     assert code == 0, err
-    m = by_task(out)["agent quality adherence"]["metrics"]
+    m = values(by_task(out)["agent quality adherence"])
     assert m["question accuracy"] == 1.0 and m["case accuracy (all questions right)"] == 1.0
     assert m["evidence recall"] == 0.0  # no message ids cited
     saved = json.loads((tmp_path / "run" / "run.json").read_text())
@@ -207,7 +312,7 @@ def test_eval_bench_cxm_forced_tool_calls_through_the_cli(monkeypatch, capsys, t
         bodies = [r.body for r in server.requests]
     assert code == 0, err
     assert len(bodies) == 4 and all(b["tool_choice"] == "required" and len(b["tools"]) == 16 for b in bodies)
-    m = by_task(out)["tool calls"]["metrics"]
+    m = values(by_task(out)["tool calls"])
     assert m["tool-selection accuracy @16 tools"] == 0.25  # only t1 wants refund_charge alone
     saved = [json.loads(x) for x in (tmp_path / "run" / "results.jsonl").read_text().splitlines()]
     assert {r["mode"] for r in saved} == {"forced"}
@@ -226,6 +331,53 @@ def test_eval_bench_cxm_rejects_options_it_would_ignore(monkeypatch, capsys, ben
     code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", bench, "--data", str(EXAMPLE),
                              "--gen", "openai/m", *extra)
     assert code == 2 and out == "" and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("bench, args, message", [
+    ("cxm-kb-refinement", ["-T", "k=-3"], "error: -T k must be a whole number >= 1, got -3"),
+    ("cxm-kb-refinement", ["-T", "threshold=2"], "error: -T threshold must be a number from -1 to 1, got 2"),
+    ("cxm-kb-refinement", ["-T", "seed=-1"], "error: -T seed must be a whole number >= 0, got -1"),
+    ("cxm-kb-refinement", ["-T", "judge_k=0"], "error: -T judge_k must be a whole number >= 1, got 0"),
+    ("cxm-article-search", ["-T", "ks=0,3"], "error: -T ks: each value must be a whole number >= 1, got '0'"),
+    ("cxm-article-search", ["-T", "chunk_overlap=-1"], "error: -T chunk_overlap must be a whole number >= 0, got -1"),
+    ("cxm-multiturn-retrieval", ["-T", "chunk=big"], "error: -T chunk: must be a whole number of characters >= 0 "
+                                                     "(0: whole articles) or 'pipeline' (the pipeline's own "
+                                                     "chunking), got 'big'"),
+    ("cxm-tool-calls", ["--gen", "openai/m", "-T", "tool_counts=16,-4"],
+     "error: -T tool_counts: each value must be a whole number >= 1, got '-4'"),
+    ("cxm-answer-classification", ["--judge-models", "openai/j", "-T", "k=0"],
+     "error: -T k must be a whole number >= 1, got 0"),
+])
+def test_option_values_out_of_range_say_the_range(monkeypatch, capsys, tmp_path: Path, bench, args, message) -> None:
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", bench, "--data", str(EXAMPLE), *args,
+                             "--out", str(tmp_path / "run"))
+    assert code == 2 and out == "" and err.strip() == message
+    assert not (tmp_path / "run").exists()
+
+
+def test_every_numeric_option_declares_its_range() -> None:
+    """The generic -T message states a range only if the option declares it (pydantic ge/le): every number a CXM
+    option takes, alone or in a list, refuses a value far below its range with a range error, not a type error."""
+    from pydantic import ValidationError
+
+    from ragjudge.bench.cxm.benches import BY_TASK
+    from ragjudge.bench.options import describe_option
+
+    checked = []
+    for cls in BY_TASK.values():
+        for key, info in cls.Options.model_fields.items():
+            shown = describe_option(info)
+            if "number" not in shown and key != "chunk":  # chunk: characters or 'pipeline', its own message
+                continue
+            value = [-10**6] if shown.startswith("comma-separated") else -10**6
+            with pytest.raises(ValidationError) as caught:
+                cls.Options.model_validate({"data": str(EXAMPLE), key: value})
+            assert caught.value.errors()[0]["type"] in ("greater_than_equal", "value_error"), (cls.name, key)
+            checked.append(f"{cls.name} {key}")
+    assert {"cxm-kb-refinement threshold", "cxm-kb-refinement seed", "cxm-kb-refinement judge_k",
+            "cxm-tool-calls tool_counts", "cxm-article-search ks", "cxm-multiturn-retrieval chunk",
+            "cxm-answer-classification k", "cxm-answer-classification chunk_overlap"} <= set(checked)
+    assert describe_option(BY_TASK["kb-refinement"].Options.model_fields["threshold"]) == "a number from -1 to 1"
 
 
 @pytest.mark.parametrize("name, line, bad, field", [
@@ -253,7 +405,7 @@ def test_a_malformed_data_line_is_one_line_error(monkeypatch, capsys, tmp_path: 
             "multi_turn.jsonl": "answer-classification", "search_queries.jsonl": "article-search",
             "kb_pairs.jsonl": "kb-refinement", "articles.jsonl": "article-search"}[name]
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(data),
-                             "--no-baseline")
+                             *(["--no-baseline"] if task == "kb-refinement" else []))
     assert code == 2 and out == ""
     [message] = err.strip().splitlines()
     assert message.startswith(f"error: {data / name}:{line}: ")
@@ -264,9 +416,15 @@ def test_a_malformed_data_line_is_one_line_error(monkeypatch, capsys, tmp_path: 
 @pytest.mark.parametrize("task, row, field", [
     ("quality", {"case_id": "a1", "answers": "true"}, "answers"),
     ("quality", {"case_id": "a1", "answers": [{"question_id": "greet", "answer": True, "evidence": [{"id": 1}]}]},
-     "evidence"),
+     "answers[0].evidence"),
+    ("quality", {"case_id": "a1", "answers": [{"question_id": "greet", "answer": True},
+                                              {"question_id": "no-such-question", "answer": True}]},
+     "answers[1].question_id"),
+    ("quality", {"case_id": "a1", "answers": [{"question_id": "greet", "answer": "maybe"}]}, "answers[0].answer"),
     ("article-search", {"query_id": "s1", "ranking": [{"id": "KB_1"}]}, "ranking"),
     ("answer-classification", {"case_id": "r1", "label": "Correct", "retrieved_ids": [None]}, "retrieved_ids"),
+    ("answer-classification", {"case_id": "r1", "label": "Correct", "ranking": [{"id": "KB_1"}]}, "ranking"),
+    ("multiturn-retrieval", {"case_id": "r1", "ranking": "KB_1"}, "ranking"),
 ])
 def test_malformed_prediction_rows_are_one_line_errors(monkeypatch, capsys, tmp_path: Path, task, row, field) -> None:
     bad = tmp_path / "p.jsonl"
@@ -276,3 +434,191 @@ def test_malformed_prediction_rows_are_one_line_errors(monkeypatch, capsys, tmp_
     assert code == 2 and out == ""
     [message] = err.strip().splitlines()
     assert message.startswith(f"error: {bad}:1: field '{field}': ")
+
+
+def test_ranking_names_retrieved_articles_in_every_predictions_file(monkeypatch, capsys, tmp_path: Path) -> None:
+    """Answer classification reads `ranking` like search and multi-turn retrieval; its old `retrieved_ids` is still
+    read, with a deprecation note naming the file and line, to the same figures."""
+    rows = [json.loads(x) for x in (EXAMPLE / "predictions" / "answer-classification.jsonl").read_text().splitlines()]
+    assert all("ranking" in r and "retrieved_ids" not in r for r in rows)  # the documented example
+    old = tmp_path / "old.jsonl"
+    old.write_text("".join(json.dumps({("retrieved_ids" if k == "ranking" else k): v for k, v in r.items()}) + "\n"
+                           for r in rows))
+    args = ["cxm", "score", "--task", "answer-classification", "--data", str(EXAMPLE), "--format", "json"]
+    code, new_out, err = run_cli(monkeypatch, capsys, *args)
+    assert code == 0 and "deprecated" not in err
+    code, old_out, err = run_cli(monkeypatch, capsys, *args, "--predictions", str(old))
+    assert code == 0
+    assert err.strip() == (f"warning: {old}:1: 'retrieved_ids' is deprecated: use 'ranking' (the retrieved article "
+                           "ids, best first; 4 row(s))")
+    [new_summary], [old_summary] = json.loads(new_out), json.loads(old_out)
+    assert values(old_summary) == values(new_summary) and values(new_summary)["retrieval recall of gold articles"] == 0.75
+    assert old_summary["warnings"] == [err.strip()]
+
+
+def intent_answers(request: Request) -> str:
+    """The model under test answers Roaming for every flat-taxonomy conversation; the judge accepts every label."""
+    if "[Taxonomy: flat]" in request.prompt:
+        return '{"intent": "Roaming"}'
+    assert "Verdict" in request.prompt, request.prompt[:200]
+    return "Same reason, other words.\nVerdict: yes"
+
+
+def test_cxm_run_reads_the_old_model_and_judge_model_flags_with_a_note(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`--model` (for --gen) and `--judge-model` (for --judge-models) are read for a release: the same run, the
+    same figures, one deprecation note each on stderr."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with OpenAIServer(intent_answers) as server:
+        base = ["cxm", "run", "--task", "intent", "--data", str(EXAMPLE), "--taxonomy", "flat", "--api-base",
+                server.base_url, "--cache-dir", str(tmp_path / "cache"), "--format", "json"]
+        code, new, err = run_cli(monkeypatch, capsys, *base, "--gen", "openai/m", "--judge-models", "openai/j",
+                                 "--out", str(tmp_path / "new"))
+        assert code == 0 and "deprecated" not in err, err
+        assert {r.model for r in server.requests} == {"m", "j"}
+        code, old, err = run_cli(monkeypatch, capsys, *base, "--model", "openai/m", "--judge-model", "openai/j",
+                                 "--out", str(tmp_path / "old"))
+    assert code == 0, err
+    assert "warning: --model is deprecated: use --gen (same values)" in err
+    assert "warning: --judge-model is deprecated: use --judge-models (same values)" in err
+    m = values(json.loads(new))
+    assert m["accuracy (exact match)"] == pytest.approx(1 / 6) and m["accuracy (LLM-verified)"] == 1.0
+    assert values(json.loads(old)) == m
+    assert json.loads(old)["run"]["models"] == json.loads(new)["run"]["models"] == {"generator": "openai/m",
+                                                                                   "judge": "openai/j"}
+
+
+def only_intent_predictions(tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    for path in (data / "predictions").iterdir():
+        if path.name != "intent.jsonl":
+            path.unlink()
+    return data
+
+
+@pytest.mark.parametrize("args, message", [
+    # `cxm run`: the bench's own words (-T query=llm, -T protocol) become the flags typed here
+    (["run", "--task", "multiturn-retrieval", "--query", "llm"],
+     "error: --query llm needs the model that writes queries: --rewrite-model MODEL"),
+    (["run", "--task", "multiturn-retrieval", "--query", "last_turn", "--rewrite-model", "openai/w"],
+     "error: --rewrite-model is only used with --query llm, not last_turn"),
+    (["run", "--task", "multiturn-retrieval", "--query", "bogus"],
+     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
+    (["run", "--task", "answer-classification", "--judge-models", "openai/j", "--query", "bogus"],
+     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation)"),
+    (["run", "--task", "intent", "--gen", "openai/m", "--protocol", "bogus"],
+     "error: --protocol must be ragjudge or paper, got 'bogus'"),
+    (["run", "--task", "article-search", "--chunk", "50"],
+     "error: -T chunk_overlap (100) must be smaller than --chunk (50)"),
+    (["run", "--task", "article-search", "--chunk", "0", "-T", "chunk_overlap=10"],
+     "error: -T chunk_overlap applies to chunks of characters (--chunk N), not --chunk 0 (whole articles)"),
+    (["run", "--task", "article-search", "--chunk", "50", "-T", "chunk=50"],
+     "error: --chunk and -T chunk are the same option: give one"),
+    # an option typed as -T is named as -T; `eval` keeps its -T words
+    (["run", "--task", "multiturn-retrieval", "-T", "query=llm"],
+     "error: -T query=llm needs the model that writes queries: --rewrite-model MODEL"),
+    (["run", "--task", "kb-refinement", "-T", "k=0"], "error: -T k must be a whole number >= 1, got 0"),
+    (["eval", "--bench", "cxm-answer-classification", "--judge-models", "openai/j", "-T", "query=bogus"],
+     "error: -T query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation)"),
+    (["eval", "--bench", "cxm-quality", "--gen", "openai/m", "-T", "protocol=bogus"],
+     "error: -T protocol must be ragjudge or paper, got 'bogus'"),
+    # `cxm score`: its flags, and one it takes that the task does not use is an error, not ignored
+    (["score", "--task", "intent", "--protocol", "bogus"], "error: --protocol must be ragjudge or paper, got 'bogus'"),
+    (["score", "--protocol", "bogus"], "error: --protocol must be ragjudge or paper, got 'bogus'"),
+    (["score", "--task", "intent", "--embedding-model", "minilm"],
+     "error: --embedding-model is not used by --task intent"),
+    (["score", "--task", "quality", "--no-baseline"], "error: --no-baseline is not used by --task quality"),
+    (["score", "ONLY_INTENT", "--embedding-model", "minilm"],
+     "error: --embedding-model is not used by any task scored here (intent)"),
+])
+def test_cxm_errors_name_the_flags_the_command_takes(monkeypatch, capsys, tmp_path: Path, args, message) -> None:
+    """An error names the flag the user can type to this command: `cxm run --query llm` used to be told about
+    `-T query=llm`, `cxm score --protocol` about `-T protocol`, and `cxm score --task intent --embedding-model`
+    about `-T predictions ... --gen`; nothing is written."""
+    data = only_intent_predictions(tmp_path) if "ONLY_INTENT" in args else EXAMPLE
+    args = [a for a in args if a != "ONLY_INTENT"]
+    command = ["cxm", *args] if args[0] in ("run", "score") else args
+    command += ["--data", str(data)] + (["--out", str(tmp_path / "never")] if args[0] != "score" else [])
+    code, out, err = run_cli(monkeypatch, capsys, *command)
+    assert code == 2 and out == "", err
+    assert err.strip() == message
+    assert not (tmp_path / "never").exists()
+
+
+def test_cxm_run_takes_any_option_of_the_task_as_T(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`cxm run -T KEY=VALUE` as `eval`: an option without a flag of its own (here the chunk overlap) is reachable,
+    and the run is the one `eval` makes."""
+    runs = {}
+    for name, command in (("run", ["cxm", "run", "--task", "multiturn-retrieval", "--chunk", "200"]),
+                          ("eval", ["eval", "--bench", "cxm-multiturn-retrieval", "-T", "chunk=200"])):
+        code, out, err = run_cli(monkeypatch, capsys, *command, "--data", str(EXAMPLE), "--pipeline", "bm25", "-T",
+                                 "chunk_overlap=50", "--out", str(tmp_path / name), "--format", "json")
+        assert code == 0, err
+        info = json.loads((tmp_path / name / "run.json").read_text())["index"]
+        assert info["chunking"] == "chunks of 200 characters (overlap 50)"
+        runs[name] = values(json.loads(out))
+    assert runs["run"] == runs["eval"] and runs["run"]["R@10"] > 0
+
+
+def test_cxm_score_prints_each_tasks_headline_and_legend(monkeypatch, capsys) -> None:
+    """Every task's table says which way each metric is better and ends with its headline line, as every bench
+    does (only mtrag used to)."""
+    monkeypatch.setenv("COLUMNS", "400")
+    args = ["cxm", "score", "--data", str(EXAMPLE), "--no-baseline"]
+    code, out, _ = run_cli(monkeypatch, capsys, *args, "--format", "json")
+    assert code == 0
+    summaries = json.loads(out)
+    code, table, _ = run_cli(monkeypatch, capsys, *args)
+    assert code == 0
+    assert table.count("↑ higher is better, ↓ lower is better") == len(summaries) == 7
+    position = 0
+    for summary, following in zip(summaries, [*summaries[1:], None]):
+        start = table.index(summary["title"] + "\n", position)
+        end = table.index(following["title"] + "\n", start) if following else len(table)
+        assert summary["headline"]["text"] in table[start:end], summary["title"]
+        position = end
+
+
+@pytest.mark.parametrize("name, field, task", [
+    ("intent.jsonl", "conversation_id", "intent"),
+    ("taxonomy.jsonl", "taxonomy", "intent"),
+    ("quality.jsonl", "conversation_id", "quality"),
+    ("tool_calls.jsonl", "case_id", "tool-calls"),
+    ("tools.jsonl", "type", "tool-calls"),
+    ("multi_turn.jsonl", "case_id", "multiturn-retrieval"),
+    ("search_queries.jsonl", "query_id", "article-search"),
+    ("articles.jsonl", "id", "article-search"),
+])
+def test_a_wrong_typed_id_or_name_is_one_line_error(monkeypatch, capsys, tmp_path: Path, name, field, task) -> None:
+    """An id, a taxonomy name or a tool's type that is an object used to be read as its text ("{'not': ...}") and
+    scored as if nothing were wrong (exit 0): now file:line, the field, exit 2, nothing written."""
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    lines = (data / name).read_text().splitlines()
+    row = json.loads(lines[0])
+    row[field] = {"not": "a string"}
+    lines[0] = json.dumps(row)
+    (data / name).write_text("\n".join(lines) + "\n")
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", f"cxm-{task}", "--data", str(data), "-T",
+                             f"predictions={data / 'predictions' / (task + '.jsonl')}", "--out", str(tmp_path / "run"))
+    assert code == 2 and out == "", err
+    [message] = err.strip().splitlines()
+    assert message.startswith(f"error: {data / name}:1: field '{field}': ") and "{'not': 'a string'}" in message
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("change, field", [({"n_tools": -1}, "n_tools"), ({"n_tools": 4.5}, "n_tools"),
+                                           ({"n_tools": True}, "n_tools"), ({"mode": "sometimes"}, "mode"),
+                                           ({"tool_calls": "refund_charge"}, "tool_calls")])
+def test_a_tool_call_prediction_out_of_range_or_mistyped_is_one_line(monkeypatch, capsys, tmp_path: Path, change,
+                                                                     field) -> None:
+    """`n_tools: -1` (or 4.5, true) used to be scored as a size of its own, and any `mode` accepted."""
+    rows = [json.loads(x) for x in (EXAMPLE / "predictions" / "tool-calls.jsonl").read_text().splitlines()]
+    rows[1].update(change)
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "tool-calls", "--data", str(EXAMPLE),
+                             "--predictions", str(path))
+    assert code == 2 and out == ""
+    [message] = err.strip().splitlines()
+    assert message.startswith(f"error: {path}:2: field '{field}': ")

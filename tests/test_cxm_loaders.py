@@ -185,8 +185,9 @@ def test_unknown_tool_and_missing_files(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "tool_calls.jsonl", [{"case_id": "t", "conversation": "Customer: hi",
                                                  "expected": [{"name": "teleport", "arguments": {}}]}])
     catalog = loaders.load_tool_catalog(tmp_path)
-    with pytest.raises(InputError, match="'teleport' is not in the tool definitions"):
+    with pytest.raises(InputError, match="'teleport' is not in the tool definitions") as unknown:
         loaders.load_tool_cases(tmp_path, catalog)
+    assert unknown.value.field == "expected[0].name" and unknown.value.line == 1
     with pytest.raises(InputError, match="no intent taxonomy found"):
         loaders.load_intent(tmp_path)
     (tmp_path / "intent.jsonl").write_text('{"broken": \n', encoding="utf-8")
@@ -252,8 +253,11 @@ def test_json_parse_kind_in_specs() -> None:
         JudgeSpec(name="x", description="x", metric="x", kind="llm", prompt={"user": "hi"},
                   parse={"kind": "json", "json_schema": SCHEMA})
     # every built-in spec (the MTRAG ones with choice/rating parsers and the cxm ones) still loads and builds
-    registry = JudgeRegistry()
-    assert {"idk", "rb_llm", "cxm_intent_prediction", "cxm_answer_classification"} <= set(registry.names)
+    registry, cxm = JudgeRegistry(), JudgeRegistry(bench="cxm")
+    assert {"idk", "rb_llm"} <= set(registry.names)
+    assert {"cxm_intent_prediction", "cxm_answer_classification"} <= set(cxm.names)
     assert registry.spec("idk").parse.kind == "choice" and registry.spec("rb_llm").parse.kind == "rating"
-    for name in [n for n in registry.names if n.startswith("cxm_")] + ["idk", "rb_llm"]:
+    for name in cxm.names:
+        cxm.build(name)
+    for name in ("idk", "rb_llm"):
         registry.build(name)

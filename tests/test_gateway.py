@@ -3,6 +3,7 @@ for chat completions and embeddings."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -242,3 +243,27 @@ async def test_a_shared_request_that_fails_fails_for_everyone_waiting(tmp_path: 
         results = await asyncio.gather(*(gw.complete("openai/judge-a", MESSAGES) for _ in range(3)),
                                        return_exceptions=True)
         assert server.chat_count() == 1 and all(isinstance(r, LLMError) for r in results)
+
+
+async def test_an_endpoint_from_the_environment_is_called_paced_and_named(tmp_path: Path, monkeypatch) -> None:
+    """No api_base given: litellm sends to $OPENAI_BASE_URL, and the gateway paces, counts and names that server
+    (one limiter and one breaker for every model on it), not "openai"."""
+    import asyncio
+    import socket
+
+    from ragjudge.llm import ProviderUnreachable
+
+    monkeypatch.delenv("OPENAI_API_BASE", raising=False)
+    with OpenAIServer(scripted([], default="hi")) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        gw = LLMGateway(cache=None, api_key=KEY, backoff_base=0.01)
+        answers = await asyncio.gather(gw.complete("openai/a", MESSAGES), gw.complete("openai/b", MESSAGES))
+        assert [a.text for a in answers] == ["hi", "hi"] and server.chat_count() == 2
+        assert list(gw.limiters) == [server.base_url] and list(gw.breakers) == [server.base_url]
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", closed)
+    gw = LLMGateway(cache=None, api_key=KEY, backoff_base=0.01, breaker_threshold=1)
+    with pytest.raises(ProviderUnreachable, match=rf"^cannot reach {re.escape(closed)} \(model openai/a\)"):
+        await gw.complete("openai/a", MESSAGES)

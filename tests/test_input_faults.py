@@ -48,14 +48,16 @@ def test_retrieve_beir_queries_then_retrieval_eval_with_default_options(
     code, out, err = run_cli(["retrieval-eval", str(run), "--qrels", str(qrels)], monkeypatch, capsys)
     assert code == 0, err
     assert "internal error" not in err
-    assert "recall" in out and "ndcg" in out and "First vs later turns" in out
+    assert "recall at k" in out and "nDCG" in out and "First vs later turns" in out
+    assert out.rstrip().splitlines()[-1].startswith("nDCG@10 ")  # the headline line, last
 
     code, out, err = run_cli(["retrieval-eval", str(run), "--qrels", str(qrels), "--format", "json"],
                              monkeypatch, capsys)
     report = json.loads(out)
     judged = {t["task_id"] for t in tasks if t.get("contexts")}
-    assert code == 0 and report["n_queries"] == len(judged) and 0 < report["metrics"]["recall@10"] <= 1
-    assert "domain" not in report["breakdowns"]  # nothing labels a domain: the dimension is left out, not faked
+    assert code == 0 and report["details"]["n_queries"] == report["n_samples"] == len(judged)
+    assert 0 < report["metrics"]["R@10"]["value"] <= 1 and report["metrics"]["R@10"]["n"] == len(judged)
+    assert list(report["breakdowns"]) == ["turn"]  # nothing labels a domain: the dimension is left out, not faked
 
 
 # ------------------------------------------------------------------------------- bytes that are not UTF-8
@@ -292,3 +294,22 @@ def test_a_control_character_in_a_json_line_is_said_once(tmp_path: Path, monkeyp
     code, _, err = run_cli(["judge", str(bad), "--out", str(tmp_path / "out.jsonl")], monkeypatch, capsys)
     assert code == 2
     assert _one_error_line(err) == f"error: {bad}:1: invalid JSON (Invalid control character at column 15)"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"a": "b}', ":1: invalid JSON (Unterminated string starting at column 7)"),  # json's message ends in "at"
+    ('{\n  "a": 1,\n  "b": oops\n}', ":3: invalid JSON (Expecting value at column 8)"),
+    ('{\n  "a": [1,', ":2: invalid JSON: the file ends in the middle of the document (truncated?)"),
+    ("  \n", ": empty file, expected a JSON file"),
+    ("[" * 100_000, ": invalid JSON (nested too deeply)"),
+])
+def test_a_whole_json_file_is_one_error_with_its_line_and_column(text: str, message: str, tmp_path: Path) -> None:
+    """`read_json`, every bench's reader of a whole JSON document: the file, the line, the column, said once."""
+    from ragjudge.errors import InputError
+    from ragjudge.formats.jsonl import read_json
+
+    path = tmp_path / "doc.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        read_json(path, "a JSON file")
+    assert str(error.value) == f"{path}{message}"

@@ -43,11 +43,11 @@ def test_scores_all_ten_tasks_offline(judged: tuple[tuple[int, str, str], Path])
     (code, stdout, stderr), out = judged
     assert code == 0, stderr
     summary = json.loads(stdout)
-    assert summary["n_tasks"] == 10
+    assert summary["n_samples"] == 10
     assert summary["metrics"]["RB_agg"]["n"] == 10 and summary["metrics"]["RB_agg"]["errors"] == 0
     assert set(summary["breakdowns"]) >= {"answerability", "turn", "domain", "question_type", "multi_turn"}
-    assert summary["breakdowns"]["domain"]["clapnq"]["n_tasks"] == 8
-    assert "all-MiniLM-L6-v2" in summary["judges"]["rb_alg"][0]
+    assert summary["breakdowns"]["domain"]["groups"]["clapnq"]["n"] == 8
+    assert "all-MiniLM-L6-v2" in summary["details"]["judges"]["rb_alg"][0]
 
 
 def test_rouge_equals_rouge_score_and_rb_agg_is_the_harmonic_mean(judged: tuple[tuple[int, str, str], Path]) -> None:

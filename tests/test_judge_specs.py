@@ -51,7 +51,7 @@ def test_a_new_judge_is_just_a_spec_file(tmp_path: Path, monkeypatch, capsys) ->
                                   "--judge-models", "openai/j", "--api-base", server.base_url, "--out",
                                   str(tmp_path / "o.jsonl"), "--format", "json"], monkeypatch, capsys)
     assert code == 0, err
-    assert json.loads(out)["metrics"]["concise"]["mean"] == pytest.approx(0.8)
+    assert json.loads(out)["metrics"]["concise"]["value"] == pytest.approx(0.8)
     assert prompts == ["Question: Why is the sky blue?\nAnswer: Rayleigh scattering.\nRate conciseness 1-5 as \"Score: N\".\n"]
 
 
@@ -99,3 +99,21 @@ def test_rating_parser(text: str, value: float | None, error: str | None) -> Non
 def test_idk_parser_reads_the_first_word(text: str, label: str | None) -> None:
     spec: ParseSpec = JudgeRegistry().spec("idk").parse  # type: ignore[assignment]
     assert parse_output(text, spec).label == label
+
+
+@pytest.mark.parametrize("judge, bench", [("cxm_intent_match", "cxm"), ("dialsim_judge", "dialsim")])
+def test_another_benchs_judge_is_refused_before_any_work(judge: str, bench: str, tmp_path: Path, monkeypatch,
+                                                         capsys) -> None:
+    """Issue 21: `eval --bench mtrag --judges cxm_intent_match` ran all 40 samples as errors (exit 1), and the
+    unknown-judge list offered CXM and DialSim judges for mtrag."""
+    from conftest import MINI
+
+    out = tmp_path / "run"
+    code, stdout, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", judge, "--out",
+                                 str(out)], monkeypatch, capsys)
+    assert code == 2 and stdout == "" and not out.exists(), err
+    assert err == (f"error: judge {judge!r} scores bench {bench}'s items, not answers to MTRAG-shaped tasks "
+                   "(available: idk, idk_lexical, rb_alg, rb_llm, rl_f, underspecified, underspecified_lexical)\n")
+    code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", "nope", "--out",
+                            str(out)], monkeypatch, capsys)
+    assert code == 2 and "cxm" not in err and "dialsim" not in err, err

@@ -118,8 +118,8 @@ def test_unparsable_answers_are_errors_with_raw_text(judged) -> None:
     assert summary["metrics"]["RB_llm"]["errors"] == 1 and summary["metrics"]["idk_eval"]["errors"] == 1
     assert summary["metrics"]["RB_llm"]["n"] == 9 - 1  # task 8 excluded from the mean, not counted as 0
     expected_mean = 0.6  # every answered panel gave a median of 6/10
-    assert summary["metrics"]["RB_llm"]["mean"] == pytest.approx(expected_mean)
-    assert summary["metrics"]["RB_llm"]["partial_panels"] == 1  # task 7: the median of 2 of 3, counted
+    assert summary["metrics"]["RB_llm"]["value"] == pytest.approx(expected_mean)
+    assert summary["metrics"]["RB_llm"]["details"]["partial_panels"] == 1  # task 7: the median of 2 of 3, counted
 
 
 def test_idk_conditioning_table_end_to_end(judged) -> None:

@@ -201,4 +201,4 @@ def test_one_work_queue_for_every_judge(tmp_path: Path, monkeypatch, capsys) -> 
     first = kinds.index("rb_llm")
     assert kinds[:16].count("rb_llm") == 4
     assert first < 12 or server.requests[first].in_flight_at_arrival > 0, (first, kinds[:16])
-    assert json.loads(out)["metrics"]["RB_llm"]["mean"] == pytest.approx(0.7)
+    assert json.loads(out)["metrics"]["RB_llm"]["value"] == pytest.approx(0.7)

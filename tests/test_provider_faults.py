@@ -191,7 +191,7 @@ def test_a_mixed_panel_over_two_endpoints_from_a_models_file(tmp_path, monkeypat
         assert {r.model for r in local.requests} == {"llama-local"} and len(local.requests) == 6
         assert {r.model for r in provider.requests} == {"gpt-judge"} and len(provider.requests) == 6
     assert code == 0, err
-    assert json.loads(out)["metrics"]["RB_llm"]["mean"] == pytest.approx(0.6)
+    assert json.loads(out)["metrics"]["RB_llm"]["value"] == pytest.approx(0.6)
     run = json.loads((tmp_path / "out.run.json").read_text())
     assert set(run["usage"]) == {"local-judge", "openai/gpt-judge"} and run["usage"]["local-judge"]["requests"] == 6
     for file in tmp_path.iterdir():
@@ -239,13 +239,14 @@ def test_a_panel_answered_by_fewer_members_is_counted_or_refused(tmp_path, monke
         code, out, err = run_cli(base, monkeypatch, capsys)
         assert code == 0  # two of three answered every time: a score, counted as partial and said aloud
         summary = json.loads(out)
-        assert summary["metrics"]["RB_llm"]["partial_panels"] == 6 and summary["metrics"]["RB_llm"]["n"] == 6
+        assert summary["metrics"]["RB_llm"]["details"]["partial_panels"] == 6 and summary["metrics"]["RB_llm"]["n"] == 6
         assert "warning: 6 RB_llm panel score(s) came from fewer judges than asked" in err
         table = [str(tmp_path / "table.jsonl") if a == str(tmp_path / "out.jsonl") else a for a in base[:-2]]
         code, out, _ = run_cli(table, monkeypatch, capsys)  # the printed table counts them too
         row = next(line.split() for line in out.splitlines() if line.split()[:1] == ["RB_llm"])
         header = next(line.split() for line in out.splitlines() if "partial" in line.split())
-        assert code == 0 and row[header.index("partial")] == "6" and "partial: scores from a judge panel" in out
+        assert header[-1] == "partial" and row[-1] == "6"  # the last column, whatever the columns before it
+        assert code == 0 and "partial: scores from a judge panel" in out
         strict = [str(tmp_path / "strict.jsonl") if a == str(tmp_path / "out.jsonl") else a for a in base]
         code, out, _ = run_cli([*strict, "--min-panel", "3"], monkeypatch, capsys)
         summary = json.loads(out)

@@ -34,15 +34,16 @@ def test_main_table_has_a_legend_and_a_headline(tmp_path, monkeypatch, capsys) -
     _fits(out)
     _fits(err)
     lines = out.splitlines()
-    legend_at = lines.index("Higher is better unless marked; n is how many samples have a value.")
+    legend_at = lines.index("↑ higher is better, ↓ lower is better, · neither; n: samples with a value.")
     legend = "\n".join(lines[legend_at:legend_at + 20])
     for metric in ("idk_lexical", "RB_agg", "RougeL_stemFalse", "BertscoreR", "BertKPrec", "RB_agg_idk",
                    "answerability_acc"):
-        assert re.search(rf"^{re.escape(metric)}\s{{2,}}\S", legend, re.MULTILINE), f"{metric} has no legend line"
+        assert re.search(rf"^[↑↓·] {re.escape(metric)}\s{{2,}}\S", legend, re.MULTILINE), f"{metric} has no legend line"
     assert "n counts only tasks with passages" in legend  # why BertKPrec's n is 31, not 40
     assert "conversational turns (left out, as in the paper)" in legend  # why *_idk's n is 37
-    assert "(a rate: neither better nor worse)" in legend  # idk_lexical
-    assert lines[-1] == "RB_agg_idk 0.541 over 37 tasks; answerability accuracy 0.757 over 37 tasks"
+    assert re.search(r"^· idk_lexical ", legend, re.MULTILINE)  # a rate: neither better nor worse
+    assert re.search(r"^ idk_lexical\s+·\s+0\.450\s+40\s+0\s*$", out, re.MULTILINE)  # arrow, n and errors in the table
+    assert lines[-1] == "RB_agg_idk 0.541, answerability_acc 0.757 over 37 tasks"
     paths = [line for line in err.splitlines() if line.startswith(("results:", "summary:", "table:"))]
     assert [p.split()[0] for p in paths] == ["results:", "summary:", "table:"]  # one path a line, labels whole
 

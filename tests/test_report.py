@@ -58,6 +58,30 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return source
 
 
+def write_summary(path: Path, bench: str, n: int, values: dict[str, float], unit: str = "samples",
+                  breakdowns: dict | None = None) -> None:
+    """A minimal summary in the result contract (what any bench writes beside its results)."""
+    from ragjudge.engine.summary import Summary
+
+    metrics = {m: {"value": v, "n": n, "higher_is_better": True, "kind": "score", "description": m}
+               for m, v in values.items()}
+    name = next(iter(values))
+    summary = Summary.model_validate({"bench": bench, "title": f"{bench}: {n} {unit}", "unit": unit, "n_samples": n,
+                                      "n_errors": 0, "metrics": metrics, "breakdowns": breakdowns or {},
+                                      "headline": {"metric": name, "value": values[name], "text": f"{name} {values[name]:.3f}"}})
+    path.write_text(json.dumps(summary.to_json()))
+
+
+def with_summary(results: Path, text: str, summary: dict | None = None) -> Path:
+    results.write_text(text)
+    sibling = results.with_name(results.name.removesuffix(".jsonl") + ".summary.json")
+    if summary is None:
+        write_summary(sibling, "faq", 2, {"m": 0.5})
+    else:
+        sibling.write_text(json.dumps(summary))
+    return results
+
+
 def judge(source: Path, out: Path, monkeypatch, capsys) -> Path:
     code, _, err = run_cli(["judge", str(source), "--judges", "idk_lexical", "--out", str(out)], monkeypatch, capsys)
     assert code in (0, 1), err
@@ -79,7 +103,7 @@ def test_judge_output_is_valid_report_input(judged: Path, tmp_path: Path, monkey
     assert data["runs"][0]["values"][idk] == [r["metrics"]["idk_lexical"][0] for r in records.values()]
     assert {f["name"] for f in data["facets"]} >= {"answerability", "domain", "turn"}
     summary = json.loads((tmp_path / "scored.summary.json").read_text())
-    assert f"{summary['metrics']['answerability_acc']['mean']:.3f}" in html  # the overview's metric table
+    assert f"{summary['metrics']['answerability_acc']['value']:.3f}" in html  # the overview's metric table
 
 
 def test_same_data_same_hash_and_compare(judged: Path, tmp_path: Path, monkeypatch, capsys) -> None:
@@ -113,7 +137,7 @@ def test_cxm_run_uses_its_bench_view(tmp_path: Path, monkeypatch, capsys) -> Non
     assert code == 0, err
     html = (tmp_path / "cxm.html").read_text()
     summary = json.loads((out / "summary.json").read_text())
-    assert "Per intent" in html and f"{summary['reports'][0]['metrics']['macro-F1']:.3f}" in html
+    assert "Per intent" in html and f"{summary['metrics']['macro-F1']['value']:.3f}" in html
     data = page_json(html)
     assert data["ids"][:2] == ["c1", "c2"] and any(m["name"] == "verified_match" for m in data["metrics"])
     assert any(f["name"] == "verified_by" for f in data["facets"])
@@ -128,6 +152,7 @@ def test_generic_view_for_an_unknown_bench(tmp_path: Path, monkeypatch, capsys) 
     records[2]["scores"]["mentions"] = {"error": "judge timed out"}
     (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     (folder / "run.json").write_text(json.dumps({"bench": "support-faq-not-installed", "options": {"gen": "lookup"}}))
+    write_summary(folder / "summary.json", "support-faq-not-installed", 5, {"mentions": 0.5})
     code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "faq.html")], monkeypatch, capsys)
     assert code == 0, err
     html = (tmp_path / "faq.html").read_text()
@@ -142,7 +167,7 @@ def test_generic_view_for_an_unknown_bench(tmp_path: Path, monkeypatch, capsys) 
 
 def test_retrieval_records_by_query_kind(tmp_path: Path) -> None:
     """mtrag-retrieval's records (one per query kind, same task id): generic view, ids kept apart in order,
-    retrieved passages as passages, metrics by kind as a computed breakdown."""
+    retrieved passages as passages; the summary's breakdown by query kind is the one drawn, and nothing else."""
     folder = tmp_path / "retrieval"
     folder.mkdir()
     rows = []
@@ -153,6 +178,11 @@ def test_retrieval_records_by_query_kind(tmp_path: Path) -> None:
                          "metrics": {"recall@5": recall, "ndcg@10": recall / 2}})
     (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     (folder / "run.json").write_text(json.dumps({"bench": "mtrag-retrieval", "options": {"domain": "x"}}))
+    by_kind = {kind: statistics.fmean(0.25 * n + bonus for n in range(4)) for kind, bonus in (("lastturn", 0), ("rewrite", 0.1))}
+    write_summary(folder / "summary.json", "mtrag-retrieval", 8, {"R@5": by_kind["rewrite"]}, unit="queries",
+                  breakdowns={"queries": {"title": "By query kind", "label": "queries", "columns": ["R@5"],
+                                          "groups": {k: {"n": 4, "metrics": {"R@5": {"value": v, "n": 4}}}
+                                                     for k, v in by_kind.items()}}})
     run = load_run(folder)
     assert type(run.view) is ReportView
     samples = read_samples(run)
@@ -168,10 +198,10 @@ def test_retrieval_records_by_query_kind(tmp_path: Path) -> None:
 
 
 def test_views_are_found_by_bench_name() -> None:
-    assert isinstance(find_view({"bench": "mtrag"}, [{}])[0], MtragView)
-    assert isinstance(find_view({"bench": "cxm-quality"}, [{}])[0], CxmView)
-    assert type(find_view({}, [{"id": 1}])[0]) is ReportView
-    assert isinstance(find_view({}, [{"task_id": "a::1", "input": [], "predictions": []}])[0], MtragView)
+    assert isinstance(find_view("mtrag", {}, [{}])[0], MtragView)
+    assert isinstance(find_view("cxm-quality", {}, [{}])[0], CxmView)
+    assert type(find_view("", {}, [{"id": 1}])[0]) is ReportView
+    assert isinstance(find_view("", {}, [{"task_id": "a::1", "input": [], "predictions": []}])[0], MtragView)
     assert type(Bench.report_view({})) is ReportView  # the default every bench inherits
 
 
@@ -248,9 +278,16 @@ def test_correlate_json_and_png_are_embedded(tmp_path: Path, monkeypatch, capsys
 @pytest.mark.parametrize("make, expected", [
     (lambda d: d / "missing", "no such run folder or results file"),
     (lambda d: (d / "empty").mkdir() or d / "empty", "not a ragjudge run folder (it has no results.jsonl)"),
-    (lambda d: (d / "bad.jsonl").write_text('{"id": 1}\n{"id": 2}\n{oops\n') and d / "bad.jsonl",
-     "bad.jsonl:3: invalid JSON"),
-    (lambda d: (d / "blank.jsonl").write_text("\n") and d / "blank.jsonl", "no results in this file"),
+    (lambda d: with_summary(d / "bad.jsonl", '{"id": 1}\n{"id": 2}\n{oops\n'), "bad.jsonl:3: invalid JSON"),
+    (lambda d: with_summary(d / "blank.jsonl", "\n"), "no results in this file"),
+    (lambda d: (d / "tasks.jsonl").write_text('{"id": 1}\n') and d / "tasks.jsonl",
+     "tasks.jsonl: not a ragjudge run: no tasks.summary.json beside it"),
+    (lambda d: with_summary(d / "old.jsonl", '{"id": 1}\n', {"n_tasks": 1, "metrics": {}}),
+     "old.summary.json: not a ragjudge.summary/1 summary (no 'schema'"),
+    (lambda d: with_summary(d / "typed.jsonl", '{"id": 1, "metrics": {}}\n{"id": 2, "metrics": "high"}\n'),
+     "typed.jsonl:2: field 'metrics': must be an object, got a string"),
+    (lambda d: with_summary(d / "mt.jsonl", '{"id": 1, "ragjudge": "done"}\n'), "mt.jsonl:1: field 'ragjudge': must be an object"),
+    (lambda d: with_summary(d / "cdr.jsonl", '{"id": 1, "scores": "0.4"}\n'), "cdr.jsonl:1: field 'scores': must be an object"),
 ])
 def test_bad_runs_are_one_line_and_exit_2(make, expected: str, tmp_path: Path, monkeypatch, capsys) -> None:
     code, _, err = run_cli(["report", str(make(tmp_path)), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
@@ -271,3 +308,33 @@ def test_bad_summary_label_and_correlate_are_usage_errors(tmp_path: Path, monkey
     code, _, err = run_cli(["report", str(folder), "--correlate", str(tmp_path / "other.json"), "--out",
                             str(tmp_path / "r.html")], monkeypatch, capsys)
     assert code == 2 and "other.json: field 'correlations': not a `ragjudge correlate --format json` output" in err
+
+
+def test_runs_of_different_benches_are_refused_together(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A report compares runs of one bench: mtrag beside a CDR-like run is a usage error naming both."""
+    mtrag = write_run(tmp_path / "mtrag", 8)
+    other = tmp_path / "cdr"
+    other.mkdir()
+    (other / "results.jsonl").write_text('{"id": "q1", "scores": {"hit@1": {"value": 1.0}}}\n')
+    write_summary(other / "summary.json", "cdr", 1, {"hit@1": 1.0}, unit="queries")
+    code, _, err = run_cli(["report", str(mtrag), str(other), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "different benches" in err and "mtrag" in err and "cdr" in err, err
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_benchs_view_refuses_its_own_mistyped_fields(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The generic checks know `metrics`, `scores`...; a bench's view checks the fields it reads (CXM's
+    `verified_match` given as text was drawn as a match before)."""
+    out = tmp_path / "cxm"
+    code, _, err = run_cli(["eval", "--bench", "cxm-intent", "--data", str(CXM), "-T",
+                            f"predictions={CXM / 'predictions' / 'intent.jsonl'}", "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, err
+    lines = (out / "results.jsonl").read_text().splitlines()
+    row = json.loads(lines[1])
+    row["verified_match"] = "yes"
+    lines[1] = json.dumps(row)
+    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
+    code, _, err = run_cli(["report", str(out), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 2 and err == (f"error: {out / 'results.jsonl'}:2: field 'verified_match': verified_match must be "
+                                 "true, false or null, got 'yes'\n")
+    assert not (tmp_path / "r.html").exists()

@@ -100,7 +100,7 @@ def test_mini_report_in_chromium(browser, mini: dict[str, Path], reports: dict[s
     assert page.inner_text("#task-count") == "40 tasks"
     row = page.locator("#panel-overview table").first.locator("tr", has=page.locator("th", has_text=re.compile(
         r"^RB_llm\b(?!_)")))
-    assert f"{summary['metrics']['RB_llm']['mean']:.3f}" in row.inner_text()
+    assert f"{summary['metrics']['RB_llm']['value']:.3f}" in row.inner_text()
     assert "openai/lenient" in page.inner_text("#panel-overview")  # LLM usage and the judges' models
     page.screenshot(path=str(tmp_path / "overview.png"), full_page=True)
 

@@ -81,7 +81,7 @@ def test_kill_midway_then_resume(tmp_path: Path) -> None:
         repeated = sum(n - 1 for n in request_keys(server).values())
         assert repeated <= CONCURRENCY
         assert len(request_keys(server)) == N_TASKS * 3
-        assert json.loads(stdout)["n_tasks"] == N_TASKS
+        assert json.loads(stdout)["n_samples"] == N_TASKS
 
 
 def test_ctrl_c_saves_work_and_says_how_to_resume(tmp_path: Path) -> None:

@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from conftest import MINI
+from conftest import MINI, run_cli
 from ragjudge.formats.beir import read_corpus
 from ragjudge.models import Passage
-from ragjudge.retrieval.es import ElasticsearchError, ElasticsearchRetriever, safe_url
+from ragjudge.llm.redact import display_url
+from ragjudge.retrieval.es import ElasticsearchError, ElasticsearchRetriever
 from ragjudge.retrieval.pipeline import Pipeline
 from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec
 from ragjudge.testing.openai_server import OpenAIServer, embed_text
@@ -187,7 +188,7 @@ def test_elser_pipeline_and_queries(stub: StubES) -> None:
     assert "pipeline=ragjudge-elser-elser_model_2_linux-x86_64" in bulk["query"]
     assert retriever.query_body("mars moons", 5)["query"] == {"sparse_vector": {
         "field": "ml.tokens", "inference_id": ".elser_model_2_linux-x86_64", "query": "mars moons"}}
-    legacy = ElasticsearchRetriever({"mode": "elser", "elser_query": "text_expansion"})
+    legacy = ElasticsearchRetriever({"mode": "elser", "elser_query": "text_expansion", "url": stub.url})
     assert legacy.query_body("q", 3)["query"] == {"text_expansion": {"ml.tokens": {
         "model_id": ".elser_model_2", "model_text": "q"}}}
     retriever.search_many(["mars moons"], k=2)
@@ -261,7 +262,7 @@ def test_unreachable_cluster_is_one_line_without_credentials(tmp_path: Path) -> 
     """Through the real console script (a subprocess): everything the process prints, library log lines included
     (in-process, pytest's log capture would take those), is one line without the password."""
     port = _closed_port()
-    assert safe_url(f"https://elastic:s3cret@127.0.0.1:{port}/x") == f"https://127.0.0.1:{port}/x"
+    assert display_url(f"https://elastic:s3cret@127.0.0.1:{port}/x") == f"https://127.0.0.1:{port}/x"
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"_id": "q1", "text": "mars"}\n')
     env = {**os.environ, "RAGJUDGE_ES_URL": f"http://elastic:s3cret@127.0.0.1:{port}"}
@@ -269,10 +270,51 @@ def test_unreachable_cluster_is_one_line_without_credentials(tmp_path: Path) -> 
                            "--queries", str(queries), "--pipeline", "es_bm25", "--out", str(tmp_path / "r.jsonl"),
                            "--index-dir", str(tmp_path / "idx")], capture_output=True, text=True, env=env,
                           timeout=120)
-    assert proc.returncode == 2
+    assert proc.returncode == 3  # the network said no, not the input
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: cannot reach Elasticsearch at http://127.0.0.1:{port} ")
     assert "s3cret" not in proc.stderr + proc.stdout and "elastic:" not in proc.stderr
+
+
+def _retrieve(tmp_path: Path, pipeline: str) -> list[str]:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"_id": "q1", "text": "mars"}\n')
+    return ["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries", str(queries), "--pipeline", pipeline,
+            "--out", str(tmp_path / "out" / "r.jsonl"), "--index-dir", str(tmp_path / "idx")]
+
+
+@pytest.mark.parametrize("pipeline", ["es_bm25", "es_knn", "elser"])
+def test_without_a_cluster_url_the_es_pipelines_say_so_before_any_work(pipeline: str, tmp_path: Path, monkeypatch,
+                                                                         capsys) -> None:
+    """No RAGJUDGE_ES_URL: one line saying so, exit 2 (a usage error), before any indexing; never a silent try
+    of localhost:9200."""
+    monkeypatch.delenv("RAGJUDGE_ES_URL", raising=False)
+    code, out, err = run_cli(_retrieve(tmp_path, pipeline), monkeypatch, capsys)
+    assert code == 2 and out == "", err
+    assert err.strip() == (f"error: pipeline {pipeline} searches an Elasticsearch cluster: set RAGJUDGE_ES_URL to "
+                           "its URL (http(s)://host:port; the es_bm25, es_knn and elser pipelines read it), or give "
+                           "the retriever a url option")
+    assert not (tmp_path / "idx").exists() and not (tmp_path / "out" / "r.jsonl").exists()
+
+
+def test_a_cluster_url_that_is_not_http_is_a_usage_error_before_any_work(tmp_path: Path, monkeypatch,
+                                                                         capsys) -> None:
+    monkeypatch.setenv("RAGJUDGE_ES_URL", "localhost:9200")
+    code, _, err = run_cli(_retrieve(tmp_path, "es_bm25"), monkeypatch, capsys)
+    assert code == 2 and err.strip() == "error: Elasticsearch URL must be http(s)://host[:port], got 'localhost:9200'"
+    assert not (tmp_path / "idx").exists()
+
+
+def test_an_unreachable_cluster_is_exit_3_naming_the_url_without_credentials(tmp_path: Path, monkeypatch,
+                                                                             capsys) -> None:
+    port = _closed_port()
+    monkeypatch.setenv("RAGJUDGE_ES_URL", f"https://elastic:s3cret@127.0.0.1:{port}")
+    code, out, err = run_cli(_retrieve(tmp_path, "es_bm25"), monkeypatch, capsys)
+    assert code == 3 and out == "", err
+    [line] = err.strip().splitlines()
+    assert line.startswith(f"error: cannot reach Elasticsearch at https://127.0.0.1:{port} (info): ")
+    assert "s3cret" not in err and "elastic:" not in err
+    assert not (tmp_path / "out" / "r.jsonl").exists()
 
 
 def test_unknown_retriever_and_bad_option(tmp_path: Path) -> None:

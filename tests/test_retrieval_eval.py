@@ -43,6 +43,26 @@ def as_json(capsys, monkeypatch, *args: str) -> dict:
     return json.loads(out)
 
 
+def values(report: dict) -> dict[str, float | None]:
+    """The summary's metrics as {name: value}."""
+    return {name: metric["value"] for name, metric in report["metrics"].items()}
+
+
+def counts(report: dict) -> tuple[int, int, int, int]:
+    """(evaluated, ignored, missing, no relevant passage) queries, from `details`."""
+    d = report["details"]
+    return d["n_queries"], d["n_ignored"], d["n_missing"], d["n_no_relevant"]
+
+
+def groups(report: dict, dim: str) -> dict[str, dict]:
+    """One breakdown as {group: {"n": queries, "metrics": {name: value}}}; every figure's n is the group's."""
+    out = {}
+    for group, g in report["breakdowns"][dim]["groups"].items():
+        assert all(s["n"] == g["n"] and s["errors"] == 0 for s in g["metrics"].values()), (dim, group)
+        out[group] = {"n": g["n"], "metrics": {name: s["value"] for name, s in g["metrics"].items()}}
+    return out
+
+
 def write_lines(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
@@ -77,31 +97,39 @@ def tiny(tmp_path: Path) -> dict[str, Path]:
 NDCG_Q1 = (1 / L2(3) + 1 / L2(5)) / (1 + 1 / L2(3))
 NDCG_Q2 = (2 / L2(3)) / (2 + 1 / L2(3))
 EXPECTED = {
-    "hit_rate@1": 0.0, "hit_rate@3": 2 / 3, "recall@20": (1 + 0.5 + 0) / 3,
-    "recall@1": 0.0, "recall@3": (0.5 + 0.5 + 0) / 3, "recall@5": (1 + 0.5 + 0) / 3,
-    "precision@3": (1 / 3 + 1 / 3) / 3, "precision@5": (2 / 5 + 1 / 5) / 3,
-    "mrr@1": 0.0, "mrr@10": (1 / 2 + 1 / 2) / 3,
-    "map@10": ((1 / 2 + 2 / 4) / 2 + (1 / 2) / 2) / 3,
-    "ndcg@10": (NDCG_Q1 + NDCG_Q2) / 3,
+    "hit@1": 0.0, "hit@3": 2 / 3, "R@20": (1 + 0.5 + 0) / 3,
+    "R@1": 0.0, "R@3": (0.5 + 0.5 + 0) / 3, "R@5": (1 + 0.5 + 0) / 3,
+    "P@3": (1 / 3 + 1 / 3) / 3, "P@5": (2 / 5 + 1 / 5) / 3,
+    "MRR@1": 0.0, "MRR@10": (1 / 2 + 1 / 2) / 3,
+    "MAP@10": ((1 / 2 + 2 / 4) / 2 + (1 / 2) / 2) / 3,
+    "nDCG@10": (NDCG_Q1 + NDCG_Q2) / 3,
 }
 
 
 def test_hand_computed_metrics_over_judged_queries(tiny, capsys, monkeypatch) -> None:
     report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], "--by", "none")
-    assert report["n_queries"] == 3
-    assert (report["n_run_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == (3, 1, 1, 1)
-    assert report["missing"] == "scored zero"
+    assert (report["bench"], report["unit"], report["n_samples"], report["n_errors"]) == ("retrieval-eval", "queries",
+                                                                                          3, 0)
+    assert counts(report) == (3, 1, 1, 1) and report["details"]["n_run_queries"] == 3
+    assert report["details"]["missing"] == "scored zero"
     assert len(report["metrics"]) == 30  # six families at 1, 3, 5, 10, 20
+    assert list(report["metrics"])[:5] == ["R@1", "R@3", "R@5", "R@10", "R@20"]
+    assert all((m["n"], m["errors"], m["higher_is_better"], m["kind"]) == (3, 0, True, "score")
+               for m in report["metrics"].values())
     for metric, value in EXPECTED.items():
-        assert report["metrics"][metric] == pytest.approx(value, abs=1e-6), metric
+        assert values(report)[metric] == pytest.approx(value, abs=1e-6), metric
+    assert report["headline"]["metric"] == "nDCG@10"
+    assert report["headline"]["value"] == pytest.approx(EXPECTED["nDCG@10"], abs=1e-6)
     assert report["breakdowns"] == {}
 
 
 def test_ignore_missing_drops_queries_without_a_run_line(tiny, capsys, monkeypatch) -> None:
     report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], "--ignore-missing",
                      "--metrics", "recall@5,mrr@10,ndcg@10", "--by", "none")
-    assert report["n_queries"] == 2 and report["missing"] == "dropped"
-    assert report["metrics"] == pytest.approx({"recall@5": 0.75, "mrr@10": 0.5, "ndcg@10": (NDCG_Q1 + NDCG_Q2) / 2})
+    assert report["details"]["n_queries"] == report["n_samples"] == 2 and report["details"]["missing"] == "dropped"
+    # ranx's spellings in --metrics, ragjudge's names in the summary
+    assert values(report) == pytest.approx({"R@5": 0.75, "MRR@10": 0.5, "nDCG@10": (NDCG_Q1 + NDCG_Q2) / 2})
+    assert all(m["n"] == 2 for m in report["metrics"].values())
 
 
 def test_score_ties_keep_file_order(tmp_path, capsys, monkeypatch) -> None:
@@ -109,8 +137,10 @@ def test_score_ties_keep_file_order(tmp_path, capsys, monkeypatch) -> None:
     first = write_lines(tmp_path / "first.jsonl", [mtrag_line("a::1", [("rel", 1.0), ("other", 1.0)])])
     second = write_lines(tmp_path / "second.jsonl", [mtrag_line("a::1", [("other", 1.0), ("rel", 1.0)])])
     for run, expected in ((first, 1.0), (second, 0.5)):
-        report = as_json(capsys, monkeypatch, "retrieval-eval", run, "--qrels", qrels, "--metrics", "mrr@10")
-        assert report["metrics"]["mrr@10"] == expected
+        report = as_json(capsys, monkeypatch, "retrieval-eval", run, "--qrels", qrels, "--metrics", "MRR@10")
+        assert values(report) == {"MRR@10": expected}
+        # the headline is the first metric asked for when none of nDCG@10, R@5... was
+        assert (report["headline"]["metric"], report["headline"]["value"]) == ("MRR@10", expected)
 
 
 def test_breakdowns_by_turn_domain_standalone_and_custom_labels(tiny, tmp_path, capsys, monkeypatch) -> None:
@@ -122,19 +152,23 @@ def test_breakdowns_by_turn_domain_standalone_and_custom_labels(tiny, tmp_path, 
                      "--breakdown-file", labels, "--metrics", "recall@5,mrr@10", "--domain", "govt")
     b = report["breakdowns"]
     assert list(b) == ["turn", "domain", "standalone"]  # standalone by default once labels carry it
-    assert b["turn"] == {"first": {"n_queries": 2, "metrics": {"recall@5": 0.5, "mrr@10": 0.25}},
-                         "later": {"n_queries": 1, "metrics": {"recall@5": 0.5, "mrr@10": 0.5}}}
+    assert [(b[d]["title"], b[d]["label"]) for d in b] == [("First vs later turns", "turn"), ("By domain", "domain"),
+                                                          ("Standalone vs non-standalone", "standalone")]
+    assert groups(report, "turn") == {"first": {"n": 2, "metrics": {"R@5": 0.5, "MRR@10": 0.25}},
+                                      "later": {"n": 1, "metrics": {"R@5": 0.5, "MRR@10": 0.5}}}
     # q2::1 has no run line, so no Collection: it falls back to --domain.
-    assert {g: v["n_queries"] for g, v in b["domain"].items()} == {"clapnq": 1, "fiqa": 1, "govt": 1}
-    assert b["standalone"]["standalone"]["metrics"]["recall@5"] == 1.0
-    assert b["standalone"]["non-standalone"]["metrics"]["recall@5"] == 0.5
-    assert b["standalone"]["unknown"]["n_queries"] == 1
+    assert {g: v["n"] for g, v in groups(report, "domain").items()} == {"clapnq": 1, "fiqa": 1, "govt": 1}
+    standalone = groups(report, "standalone")
+    assert standalone["standalone"]["metrics"]["R@5"] == 1.0
+    assert standalone["non-standalone"]["metrics"]["R@5"] == 0.5
+    assert standalone["unknown"]["n"] == 1
     custom = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
-                     "--breakdown-file", labels, "--metrics", "recall@5", "--by", "question_type,turn_number")
-    groups = custom["breakdowns"]["question_type"]
-    assert {g: v["n_queries"] for g, v in groups.items()} == {"Factoid": 2, "Keyword": 1, "unknown": 1}
-    assert groups["Factoid"]["metrics"]["recall@5"] == 0.75
-    assert list(custom["breakdowns"]["turn_number"]) == ["1", "2"]
+                     "--breakdown-file", labels, "--metrics", "R@5", "--by", "question_type,turn_number")
+    by_type = groups(custom, "question_type")
+    assert {g: v["n"] for g, v in by_type.items()} == {"Factoid": 2, "Keyword": 1, "unknown": 1}
+    assert by_type["Factoid"]["metrics"]["R@5"] == 0.75
+    assert custom["breakdowns"]["question_type"]["title"] == "By question_type"
+    assert list(custom["breakdowns"]["turn_number"]["groups"]) == ["1", "2"]
 
 
 def test_per_query_scores_jsonl_and_csv(tiny, tmp_path, capsys, monkeypatch) -> None:
@@ -144,14 +178,14 @@ def test_per_query_scores_jsonl_and_csv(tiny, tmp_path, capsys, monkeypatch) -> 
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["query_id"] for r in rows] == ["q1::1", "q1::2", "q2::1"]  # ids as the qrels write them
     assert rows[0] == {"query_id": "q1::1", "in_run": True, "n_retrieved": 4, "turn": "first", "domain": "clapnq",
-                       "recall@5": 1.0, "ndcg@10": pytest.approx(NDCG_Q1)}
-    assert rows[2]["in_run"] is False and rows[2]["recall@5"] == 0.0 and rows[2]["domain"] == "unknown"
-    assert sum(r["ndcg@10"] for r in rows) / 3 == pytest.approx(report["metrics"]["ndcg@10"], abs=1e-6)
+                       "R@5": 1.0, "nDCG@10": pytest.approx(NDCG_Q1)}
+    assert rows[2]["in_run"] is False and rows[2]["R@5"] == 0.0 and rows[2]["domain"] == "unknown"
+    assert sum(r["nDCG@10"] for r in rows) / 3 == pytest.approx(values(report)["nDCG@10"], abs=1e-6)
     as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"],
             "--per-query", tmp_path / "pq.csv", "--metrics", "recall@5")
     with (tmp_path / "pq.csv").open() as fh:
         table = list(csv.DictReader(fh))
-    assert [float(r["recall@5"]) for r in table] == [1.0, 0.5, 0.0]
+    assert [float(r["R@5"]) for r in table] == [1.0, 0.5, 0.0]
 
 
 def test_trec_run_and_qrels_give_the_same_figures(tiny, tmp_path, capsys, monkeypatch) -> None:
@@ -167,8 +201,8 @@ def test_multiple_qrels_files_merge(tiny, tmp_path, capsys, monkeypatch) -> None
     extra = write_lines(tmp_path / "more.tsv", ["q9<::>1\td1\t1"])
     report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--qrels", tiny["qrels"], "--qrels", extra,
                      "--metrics", "recall@1")
-    assert report["n_queries"] == 4 and report["n_ignored"] == 0
-    assert report["metrics"]["recall@1"] == 0.25  # q9::1 ranks its relevant passage first
+    assert counts(report)[:2] == (4, 0) and report["details"]["qrels"] == [str(tiny["qrels"]), str(extra)]
+    assert values(report) == {"R@1": 0.25}  # q9::1 ranks its relevant passage first
 
 
 def test_paired_test_is_symmetric_and_identical_runs_are_not_different(tiny, tmp_path, capsys, monkeypatch) -> None:
@@ -178,17 +212,27 @@ def test_paired_test_is_symmetric_and_identical_runs_are_not_different(tiny, tmp
         mtrag_line("q2::1", [("d6", 1.0), ("d5", 0.5)]),
     ])
     args = ("--qrels", tiny["qrels"], "--metrics", "recall@5,ndcg@10,mrr@10")
-    ab = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--compare", other, *args)["comparison"]
-    ba = as_json(capsys, monkeypatch, "retrieval-eval", other, "--compare", tiny["run"], *args)["comparison"]
+    report = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--compare", other, *args)
+    ab = report["details"]["comparison"]
+    ba = as_json(capsys, monkeypatch, "retrieval-eval", other, "--compare", tiny["run"], *args)["details"]["comparison"]
     assert ab["test"] == "paired t-test (two-sided)" and ab["n_queries"] == 3
-    for m in ("recall@5", "ndcg@10", "mrr@10"):
+    assert ab["run"] == str(other) and ab["alpha"] == 0.05
+    assert list(ab["metrics"]) == ["R@5", "nDCG@10", "MRR@10"]
+    for m in ("R@5", "nDCG@10", "MRR@10"):
         assert 0.0 <= ab["metrics"][m]["p_value"] <= 1.0
         assert ab["metrics"][m]["p_value"] == pytest.approx(ba["metrics"][m]["p_value"])
         assert ab["metrics"][m]["diff"] == pytest.approx(-ba["metrics"][m]["diff"])
-    # recall@5 per query: A = (1, 0.5, 0), B = (1, 1, 1)
+        assert ab["metrics"][m]["a"] == pytest.approx(values(report)[m], abs=1e-6)
+    # R@5 per query: A = (1, 0.5, 0), B = (1, 1, 1)
     expected_p = ttest_rel([1, 0.5, 0], [1, 1, 1]).pvalue
-    assert ab["metrics"]["recall@5"]["p_value"] == pytest.approx(expected_p)
-    same = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--compare", tiny["run"], *args)["comparison"]
+    assert ab["metrics"]["R@5"]["p_value"] == pytest.approx(expected_p)
+    assert (ab["metrics"]["R@5"]["a"], ab["metrics"]["R@5"]["b"]) == (0.5, 1.0)
+    [table] = report["tables"]  # the same comparison, as the terminal shows it
+    assert "paired t-test (two-sided), 3 queries" in table["title"]
+    assert table["columns"] == ["metric", "A", "B", "B - A", "p", "p < 0.05"]
+    assert [row[:3] for row in table["rows"]] == [[m, c["a"], c["b"]] for m, c in ab["metrics"].items()]
+    same = as_json(capsys, monkeypatch, "retrieval-eval", tiny["run"], "--compare", tiny["run"], *args)
+    same = same["details"]["comparison"]
     assert all(c["p_value"] == 1.0 and c["diff"] == 0 and not c["significant"] for c in same["metrics"].values())
 
 
@@ -197,8 +241,12 @@ def test_table_output(tiny, tmp_path, capsys, monkeypatch) -> None:
                          "--compare", tiny["run"])
     assert code == 0, err
     assert "run: 3 queries" in out and "First vs later turns" in out and "paired t-test" in out
-    assert f"{EXPECTED['recall@5']:.3f}" in out and f"{EXPECTED['ndcg@10']:.3f}" in out
-    assert "1 run queries without qrels ignored" in err and "1 judged queries missing from the run scored zero" in err
+    assert f"{EXPECTED['R@5']:.3f}" in out and f"{EXPECTED['nDCG@10']:.3f}" in out
+    assert "nDCG" in out and "recall at k" in out  # the names and the legend
+    # the query-set conventions are notes (stdout, before the headline), not warnings
+    assert "note: 1 run queries without qrels ignored" in out
+    assert "note: 1 judged queries missing from the run scored zero" in out
+    assert out.rstrip().splitlines()[-1] == f"nDCG@10 {EXPECTED['nDCG@10']:.3f} over 3 queries"
 
 
 def test_metric_names() -> None:
@@ -295,13 +343,13 @@ def test_an_mtrag_run_over_its_judged_queries(capsys, monkeypatch) -> None:
                      "--qrels", FIXTURE_QRELS)
     # Every judged query has a run line and every run line has qrels, so "only queries present in qrels"
     # (MTRAG's convention) and "missing queries score zero" (ours) average over the same 16 queries.
-    assert (report["n_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == (16, 0, 0, 0)
-    assert report["breakdowns"]["domain"]["clapnq"]["n_queries"] == 16
-    turns = report["breakdowns"]["turn"]
-    assert turns["first"]["n_queries"] == 3 and turns["first"]["n_queries"] + turns["later"]["n_queries"] == 16
+    assert counts(report) == (16, 0, 0, 0) and report["notes"] == []
+    assert groups(report, "domain")["clapnq"]["n"] == 16
+    turns = groups(report, "turn")
+    assert turns["first"]["n"] == 3 and turns["first"]["n"] + turns["later"]["n"] == 16
     recall, ndcg = by_hand(FIXTURE / "runs" / "clapnq_overlap_rewrite.jsonl", FIXTURE_QRELS)
-    assert report["metrics"]["recall@5"] == pytest.approx(recall, abs=1e-6) and recall == 1.0
-    assert report["metrics"]["ndcg@10"] == pytest.approx(ndcg, abs=1e-6) and 0.85 < ndcg < 0.95
+    assert values(report)["R@5"] == pytest.approx(recall, abs=1e-6) and recall == 1.0
+    assert values(report)["nDCG@10"] == pytest.approx(ndcg, abs=1e-6) and 0.85 < ndcg < 0.95
 
 
 def test_missing_query_conventions_on_an_mtrag_run(tmp_path, capsys, monkeypatch) -> None:
@@ -310,20 +358,21 @@ def test_missing_query_conventions_on_an_mtrag_run(tmp_path, capsys, monkeypatch
     per_query = tmp_path / "pq.jsonl"
     full = as_json(capsys, monkeypatch, "retrieval-eval", source, "--qrels", FIXTURE_QRELS, "--metrics", "recall@5",
                    "--per-query", per_query, "--by", "none")
-    scores = {r["query_id"]: r["recall@5"] for r in map(json.loads, per_query.read_text().splitlines())}
+    scores = {r["query_id"]: r["R@5"] for r in map(json.loads, per_query.read_text().splitlines())}
     lines = source.read_text().splitlines()
     dropped = next(line for line in lines if scores[json.loads(line)["task_id"]] > 0)
     write_lines(tmp_path / "partial.jsonl", [line for line in lines if line is not dropped])
     lost = scores[json.loads(dropped)["task_id"]]
-    total = full["metrics"]["recall@5"] * 16
+    total = values(full)["R@5"] * 16
     zero = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", FIXTURE_QRELS,
                    "--metrics", "recall@5")
     ignored = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "partial.jsonl", "--qrels", FIXTURE_QRELS,
                       "--metrics", "recall@5", "--ignore-missing")
-    assert (full["n_queries"], full["n_missing"]) == (16, 0)  # an empty ranking is a run line, not a missing one
-    assert (zero["n_queries"], zero["n_missing"], ignored["n_queries"]) == (16, 1, 15)
-    assert zero["metrics"]["recall@5"] == pytest.approx((total - lost) / 16, abs=1e-5)
-    assert ignored["metrics"]["recall@5"] == pytest.approx((total - lost) / 15, abs=1e-5)
+    assert counts(full)[::2] == (16, 0)  # an empty ranking is a run line, not a missing one
+    assert (counts(zero)[::2], counts(ignored)[0]) == ((16, 1), 15)
+    assert (zero["metrics"]["R@5"]["n"], ignored["metrics"]["R@5"]["n"]) == (16, 15)
+    assert values(zero)["R@5"] == pytest.approx((total - lost) / 16, abs=1e-5)
+    assert values(ignored)["R@5"] == pytest.approx((total - lost) / 15, abs=1e-5)
 
 
 def test_trec_conversion_of_an_mtrag_run_keeps_the_figures(tmp_path, capsys, monkeypatch) -> None:
@@ -340,11 +389,10 @@ def test_trec_conversion_of_an_mtrag_run_keeps_the_figures(tmp_path, capsys, mon
     jsonl = as_json(capsys, monkeypatch, "retrieval-eval", source, "--qrels", FIXTURE_QRELS, "--by", "none")
     trec = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "overlap.trec", "--qrels", FIXTURE_QRELS,
                    "--by", "none")
-    assert trec["n_run_queries"] == 13 and trec["n_missing"] == 3
+    assert trec["details"]["n_run_queries"] == 13 and trec["details"]["n_missing"] == 3
     assert trec["metrics"] == jsonl["metrics"]
     recall, ndcg = by_hand(source, FIXTURE_QRELS)
-    assert (trec["metrics"]["recall@5"], round(trec["metrics"]["ndcg@10"], 6)) == (recall, round(ndcg, 6)) == \
-        (0.625, 0.59375)
+    assert (values(trec)["R@5"], round(values(trec)["nDCG@10"], 6)) == (recall, round(ndcg, 6)) == (0.625, 0.59375)
 
 
 def test_paired_test_on_mtrag_runs_matches_scipy(tmp_path, capsys, monkeypatch) -> None:
@@ -353,9 +401,9 @@ def test_paired_test_on_mtrag_runs_matches_scipy(tmp_path, capsys, monkeypatch) 
                      "--metrics", "ndcg@10", "--per-query", tmp_path / "a.jsonl", "--by", "none")
     as_json(capsys, monkeypatch, "retrieval-eval", b, "--qrels", FIXTURE_QRELS, "--metrics", "ndcg@10",
             "--per-query", tmp_path / "b.jsonl", "--by", "none")
-    xs, ys = ([json.loads(line)["ndcg@10"] for line in (tmp_path / f).read_text().splitlines()]
+    xs, ys = ([json.loads(line)["nDCG@10"] for line in (tmp_path / f).read_text().splitlines()]
               for f in ("a.jsonl", "b.jsonl"))
-    c = report["comparison"]["metrics"]["ndcg@10"]
+    c = report["details"]["comparison"]["metrics"]["nDCG@10"]
     assert len(xs) == len(ys) == 16
     assert c["p_value"] == pytest.approx(ttest_rel(xs, ys).pvalue, rel=1e-9)
     assert c["significant"] and c["p_value"] < 0.05  # the rewrites' gain over the vague last turns
@@ -379,12 +427,11 @@ def test_reproduces_the_mtrag_readme_figures(tmp_path, capsys, monkeypatch) -> N
         report = as_json(capsys, monkeypatch, "retrieval-eval", mtrag / "runs" / f"clapnq_{system}.jsonl",
                          "--qrels", qrels)
         # every judged query has a run line and every run line has qrels: MTRAG's convention and ours agree
-        assert (report["n_queries"], report["n_ignored"], report["n_missing"], report["n_no_relevant"]) == \
-            (208, 0, 0, 0), system
-        assert report["breakdowns"]["domain"]["clapnq"]["n_queries"] == 208, system
-        turns = report["breakdowns"]["turn"]
-        assert turns["first"]["n_queries"] + turns["later"]["n_queries"] == 208, system
-        got = (round(report["metrics"]["recall@5"], 3), round(report["metrics"]["ndcg@10"], 3))
+        assert counts(report) == (208, 0, 0, 0), system
+        assert groups(report, "domain")["clapnq"]["n"] == 208, system
+        turns = groups(report, "turn")
+        assert turns["first"]["n"] + turns["later"]["n"] == 208, system
+        got = (round(values(report)["R@5"], 3), round(values(report)["nDCG@10"], 3))
         if system in README_FIGURES:
             assert got == README_FIGURES[system], system
         else:  # no stated figure: rewriting still helps the dense retriever
@@ -394,16 +441,17 @@ def test_reproduces_the_mtrag_readme_figures(tmp_path, capsys, monkeypatch) -> N
     write_trec_run(run, tmp_path / "bm25.trec")
     report = as_json(capsys, monkeypatch, "retrieval-eval", tmp_path / "bm25.trec", "--qrels", qrels,
                      "--metrics", "recall@5,ndcg@10", "--by", "none")
-    assert report["n_run_queries"] == 207 and report["n_missing"] == 1  # TREC cannot write an empty ranking
-    assert (round(report["metrics"]["recall@5"], 3), round(report["metrics"]["ndcg@10"], 3)) == (0.223, 0.255)
+    details = report["details"]
+    assert details["n_run_queries"] == 207 and details["n_missing"] == 1  # TREC cannot write an empty ranking
+    assert (round(values(report)["R@5"], 3), round(values(report)["nDCG@10"], 3)) == (0.223, 0.255)
 
     a, b = mtrag / "runs" / "clapnq_bm25_rewrite.jsonl", mtrag / "runs" / "clapnq_elser_rewrite.jsonl"
     report = as_json(capsys, monkeypatch, "retrieval-eval", a, "--compare", b, "--qrels", qrels,
                      "--metrics", "ndcg@10", "--per-query", tmp_path / "a.jsonl", "--by", "none")
     as_json(capsys, monkeypatch, "retrieval-eval", b, "--qrels", qrels, "--metrics", "ndcg@10",
             "--per-query", tmp_path / "b.jsonl", "--by", "none")
-    xs, ys = ([json.loads(line)["ndcg@10"] for line in (tmp_path / f).read_text().splitlines()]
+    xs, ys = ([json.loads(line)["nDCG@10"] for line in (tmp_path / f).read_text().splitlines()]
               for f in ("a.jsonl", "b.jsonl"))
-    c = report["comparison"]["metrics"]["ndcg@10"]
+    c = report["details"]["comparison"]["metrics"]["nDCG@10"]
     assert c["p_value"] == pytest.approx(ttest_rel(xs, ys).pvalue, rel=1e-9)
     assert c["significant"] and c["p_value"] < 1e-6 and round(c["b"], 3) == 0.578 and round(c["a"], 3) == 0.294

@@ -18,14 +18,27 @@ from ragjudge.retrieval.registry import build_retriever
 from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec, available_pipelines, load_pipeline
 
 
-def test_every_builtin_spec_loads_and_builds() -> None:
+def test_every_builtin_spec_loads_and_builds(monkeypatch: pytest.MonkeyPatch) -> None:
     specs = available_pipelines()
     assert {"bm25", "bm25_rewrite", "dense", "elser", "hybrid", "es_bm25", "es_knn", "bge"} <= set(specs)
+    es_url = "http://127.0.0.1:9"  # nothing listens there: building must not contact the cluster
+    on_es = []
     for name in specs:
         spec = load_pipeline(name)
         assert spec.name == name and spec.source.endswith(f"{name}.yaml") and spec.k == 10
+        monkeypatch.delenv("RAGJUDGE_ES_URL", raising=False)
+        if spec.retriever.name == "elasticsearch":
+            on_es.append(name)
+            # without a cluster URL: a usage error naming the variable, never a silent localhost:9200
+            with pytest.raises(UsageError, match=rf"^pipeline {name} searches an Elasticsearch cluster: set "
+                                                 r"RAGJUDGE_ES_URL to its URL"):
+                build_retriever(spec.retriever, source=spec.source)
+            monkeypatch.setenv("RAGJUDGE_ES_URL", es_url)
         retriever = build_retriever(spec.retriever, source=spec.source)  # models and clients load lazily
         assert retriever.kind == spec.retriever.name
+        if name in on_es:
+            assert retriever.url == es_url
+    assert {"elser", "es_bm25", "es_knn"} <= set(on_es)
     assert load_pipeline("bm25_rewrite").query.strategy == "rewrite"
     assert load_pipeline("elser").retriever.options["mode"] == "elser"
 
@@ -163,7 +176,7 @@ def test_eval_rag_setting_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert run_info["setting"] == "rag" and run_info["pipeline"]["spec"]["name"] == "bm25"
     assert run_info["pipeline"]["retriever"]["options"]["stemmer"] == "english"
     assert run_info["pipeline"]["query_strategy"] == {"strategy": "last_turn"}
-    assert json.loads(stdout)["pipeline"] == "bm25"
+    assert json.loads(stdout)["details"]["pipeline"] == "bm25"
     predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(predictions) == 40
 

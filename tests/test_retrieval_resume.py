@@ -39,7 +39,8 @@ def test_resume_after_failed_rewrites_regenerates_answers_for_the_new_passages(
                   server.base_url, "--max-retries", "0", "--index-dir", str(tmp_path / "idx")]
         code, stdout, stderr = run_cli([*common, "--out", str(tmp_path / "resumed")], monkeypatch, capsys)
         assert code == 0, stderr
-        assert json.loads(stdout)["query_rewrite"]["fallback_error"] == 30
+        rewrite = json.loads(stdout)["details"]["query_rewrite"]
+        assert rewrite["fallback_error"] == 30 and json.loads(stdout)["details"]["pipeline"] == "bm25_rewrite"
         assert "warning: 30 rewrite(s) fell back to the last user turn (0 malformed answer(s), 30 failed call(s) " \
                "of openai/rewriter)" in stderr
         before = results(tmp_path / "resumed")
@@ -47,7 +48,7 @@ def test_resume_after_failed_rewrites_regenerates_answers_for_the_new_passages(
         state["up"] = True  # the same run again, now that the rewrites succeed
         code, stdout, stderr = run_cli([*common, "--out", str(tmp_path / "resumed")], monkeypatch, capsys)
         assert code == 0, stderr
-        assert json.loads(stdout)["query_rewrite"]["rewritten"] == 30 and "warning" not in stderr
+        assert json.loads(stdout)["details"]["query_rewrite"]["rewritten"] == 30 and "warning" not in stderr
         code, _, stderr = run_cli([*common, "--out", str(tmp_path / "fresh")], monkeypatch, capsys)
         assert code == 0, stderr
 

@@ -1,10 +1,13 @@
-"""`ragjudge eval --bench sentence-retrieval` end to end on examples/sentret-mini: the printed figures,
-the TREC files retrieval-eval scores the same, resume, adding a system, errors, LLM and neural rerankers."""
+"""`ragjudge eval --bench sentence-retrieval` end to end on examples/sentret-mini: the printed figures, the
+summary (the result contract) for one system and for several, the TREC files retrieval-eval scores the same,
+resume, adding a system, errors, LLM and neural rerankers."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -37,17 +40,28 @@ def test_the_documented_command_runs_offline_and_prints_figures_picks_and_p_valu
     [folder] = (tmp_path / "runs").iterdir()  # the default output folder
     assert folder.name == "sentence_retrieval-sentret_mini"
     summary = json.loads((folder / "summary.json").read_text())
+    systems = summary["details"]["systems"]
     for name in ("initial", "bm25_rerank", "lm_rerank"):
-        stats = summary["systems"][name]["metrics"]["MAP"]
-        assert f"{name} " in out and f"{stats['mean']:.3f}".lstrip("0") + " ± " in out
+        stats = systems[name]["metrics"]["MAP"]
+        assert f"{name} " in out and f"{stats['value']:.3f}".lstrip("0") + " ± " in out
     assert "Parameters picked" in out and "k1=" in out and "mu=" in out
     assert "p (splits)" in out and "p (dialogues)" in out and "Bonferroni" in out and "Holm" in out
-    assert "Table 3" in out and ".238 ± .007" in out and "Table 4" in out
-    assert summary["protocol"]["unbalanced_splits"] == 0  # the mini splits balance types, as the paper's
-    sig = summary["significance"]
+    assert "Table 3" in out and "Table 4" in out
+    [table3, table4] = summary["reference"]
+    assert table3["rows"][0][:3] == ["Initial Ranker", 0.238, 0.007] and table3["source"].endswith("Table 3")
+    assert table4["rows"][5] == ["RANKBERT MS->R", 0.323, 0.014, 0.362, 0.012, "i"] and table4["comparable"]
+    assert summary["details"]["protocol"]["unbalanced_splits"] == 0  # the mini splits balance types, as the paper's
+    sig = summary["details"]["significance"]
     assert sig["splits"]["n_hypotheses"] == 9 and sig["dialogues"]["n"] == 12 and sig["permutations"] == 10_000
-    assert set(summary["systems"]["bm25_rerank"]["picks"]) <= set(summary["systems"]["bm25_rerank"]["settings"])
-    assert sum(summary["systems"]["bm25_rerank"]["picks"].values()) == 10
+    assert set(systems["bm25_rerank"]["picks"]) <= set(systems["bm25_rerank"]["settings"])
+    assert sum(systems["bm25_rerank"]["picks"].values()) == 10
+    # the headline: the best system's MAP over the dialogues, printed last
+    best = max(systems, key=lambda n: systems[n]["metrics"]["MAP"]["value"])
+    assert summary["details"]["best_system"] == best == "initial"  # the last-turn rerankers lose, as in the paper
+    assert summary["headline"]["text"].startswith(f"MAP {systems[best]['metrics']['MAP']['value']:.3f} over 12 "
+                                                  f"dialogues ({best}, the best of 3 systems by MAP")
+    assert out.rstrip().splitlines()[-1].startswith("MAP ")
+    assert f"    {summary['headline']['text']}\n" in (MINI / "README.md").read_text()  # as the example documents it
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +74,76 @@ def mini_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_several_systems_make_one_summary_with_a_system_and_a_type_breakdown(mini_run: Path) -> None:
+    summary = json.loads((mini_run / "summary.json").read_text())
+    assert summary["bench"] == "sentence-retrieval" and summary["unit"] == "dialogues"
+    assert (summary["n_samples"], summary["n_errors"]) == (12, 0)
+    systems = summary["details"]["systems"]
+    best = summary["details"]["best_system"]
+    assert best == max(systems, key=lambda n: systems[n]["metrics"]["MAP"]["value"])
+    # top level: the best system's figures under the plain names, declared, with n and errors
+    assert list(summary["metrics"]) == ["MAP", "nDCG@5", "MRR"]
+    for name, metric in summary["metrics"].items():
+        assert metric["value"] == systems[best]["metrics"][name]["value"]
+        assert metric["std"] == systems[best]["metrics"][name]["std"] > 0
+        assert (metric["n"], metric["errors"], metric["kind"], metric["higher_is_better"]) == (12, 0, "score", True)
+        assert metric["details"] == {"system": best, "n_splits": 10}
+    assert summary["headline"]["metric"] == "MAP" and summary["headline"]["value"] == summary["metrics"]["MAP"]["value"]
+    # every system's figures: the `system` breakdown, groups in --pipeline order
+    by_system = summary["breakdowns"]["system"]
+    assert by_system["label"] == "system" and list(by_system["groups"]) == ["initial", "bm25_rerank", "lm_mixture"]
+    for name, group in by_system["groups"].items():
+        assert group["n"] == 12
+        for metric, stat in group["metrics"].items():
+            entry = systems[name]["metrics"][metric]
+            assert (stat["value"], stat["std"], stat["n"]) == (entry["value"], entry["std"], 12)
+            assert stat["value"] == pytest.approx(float(np.mean(entry["per_split"])), abs=1e-12)
+    # by type: the best system's figures on each type, real values (6 dialogues of each type)
+    by_type = summary["breakdowns"]["type"]
+    assert list(by_type["groups"]) == ["ungrounded", "grounded"]
+    for dtype, group in by_type["groups"].items():
+        assert group["n"] == 6
+        for metric, stat in group["metrics"].items():
+            assert stat["value"] is not None and 0 < stat["value"] <= 1 and stat["n"] == 6
+            assert stat["value"] == systems[best]["by_type"][dtype][metric]["value"]
+    [type_table] = [t for t in summary["tables"] if t["title"].startswith("MAP by dialogue type")]
+    assert [row[0] for row in type_table["rows"]] == list(systems) and "-" not in type_table["rows"][0]
+
+
+def test_one_system_runs_and_is_the_headline(tmp_path: Path, monkeypatch, capsys) -> None:
+    """One --pipeline system (any): a full summary, no significance table (nothing to compare), exit 0."""
+    out = tmp_path / "one"
+    code, text, err = _eval(["--pipeline", "bm25_rerank", "-T", "permutations=10", "--out", str(out)], monkeypatch,
+                            capsys)
+    assert code == 0, err
+    assert "internal error" not in err and "permutation tests" not in text
+    summary = json.loads((out / "summary.json").read_text())
+    assert list(summary["breakdowns"]["system"]["groups"]) == ["bm25_rerank"]
+    assert summary["details"]["best_system"] == "bm25_rerank"
+    sig = summary["details"]["significance"]
+    assert sig["splits"] == {"unit": "splits", "n": 10, "n_hypotheses": 0, "tests": []}
+    assert sig["dialogues"]["n"] == 12 and sig["dialogues"]["tests"] == []
+    headline = summary["headline"]["text"]
+    assert headline.startswith(f"MAP {summary['metrics']['MAP']['value']:.3f} over 12 dialogues (bm25_rerank; std ")
+    assert text.rstrip().splitlines()[-1] == headline
+    assert (out / "run.bm25_rerank.trec").is_file() and (out / "qrels.trec").is_file()
+    # the same system's figures as in a run with others
+    code, _, err = _eval(["--pipeline", "initial,bm25_rerank", "-T", "permutations=10", "--out", str(tmp_path / "two")],
+                         monkeypatch, capsys)
+    assert code == 0, err
+    two = json.loads((tmp_path / "two" / "summary.json").read_text())
+    assert two["breakdowns"]["system"]["groups"]["bm25_rerank"] == summary["breakdowns"]["system"]["groups"][
+        "bm25_rerank"]
+
+
+@pytest.mark.parametrize("value, expected", [("NDCG@5", "nDCG@5"), ("ndcg@5", "nDCG@5"), ("mrr", "MRR")])
+def test_tune_on_takes_the_paper_spelling(value: str, expected: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    code, _, err = _eval(["--pipeline", "initial", "-T", f"tune_on={value}", "-T", "permutations=1", "--out",
+                          str(tmp_path / "r")], monkeypatch, capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["details"]["protocol"]["tuned_on"] == expected
+
+
 def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch, capsys, tmp_path: Path) -> None:
     summary = json.loads((mini_run / "summary.json").read_text())
     records = {r["id"]: r for r in map(json.loads, (mini_run / "results.jsonl").read_text().splitlines())}
@@ -69,14 +153,14 @@ def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch
                                   str(mini_run / "qrels.trec"), "--metrics", "map@50,ndcg@5,mrr@50", "--format",
                                   "json", "--per-query", str(per_query)], monkeypatch, capsys)
         assert code == 0, err
-        pick = summary["systems"][name]["modal_pick"]
+        pick = summary["details"]["systems"][name]["modal_pick"]
         rows = [json.loads(line) for line in per_query.read_text().splitlines()]
         assert len(rows) == 12
         for row in rows:
             ours = records[row["query_id"]]["systems"][name]["settings"][pick]
-            assert row["map@50"] == pytest.approx(ours["AP"], abs=1e-9)
-            assert row["ndcg@5"] == pytest.approx(ours["NDCG@5"], abs=1e-9)
-            assert row["mrr@50"] == pytest.approx(ours["RR"], abs=1e-9)
+            assert row["MAP@50"] == pytest.approx(ours["AP"], abs=1e-9)
+            assert row["nDCG@5"] == pytest.approx(ours["nDCG@5"], abs=1e-9)
+            assert row["MRR@50"] == pytest.approx(ours["RR"], abs=1e-9)
     assert "%20" in (mini_run / "qrels.trec").read_text()  # page titles with spaces stay one TREC field
 
 
@@ -86,15 +170,17 @@ def test_no_splits_headline_equals_retrieval_eval(tmp_path: Path, monkeypatch, c
                           "--out", str(out)], monkeypatch, capsys)
     assert code == 0, err
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["protocol"]["n_splits"] == 0 and "splits" not in summary["significance"]
+    details = summary["details"]
+    assert details["protocol"]["n_splits"] == 0 and "splits" not in details["significance"]
     code, text, err = run_cli(["retrieval-eval", str(out / "run.lm_rerank.trec"), "--qrels", str(out / "qrels.trec"),
                                "--metrics", "map@50,ndcg@5,mrr@50", "--format", "json"], monkeypatch, capsys)
     assert code == 0, err
-    theirs = json.loads(text)["metrics"]
-    ours = summary["systems"]["lm_rerank"]["metrics"]
-    assert ours["MAP"]["mean"] == pytest.approx(theirs["map@50"], abs=1e-6)
-    assert ours["NDCG@5"]["mean"] == pytest.approx(theirs["ndcg@5"], abs=1e-6)
-    assert ours["MRR"]["mean"] == pytest.approx(theirs["mrr@50"], abs=1e-6)
+    theirs = {name: m["value"] for name, m in json.loads(text)["metrics"].items()}
+    ours = summary["breakdowns"]["system"]["groups"]["lm_rerank"]["metrics"]
+    assert ours["MAP"]["value"] == pytest.approx(theirs["MAP@50"], abs=1e-6)
+    assert ours["nDCG@5"]["value"] == pytest.approx(theirs["nDCG@5"], abs=1e-6)
+    assert ours["MRR"]["value"] == pytest.approx(theirs["MRR@50"], abs=1e-6)
+    assert ours["MAP"]["std"] is None and summary["metrics"]["MAP"]["details"]["n_splits"] == 0  # one "split"
 
 
 def test_rerun_resumes_and_an_added_system_is_the_only_work(mini_run: Path, monkeypatch, capsys) -> None:
@@ -135,6 +221,41 @@ def test_labels_never_change_a_ranking(tmp_path: Path, monkeypatch, capsys) -> N
     assert rankings[0] == rankings[1]
 
 
+def test_labels_other_than_0_1_are_non_relevant_and_counted(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A label of 2 (or "yes") stopped the whole run; the dataset defines 1 as relevant and anything else as not.
+    Writing 2 where 0 was gives the same figures as the original data, with a note and the count in details."""
+    data = tmp_path / "other"
+    data.mkdir()
+    changed = 0
+    for name in ("dialogues.json", "wikipedia_grounded_dialogues.json", "val_test_splits.json"):
+        text = (MINI / name).read_text()
+        if name != "val_test_splits.json":
+            records = json.loads(text)
+            for r in records[:2]:
+                zeros = [c for c in r["candidates"] if c["label"] == 0][:3]
+                for c, value in zip(zeros, (2, "yes", -1), strict=True):
+                    c["label"] = value
+                changed += len(zeros)
+            text = json.dumps(records)
+        (data / name).write_text(text)
+    summaries = []
+    for folder in (MINI, data):
+        code, stdout, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(folder), "--pipeline",
+                                     "initial,bm25_rerank", "-T", "permutations=10", "--format", "json", "--out",
+                                     str(tmp_path / f"run-{folder.name}")], monkeypatch, capsys)
+        assert code == 0, err
+        summaries.append(json.loads(stdout))
+    plain, other = summaries
+    assert {m: v["value"] for m, v in other["metrics"].items()} == {m: v["value"] for m, v in plain["metrics"].items()}
+    assert plain["details"]["labels"]["other"] == 0 and not any("neither 0 nor 1" in n for n in plain["notes"])
+    labels = other["details"]["labels"]
+    assert changed == 12 and labels["other"] == 12 and labels["other_dialogues"] == 4
+    assert labels["other_values"] == {"'yes'": 4, "-1": 4, "2": 4}
+    assert labels["relevant"] == plain["details"]["labels"]["relevant"]
+    assert ("12 candidate label(s) in 4 dialogue(s) were neither 0 nor 1 ('yes' (4), -1 (4), 2 (4)): read as "
+            "non-relevant, as the dataset defines labels (1 relevant, anything else not)") in other["notes"]
+
+
 @pytest.mark.parametrize("args, message", [
     (["--pipeline", "bm25"], "is a retrieval pipeline"),
     (["--pipeline", "nope"], "unknown reranker 'nope'"),
@@ -144,6 +265,12 @@ def test_labels_never_change_a_ranking(tmp_path: Path, monkeypatch, capsys) -> N
     (["--pipeline", "initial", "--limit", "3"], "-T no_splits=true"),
     (["--pipeline", "initial", "-T", "splits=x.json", "-T", "no_splits=true"], "exclude each other"),
     (["--pipeline", "initial", "-T", "collection=corpus"], "-T collection"),
+    # ranges are declared on the options (the message states them): out of range is not "not a number"
+    (["--pipeline", "initial", "-T", "seed=-1"], "-T seed must be a whole number >= 0, got -1"),
+    (["--pipeline", "initial", "-T", "permutations=0"], "-T permutations must be a whole number >= 1, got 0"),
+    (["--pipeline", "initial", "-T", "alpha=1"], "-T alpha must be a number > 0 and < 1, got 1"),
+    (["--pipeline", "initial", "-T", "candidates=-5"], "-T candidates must be a whole number >= 0, got -5"),
+    (["--pipeline", "initial", "-T", "tune_on=AP"], "-T tune_on: expected one of: MAP, nDCG@5, MRR"),
 ])
 def test_usage_errors_are_one_line(tmp_path: Path, monkeypatch, capsys, args: list[str], message: str) -> None:
     code, _, err = _eval([*args, "--out", str(tmp_path / "r")], monkeypatch, capsys)
@@ -154,7 +281,8 @@ def test_limit_with_no_splits_scores_the_first_dialogues(tmp_path: Path, monkeyp
     code, _, err = _eval(["--pipeline", "initial,lm_rerank", "--limit", "4", "-T", "no_splits=true", "-T",
                           "permutations=10", "--out", str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 0, err
-    assert json.loads((tmp_path / "r" / "summary.json").read_text())["n_dialogues"]["scored"] == 4
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["details"]["n_dialogues"]["scored"] == 4 and summary["metrics"]["MAP"]["n"] == 4
 
 
 def test_litellm_embeddings_rerank_through_the_cached_gateway(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -173,7 +301,8 @@ def test_litellm_embeddings_rerank_through_the_cached_gateway(tmp_path: Path, mo
         code, out2, err = _eval([*args, "--out", str(tmp_path / "b")], monkeypatch, capsys)  # a new run folder
         assert code == 0, err
         assert len(server.requests) == sent  # every embedding came from the cache
-    assert json.loads(out)["systems"]["dense_api"]["metrics"] == json.loads(out2)["systems"]["dense_api"]["metrics"]
+    assert json.loads(out)["details"]["systems"]["dense_api"]["metrics"] == \
+        json.loads(out2)["details"]["systems"]["dense_api"]["metrics"]
 
 
 @pytest.mark.slow
@@ -202,3 +331,43 @@ def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) 
     s = np.asarray(scores, dtype=np.float64)
     assert sorted(ranking) == list(range(len(s)))
     assert all(s[a] >= s[b] or model_close(s[a], s[b]) for a, b in zip(ranking, ranking[1:]))
+
+
+def test_report_reads_every_systems_figures_per_dialogue(mini_run: Path, tmp_path: Path, monkeypatch,
+                                                         capsys) -> None:
+    """`ragjudge report` read no figure of a sentence-retrieval record (each system's are under
+    `systems.<name>.tested`) and no title: the bench's view reads them as `<system> AP/nDCG@5/RR`, as results.csv
+    names them, titles each dialogue by its query, and a mistyped system entry is one line naming the file and
+    line, with no report written."""
+    from ragjudge.bench.sentence_retrieval.report_view import SentenceRetrievalView
+    from ragjudge.report.load import load_run
+    from ragjudge.report.pack import read_samples
+
+    run = tmp_path / "run"
+    shutil.copytree(mini_run, run)
+    loaded = load_run(run)
+    assert isinstance(loaded.view, SentenceRetrievalView) and loaded.notes == []
+    samples = read_samples(loaded)
+    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    systems = ("initial", "bm25_rerank", "lm_mixture")
+    for figures, record in zip(samples.metrics, records, strict=True):
+        assert figures == {f"{s} {m}": record["systems"][s]["tested"][m] for s in systems
+                           for m in ("AP", "nDCG@5", "RR")}
+    assert samples.titles[0] == records[0]["queries"]["last_turn"][-1][1]  # the query every reranker here ranks by
+    assert {f["type"] for f in samples.facets} == {"ungrounded", "grounded"}
+    summary = json.loads((run / "summary.json").read_text())
+    rows = {r["id"]: r for r in csv.DictReader((run / "results.csv").open(encoding="utf-8"))}
+    assert all(float(rows[r["id"]]["bm25_rerank AP"]) == pytest.approx(m["bm25_rerank AP"])
+               for r, m in zip(records, samples.metrics, strict=True))  # results.csv's names and figures
+    assert summary["details"]["best_system"] in systems
+    code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
+    assert code == 0 and (tmp_path / "report.html").is_file(), err
+
+    lines = (run / "results.jsonl").read_text().splitlines()
+    broken = json.loads(lines[2])
+    broken["systems"]["initial"] = "high"
+    (run / "results.jsonl").write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n")
+    code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{run / 'results.jsonl'}:3:" in err and "systems.initial" in err, err
+    assert not (tmp_path / "broken.html").exists()

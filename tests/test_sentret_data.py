@@ -53,7 +53,8 @@ def test_json_lines_and_a_repository_checkout_layout_load_the_same(tmp_path: Pat
 
 @pytest.mark.parametrize("mutate, field, message", [
     (lambda r: r["candidates"][3].update(id=r["candidates"][1]["id"]), "candidates[3].id", "repeats candidates[1]"),
-    (lambda r: r["candidates"][0].update(label=2), "candidates[0].label", "must be 0 or 1, got 2"),
+    (lambda r: r["candidates"][0].update(label=None), "candidates[0].label",
+     "must be a number or text (1 relevant, anything else not), got null"),
     (lambda r: [c.update(label=0) for c in r["candidates"]], "candidates", "no candidate is labelled relevant"),
     (lambda r: r["candidates"].pop(), "candidates", "has 49 candidates, expected 50"),
     (lambda r: r["context"][1].pop("body"), "context[1].body", "Field required"),
@@ -69,6 +70,19 @@ def test_bad_records_name_file_line_and_field(tmp_path: Path, mutate, field: str
     line = text.count("\n", 0, text.index(f'"id": "{grounded[2]["id"]}"')) + 1 - 1  # the object opens a line above
     assert err.value.file.endswith("wikipedia_grounded_dialogues.json") and err.value.line == line
     assert err.value.field == field and message in err.value.message
+
+
+def test_labels_follow_the_datasets_definition_one_relevant_anything_else_not(tmp_path: Path) -> None:
+    """Any label but 0/1 stopped the whole run, though the dataset's README defines `label - 1 if relevant;
+    otherwise non-relevant`. Now 1 is relevant, any other number or text is not, and those that are neither 0 nor
+    1 are kept as written, to be counted."""
+    plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
+    labels = [2, -1, "yes", 0.5, " 1 ", 1.0, True, "0", False]
+    for i, label in enumerate(labels):
+        plain[0]["candidates"][i]["label"] = label
+    [first, *_] = load_dialogues(_write(tmp_path, plain, grounded))
+    assert first.labels[: len(labels)] == [0, 0, 0, 0, 1, 1, 1, 0, 0]
+    assert first.other_labels == ["2", "-1", "'yes'", "0.5"]
 
 
 def test_labels_may_be_strings_or_booleans_and_ids_must_be_unique_across_files(tmp_path: Path) -> None:
@@ -148,12 +162,95 @@ def test_splits_in_the_published_layout_parse(tmp_path: Path) -> None:
 
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, monkeypatch, capsys) -> None:
     plain, grounded = _records("dialogues.json"), _records("wikipedia_grounded_dialogues.json")
-    plain[1]["candidates"][5]["label"] = "yes"
+    plain[1]["candidates"][5]["label"] = ["yes"]
     folder = _write(tmp_path / "bad", plain, grounded)
     code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(folder), "--out",
                               str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
-    assert "dialogues.json:" in err and "field 'candidates[5].label'" in err and "must be 0 or 1, got 'yes'" in err
+    assert "dialogues.json:" in err and "field 'candidates[5].label'" in err and "must be a number or text (1 relevant, anything else not), got list" in err
     code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(tmp_path / "nowhere"), "--out",
                             str(tmp_path / "r")], monkeypatch, capsys)
     assert code == 2 and "not a folder" in err and err.count("\n") == 1
+
+
+def _json_lines(mutate):
+    """A mutation of the splits file (one JSON object a line): `mutate` changes the first split."""
+    def apply(path: Path) -> None:
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        mutate(records[0])
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return apply
+
+
+def _json_array(mutate):
+    """A mutation of a dataset file (a JSON array, written with indent 1: the first dialogue opens on line 2)."""
+    def apply(path: Path) -> None:
+        records = json.loads(path.read_text())
+        mutate(records[0])
+        path.write_text(json.dumps(records, indent=1))
+    return apply
+
+
+def _non_utf8(path: Path) -> None:
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2][:8] + b"\xff" + lines[2][8:]
+    path.write_bytes(b"\n".join(lines))
+
+
+def _truncated(path: Path) -> None:
+    """Cut in the middle of line 4 (a copy that stopped mid-write)."""
+    lines = path.read_text().split("\n")
+    path.write_text("\n".join(lines[:3] + [lines[3][: len(lines[3]) // 2]]))
+
+
+def _folder(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+DATASET_CASES = [  # (case, mutate, line, field, message)
+    ("empty", lambda p: p.write_text(""), 1, None, "has no dialogues"),
+    ("no-records", lambda p: p.write_text("[]"), 1, None, "has no dialogues"),
+    ("non-utf8", _non_utf8, 3, None, "not UTF-8 text: byte 0xff"),
+    ("truncated", _truncated, 4, None, "invalid JSON"),
+    ("folder", _folder, None, None, "is a folder, expected a JSON file"),
+    ("wrong-type", _json_array(lambda r: r.update(candidates="fifty")), 2, "candidates", "valid list"),
+    ("out-of-range", _json_array(lambda r: r["candidates"][0].update(label={"relevant": 1})), 2,
+     "candidates[0].label", "must be a number or text (1 relevant, anything else not), got dict"),
+]
+SPLITS_CASES = [
+    ("empty", lambda p: p.write_text(""), 1, None, "the splits file has no splits"),
+    ("no-records", lambda p: p.write_text("[]"), 1, None, "the splits file has no splits"),
+    ("non-utf8", _non_utf8, 3, None, "not UTF-8 text: byte 0xff"),
+    ("truncated", _truncated, 4, None, "invalid JSON"),
+    ("folder", _folder, None, None, "is a folder, expected a JSON file"),
+    ("wrong-type", _json_lines(lambda r: r.update(val="t5_2r5tv.f1a2b.0.3")), 1, "val",
+     "must be a non-empty list of dialogue ids"),
+    ("out-of-range", _json_lines(lambda r: r["test"].__setitem__(0, "t5_nowhere.0.3")), 1, "test",
+     "dialogue 't5_nowhere.0.3' is not in the data"),
+]
+DATA_FILES = ("dialogues.json", "wikipedia_grounded_dialogues.json", "val_test_splits.json")
+FILE_CASES = [(name, *case) for name in DATA_FILES[:2] for case in DATASET_CASES] + \
+    [("val_test_splits.json", *case) for case in SPLITS_CASES]
+
+
+@pytest.mark.parametrize(("name", "case", "mutate", "line", "field", "message"), FILE_CASES,
+                         ids=[f"{c[0]}-{c[1]}" for c in FILE_CASES])
+def test_every_data_file_of_the_example_blames_itself(name: str, case: str, mutate, line: int | None,
+                                                      field: str | None, message: str, tmp_path: Path, monkeypatch,
+                                                      capsys) -> None:
+    """Each file of examples/sentret-mini, broken one way at a time: one line naming that file (and its line and
+    field), exit 2, nothing written. An empty dialogues.json names dialogues.json, not val_test_splits.json."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for file in DATA_FILES:
+        (data / file).write_bytes((MINI / file).read_bytes())
+    mutate(data / name)
+    out = tmp_path / "r"
+    code, _, err = run_cli(["eval", "--bench", "sentence-retrieval", "--data", str(data), "--pipeline", "initial",
+                            "--out", str(out)], monkeypatch, capsys)
+    assert code == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    where = f"{data / name}" + (f":{line}" if line else "") + ": " + (f"field '{field}': " if field else "")
+    assert where in err and message in err, err
+    assert not any(f"{data / other}:" in err for other in DATA_FILES if other != name), err
+    assert not (out / "summary.json").exists() and not (out / "results.jsonl").exists()

@@ -12,8 +12,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ragjudge.bench import Bench, BenchOptions, EachScorer, EachSolver, MetricInfo, Scorer
-from ragjudge.formats.jsonl import read_jsonl, read_models
+from ragjudge.bench import Bench, BenchOptions, EachScorer, EachSolver, MetricInfo, Scorer, Summary, Table
+from ragjudge.errors import InputError
+from ragjudge.formats.jsonl import read_models
 from ragjudge.llm import LLMError
 
 HERE = Path(__file__).resolve().parent
@@ -24,10 +25,16 @@ class Options(BenchOptions):
     gen: str = Field("lookup", description="'lookup' (offline word overlap) or a litellm model.")
 
 
+class Entry(BaseModel):
+    id: str
+    question: str
+    answer: str
+
+
 class Question(BaseModel):
     id: str
     question: str
-    must_mention: list[str]
+    must_mention: list[str] = Field(min_length=1)
 
 
 STOP = set("a an and are by can do does for how i if in is it my of on the that to what when where will you".split())
@@ -38,7 +45,7 @@ def words(text: str) -> set[str]:
 
 
 class Answerer(EachSolver[Question]):
-    def __init__(self, gen: str, faq: list[dict], gateway=None):
+    def __init__(self, gen: str, faq: list[Entry], gateway=None):
         self.name, self.faq, self.gateway = gen, faq, gateway
 
     def fingerprint(self, sample: Question) -> str:
@@ -46,9 +53,9 @@ class Answerer(EachSolver[Question]):
 
     async def solve_one(self, q: Question, ctx) -> dict:
         if self.gateway is None:
-            best = max(self.faq, key=lambda e: len(words(e["question"] + " " + e["answer"]) & words(q.question)))
-            return {"answer": best["answer"]}
-        faq = "\n".join(f"Q: {e['question']}\nA: {e['answer']}" for e in self.faq)
+            best = max(self.faq, key=lambda e: len(words(e.question + " " + e.answer) & words(q.question)))
+            return {"answer": best.answer}
+        faq = "\n".join(f"Q: {e.question}\nA: {e.answer}" for e in self.faq)
         prompt = f"Answer the customer from this FAQ only; say 'I do not know' otherwise.\n\n{faq}\n\nCustomer: {q.question}"
         try:
             reply = await self.gateway.complete(self.name, [{"role": "user", "content": prompt}])
@@ -75,11 +82,16 @@ class SupportFaqBench(Bench[Options, Question]):
     llm = "optional"
     data_help = "examples/custom_bench: faq.jsonl ({id, question, answer}) and questions.jsonl ({id, question, must_mention})."
     metrics = (MetricInfo("mentions", "share of the required facts the answer mentions"),)
+    unit = "questions"
 
     def load(self) -> list[Question]:
-        folder = Path(self.options.data)
-        self.faq = [row for _, row in read_jsonl(folder / "faq.jsonl")]
-        return read_models(folder / "questions.jsonl", Question)  # a bad line: one error naming file, line, field
+        folder = Path(self.options.data)  # a bad line: one error naming file, line and field
+        self.faq = read_models(folder / "faq.jsonl", Entry)
+        questions = read_models(folder / "questions.jsonl", Question)
+        for name, rows in (("faq.jsonl", self.faq), ("questions.jsonl", questions)):
+            if not rows:
+                raise InputError("is empty", file=str(folder / name))
+        return questions
 
     def llm_models(self) -> list[str]:
         return [] if self.options.gen == "lookup" else [self.options.gen]
@@ -90,14 +102,12 @@ class SupportFaqBench(Bench[Options, Question]):
     def scorers(self, ctx) -> list[Scorer[Question]]:
         return [Mentions()]
 
-    def summarize(self, results, ctx) -> dict:
-        values = [r.scores["mentions"]["value"] for r in results if "value" in r.scores["mentions"]]
-        errors = sum(1 for r in results if r.errors)
-        mean = sum(values) / len(values) if values else None
-        return {"n_samples": len(results), "metrics": {"mentions": {"mean": mean, "n": len(values), "errors": errors}},
-                "tables": [{"title": "Missed facts", "columns": ["question", "missing"],
-                            "rows": [[r.sample.id, ", ".join(r.scores["mentions"]["missing"])] for r in results
-                                     if r.scores["mentions"].get("missing")]}]}
+    def summarize(self, results, ctx) -> Summary:
+        """The default summary (each scorer's mean, the headline) and a table of what each answer missed."""
+        missed = [[r.sample.id, ", ".join(r.scores["mentions"]["missing"])] for r in results
+                  if r.scores["mentions"].get("missing")]
+        return self.summary(results, self.mean_metrics(results),
+                            tables=[Table(title="Missed facts", columns=["question", "missing"], rows=missed)])
 
     def out_slug(self) -> list[str]:
         return [self.options.gen]

@@ -15,6 +15,8 @@ from ragjudge.bench.base import (
     Solver,
     fingerprint,
 )
+from ragjudge.engine.summary import Breakdown, Group, Headline, Metric, Reference, Stat, Summary, Table, stat
 
-__all__ = ["Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "Record", "SampleResult", "Scorer",
-           "Solver", "fingerprint"]
+__all__ = ["Bench", "BenchOptions", "Breakdown", "EachScorer", "EachSolver", "Group", "Headline", "Metric",
+           "MetricInfo", "Record", "Reference", "SampleResult", "Scorer", "Solver", "Stat", "Summary", "Table",
+           "fingerprint", "stat"]

@@ -7,7 +7,8 @@ Modelled on Inspect AI's Task (dataset + solver + scorer, registered by name, lo
 - `load()`   the samples, validated at the boundary (bad input → InputError naming file, line and field);
 - `solver()` the system under test: yields one JSON-able output per sample;
 - `scorers()` judges and metrics: each yields one JSON-able score per (sample, output);
-- `summarize()` aggregates, breakdowns and, where the paper publishes them, its figures beside ours.
+- `summarize()` the run's `Summary` (ragjudge.engine.summary, the one result contract): metrics with their
+             direction and kind, the headline, breakdowns and, where the paper publishes them, its figures.
 
 Outputs and scores are plain dicts so that the engine can journal them (resume) without knowing their
 shape; a dict with a non-empty `"error"` is a failure: counted, reported, never reused on resume.
@@ -25,10 +26,15 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ragjudge.engine.summary import (Breakdown, Headline, Metric, MetricCatalog, MetricInfo, Reference, Summary,
+                                     Table, headline_of)
+
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
-    from ragjudge.engine.render import Table
     from ragjudge.report.view import ReportView
+
+__all__ = ["Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "Record", "SampleResult", "Scorer",
+           "Solver", "default_out", "failed", "fingerprint"]
 
 Record = dict[str, Any]
 """A sample's output or score: JSON-able; `error` set when it failed."""
@@ -144,17 +150,6 @@ class SampleResult(Generic[S]):
         return found
 
 
-@dataclass
-class MetricInfo:
-    name: str
-    """A metric's name as the summary writes it; `*` matches a family (`*_idk`)."""
-    description: str
-    higher_is_better: bool | None = True
-    """None for a rate that is neither good nor bad in itself (how often a model declined)."""
-    counts: str = ""
-    """Which samples get a value, when not all do: why `n` differs between metrics (shown in the legend)."""
-
-
 class Bench(ABC, Generic[O, S]):
     """A benchmark. Subclasses set the class attributes and implement load/solver/scorers/summarize."""
 
@@ -169,7 +164,10 @@ class Bench(ABC, Generic[O, S]):
     data_source: ClassVar[str] = ""
     """The same in a few words, for `ragjudge benches` (default: data_help's first sentence)."""
     metrics: ClassVar[Sequence[MetricInfo]] = ()
+    """Every metric the summaries may hold: the one source of their direction, kind and description."""
     breakdowns: ClassVar[Sequence[str]] = ()
+    unit: ClassVar[str] = "samples"
+    """What one sample is called in titles and the headline (tasks, queries, dialogues)."""
 
     def __init__(self, options: O, *, label: str | None = None):
         self.options = options
@@ -188,9 +186,44 @@ class Bench(ABC, Generic[O, S]):
     def scorers(self, ctx: RunContext) -> list[Scorer[S]]:
         return []
 
-    @abstractmethod
-    def summarize(self, results: Sequence[SampleResult[S]], ctx: RunContext) -> dict[str, Any]:
-        """The summary written to summary.json and printed: see `ragjudge.engine.render` for the keys shown."""
+    def summarize(self, results: Sequence[SampleResult[S]], ctx: RunContext) -> Summary:
+        """The run's summary. By default each scorer's mean `value` as the metric of the scorer's name; override to
+        add breakdowns, tables and the paper's figures (build it with `self.summary`)."""
+        return self.summary(results, self.mean_metrics(results))
+
+    # -- building the summary -------------------------------------------------------------------------
+
+    @property
+    def catalog(self) -> MetricCatalog:
+        return MetricCatalog(self.metrics, self.name)
+
+    def mean_metrics(self, results: Sequence[SampleResult[S]]) -> dict[str, Metric]:
+        """Per scorer: the mean of its numeric `value` over the samples that have one, and its failures."""
+        names = list(dict.fromkeys(name for r in results for name in r.scores))
+        metrics = {}
+        for name in names:
+            values = [float(v) for r in results if isinstance(v := r.scores.get(name, {}).get("value"), (int, float))
+                      and not isinstance(v, bool)]
+            errors = sum(1 for r in results if name in r.scores and failed(r.scores[name]) and not failed(r.output))
+            metrics[name] = self.catalog.metric(name, sum(values) / len(values) if values else None, n=len(values),
+                                                errors=errors)
+        return metrics
+
+    def summary(self, results: Sequence[SampleResult[S]], metrics: dict[str, Metric], *,
+                breakdowns: dict[str, Breakdown] | None = None, tables: Sequence[Table] = (),
+                reference: Sequence[Reference] = (), notes: Sequence[str] = (), warnings: Sequence[str] = (),
+                headline: Headline | None = None, title: str | None = None, n_errors: int | None = None,
+                details: dict[str, Any] | None = None) -> Summary:
+        """A Summary with this bench's defaults: the title `NAME: N UNIT`, the samples with errors, and as the
+        headline the first declared metric that has a value."""
+        if headline is None:
+            declared = [name for info in self.metrics for name in metrics if info.matches(name)]
+            headline = headline_of(metrics, declared, self.unit)
+        return Summary(bench=self.name, title=title or f"{self.name}: {len(results)} {self.unit}", unit=self.unit,
+                       n_samples=len(results), n_errors=sum(1 for r in results if r.errors) if n_errors is None
+                       else n_errors, metrics=metrics, headline=headline, breakdowns=breakdowns or {},
+                       tables=list(tables), reference=list(reference), notes=list(notes), warnings=list(warnings),
+                       details=details or {})
 
     # -- identity and records, with defaults --------------------------------------------------------
 
@@ -223,32 +256,9 @@ class Bench(ABC, Generic[O, S]):
             out.append(row)
         return out
 
-    def tables(self, summary: dict[str, Any]) -> list[Table]:
-        """What the terminal shows: by default the metrics, breakdowns, the bench's tables and the paper's."""
-        from ragjudge.engine.render import default_tables
-
-        n = summary.get("n_samples", summary.get("n_tasks"))
-        return default_tables(summary, f"{self.name}: {n} samples" if n is not None else self.name)
-
-    def headline(self, summary: dict[str, Any]) -> str | None:
-        """One line under the tables with the run's main figure; by default the first declared metric that
-        the summary has, as `NAME MEAN over N samples`."""
-        from fnmatch import fnmatchcase
-
-        metrics = summary.get("metrics") or {}
-        for info in self.metrics:
-            for name, stats in metrics.items():
-                if fnmatchcase(name, info.name) and isinstance(stats, dict) and stats.get("mean") is not None:
-                    return f"{name} {stats['mean']:.3f} over {stats.get('n', '?')} samples"
-        return None
-
-    def artifacts(self, results: Sequence[SampleResult[S]], summary: dict[str, Any]) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[S]], summary: Summary) -> dict[str, str]:
         """Extra files for the run folder, name → text (e.g. `run.trec` and `qrels.trec` for retrieval-eval)."""
         return {}
-
-    def warnings(self, summary: dict[str, Any]) -> list[str]:
-        """Lines printed on stderr after the tables (e.g. how many query rewrites fell back)."""
-        return []
 
     def run_info(self) -> dict[str, Any]:
         """Extra facts for run.json (models, pipeline, data hashes)."""
@@ -257,10 +267,6 @@ class Bench(ABC, Generic[O, S]):
     def out_slug(self) -> list[str]:
         """Parts of the default output folder after the bench label: runs/<label>-<part>-<part>."""
         return []
-
-    def exit_code(self, results: Sequence[SampleResult[S]], summary: dict[str, Any]) -> int:
-        """1 when any sample failed (an error in its output or a score), else 0."""
-        return 1 if any(r.errors for r in results) else 0
 
     def close(self) -> None:
         """Release what the bench opened (indexes, models)."""

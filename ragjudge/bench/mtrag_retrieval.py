@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, Record, SampleResult, Solver
+from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.mtrag_retrieval_paper import paper_tables
+from ragjudge.engine.summary import Breakdown, Group, Stat, Summary
+from ragjudge.retrieval_eval.metrics import METRIC_INFOS, label
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
 from ragjudge.formats.runs import Hit, Qrels, Run, mtrag_run_lines, read_qrels
+from ragjudge.formats.files import input_file
 from ragjudge.models import normalize_task_id
 
 if TYPE_CHECKING:
@@ -28,8 +31,12 @@ if TYPE_CHECKING:
 QueryKind = Literal["lastturn", "rewrite", "questions"]
 KIND_NAMES = {"lastturn": "Last Turn", "rewrite": "Query Rewrite", "questions": "All Questions"}
 METRICS = [f"{family}@{k}" for family in ("recall", "ndcg") for k in (1, 3, 5, 10)]
-SHOWN = ["recall@5", "recall@10", "ndcg@5", "ndcg@10"]
-"""The terminal shows the paper's headline cut-offs; summary.json and results have all of METRICS."""
+"""ranx's names; summaries and results say R@k and nDCG@k (ragjudge.retrieval_eval.metrics.label)."""
+SHOWN = ["R@5", "R@10", "nDCG@5", "nDCG@10"]
+"""The paper's headline cut-offs, shown in tables; summary.json and results have all of METRICS."""
+PRIMARY = ("rewrite", "lastturn", "questions")
+"""Whose figures are the summary's top-level metrics when several query files ran: the paper's headline setting
+first (every query file's are in the "queries" breakdown)."""
 
 
 class RetrievalOptions(BenchOptions):
@@ -56,8 +63,8 @@ class RetrievalQuery(BaseModel):
 
 def _find(folder: Path, names: list[str], what: str) -> Path:
     for name in names:
-        if (folder / name).is_file():
-            return folder / name
+        if (folder / name).exists():  # a folder in a file's place is named as such, not reported missing
+            return input_file(folder / name, f"{what} file")
     raise InputError(f"no {what} file ({' or '.join(names)})", file=str(folder))
 
 
@@ -97,9 +104,9 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
     data_help = ("MTRAG's retrieval tasks (IBM/mt-rag-benchmark, mtrag-human/retrieval_tasks/<domain>/) and the "
                  "domain's corpus (corpora/passage_level/<domain>.jsonl.zip, unzipped) for --corpus.")
     data_source = "IBM/mt-rag-benchmark retrieval tasks and corpora (--data, --corpus)"
-    metrics = tuple(MetricInfo(m, f"{'Recall' if m.startswith('recall') else 'nDCG'} at {m.split('@')[1]} "
-                               "(ranx, as ragjudge retrieval-eval)") for m in METRICS)
+    metrics = METRIC_INFOS
     breakdowns = ("queries (last turn / rewrite / questions)", "turn (first vs later)")
+    unit = "queries"
 
     def __init__(self, options: RetrievalOptions, *, label: str | None = None):
         super().__init__(options, label=label)
@@ -162,28 +169,37 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
         return {kind: evaluate_run(run, self.qrels, metrics=METRICS, dims=["turn"])
                 for kind, run in self.runs(results).items()}
 
-    def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> dict[str, Any]:
-        reports = self.evaluate(results)
+    def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> Summary:
+        """Each query file scored as `ragjudge retrieval-eval` scores it; the top-level metrics are the primary
+        file's (rewrite when it ran), every file's are in the `queries` breakdown, in the paper's Table 3 layout."""
+        evaluated = self.evaluate(results)
+        reports = {kind: rep.summary for kind, rep in evaluated.items()}
         self._per_query = {kind: {normalize_task_id(row["query_id"]): row for row in rep.per_query()}
-                           for kind, rep in reports.items()}
-        summary: dict[str, Any] = {
-            "n_samples": len(results), "domain": self.options.domain, "pipeline": self.pipeline.spec.name,
-            "by_queries": {kind: rep.summary for kind, rep in reports.items()},
-        }
-        rows = [[self.pipeline.spec.name, KIND_NAMES[kind], rep.summary["n_queries"],
-                 *(rep.summary["metrics"][m] for m in SHOWN)] for kind, rep in reports.items()]
-        columns = ["retriever", "queries", "n", *(m.replace("recall", "R").replace("ndcg", "nDCG") for m in SHOWN)]
-        summary["tables"] = [{"title": f"MTRAG retrieval, {self.options.domain} (ours)", "columns": columns,
-                              "rows": rows}]
-        turn_rows = []
-        for kind, rep in reports.items():
-            for group, stats in rep.summary["breakdowns"].get("turn", {}).items():
-                turn_rows.append([KIND_NAMES[kind], group, stats["n_queries"], stats["metrics"]["recall@5"],
-                                  stats["metrics"]["ndcg@10"]])
-        summary["tables"].append({"title": "By turn (ours)", "columns": ["queries", "turn", "n", "R@5", "nDCG@10"],
-                                  "rows": turn_rows})
-        summary["reference"] = paper_tables(self.options.domain, [METRICS.index(m) for m in SHOWN], columns[3:])
-        return summary
+                           for kind, rep in evaluated.items()}
+        primary = next(k for k in PRIMARY if k in reports)
+        by_kind = {KIND_NAMES[kind]: Group(n=rep.n_samples, metrics={
+            name: Stat(value=m.value, n=m.n, errors=m.errors) for name, m in rep.metrics.items()})
+            for kind, rep in reports.items()}
+        by_turn = {f"{KIND_NAMES[kind]}, {group}": stats for kind, rep in reports.items()
+                   for group, stats in rep.breakdowns["turn"].groups.items()} if all(
+            "turn" in rep.breakdowns for rep in reports.values()) else {}
+        breakdowns = {"queries": Breakdown(title=f"MTRAG retrieval, {self.options.domain} (ours)", label="queries",
+                                           groups=by_kind, columns=SHOWN)}
+        if by_turn:
+            breakdowns["turn"] = Breakdown(title="By turn (ours)", label="queries, turn", groups=by_turn,
+                                           columns=["R@5", "nDCG@10"])
+        metrics = dict(reports[primary].metrics)
+        return self.summary(
+            results, metrics, breakdowns=breakdowns,
+            title=f"{self.pipeline.spec.name} on {self.options.domain}, {KIND_NAMES[primary]}: "
+                  f"{reports[primary].n_samples} queries",
+            reference=paper_tables(self.options.domain, [METRICS.index(m) for m in
+                                                          ("recall@5", "recall@10", "ndcg@5", "ndcg@10")], SHOWN),
+            headline=reports[primary].headline.model_copy(update={
+                "text": f"{reports[primary].headline.text} ({KIND_NAMES[primary]})"}) if reports[primary].headline
+            else None,
+            details={"domain": self.options.domain, "pipeline": self.pipeline.spec.name, "primary": primary,
+                     "by_queries": {kind: rep.to_json() for kind, rep in reports.items()}})
 
     def records(self, results: Sequence[SampleResult[RetrievalQuery]]) -> list[dict[str, Any]]:
         per_query = getattr(self, "_per_query", {})
@@ -192,14 +208,14 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
             scores = per_query.get(r.sample.kind, {}).get(normalize_task_id(r.sample.query_id))
             out.append({"task_id": r.sample.query_id, "queries": r.sample.kind, "query": r.sample.text,
                         "Collection": f"mt-rag-{self.options.domain}", **r.output,
-                        "metrics": {m: scores[m] for m in METRICS} if scores else None})
+                        "metrics": {label(m): scores[label(m)] for m in METRICS} if scores else None})
         return out
 
     def rows(self, results: Sequence[SampleResult[RetrievalQuery]]) -> list[dict[str, Any]]:
         return [{k: v for k, v in rec.items() if k not in ("contexts", "metrics")} | (rec["metrics"] or {})
                 for rec in self.records(results)]
 
-    def artifacts(self, results: Sequence[SampleResult[RetrievalQuery]], summary: dict[str, Any]) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[RetrievalQuery]], summary: Summary) -> dict[str, str]:
         """One MTRAG run file per query kind: `ragjudge retrieval-eval <run folder>/rewrite.jsonl --qrels ...`."""
         return {f"{kind}.jsonl": "".join(mtrag_run_lines(run)) for kind, run in self.runs(results).items()}
 

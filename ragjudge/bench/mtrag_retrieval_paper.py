@@ -7,7 +7,9 @@ table titles say.
 
 from __future__ import annotations
 
-from typing import Any
+from ragjudge.engine.summary import Reference
+
+SOURCE = "MTRAG (Katsis et al., TACL 2025)"
 
 # Recall@1,3,5,10 then nDCG@1,3,5,10.
 TABLE_3 = {
@@ -30,16 +32,20 @@ TABLE_15 = {  # ELSER per domain, (number of queries, figures)
 }
 
 
-def paper_tables(domain: str, picks: list[int], metric_columns: list[str]) -> list[dict[str, Any]]:
-    """Table 15's ELSER rows for `domain` (when the paper has it) and Table 3, as summary tables; `picks` are
-    the positions (in R@1..10, nDCG@1..10 order) of the columns shown."""
+def paper_tables(domain: str, picks: list[int], metric_columns: list[str]) -> list[Reference]:
+    """Table 15's ELSER rows for `domain` (when the paper has it) and Table 3, as references; `picks` are the
+    positions (in R@1..10, nDCG@1..10 order) of the columns shown."""
     tables = []
     rows = [["Elser", kind, n, *(values[i] for i in picks)] for (d, kind), (n, values) in TABLE_15.items()
             if d == domain]
     if rows:
-        tables.append({"title": f"Paper, Table 15: ELSER on {domain} (full corpus)",
-                       "columns": ["retriever", "queries", "n", *metric_columns], "rows": rows})
-    tables.append({"title": "Paper, Table 3: mean of the four domains (full corpora)",
-                   "columns": ["retriever", "queries", *metric_columns],
-                   "rows": [[model, kind, *(values[i] for i in picks)] for (model, kind), values in TABLE_3.items()]})
+        tables.append(Reference(
+            title=f"Paper, Table 15: ELSER on {domain} (full corpus)", source=f"{SOURCE}, Table 15",
+            columns=["retriever", "queries", "n", *metric_columns], rows=rows,
+            comparable=f"an ELSER pipeline over the full {domain} corpus (a pooled or other corpus is easier)"))
+    tables.append(Reference(
+        title="Paper, Table 3: mean of the four domains (full corpora)", source=f"{SOURCE}, Table 3",
+        columns=["retriever", "queries", *metric_columns],
+        rows=[[model, kind, *(values[i] for i in picks)] for (model, kind), values in TABLE_3.items()],
+        comparable="the mean of runs over all four domains, each on its full corpus, with the same retriever"))
     return tables

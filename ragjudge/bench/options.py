@@ -90,11 +90,66 @@ def _describe(exc: ValidationError, bench: str, model: type[BaseModel], values: 
     if info is None:  # a model-level check (e.g. two options that exclude each other)
         return f"bench {bench}: {err['msg'].removeprefix('Value error, ')}"
     given = values.get(key)
-    expected = describe_type(info.annotation)
+    expected = describe_option(info)
     message = err["msg"].removeprefix("Value error, ")
     if err["type"] in ("value_error", "assertion_error"):
         return f"{source_of(key, from_flags)}: {message}"
+    if len(loc) > 1 and isinstance(given, list) and loc[1].isdigit() and int(loc[1]) < len(given):
+        item = given[int(loc[1])]  # one value of a comma-separated list
+        return f"{source_of(key, from_flags)}: each value must be {_item_expected(info)}, got {item!r}"
+    if err["type"] in RANGE_ERRORS:
+        return f"{source_of(key, from_flags)} must be {expected}, got {_shown(given)}"
     return f"{source_of(key, from_flags)}: expected {expected}, got {given!r}"
+
+
+RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "too_short", "too_long"}
+
+
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
+def describe_option(info: FieldInfo) -> str:
+    """What a value of this option must be, with its range: 'a whole number >= 1', 'a number from 0 to 1'."""
+    return describe_type(info.annotation) + _range(_bounds(info.metadata))
+
+
+def _item_expected(info: FieldInfo) -> str:
+    inner = _strip_optional(info.annotation)
+    args = [a for a in get_args(inner) if a is not Ellipsis]
+    if not args:
+        return "a value"
+    item = args[0]
+    if get_origin(item) is typing.Annotated:
+        base, *meta = get_args(item)
+        return describe_type(base) + _range(_bounds(_flatten(meta)))
+    return describe_type(item)
+
+
+def _flatten(meta: list[Any]) -> list[Any]:
+    out = []
+    for m in meta:
+        out.extend(getattr(m, "metadata", None) or [m])  # a pydantic Field(ge=1) inside Annotated carries metadata
+    return out
+
+
+def _bounds(metadata: list[Any]) -> dict[str, Any]:
+    bounds: dict[str, Any] = {}
+    for m in metadata:
+        for name in ("ge", "gt", "le", "lt"):
+            if getattr(m, name, None) is not None:
+                bounds[name] = getattr(m, name)
+    return bounds
+
+
+def _range(bounds: dict[str, Any]) -> str:
+    low = ("ge", bounds["ge"]) if "ge" in bounds else ("gt", bounds["gt"]) if "gt" in bounds else None
+    high = ("le", bounds["le"]) if "le" in bounds else ("lt", bounds["lt"]) if "lt" in bounds else None
+    if low and high and low[0] == "ge" and high[0] == "le":
+        return f" from {low[1]} to {high[1]}"
+    symbols = {"ge": ">=", "gt": ">", "le": "<=", "lt": "<"}
+    parts = [f"{symbols[b[0]]} {b[1]}" for b in (low, high) if b]
+    return (" " + " and ".join(parts)) if parts else ""
 
 
 def _strip_optional(annotation: Any) -> Any:
@@ -140,7 +195,7 @@ def option_rows(model: type[BaseModel]) -> list[tuple[str, str, str, str]]:
     for key, info in model.model_fields.items():
         how = f"{COMMON_FLAGS[key]}, -T {key}" if key in COMMON_FLAGS else f"-T {key}"
         default = "(required)" if info.is_required() else _show_default(info.get_default(call_default_factory=True))
-        rows.append((how, describe_type(info.annotation), default, info.description or ""))
+        rows.append((how, describe_option(info), default, info.description or ""))
     return rows
 
 

@@ -23,6 +23,7 @@ ENTRY_POINT_GROUP = "ragjudge.benches"
 
 BUILTIN: dict[str, str] = {
     "mtrag": "ragjudge.bench.mtrag.bench:MtragBench",
+    "mtrag-un": "ragjudge.bench.mtrag_un:MtragUnBench",
     "mtrag-retrieval": "ragjudge.bench.mtrag_retrieval:MtragRetrievalBench",
     "dialsim": "ragjudge.bench.dialsim.bench:DialSimBench",
     "cxm-intent": "ragjudge.bench.cxm.benches:IntentBench",

@@ -53,6 +53,9 @@ def _register() -> None:
 
     app.command("report", cls=PlainArgsCommand)(report_cmd.report_command)
     app.add_typer(cxm_cmd.app, name="cxm")
+    from ragjudge.cli import schema_cmd
+
+    app.command("schema")(schema_cmd.schema_command)
     app.add_typer(dialsim_cmd.app, name="dialsim")
 
 

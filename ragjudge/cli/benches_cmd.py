@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 
@@ -66,7 +67,7 @@ def show_command(name: Annotated[str, typer.Argument(help="A bench name.")],
                           "data": cls.data_help,
                           "options": [dict(zip(("flag", "type", "default", "help"), row)) for row in options],
                           "metrics": [{"name": m.name, "description": m.description,
-                                       "higher_is_better": m.higher_is_better, "counts": m.counts}
+                                       "higher_is_better": m.higher_is_better, "kind": m.kind, "counts": m.counts}
                                       for m in cls.metrics],
                           "breakdowns": list(cls.breakdowns)}, indent=2))
         return
@@ -81,12 +82,13 @@ def show_command(name: Annotated[str, typer.Argument(help="A bench name.")],
         if help_text:
             console.print(Padding(help_text, (0, 0, 0, 6)), highlight=False)
     if cls.metrics:
-        console.print("\n[bold]Metrics[/bold]")
+        console.print("\n[bold]Metrics[/bold] (↑ higher is better, ↓ lower is better, · neither)")
         for m in cls.metrics:
-            better = "" if m.higher_is_better or m.higher_is_better is None else " (lower is better)"
+            arrow = {True: "↑", False: "↓", None: "·"}[m.higher_is_better]
+            kind = "" if m.kind == "score" else f" ({m.kind})"
             counts = f"; n: {m.counts}" if m.counts else ""
-            console.print(Padding(f"[cyan]{m.name}[/cyan]: {m.description}{better}{counts}", (0, 0, 0, 2)),
-                          highlight=False)
+            console.print(Padding(f"{arrow} [cyan]{escape(m.name)}[/cyan]: {escape(m.description)}{kind}{counts}",
+                                  (0, 0, 0, 2)), highlight=False)
     if cls.breakdowns:
         console.print("\n[bold]Breakdowns[/bold]: " + ", ".join(cls.breakdowns), highlight=False)
 

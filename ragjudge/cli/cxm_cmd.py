@@ -1,24 +1,30 @@
 """`ragjudge cxm`: thin commands over the CXMArena benches. `score` existing predictions (every task that has
-<data>/predictions/<task>.jsonl, nothing written), `run` one task (the same as `ragjudge eval --bench
-cxm-<task>`), `fetch` the public release."""
+<data>/predictions/<task>.jsonl, nothing written; one summary per task), `run` one task (the same as `ragjudge
+eval --bench cxm-<task>`, with its flags: --gen, --pipeline, --judge-models), `fetch` the public release.
+
+Renamed flags are still read for a release, with a note on stderr: `--k` (now `--ks`, as `-T ks`), and in `run`
+`--model` (`--gen`; `--pipeline` for the retrieval tasks), `--retriever` (`--pipeline`), `--judge-model`
+(`--judge-models`). A flag the task does not use is an error, and an error names the flag typed here (`--top-k`,
+`--query llm`), not the `-T` option or eval flag the bench's own message names."""
 
 from __future__ import annotations
 
-import json
+import re
 import sys
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from pydantic import ValidationError
-from rich.console import Console
-
 from ragjudge.bench.base import default_out
 from ragjudge.bench.cxm.base import TASKS, default_predictions, task_name
 from ragjudge.bench.cxm.benches import BY_TASK
+from ragjudge.bench.options import COMMON_FLAGS, build_options, parse_task_args
 from ragjudge.cli import common
 from ragjudge.engine import EngineOptions, OutputPaths, run_bench
-from ragjudge.engine.render import print_outcome, print_tables
+from ragjudge.engine.render import print_outcome, print_summaries
+from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import input_folder, output_folder
 
@@ -31,28 +37,36 @@ DataOpt = Annotated[Path, typer.Option("--data", help="CXMArena data folder: the
                                        "(`ragjudge cxm fetch`) or ragjudge's plain JSONL files.")]
 TaxonomyOpt = Annotated[str | None, typer.Option("--taxonomy", help="Intent taxonomy to use (default: every "
                                                  "taxonomy the data has gold intents for).")]
-KsOpt = Annotated[str | None, typer.Option("--k", help="Retrieval cut-offs, comma-separated [default: 1,3,5,10 "
-                                           "for article search, 10,20 for multi-turn retrieval].")]
+KsOpt = Annotated[str | None, typer.Option("--ks", help="Retrieval cut-offs, comma-separated whole numbers >= 1 "
+                                           "(-T ks) [default: 1,3,5,10 for article search, 10,20 for multi-turn "
+                                           "retrieval].")]
+OldKsOpt = Annotated[str | None, typer.Option("--k", hidden=True, help="Deprecated: --ks.")]
 ProtocolOpt = Annotated[str | None, typer.Option("--protocol", help="Intent and quality: which figures lead, "
                                                  "ragjudge (default) or paper (CXMArena's evaluator); both are "
                                                  "printed.")]
 
-
-def _ints(value: str | None, what: str) -> list[int] | None:
-    if value is None:
-        return None
-    try:
-        items = [int(v) for v in (common.split_list(value) or [])]
-    except ValueError:
-        raise UsageError(f"{what} must be comma-separated whole numbers, got {value!r}") from None
-    if not items or any(i < 1 for i in items):
-        raise UsageError(f"{what} must be positive whole numbers, got {value!r}")
-    return items
+RETRIEVAL_TASKS = ("article-search", "multiturn-retrieval")
+"""Tasks whose system under test is the retrieval pipeline (--pipeline), not a model (--gen)."""
 
 
-def _options(task: str, given: dict[str, tuple[str, Any]]) -> Any:
-    """The task bench's Options from the flags given (option → (flag, value)); a flag the task does not use
-    is an error."""
+def deprecated(old: str, new: str) -> None:
+    """A flag renamed for one vocabulary with `ragjudge eval`: still read for a release, with a note."""
+    print(f"warning: {old} is deprecated: use {new} (same values)", file=sys.stderr)
+
+
+def pick(new_flag: str, new: Any, old_flag: str, old: Any) -> Any:
+    """The value of a renamed flag: the new spelling, or the old one with a deprecation note (not both)."""
+    if old is None:
+        return new
+    if new is not None:
+        raise UsageError(f"{old_flag} and {new_flag} are the same option: give {new_flag} only")
+    deprecated(old_flag, new_flag)
+    return old
+
+
+def _options(task: str, given: dict[str, tuple[str, Any]], task_args: dict[str, str] | None = None) -> Any:
+    """The task bench's Options from the flags given (option → (flag, value)) and `-T` values; a flag the task
+    does not use is an error naming it."""
     cls = BY_TASK[task]
     values = {}
     for key, (flag, value) in given.items():
@@ -60,12 +74,55 @@ def _options(task: str, given: dict[str, tuple[str, Any]]) -> Any:
             continue
         if key not in cls.Options.model_fields:
             raise UsageError(f"{flag} is not used by --task {task}")
+        if key in (task_args or {}):
+            raise UsageError(f"{flag} and -T {key} are the same option: give one")
         values[key] = value
+    return build_options(cls.name, cls.Options, task_args or {}, values)
+
+
+SWITCHES = {"--force-tool-call": "", "--baseline": "--no-baseline"}
+"""On/off flags: `-T KEY=true` is the flag, `-T KEY=false` its negative (none: leave the flag out)."""
+
+
+def in_our_flags(message: str, flags: dict[str, str], typed: Collection[str] = ()) -> str:
+    """A bench's message in this command's words: `-T KEY=VALUE`, `-T KEY` and eval's flag for an option become
+    the flag this command takes for it (`flags`: option → flag), except for the options typed as `-T` (`typed`)."""
+    def switch(flag: str, value: str) -> str:
+        if flag in SWITCHES and value.lower() in ("true", "false"):
+            return flag if value.lower() == "true" else SWITCHES[flag] or f"no {flag}"
+        return f"{flag} {value}"
+
+    for key, flag in flags.items():
+        if key in typed:
+            continue
+        message = re.sub(rf"-T {key}=([^\s,:;)]+)", lambda m, flag=flag: switch(flag, m.group(1)), message)
+        message = re.sub(rf"-T {key}(?![\w=])", flag, message)
+        eval_flag = COMMON_FLAGS.get(key)
+        if eval_flag and eval_flag != flag:
+            message = re.sub(rf"{re.escape(eval_flag)}(?![\w-])", flag, message)
+    return message
+
+
+@contextmanager
+def speaking(flags: dict[str, str], typed: Collection[str] = ()) -> Iterator[None]:
+    """Usage errors raised inside (options, the bench, its run) name this command's flags (`in_our_flags`)."""
     try:
-        return cls.Options.model_validate(values)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise UsageError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        yield
+    except UsageError as exc:
+        exc.args = (in_our_flags(str(exc), flags, typed),)
+        raise
+
+
+SCORE_FLAGS = {"data": "--data", "predictions": "--predictions", "taxonomy": "--taxonomy", "protocol": "--protocol",
+               "ks": "--ks", "baseline": "--baseline"}
+"""Option → the `cxm score` flag that fills it (and `gen` → --embedding-model for KB refinement)."""
+
+
+def _score_flag_users(key: str) -> list[str]:
+    """The tasks a `cxm score` flag (by option) applies to."""
+    if key in ("embedding_model", "baseline"):
+        return ["kb-refinement"]
+    return [t for t in TASKS if key in BY_TASK[t].Options.model_fields]
 
 
 @app.command("score")
@@ -76,16 +133,20 @@ def score_command(
     predictions: Annotated[Path | None, typer.Option("--predictions", help="Predictions JSONL "
                                                      "(default: <data>/predictions/<task>.jsonl).")] = None,
     taxonomy: TaxonomyOpt = None,
-    k: KsOpt = None,
+    ks: KsOpt = None,
+    old_k: OldKsOpt = None,
     protocol: ProtocolOpt = None,
-    baseline: Annotated[bool, typer.Option("--baseline/--no-baseline", metavar="", help="KB refinement: also sweep the "
-                                           "embedding-similarity baseline (bundled MiniLM, offline).")] = True,
+    baseline: Annotated[bool | None, typer.Option("--baseline/--no-baseline", metavar="", help="KB refinement: also "
+                                                  "sweep the embedding-similarity baseline (bundled MiniLM, offline) "
+                                                  "[default: on].")] = None,
     embedding_model: Annotated[str | None, typer.Option("--embedding-model", help="KB baseline embedding model "
                                                         "(default: bundled all-MiniLM-L6-v2).")] = None,
     fmt: common.FormatOpt = "table",
 ) -> None:
-    """Score existing predictions offline and print every metric (nothing is written)."""
+    """Score existing predictions offline and print every metric (nothing is written); one summary per task
+    (`--format json`: a JSON list of summaries)."""
     fmt = common.check_format(fmt)
+    cutoffs = pick("--ks", ks, "--k", old_k)
     input_folder(data, "CXMArena data folder")
     if task is None:
         if predictions is not None:
@@ -96,44 +157,56 @@ def score_command(
                              f"(expected <task>.jsonl for tasks: {', '.join(TASKS)})")
     else:
         tasks = [task_name(task)]
-    reports: list[dict[str, Any]] = []
-    tables = []
+    flags = {"taxonomy": ("--taxonomy", taxonomy), "protocol": ("--protocol", protocol), "ks": ("--ks", cutoffs),
+             "embedding_model": ("--embedding-model", embedding_model),
+             "baseline": ("--no-baseline" if baseline is False else "--baseline", baseline)}
+    for key, (flag, value) in flags.items():  # each flag goes to the tasks that use it; one no task uses is an error
+        if value is not None and not set(_score_flag_users(key)) & set(tasks):
+            where = f"--task {tasks[0]}" if task is not None else f"any task scored here ({', '.join(tasks)})"
+            raise UsageError(f"{flag} is not used by {where}")
+    summaries: list[Summary] = []
     for name in tasks:
         path = predictions or default_predictions(data, name)
         from_file = predictions is not None or path.exists() or name != "kb-refinement"
-        if not from_file and not baseline:
-            raise UsageError(f"nothing to score: {path} does not exist and the baseline is off")
+        if not from_file and baseline is False:
+            raise UsageError(f"nothing to score: {path} does not exist and the baseline is off (--no-baseline)")
         given = {"data": ("--data", str(data)), "predictions": ("--predictions", str(path) if from_file else None)}
-        if name == "intent":
-            given["taxonomy"] = ("--taxonomy", taxonomy)
-        if name in ("intent", "quality"):
-            given["protocol"] = ("--protocol", protocol)
-        if name in ("article-search", "multiturn-retrieval"):
-            given["ks"] = ("--k", _ints(k, "--k"))
-        if name == "kb-refinement":
-            given.update(baseline=("--baseline", baseline), gen=("--embedding-model", embedding_model))
-        bench = BY_TASK[name](_options(name, given))
-        outcome = run_bench(bench, EngineOptions(show_progress=False), paths=None)
-        reports += outcome.summary["reports"]
-        tables += bench.tables(outcome.summary)
-        for warning in bench.warnings(outcome.summary):
-            print(warning, file=sys.stderr)
-    if fmt == "json":
-        print(json.dumps(reports, indent=2, ensure_ascii=False))
-    else:
-        print_tables(tables, Console())
-    raise typer.Exit(1 if any(r["problems"] for r in reports) else 0)
+        given.update({key: flag for key, flag in flags.items() if name in _score_flag_users(key)})
+        words = {**SCORE_FLAGS}
+        if "embedding_model" in given:  # the KB baseline's embedding model is the bench's model under test
+            given["gen"] = given.pop("embedding_model")
+            words["gen"] = "--embedding-model"
+        with speaking(words):
+            bench = BY_TASK[name](_options(name, given))
+            summaries.append(run_bench(bench, EngineOptions(show_progress=False), paths=None).summary)
+    print_summaries(summaries, fmt)
+    if fmt == "json":  # the tables' format prints them after the tables
+        for summary in summaries:
+            for warning in summary.warnings:
+                print(warning, file=sys.stderr)
+    raise typer.Exit(1 if any(s.n_errors for s in summaries) else 0)
 
 
 @app.command("run")
 def run_command(
     task: TaskOpt,
     data: DataOpt,
-    model: Annotated[str | None, typer.Option("--model", help="Model under test: a litellm model (intent, quality, "
-                                              "tool-calls, answer replies), or bm25 / dense / an embedding model "
-                                              "(article-search, kb-refinement).")] = None,
-    judge_model: Annotated[str | None, typer.Option("--judge-model", help="Judge: LLM-verified intent match, "
-                                                    "answer classification.")] = None,
+    gen: Annotated[str | None, typer.Option("--gen", help="Model under test (litellm name): intent, quality, "
+                                            "tool-calls, answer replies; the embedding model for kb-refinement.")
+                   ] = None,
+    pipeline: Annotated[str | None, typer.Option("--pipeline", help="Retrieval pipeline (name or YAML path, e.g. "
+                                                 "bm25, dense, hybrid; a name that is no pipeline is a dense "
+                                                 "embedding model): the system under test of article-search and "
+                                                 "multiturn-retrieval, the retriever behind generated answers "
+                                                 "[default: bm25].")] = None,
+    judge_models: Annotated[str | None, typer.Option("--judge-models", help="Judge model (litellm name): "
+                                                     "LLM-verified intent match, answer classification, "
+                                                     "KB contradictions.")] = None,
+    model: Annotated[str | None, typer.Option("--model", hidden=True, help="Deprecated: --gen (--pipeline for "
+                                              "article-search and multiturn-retrieval).")] = None,
+    retriever: Annotated[str | None, typer.Option("--retriever", hidden=True, help="Deprecated: --pipeline.")] = None,
+    judge_model: Annotated[str | None, typer.Option("--judge-model", hidden=True, help="Deprecated: --judge-models.")
+                           ] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/cxm-<task>-<model>); "
                                              "rerunning with the same folder resumes.")] = None,
     taxonomy: TaxonomyOpt = None,
@@ -141,22 +214,24 @@ def run_command(
                                                     "[default: 16,32,64,96,128].")] = None,
     force_tool_call: Annotated[bool, typer.Option("--force-tool-call", metavar="", help="Require a tool call "
                                                   "(tool_choice=required).")] = False,
-    retriever: Annotated[str | None, typer.Option("--retriever", help="Retrieval pipeline (name or YAML path, e.g. "
-                                                  "bm25, dense, hybrid) for article search and for the articles "
-                                                  "behind generated answers; a name that is no pipeline is a dense "
-                                                  "embedding model [default: bm25].")] = None,
-    top_k: Annotated[int | None, typer.Option("--top-k", min=1, help="Articles retrieved for generated answers "
-                                              "[default: 5].")] = None,
+    top_k: Annotated[str | None, typer.Option("--top-k", help="Articles retrieved for generated answers "
+                                              "[default: 5]; kb-refinement: nearest neighbours [default: 4].")
+                     ] = None,
     query: Annotated[str | None, typer.Option("--query", help="Retrieval query: last_turn, all_user_turns, "
                                               "full_conversation, or (multi-turn retrieval) llm "
                                               "[default: all_user_turns].")] = None,
-    k: KsOpt = None,
-    chunk: Annotated[int | None, typer.Option("--chunk", min=0, help="Split KB articles into chunks of this many "
-                                              "characters (article search, multi-turn retrieval and answers).")
-                     ] = None,
+    ks: KsOpt = None,
+    old_k: OldKsOpt = None,
+    chunk: Annotated[str | None, typer.Option("--chunk", help="How KB articles are split (article search, "
+                                              "multi-turn retrieval, answers): N = chunks of N characters, 0 = "
+                                              "whole articles, pipeline = the pipeline's own chunking.")] = None,
     protocol: ProtocolOpt = None,
     rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="Multi-turn retrieval: the LLM that "
-                                                      "writes each turn's query (-T query=llm).")] = None,
+                                                      "writes each turn's query (--query llm).")] = None,
+    task_args: Annotated[list[str] | None, typer.Option("-T", "--task-arg", metavar="<key=value>", help="Any other "
+                                                        "option of the task's bench KEY=VALUE (repeatable), as in "
+                                                        "`ragjudge eval`; `ragjudge benches show cxm-<task>` lists "
+                                                        "them.")] = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
     concurrency: common.ConcurrencyOpt = 8,
@@ -173,29 +248,41 @@ def run_command(
     tpm: common.TpmOpt = None,
     no_preflight: common.NoPreflightOpt = False,
 ) -> None:
-    """Run a model on one task, then score it (the same as `ragjudge eval --bench cxm-<task>`; resumes on rerun)."""
+    """Run a model on one task, then score it (the same as `ragjudge eval --bench cxm-<task>`, with the same
+    flags; resumes on rerun)."""
     fmt = common.check_format(fmt)
-    input_folder(data, "CXMArena data folder")
     name = task_name(task)
-    given: dict[str, tuple[str, Any]] = {"data": ("--data", str(data))}
-    if name in ("article-search", "multiturn-retrieval"):  # the system under test is the retrieval pipeline
-        given["pipeline"] = ("--model" if model else "--retriever", model or retriever)
-    else:
-        given.update(gen=("--model", model), pipeline=("--retriever", retriever))
-    given |= {
-        "judge_models": ("--judge-model", [judge_model] if judge_model else None),
-        "taxonomy": ("--taxonomy", taxonomy), "tool_counts": ("--tool-counts", _ints(tool_counts, "--tool-counts")),
+    retrieval = name in RETRIEVAL_TASKS
+    if model is not None:  # --model named the pipeline for the retrieval tasks, the model under test otherwise
+        if retrieval and retriever is not None:
+            raise UsageError(f"--model and --retriever both name the pipeline of --task {name}: give --pipeline only")
+        if retrieval:
+            pipeline = pick("--pipeline", pipeline, "--model", model)
+        else:
+            gen = pick("--gen", gen, "--model", model)
+    pipeline = pick("--pipeline", pipeline, "--retriever", retriever)
+    judges = common.split_list(judge_models) if judge_models is not None else None
+    judges = pick("--judge-models", judges, "--judge-model", [judge_model] if judge_model is not None else None)
+    cutoffs = pick("--ks", ks, "--k", old_k)
+    input_folder(data, "CXMArena data folder")
+    given: dict[str, tuple[str, Any]] = {
+        "data": ("--data", str(data)), "gen": ("--gen", gen), "pipeline": ("--pipeline", pipeline),
+        "judge_models": ("--judge-models", judges), "taxonomy": ("--taxonomy", taxonomy),
+        "tool_counts": ("--tool-counts", tool_counts),
         "force_tool_call": ("--force-tool-call", force_tool_call or None), "k": ("--top-k", top_k),
-        "query": ("--query", query), "ks": ("--k", _ints(k, "--k")), "judge_dir": ("--judge-dir", judge_dir),
+        "query": ("--query", query), "ks": ("--ks", cutoffs), "judge_dir": ("--judge-dir", judge_dir),
         "pipeline_dir": ("--pipeline-dir", pipeline_dir), "chunk": ("--chunk", chunk),
         "protocol": ("--protocol", protocol), "rewrite_model": ("--rewrite-model", rewrite_model),
     }
+    extra = parse_task_args(task_args)
     cls = BY_TASK[name]
-    bench = cls(_options(name, given), label=f"cxm-{name}")
     engine = EngineOptions(limit=limit, concurrency=concurrency, cache_dir=cache_dir, use_cache=not no_cache,
                            api_base=api_base, max_retries=max_retries, timeout=timeout, models=models, rpm=rpm,
                            tpm=tpm, preflight=not no_preflight)
-    outcome = run_bench(bench, engine, OutputPaths.in_folder(output_folder(out or default_out(bench), "--out folder")))
+    with speaking({key: flag for key, (flag, _) in given.items()}, typed=set(extra)):
+        bench = cls(_options(name, given, extra), label=f"cxm-{name}")
+        folder = output_folder(out or default_out(bench), "--out folder")
+        outcome = run_bench(bench, engine, OutputPaths.in_folder(folder))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
 

@@ -1,4 +1,4 @@
-"""`ragjudge export`: ragjudge results in another tool's format (InspectorRAGet)."""
+"""`ragjudge export`: ragjudge results in another tool's format (InspectorRAGet, MTRAGEval submissions)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 
 from ragjudge.errors import UsageError
 
-FORMATS = ("inspectorraget",)
+FORMATS = ("inspectorraget", "mtrageval-a", "mtrageval-b", "mtrageval-c")
 
 
 def export_command(
@@ -17,14 +17,21 @@ def export_command(
         metavar="[MODEL_ID=]RESULTS",
         help="[MODEL_ID=]RESULTS: ragjudge results.jsonl files or run folders, one per model (MODEL_ID defaults "
         "to the run's generator, else the folder or file name).")],
-    to: Annotated[str, typer.Option("--to", help="Target format: inspectorraget.")] = "inspectorraget",
-    out: Annotated[Path, typer.Option("--out", help="File to write (InspectorRAGet: a .json to open in its UI).")
-                   ] = Path("ragjudge-inspectorraget.json"),
+    to: Annotated[str, typer.Option("--to", "--format", help="Target format: inspectorraget, or a SemEval-2026 "
+                                    "MTRAGEval submission: mtrageval-a (retrieval: RESULTS is a retrieval run), "
+                                    "mtrageval-b (generation from the reference passages), mtrageval-c (full "
+                                    "RAG: answers generated with --setting rag).")] = "inspectorraget",
+    out: Annotated[Path | None, typer.Option("--out", help="File to write (InspectorRAGet: a .json to open in its "
+                                             "UI, default ragjudge-inspectorraget.json; MTRAGEval: a .jsonl, "
+                                             "default <format>.jsonl).")] = None,
+    tasks: Annotated[Path | None, typer.Option("--tasks", help="MTRAGEval: the task's input file; the submission "
+                                               "must answer exactly its tasks (checked), and takes each task's "
+                                               "Collection from it where RESULTS does not say.")] = None,
     model_id: Annotated[str | None, typer.Option("--model-id", help="Model id for a single RESULTS given without "
                                                  "MODEL_ID=.")] = None,
     name: Annotated[str | None, typer.Option("--name", help="Experiment name shown in the UI.")] = None,
 ) -> None:
-    """Write ragjudge results (tasks, documents, models, judge metrics) as an InspectorRAGet experiment file."""
+    """Write ragjudge results as an InspectorRAGet experiment file, or as a SemEval-2026 MTRAGEval submission."""
     from ragjudge import __version__
     from ragjudge.correlation.sources import default_model_id, parse_source, read_results, results_file
     from ragjudge.formats.files import output_file
@@ -33,6 +40,11 @@ def export_command(
 
     if to not in FORMATS:
         raise UsageError(f"--to must be one of {', '.join(FORMATS)}, got {to!r}")
+    if to.startswith("mtrageval-"):
+        return export_mtrageval(results, to, out or Path(f"{to}.jsonl"), tasks, model_id, name)
+    if tasks is not None:
+        raise UsageError("--tasks is for --to mtrageval-a|b|c")
+    out = out or Path("ragjudge-inspectorraget.json")
     output_file(out, "InspectorRAGet file (--out)")
     sources = [parse_source(spec) for spec in results]
     if model_id and (len(sources) != 1 or sources[0][0] is not None):
@@ -53,3 +65,31 @@ def export_command(
     typer.echo(
         f"wrote {out}: {len(data.tasks)} tasks, {len(data.models)} model(s) ({', '.join(seen)}), "
         f"{len(data.metrics)} metrics, {len(data.documents)} documents", err=True)
+
+
+def export_mtrageval(results: list[str], to: str, out: Path, tasks: Path | None, model_id: str | None,
+                     name: str | None) -> None:
+    """One RESULTS (a retrieval run for task A, a ragjudge results file or run folder for B and C) → one
+    submission file, which the benchmark's format_checker.py accepts."""
+    from ragjudge.correlation.sources import parse_source, results_file
+    from ragjudge.formats.files import output_file
+    from ragjudge.formats.jsonl import write_jsonl
+    from ragjudge.formats.mtrageval import TASKS, submission
+
+    if len(results) != 1 or model_id or name:
+        raise UsageError(f"--to {to} writes one submission: give one RESULTS (no MODEL_ID=, --model-id or --name)")
+    given, path = parse_source(results[0])
+    if given is not None:
+        raise UsageError(f"--to {to} writes one submission: give one RESULTS (no MODEL_ID=, --model-id or --name)")
+    if out.suffix != ".jsonl":
+        raise UsageError(f"--out {out}: an MTRAGEval submission is a .jsonl file (the format checker requires it)")
+    output_file(out, "MTRAGEval submission (--out)")
+    task = TASKS[to]
+    source = path if task == "A" else results_file(path)
+    if task == "A" and not source.is_file():
+        raise UsageError(f"--to mtrageval-a reads a retrieval run file (ragjudge retrieve --out): {source} is not one")
+    lines = submission(task, source, tasks)
+    write_jsonl(out, lines)
+    empty = sum(not line["contexts"] for line in lines)
+    typer.echo(f"wrote {out}: MTRAGEval task {task}, {len(lines)} tasks"
+               + (f" ({empty} without passages)" if empty else ""), err=True)

@@ -1,4 +1,5 @@
-"""`ragjudge judge`: score an existing MTRAG predictions file (the mtrag bench with its predictions solver)."""
+"""`ragjudge judge`: score an existing MTRAG or MTRAG-UN predictions file (the mtrag or mtrag-un bench with its
+predictions solver; a file with UNDERSPECIFIED tasks is MTRAG-UN's unless --bench says otherwise)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from typing import Annotated
 import typer
 
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
+from ragjudge.bench.mtrag_un import MtragUnBench, MtragUnOptions, has_underspecified_tasks
 from ragjudge.cli import common
 from ragjudge.engine import OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome
+from ragjudge.errors import UsageError
 from ragjudge.formats.files import output_file
 
 
@@ -39,19 +42,27 @@ def judge_command(
     no_preflight: common.NoPreflightOpt = False,
     retry_errors: common.RetryErrorsOpt = False,
     batch: common.BatchOpt = False,
+    bench: Annotated[str | None, typer.Option("--bench", help="mtrag or mtrag-un (default: mtrag-un when a task is "
+                                              "UNDERSPECIFIED, else mtrag): MTRAG-UN adds the clarification judge "
+                                              "and the official *_idk_underspecified metrics.")] = None,
 ) -> None:
     """Score an existing predictions file the way the benchmark's scripts do, resumably."""
     fmt = common.check_format(fmt)
-    options = MtragOptions(predictions=str(predictions), judges=common.split_list(judges),
+    if bench not in (None, "mtrag", "mtrag-un"):
+        raise UsageError(f"--bench must be mtrag or mtrag-un, got {bench!r}")
+    if bench is None:
+        bench = "mtrag-un" if has_underspecified_tasks(predictions) else "mtrag"
+    bench_class, options_class = (MtragUnBench, MtragUnOptions) if bench == "mtrag-un" else (MtragBench, MtragOptions)
+    options = options_class(predictions=str(predictions), judges=common.split_list(judges),
                            judge_models=common.split_list(judge_models) or [], judge_dir=judge_dir or [],
                            bertscore_model=bertscore_model,
                            conversational_as_unanswerable=conversational_as_unanswerable, min_panel=min_panel)
-    engine = common.engine_options(bench_name="mtrag", uses_llm=True, limit=limit, concurrency=concurrency,
+    engine = common.engine_options(bench_name=bench, uses_llm=True, limit=limit, concurrency=concurrency,
                                    cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
                                    max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm,
                                    retry_seconds=retry_seconds, no_preflight=no_preflight, retry_errors=retry_errors,
                                    batch=batch)
     results = output_file(out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl"), "results file")
-    outcome = run_bench(MtragBench(options), engine, OutputPaths.beside(results))
+    outcome = run_bench(bench_class(options), engine, OutputPaths.beside(results))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)

@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from ragjudge.cli import common
+from ragjudge.engine.render import print_summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import atomic_output, output_file
 from ragjudge.formats.jsonl import write_jsonl
@@ -19,18 +19,14 @@ from ragjudge.formats.runs import read_qrels, read_run
 from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
 from ragjudge.retrieval_eval.breakdowns import BUILTIN
 
-TITLES = {"turn": "First vs later turns", "turn_number": "By turn", "domain": "By domain",
-          "standalone": "Standalone vs non-standalone"}
-BREAKDOWN_COLUMNS = ("recall@5", "recall@10", "ndcg@5", "ndcg@10")  # what fits 80 columns; JSON has all
-
 
 def retrieval_eval_command(
     run: Annotated[Path, typer.Argument(help="Run to score: MTRAG retrieval predictions (JSONL) or a TREC run.")],
     qrels: Annotated[list[Path], typer.Option("--qrels", metavar="<file>", help="BEIR TSV or TREC qrels; repeat to merge several "
                                                "(e.g. one per domain).")],
-    metrics: Annotated[str | None, typer.Option("--metrics", help="Comma-separated recall, ndcg, precision, mrr, "
-                                                "map, hit_rate (alias acc), each at every cutoff or at one (ndcg@10). "
-                                                "Default: all.")] = None,
+    metrics: Annotated[str | None, typer.Option("--metrics", help="Comma-separated R, nDCG, P, MRR, MAP, hit "
+                                                "(or ranx's recall, ndcg, precision, mrr, map, hit_rate), each at "
+                                                "every cutoff or at one (nDCG@10). Default: all.")] = None,
     cutoffs: Annotated[str, typer.Option("--cutoffs", help="Cutoffs for metrics given without @k.")] = "1,3,5,10,20",
     fmt: common.FormatOpt = "table",
     per_query: Annotated[Path | None, typer.Option("--per-query", help="Write per-query scores and labels: JSONL, "
@@ -50,9 +46,8 @@ def retrieval_eval_command(
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level for --compare.")]
     = 0.05,
 ) -> None:
-    """Recall, nDCG, Precision, MRR, MAP and hit rate at k over the queries that have qrels, with breakdowns."""
-    if fmt not in ("table", "json"):
-        raise UsageError(f"--format must be table or json, got {fmt!r}")
+    """R, nDCG, P, MRR, MAP and hit at k over the queries that have qrels, with breakdowns."""
+    fmt = common.check_format(fmt)
     metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))
     if per_query:
         output_file(per_query, "per-query file (--per-query)")
@@ -74,9 +69,9 @@ def retrieval_eval_command(
     if per_query:
         _write_per_query(per_query, report.per_query())
     if fmt == "json":
-        print(json.dumps(report.summary, indent=2))
+        print(json.dumps(report.summary.to_json(), indent=2, ensure_ascii=False))
         return
-    _print_tables(report.summary, the_run.name, other.name if other else None, metric_names)
+    print_summary(report.summary, Console())
 
 
 def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
@@ -90,55 +85,3 @@ def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
         writer.writeheader()
         for row in rows:
             writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})
-
-
-def _breakdown_columns(metric_names: list[str]) -> list[str]:
-    if len(metric_names) <= len(BREAKDOWN_COLUMNS):
-        return metric_names
-    return [m for m in BREAKDOWN_COLUMNS if m in metric_names] or metric_names[:len(BREAKDOWN_COLUMNS)]
-
-
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _print_tables(summary: dict[str, Any], name: str, other_name: str | None, metric_names: list[str]) -> None:
-    console = Console()
-    families = list(dict.fromkeys(m.split("@")[0] for m in metric_names))
-    ks = sorted({int(m.split("@")[1]) for m in metric_names})
-    table = Table(title=f"{name}: {summary['n_queries']} queries")
-    table.add_column("metric")
-    for k in ks:
-        table.add_column(f"@{k}", justify="right")
-    for family in families:
-        table.add_row(family, *(_fmt(summary["metrics"].get(f"{family}@{k}")) for k in ks))
-    console.print(table)
-    shown = _breakdown_columns(metric_names)
-    for dim, groups in summary["breakdowns"].items():
-        t = Table(title=TITLES.get(dim, f"By {dim}"))
-        t.add_column(dim)
-        t.add_column("n", justify="right")
-        for m in shown:
-            t.add_column(m, justify="right")
-        for group, stats in groups.items():
-            t.add_row(group, str(stats["n_queries"]), *(_fmt(stats["metrics"].get(m)) for m in shown))
-        console.print(t)
-    comparison = summary.get("comparison")
-    if comparison:
-        t = Table(title=f"{name} (A) vs {other_name} (B): {comparison['test']}, {comparison['n_queries']} queries")
-        for col in ("metric", "A", "B", "B - A", "p", f"p < {comparison['alpha']:g}"):
-            t.add_column(col, justify="left" if col == "metric" else "right")
-        for metric, c in comparison["metrics"].items():
-            p = c["p_value"]
-            t.add_row(metric, _fmt(c["a"]), _fmt(c["b"]), f"{c['diff']:+.3f}", "-" if p is None else f"{p:.3g}",
-                      "yes" if c["significant"] else "no")
-        console.print(t)
-    notes = []
-    if summary["n_ignored"]:
-        notes.append(f"{summary['n_ignored']} run queries without qrels ignored")
-    if summary["n_missing"]:
-        notes.append(f"{summary['n_missing']} judged queries missing from the run {summary['missing']}")
-    if summary["n_no_relevant"]:
-        notes.append(f"{summary['n_no_relevant']} qrels queries without a relevant passage left out")
-    for note in notes:
-        typer.echo(f"note: {note}", err=True)

@@ -1,11 +1,8 @@
-"""Print a run: the bench's tables for people (stdout), JSON for machines, usage and file paths on stderr.
+"""Print a run: its summary's tables for people (stdout), JSON for machines, usage and file paths on stderr.
 
-A summary may hold these keys, each shown when present:
-- `metrics`: {name: {"mean", "n", "errors", "std"?}} or {name: value}
-- `breakdowns`: {dimension: {value: {metric: value, "n_tasks"|"n": count}}}
-- `tables`: [{"title", "columns", "rows"}]: the bench's own tables (confusions, per-category...)
-- `reference`: [{"title", "columns", "rows"}]: the paper's published figures, printed beside ours
-- `notes`: [text]
+Everything shown comes from the summary (`ragjudge.engine.summary`, the one result contract): the main table of
+metrics with their direction, kind and what they count (the legend), every breakdown, the bench's own tables,
+the paper's figures with their units and when they compare, the notes, and the headline line last.
 
 Everything is laid out for the console's width (80 columns, or a pipe): wide tables are split into parts that
 repeat their label columns, LLM usage puts long model names on their own line, and nothing is cut with `…`.
@@ -17,7 +14,6 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -27,13 +23,15 @@ from rich.table import Table as RichTable
 from ragjudge.formats.jsonl import to_jsonable
 
 if TYPE_CHECKING:
-    from ragjudge.bench.base import MetricInfo
     from ragjudge.engine.runner import RunOutcome
+    from ragjudge.engine.summary import Metric, Stat, Summary
     from ragjudge.llm.usage import ModelUsage
 
 
 @dataclass
 class Table:
+    """A table as the terminal and the report lay it out."""
+
     title: str
     columns: list[str]
     rows: list[list[Any]]
@@ -51,6 +49,10 @@ class Table:
                    legend=[list(r) for r in data.get("legend", [])])
 
 
+ARROWS = {True: "↑", False: "↓", None: "·"}
+"""Which way is better: higher, lower, neither (a rate that describes)."""
+
+
 def fmt(value: Any) -> str:
     if value is None:
         return "-"
@@ -61,64 +63,101 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def legend(infos: Sequence[MetricInfo], names: Sequence[str]) -> list[list[str]]:
-    """[name, meaning] for each of `names` a MetricInfo describes (`*` in an info's name matches a family):
-    what it measures, which way is better, and which samples it counts when not all."""
+def figure(stat: Stat | None, kind: str) -> Any:
+    """A metric's value as a table cell: counts as whole numbers, times with their unit, the rest as floats."""
+    if stat is None or stat.value is None:
+        return None
+    if kind == "count":
+        return int(stat.value)
+    if kind == "seconds":
+        return f"{stat.value:.2f} s"
+    return float(stat.value)
+
+
+def legend(metrics: dict[str, Metric]) -> list[list[str]]:
+    """[arrow and name, meaning]: what it measures, its kind when not a score, and which samples it counts."""
     rows = []
-    for name in names:
-        info = next((i for i in infos if fnmatchcase(name, i.name)), None)
-        if info is None:
-            continue
-        text = info.description
-        if info.higher_is_better is None:
-            text += " (a rate: neither better nor worse)"
-        elif not info.higher_is_better:
-            text += " (lower is better)"
-        if info.counts:
-            text += f"; n counts {info.counts}"
-        rows.append([name, text])
+    for name, m in metrics.items():
+        text = m.description or name
+        if m.kind not in ("score",):
+            text += f" ({m.kind})"
+        if m.counts:
+            text += f"; n counts {m.counts}"
+        rows.append([f"{ARROWS[m.higher_is_better]} {name}", text])
     return rows
 
 
-def metric_table(summary: dict[str, Any], title: str, infos: Sequence[MetricInfo] = ()) -> Table:
-    metrics = summary.get("metrics") or {}
-    stats_like = all(isinstance(v, dict) for v in metrics.values())
-    if not stats_like:
-        return Table(title, ["metric", "value"], [[k, v] for k, v in metrics.items()])
-    with_std = any("std" in v for v in metrics.values())
-    with_partial = any(v.get("partial_panels") for v in metrics.values())  # only when a panel lost a member
-    columns = ["metric", "mean"] + (["std"] if with_std else []) + ["n", "errors"] + (["partial"] if with_partial else [])
+def cutoff_grid(summary: Summary) -> Table | None:
+    """Metrics all named FAMILY@k (R@5, nDCG@10...) over the same samples, at several cutoffs: one row per family,
+    one column per k, as retrieval papers print them."""
+    metrics = summary.metrics
+    parsed = {name: _at_k(name) for name in metrics}
+    if not metrics or any(p is None for p in parsed.values()):
+        return None
+    ks = sorted({k for _, k in parsed.values() if k is not None})  # type: ignore[misc]
+    counts = {(m.n, m.errors) for m in metrics.values()}
+    if len(ks) < 2 or len(counts) != 1 or any(m.std is not None for m in metrics.values()):
+        return None
+    families = list(dict.fromkeys(f for f, _ in parsed.values()))  # type: ignore[misc]
+    first = {f: next(m for name, m in metrics.items() if parsed[name][0] == f) for f in families}  # type: ignore[index]
+    rows = [[f, ARROWS[first[f].higher_is_better]] + [figure(metrics.get(f"{f}@{k}"), first[f].kind) for k in ks]
+            for f in families]
+    n, errors = counts.pop()
+    title = summary.title + (f" (each over {n}, {errors} errors)" if errors else "")
+    return Table(title, ["metric", ""] + [f"@{k}" for k in ks], rows,
+                 legend=[[f"{ARROWS[first[f].higher_is_better]} {f}@k", first[f].description] for f in families])
+
+
+def _at_k(name: str) -> tuple[str, int] | None:
+    family, at, k = name.rpartition("@")
+    return (family, int(k)) if at and family and k.isdigit() else None
+
+
+def metric_table(summary: Summary) -> Table:
+    if (grid := cutoff_grid(summary)) is not None:
+        return grid
+    metrics = summary.metrics
+    with_std = any(m.std is not None for m in metrics.values())
+    with_partial = any(m.details.get("partial_panels") for m in metrics.values())  # only when a panel lost a member
+    columns = ["metric", "", "value"] + (["std"] if with_std else []) + ["n", "errors"] + (
+        ["partial"] if with_partial else [])
     rows = []
-    for name, s in metrics.items():
-        rows.append([name, s.get("mean")] + ([s.get("std")] if with_std else []) + [s.get("n"), s.get("errors", 0)]
-                    + ([s.get("partial_panels", 0)] if with_partial else []))
+    for name, m in metrics.items():
+        rows.append([name, ARROWS[m.higher_is_better], figure(m, m.kind)] + ([m.std] if with_std else [])
+                    + [m.n, m.errors] + ([m.details.get("partial_panels", 0)] if with_partial else []))
     notes = (["partial: scores from a judge panel that fewer members answered than asked (--min-panel N requires "
               "N answers)"] if with_partial else [])
-    return Table(title, columns, rows, notes=notes, legend=legend(infos, list(metrics)))
+    return Table(summary.title, columns, rows, notes=notes, legend=legend(metrics))
 
 
-def breakdown_tables(summary: dict[str, Any], shown: list[str] | None = None,
-                     titles: dict[str, str] | None = None) -> list[Table]:
+def breakdown_tables(summary: Summary) -> list[Table]:
     tables = []
-    for dim, groups in (summary.get("breakdowns") or {}).items():
-        if not groups:
+    for breakdown in summary.breakdowns.values():
+        if not breakdown.groups:
             continue
-        first = next(iter(groups.values()))
-        count_key = "n_tasks" if "n_tasks" in first else "n" if "n" in first else None
-        metrics = shown or [k for k in first if k not in ("n_tasks", "n")]
-        metrics = [m for m in metrics if any(m in g for g in groups.values())] or metrics
-        columns = [dim] + (["tasks" if count_key == "n_tasks" else "n"] if count_key else []) + metrics
-        rows = [[value] + ([g.get(count_key)] if count_key else []) + [g.get(m) for m in metrics]
-                for value, g in groups.items()]
-        tables.append(Table((titles or {}).get(dim, f"By {dim}"), columns, rows))
+        shown = breakdown.columns or list(dict.fromkeys(m for g in breakdown.groups.values() for m in g.metrics))
+        columns = [breakdown.label, "n"] + [f"{m} {ARROWS[summary.metrics[m].higher_is_better]}" for m in shown]
+        rows = [[value, group.n] + [figure(group.metrics.get(m), summary.metrics[m].kind) for m in shown]
+                for value, group in breakdown.groups.items()]
+        tables.append(Table(breakdown.title, columns, rows, notes=[breakdown.note] if breakdown.note else []))
     return tables
 
 
-def default_tables(summary: dict[str, Any], title: str) -> list[Table]:
-    tables = [metric_table(summary, title)] if summary.get("metrics") else []
-    tables += breakdown_tables(summary)
-    tables += [Table.from_dict(t) for t in summary.get("tables") or []]
-    tables += [Table.from_dict(t) for t in summary.get("reference") or []]
+def summary_tables(summary: Summary) -> list[Table]:
+    """Everything the terminal shows of a summary, in order (the headline and notes come after)."""
+    return ([metric_table(summary)] if summary.metrics else []) + breakdown_tables(summary) + own_tables(summary)
+
+
+def own_tables(summary: Summary) -> list[Table]:
+    """The bench's own tables, then the paper's figures, each saying its source, units and when it compares."""
+    tables = [Table(t.title, list(t.columns), [list(r) for r in t.rows], notes=list(t.notes)) for t in summary.tables]
+    for ref in summary.reference:
+        units = {"fraction": "fractions, as ours", "percent": "percentages (ours are fractions)",
+                 "mixed": "units per column (see the notes)"}[ref.unit]
+        notes = [*ref.notes, f"{ref.source}; {units}",
+                 f"comparable with ours for {ref.comparable}" if ref.comparable else
+                 "not comparable with this run's figures (shown for context)"]
+        tables.append(Table(ref.title, list(ref.columns), [list(r) for r in ref.rows], notes=notes))
     return tables
 
 
@@ -186,7 +225,7 @@ def print_legend(rows: list[list[str]], console: Console) -> None:
     """Name and meaning side by side; meanings wrap at the console's width under themselves."""
     if not rows:
         return
-    console.print("[dim]Higher is better unless marked; n is how many samples have a value.[/dim]",
+    console.print("[dim]↑ higher is better, ↓ lower is better, · neither; n: samples with a value.[/dim]",
                   highlight=False)
     grid = RichTable.grid(padding=(0, 2), pad_edge=False)
     grid.add_column(style="cyan", no_wrap=True)
@@ -202,25 +241,44 @@ def print_notes(notes: list[str], console: Console) -> None:
         console.print(f"[dim]{escape(note)}[/dim]", highlight=False)
 
 
+def print_summary(summary: Summary, console: Console) -> None:
+    """The tables, the notes, then the headline line."""
+    print_tables(summary_tables(summary), console)
+    print_notes([f"note: {note}" for note in summary.notes], console)
+    if summary.headline is not None:
+        console.print(f"[bold]{escape(summary.headline.text)}[/bold]", highlight=False,
+                      soft_wrap=True)  # one line, never wrapped: scripts read it with `tail -1`
+
+
+def print_summaries(summaries: Sequence[Summary], output_format: str) -> None:
+    """Several reports at once (`ragjudge cxm score`): a JSON list, or each report's tables in turn."""
+    if output_format == "json":
+        print(json.dumps([s.to_json() for s in summaries], indent=2, ensure_ascii=False))
+        return
+    console = Console()
+    for summary in summaries:
+        print_summary(summary, console)
+        console.print()
+    for summary in summaries:
+        for warning in summary.warnings:
+            print(warning, file=sys.stderr)
+
+
 def print_outcome(outcome: RunOutcome, output_format: str) -> None:
     summary = outcome.summary
     err = Console(stderr=True)
     if output_format == "json":
-        print(json.dumps(to_jsonable(summary), indent=2, ensure_ascii=False))
+        print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
     else:
-        console = Console()
-        print_tables(outcome.bench.tables(summary), console)
-        print_notes([f"note: {note}" for note in summary.get("notes") or []], console)
-        headline = outcome.bench.headline(summary)
-        if headline:
-            console.print(f"[bold]{escape(headline)}[/bold]", highlight=False)
+        print_summary(summary, Console())
     print_footer(outcome, err)
-    for warning in outcome.bench.warnings(summary):
+    for warning in summary.warnings:
         print(warning, file=sys.stderr)
 
 
 def print_footer(outcome: RunOutcome, console: Console) -> None:
-    for judge, models in (outcome.summary.get("judges") or {}).items():
+    run = outcome.summary.run
+    for judge, models in ((run.models.get("judges") if run is not None else None) or {}).items():
         if models:
             console.print(f"[dim]{escape(judge)}: {escape(', '.join(models))}[/dim]", highlight=False)
     if outcome.gateway is not None and outcome.gateway.usage.by_model:

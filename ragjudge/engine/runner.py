@@ -21,8 +21,11 @@ from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
 from ragjudge.engine.journal import Journal
 from ragjudge.engine.parallel import all_or_none
 from ragjudge.engine.outputs import OutputLock, OutputPaths, tidy_frame, write_outputs
+from ragjudge.engine.summary import RunFacts, Summary
 from ragjudge.errors import InputError
+from ragjudge.formats.files import InputLog, recording_inputs
 from ragjudge.llm import LLMGateway
+from ragjudge.llm.cache import default_cache_dir
 from ragjudge.llm.usage import logged_usage
 from ragjudge.progress import progress_bars
 
@@ -31,10 +34,11 @@ from ragjudge.progress import progress_bars
 class RunOutcome:
     bench: Bench[Any, Any]
     results: list[SampleResult[Any]]
-    summary: dict[str, Any]
+    summary: Summary
     paths: OutputPaths | None
     gateway: LLMGateway | None
     exit_code: int
+    """0, or 1 when any sample had an error (the summary's n_errors)."""
     seconds: float
 
 
@@ -43,50 +47,61 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
 
     `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
     started = time.time()
+    # Not inputs: the run's own folder, and the caches: --cache-dir, and where caches go without it
+    # ($RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge: the LLM responses, indexes and the files they are built from)
+    exclude = [p for p in (paths.folder if paths is not None else None, options.cache_dir, default_cache_dir())
+               if p is not None]
     try:
-        samples = bench.load()
-        if options.limit:
-            samples = samples[: options.limit]
-        _check_unique(bench, samples)
-        if paths is None:
-            return _execute(bench, samples, options, build_gateway(options, bench.llm_models()), None, started)
-        with OutputLock(paths.lock, paths.owner):
-            gateway = build_gateway(options, bench.llm_models(), paths.usage, paths.batches)
-            try:
-                return _execute(bench, samples, options, gateway, paths, started)
-            finally:
-                if gateway is not None:
-                    gateway.usage.close()
-                    if gateway.batcher is not None:
-                        gateway.batcher.journal.close()
+        with recording_inputs(exclude) as inputs:
+            samples = bench.load()
+            if options.limit:
+                samples = samples[: options.limit]
+            _check_unique(bench, samples)
+            if paths is None:
+                return _execute(bench, samples, options, build_gateway(options, bench.llm_models()), None, started,
+                                inputs)
+            with OutputLock(paths.lock, paths.owner):
+                gateway = build_gateway(options, bench.llm_models(), paths.usage, paths.batches)
+                try:
+                    return _execute(bench, samples, options, gateway, paths, started, inputs)
+                finally:
+                    if gateway is not None:
+                        gateway.usage.close()
+                        if gateway.batcher is not None:
+                            gateway.batcher.journal.close()
     finally:
         bench.close()
 
 
 def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions, gateway: LLMGateway | None,
-             paths: OutputPaths | None, started: float) -> RunOutcome:
+             paths: OutputPaths | None, started: float, inputs: InputLog) -> RunOutcome:
     with progress_bars(options.show_progress) as bars:
         ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths)
         if gateway is not None and gateway.batcher is not None:
             gateway.batcher.bars = bars
         results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))
     summary = bench.summarize(results, ctx)
+    extra = bench.run_info()
+    summary.run = RunFacts(ragjudge_version=__version__, bench=bench.name,
+                           options=bench.options.model_dump(mode="json"), models=extra.get("models") or {},
+                           seconds=round(time.time() - started, 2))
     if paths is not None:
         run_info = {
             "ragjudge_version": __version__, "bench": bench.name, "options": bench.options.model_dump(mode="json"),
-            **bench.run_info(),
+            **extra,
             "engine": options.model_dump(mode="json", exclude={"show_progress", "cache_dir"}),
             "n_samples": len(samples), "data_hash": data_hash(bench, samples),
+            "inputs": inputs.entries(),
             "usage": logged_usage(paths.usage) if gateway else {},  # every invocation of this run, resumes included
             "usage_this_invocation": gateway.usage.as_dict() if gateway else {},
             "rate_limits": {name: vars(limiter.stats) for name, limiter in gateway.limiters.items()} if gateway else {},
             **({"batches": gateway.batcher.report} if gateway is not None and gateway.batcher is not None else {}),
             "seconds": round(time.time() - started, 2),
         }
-        write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary, run_info,
+        write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary.to_json(), run_info,
                       bench.artifacts(results, summary))
     return RunOutcome(bench=bench, results=results, summary=summary, paths=paths, gateway=gateway,
-                      exit_code=bench.exit_code(results, summary), seconds=round(time.time() - started, 2))
+                      exit_code=1 if summary.n_errors else 0, seconds=round(time.time() - started, 2))
 
 
 def data_hash(bench: Bench[Any, Any], samples: Sequence[Any]) -> str:

@@ -8,10 +8,12 @@ byte 0xff at byte offset 1234`), and a huge line costs about its own size, not t
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,48 @@ def max_line_bytes() -> int:
 
 
 # ------------------------------------------------------------------------------------------- inputs
+
+class InputLog:
+    """The files a run reads (run.json's `inputs`): every file opened through this module while the log is on,
+    but for those under `exclude` (the run's own output, the caches)."""
+
+    def __init__(self, exclude: Sequence[str | Path] = ()):
+        self.exclude = [Path(p).resolve() for p in exclude]
+        self.paths: dict[Path, None] = {}
+
+    def add(self, path: Path) -> None:
+        resolved = path.resolve()
+        if not any(resolved.is_relative_to(folder) for folder in self.exclude):
+            self.paths.setdefault(resolved, None)
+
+    def entries(self) -> list[dict[str, str]]:
+        """[{path, sha256}] in the order first read; a file gone since is listed without its hash."""
+        out = []
+        for path in self.paths:
+            digest = hashlib.sha256()
+            try:
+                with path.open("rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        digest.update(block)
+                out.append({"path": str(path), "sha256": digest.hexdigest()})
+            except OSError:
+                out.append({"path": str(path), "sha256": None})
+        return out
+
+
+_INPUT_LOG: ContextVar[InputLog | None] = ContextVar("ragjudge_input_log", default=None)
+
+
+@contextmanager
+def recording_inputs(exclude: Sequence[str | Path] = ()) -> Iterator[InputLog]:
+    """Within the block (and the tasks and threads started from it with their context), note every input file."""
+    log = InputLog(exclude)
+    token = _INPUT_LOG.set(log)
+    try:
+        yield log
+    finally:
+        _INPUT_LOG.reset(token)
+
 
 def input_file(path: str | Path, what: str = "file") -> Path:
     """`path` as an existing regular file; otherwise InputError ("file not found", "is a folder")."""
@@ -60,6 +104,8 @@ def input_folder(path: str | Path, what: str = "folder") -> Path:
 
 def open_binary(path: str | Path, what: str = "file") -> io.BufferedReader:
     path = input_file(path, what)
+    if (log := _INPUT_LOG.get()) is not None:
+        log.add(path)
     try:
         return path.open("rb")
     except OSError as exc:

@@ -1,4 +1,5 @@
-"""JSON Lines reading and writing with line numbers for errors, and appends that survive a crash."""
+"""JSON Lines reading and writing with line numbers for errors, appends that survive a crash, and whole JSON
+documents read with the same errors (file, line and column)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import iter_lines, writing
+from ragjudge.formats.files import iter_lines, read_text, writing
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -42,14 +43,45 @@ def parse_json_line(text: str, *, file: str, line: int, tolerate: bool = False) 
     except json.JSONDecodeError as exc:
         if tolerate:
             return None
-        # json's own message may end in "at" ("Invalid control character at"): the column follows once
-        raise InputError(f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})", file=file,
-                         line=line) from None
+        raise _syntax_error(exc, file=file, line=line) from None
     except RecursionError:
         raise InputError("invalid JSON (nested too deeply)", file=file, line=line) from None
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object, got {json_type(obj)}", file=file, line=line)
     return obj
+
+
+def read_json(path: str | Path, what: str = "JSON file") -> Any:
+    """A whole JSON document, read through ragjudge.formats.files: a folder, bytes that are not UTF-8, an empty or
+    cut-off file and bad JSON are each one InputError naming the file (and line and column)."""
+    text = read_text(path, what)
+    if not text.strip():
+        raise InputError(f"empty file, expected {what}", file=str(path))
+    return parse_json(text, file=str(path))
+
+
+def parse_json(text: str, *, file: str) -> Any:
+    """The JSON document `text` (all of `file`, already read); bad JSON is an InputError as `read_json` says it."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise json_document_error(exc, file=file) from None
+    except RecursionError:
+        raise InputError("invalid JSON (nested too deeply)", file=file) from None
+
+
+def json_document_error(exc: json.JSONDecodeError, *, file: str) -> InputError:
+    """The InputError of a syntax error in a whole JSON document (`exc.doc` is all of `file`): its line and column,
+    or, where the document stops before it is complete, that the file is cut off."""
+    if exc.pos >= len(exc.doc.rstrip()):
+        return InputError("invalid JSON: the file ends in the middle of the document (truncated?)", file=file,
+                          line=exc.lineno)
+    return _syntax_error(exc, file=file, line=exc.lineno)
+
+
+def _syntax_error(exc: json.JSONDecodeError, *, file: str, line: int) -> InputError:
+    # json's own message may end in "at" ("Unterminated string starting at"): the column follows once
+    return InputError(f"invalid JSON ({exc.msg.removesuffix(' at')} at column {exc.colno})", file=file, line=line)
 
 
 def json_type(value: Any) -> str:

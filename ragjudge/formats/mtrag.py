@@ -118,6 +118,9 @@ def task_from_record(record: dict[str, Any], *, file: str | None = None, line: i
     conversation_id = record.get("conversation_id")
     if _missing(conversation_id):
         conversation_id = task_id.split(sep)[0]
+    elif isinstance(conversation_id, bool) or not isinstance(conversation_id, (str, int)):
+        raise InputError(f"must be a string or an integer, got {json_type(conversation_id)}", field="conversation_id",
+                         **where)
     turn = record.get("turn")
     if _missing(turn):
         tail = task_id.split(sep)[-1] if sep in task_id else ""
@@ -125,8 +128,8 @@ def task_from_record(record: dict[str, Any], *, file: str | None = None, line: i
             raise InputError("is missing and cannot be derived from task_id", field="turn", **where)
         turn = int(tail)
     turn = _whole_number(turn)
-    if turn is None:
-        raise InputError(f"must be a whole number, got {record.get('turn')!r}"[:120], field="turn", **where)
+    if turn is None or turn < 1:  # MTRAG counts turns from 1
+        raise InputError(f"must be a whole number >= 1, got {record.get('turn')!r}"[:120], field="turn", **where)
 
     answerability = _as_list(record.get("answerability", record.get("Answerability")))
     label = answerability[0].upper() if answerability else None
@@ -147,6 +150,7 @@ def task_from_record(record: dict[str, Any], *, file: str | None = None, line: i
             answerability=label,
             question_types=_as_list(record.get("Question Type")),
             multi_turn=multi[0] if multi else None,
+            multi_turns=multi,
             enrichments={k: v for k, v in record.items() if k not in _KNOWN},
             raw=record,
         )
@@ -184,7 +188,8 @@ def read_tasks(path: str | Path) -> list[Task]:
     """Read generation tasks from a file or folder; duplicated task ids are an input error."""
     tasks: list[Task] = []
     seen: dict[str, tuple[str, int]] = {}
-    for file in task_files(path):
+    files = task_files(path)
+    for file in files:
         for line, record in read_jsonl(file):
             task = task_from_record(record, file=str(file), line=line)
             if task.key in seen:
@@ -193,8 +198,10 @@ def read_tasks(path: str | Path) -> list[Task]:
                                  field="task_id")
             seen[task.key] = (str(file), line)
             tasks.append(task)
-    if not tasks:
-        raise InputError("contains no tasks", file=str(path))
+    if not tasks:  # name the empty file itself when there is one, not the folder it was found in
+        if len(files) == 1:
+            raise InputError("contains no tasks", file=str(files[0]))
+        raise InputError(f"contains no tasks ({', '.join(f.name for f in files)} are all empty)", file=str(path))
     return tasks
 
 

@@ -1,15 +1,52 @@
-"""An offline "I don't know" detector from patterns; its agreement with the LLM IDK judge is measurable."""
+"""An offline "I don't know" detector from patterns; its agreement with the LLM IDK judge is measurable.
+
+How a response is read (the patterns themselves are options of the spec, `judges/idk_lexical.yaml`):
+
+1. The text is cut into sentences, and each sentence into clauses at a contrast ("..., but ...", "however",
+   "nevertheless", "although", ";"): "I do not have much information about X, but it is a pilgrimage site ..."
+   declines one part and answers another, as MTRAG's IDK judge reads it.
+2. Each clause is normalised (`ragjudge.normalize`: quotes, dashes, spacing, "can not", case) and is
+   - *declining* if a `patterns` entry matches it, not inside a condition ("if it is not available in the
+     cache, ..." mentions missing content in passing, it does not decline);
+   - also declining if an `after_apology` entry (a first-person refusal of any kind: "I can't do that") matches
+     it and it begins with an apology, or follows a clause that is one (`apology`: "I'm very sorry, but ...");
+   - *filler* if a `filler` entry matches it whole (an apology alone, an offer of more help): neither an answer
+     nor a decline;
+   - otherwise part of the answer.
+3. No declining clause: no (0). Declining clauses and at least `min_answer_words` words of answer: partial
+   (0.5). Declining clauses and less answer than that: yes (1).
+"""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ragjudge.errors import InputError
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.models import JudgeResult
+from ragjudge.normalize import normalize_for_matching
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_CLAUSE = re.compile(r"\s*;\s*|,?\s+(?=(?:but|however|nevertheless|nonetheless|although)\b)", re.IGNORECASE)
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case)\b[^,;:]*$")
+"""A condition opened before a match, with no comma in between, makes it hypothetical ("if it is not available")."""
+
+
+def _regex(spec: JudgeSpec, option: str, *, required: bool = False) -> re.Pattern[str] | None:
+    patterns: Any = spec.options.get(option)
+    if patterns is None and not required:
+        return None
+    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
+        raise InputError("must list at least one regex", file=spec.source, field=f"options.{option}")
+    for i, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise InputError(f"not a regular expression: {exc}", file=spec.source,
+                             field=f"options.{option}[{i}]") from None
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
 class LexicalIDKJudge(Judge):
@@ -17,16 +54,10 @@ class LexicalIDKJudge(Judge):
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
-        patterns = spec.options.get("patterns") or []
-        if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
-            raise InputError("must list at least one regex", file=spec.source, field="options.patterns")
-        for i, pattern in enumerate(patterns):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise InputError(f"not a regular expression: {exc}", file=spec.source,
-                                 field=f"options.patterns[{i}]") from None
-        self.pattern = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+        self.pattern = _regex(spec, "patterns", required=True)
+        self.after_apology = _regex(spec, "after_apology")
+        self.apology = _regex(spec, "apology")
+        self.filler = _regex(spec, "filler")
         words = spec.options.get("min_answer_words", 12)
         if isinstance(words, bool) or not isinstance(words, int) or words < 0:
             raise InputError(f"must be a whole number, got {words!r}", file=spec.source,
@@ -34,12 +65,32 @@ class LexicalIDKJudge(Judge):
         self.min_answer_words = words
         self.values = {"yes": 1.0, "partial": 0.5, "no": 0.0}
 
+    def _declines(self, pattern: re.Pattern[str] | None, clause: str) -> bool:
+        """A match of `pattern` in the normalised clause that no condition governs."""
+        if pattern is None:
+            return False
+        return any(not _CONDITION.search(clause, 0, m.start()) for m in pattern.finditer(clause))
+
+    def _apologises(self, clause: str) -> bool:
+        return self.apology is not None and self.apology.match(clause.lstrip(" \"'(-")) is not None
+
     def classify(self, text: str) -> tuple[str, str]:
-        sentences = [s for s in _SENTENCE.split(text.strip()) if s]
-        declining = [s for s in sentences if self.pattern.search(s)]
+        declining: list[str] = []  # the sentences holding a declining clause, as written
+        answer_words = 0
+        after_apology = False
+        for sentence in (s for s in _SENTENCE.split(text.strip()) if s):
+            for clause in (c for c in _CLAUSE.split(sentence) if c and c.strip()):
+                norm = normalize_for_matching(clause)
+                apologises = self._apologises(norm)
+                if self._declines(self.pattern, norm) or (
+                        (apologises or after_apology) and self._declines(self.after_apology, norm)):
+                    if sentence not in declining:
+                        declining.append(sentence)
+                elif not (self.filler is not None and self.filler.fullmatch(norm.strip(" .!?,;:"))):
+                    answer_words += len(clause.split())
+                after_apology = apologises
         if not declining:
             return "no", "no declining phrase found"
-        answer_words = sum(len(s.split()) for s in sentences if s not in declining)
         if answer_words >= self.min_answer_words:
             return "partial", f"declines ({declining[0]!r}) but also answers with {answer_words} words"
         return "yes", f"declines: {declining[0]!r}"

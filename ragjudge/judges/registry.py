@@ -13,7 +13,11 @@ from ragjudge.specs import spec_search_path
 
 
 class JudgeRegistry:
-    def __init__(self, extra_dirs: list[str | Path] | None = None):
+    """The judge specs found in the built-in and the given folders. With `bench`, only the judges of that bench's
+    items (see JudgeSpec.bench) are available: MTRAG refuses a CXMArena judge before any work, and lists its own."""
+
+    def __init__(self, extra_dirs: list[str | Path] | None = None, *, bench: str | None = None):
+        self.bench = bench
         self.specs: dict[str, JudgeSpec] = {}
         for folder in reversed(spec_search_path("judges", extra_dirs)):  # later (user) folders override
             if not folder.is_dir():
@@ -29,12 +33,17 @@ class JudgeRegistry:
 
     @property
     def names(self) -> list[str]:
-        return sorted(self.specs)
+        return sorted(n for n, spec in self.specs.items() if spec.bench == self.bench)
 
     def spec(self, name: str) -> JudgeSpec:
         if name not in self.specs:
             raise UsageError(f"unknown judge {name!r} (available: {', '.join(self.names)})")
-        return self.specs[name]
+        spec = self.specs[name]
+        if spec.bench != self.bench:
+            owner = f"bench {spec.bench}'s items" if spec.bench else "answers to MTRAG-shaped tasks"
+            here = f"bench {self.bench}" if self.bench else "answers to MTRAG-shaped tasks"
+            raise UsageError(f"judge {name!r} scores {owner}, not {here} (available: {', '.join(self.names)})")
+        return spec
 
     def build(self, name: str, options: dict[str, object] | None = None) -> Judge:
         """Build a judge; `options` override the spec's options (e.g. bertscore_model from the CLI)."""

@@ -48,6 +48,13 @@ def build_report(runs: list[str | Path], out: str | Path, *, labels: list[str] |
     if labels and len(labels) != len(runs):
         raise UsageError(f"--label was given {len(labels)} time(s) for {len(runs)} run(s): give one per run or none")
     loaded = [load_run(path, labels[k] if labels else None) for k, path in enumerate(runs)]
+    by_bench: dict[str, list[str]] = {}
+    for run in loaded:
+        by_bench.setdefault(run.bench, []).append(str(run.path))
+    if len(by_bench) > 1:
+        raise UsageError("these runs are of different benches (" + "; ".join(
+            f"{bench}: {', '.join(paths)}" for bench, paths in by_bench.items()) + "): a report compares runs of one "
+            "bench; make one report per bench")
     if not labels:
         unique_labels(loaded)
     html, n_tasks = render(loaded, correlate or [], compress=compress)
@@ -62,11 +69,14 @@ def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool
     samples = [read_samples(r) for r in runs]
     overview = build_overview(runs, samples)
     benches = sorted({r.bench for r in runs})
-    data = page_data(runs, samples, overview.metrics, overview.headline, overview.directions)
+    sampled = list(dict.fromkeys(m for s in samples for values in s.metrics for m in values))
+    columns = overview.metrics + [m for m in sampled if m not in overview.metrics]
+    directions = {m: overview.directions.get(m) for m in columns}  # a per-sample value only: no known direction
+    data = page_data(runs, samples, columns, overview.headline, directions)
     from ragjudge.report.compare import compare_runs
 
-    comparisons = compare_runs([r.label for r in runs], [s.values() for s in samples], overview.metrics,
-                               overview.directions, [r.run_info.get("data_hash") for r in runs]) \
+    comparisons = compare_runs([r.label for r in runs], [s.values() for s in samples], columns,
+                               directions, [r.run_info.get("data_hash") for r in runs]) \
         if len(runs) > 1 else []
     judges = []
     for run, s in zip(runs, samples, strict=True):
@@ -113,6 +123,7 @@ def _environment() -> Any:
     env.filters["signed"] = lambda v, d=3: "–" if v is None else f"{v:+.{d}f}"
     env.filters["pvalue"] = _pvalue
     env.filters["cell"] = _cell
+    env.filters["metric"] = _metric
     env.filters["slug"] = lambda s: "".join(c if c.isalnum() else "-" for c in str(s)).strip("-").lower()
     return env
 
@@ -127,6 +138,17 @@ def _num(value: Any, digits: int = 3) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
+
+
+def _metric(value: float | None, kind: str) -> str:
+    """A metric's value as its kind reads: counts whole, times in seconds, the rest with three decimals."""
+    if value is None:
+        return "–"
+    if kind == "count":
+        return f"{int(value):,}"
+    if kind == "seconds":
+        return f"{value:.2f} s"
+    return f"{value:.3f}"
 
 
 def _pvalue(value: float | None) -> str:

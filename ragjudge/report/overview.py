@@ -1,22 +1,27 @@
-"""The overview of one or more runs: settings, metrics with errors, breakdowns (tables and charts), the bench's
-own tables and LLM usage. Numbers come from each run's summary.json as its bench wrote it; what a summary
-lacks (a generic bench without `metrics` or `breakdowns`) is computed from the per-sample values."""
+"""The overview of one or more runs of one bench: settings, metrics with errors, breakdowns (tables and charts),
+the bench's own tables, the paper's figures and LLM usage.
+
+Everything comes from each run's summary (the result contract, `ragjudge.engine.summary`): which way each metric
+is better and what kind of number it is come from its metadata, so counts and times are listed but never drawn on
+the 0-1 axis of the scores, and every group of every breakdown is drawn (no bar limit hides a system or a split).
+"""
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.report.charts import SERIES, bar_chart
+from ragjudge.engine.render import ARROWS, own_tables
+from ragjudge.engine.summary import UNIT_KINDS, Metric, Stat, Summary
+from ragjudge.report.charts import bar_chart
 from ragjudge.report.load import LoadedRun
-from ragjudge.report.pack import RunSamples, is_categorical
+from ragjudge.report.pack import RunSamples
 from ragjudge.report.view import display
 
 SETTING_KEYS = ("generator", "setting", "source", "task", "data")
 SKIP_INFO = {"bench", "options", "engine", "usage", "ragjudge_version", "n_samples", "seconds", "data_hash", "judges",
-             "judge_models", "pipeline", "files"} | set(SETTING_KEYS)
-MAX_BREAKDOWN_VALUES = 12
+             "judge_models", "pipeline", "files", "inputs", "models", "usage_this_invocation",
+             "rate_limits"} | set(SETTING_KEYS)
 
 
 @dataclass
@@ -25,9 +30,10 @@ class Breakdown:
     title: str
     values: list[str]
     columns: list[str]
-    """Column headers after the value: `tasks (run)` then `metric (run)`."""
+    """Column headers after the value: `n (run)` then `metric (run)`."""
     rows: list[list[Any]]
     chart: str
+    note: str = ""
 
 
 @dataclass
@@ -36,7 +42,7 @@ class Overview:
     headline: list[str]
     directions: dict[str, bool | None]
     metric_rows: list[dict[str, Any]]
-    """{"name", "runs": [{"mean", "n", "errors"} or None]}."""
+    """{"name", "arrow", "kind", "description", "runs": [Stat or None]}."""
     breakdowns: list[Breakdown]
     metric_chart: str
     settings: list[dict[str, Any]]
@@ -45,109 +51,91 @@ class Overview:
     """{"label", "rows": [[model, calls, cached, retries, failed, prompt, completion, cost]], "total"} per run."""
     tables: list[dict[str, Any]] = field(default_factory=list)
     """{"label", "tables": [Table], "notes": [text]} per run."""
+    headlines: list[dict[str, str]] = field(default_factory=list)
+    """{"label", "text"}: each run's headline line."""
 
 
-def metric_order(runs: list[LoadedRun], samples: list[RunSamples]) -> list[str]:
-    names: list[str] = []
-    for run in runs:
-        names += [m for m in run.view.summary_metrics(run.summary) if m not in names]
-    for s in samples:
-        for metrics in s.metrics:
-            names += [m for m in metrics if m not in names]
-    return names
+def metric_meta(summaries: list[Summary]) -> dict[str, Metric]:
+    """Every metric of every run, in the first run's order, with the metadata of the first run that has it."""
+    meta: dict[str, Metric] = {}
+    for summary in summaries:
+        for name, metric in summary.metrics.items():
+            meta.setdefault(name, metric)
+    return meta
+
+
+def headline_metrics(summary: Summary) -> list[str]:
+    """What the compare tab leads with: the headline's metric, then what the first breakdown shows."""
+    names = [summary.headline.metric] if summary.headline else []
+    for breakdown in summary.breakdowns.values():
+        names += [m for m in breakdown.columns if m not in names]
+        break
+    return (names or list(summary.metrics))[:4]
 
 
 def build_overview(runs: list[LoadedRun], samples: list[RunSamples]) -> Overview:
-    metrics = metric_order(runs, samples)
-    first = runs[0]
-    sampled = [m for m in metrics if any(m in x for s in samples for x in s.metrics)]
-    headline = [m for m in first.view.headline(first.summary, sampled or metrics) if m in metrics][:4]
-    directions = {m: first.view.direction(m) for m in metrics}
-    rows = []
-    for name in metrics:
-        cells = []
-        for run, s in zip(runs, samples, strict=True):
-            stats = run.view.summary_metrics(run.summary).get(name)
-            if stats is None:
-                values = [x[name] for x in s.metrics if name in x]
-                stats = {"mean": statistics.fmean(values), "n": len(values), "errors": None} if values else None
-            cells.append(stats)
-        rows.append({"name": name, "runs": cells, "headline": name in headline, "direction": directions[name]})
-    chart_metrics = [r for r in rows if all(c is None or c["mean"] is None or 0 <= c["mean"] <= 1 for c in r["runs"])
-                     and any(c and c["mean"] is not None for c in r["runs"])][:16]
+    summaries = [r.summary for r in runs]
+    meta = metric_meta(summaries)
+    metrics = list(meta)
+    headline = headline_metrics(summaries[0])
+    directions = {m: meta[m].higher_is_better for m in metrics}
+    rows = [{"name": name, "arrow": ARROWS[m.higher_is_better], "kind": m.kind, "description": m.description,
+             "headline": name in headline, "runs": [s.metrics.get(name) for s in summaries]}
+            for name, m in meta.items()]
+    charted = [r for r in rows if r["kind"] in UNIT_KINDS and any(c is not None and c.value is not None
+                                                                   for c in r["runs"])]
     labels = [r.label for r in runs]
-    metric_chart = bar_chart("Mean of each metric" + (" by run" if len(runs) > 1 else ""),
-                             [r["name"] for r in chart_metrics], labels,
-                             {(r["name"], labels[k]): (c or {}).get("mean") for r in chart_metrics
-                              for k, c in enumerate(r["runs"])}) if chart_metrics else ""
+    metric_chart = bar_chart("Each score and rate (0 to 1)" + (" by run" if len(runs) > 1 else ""),
+                             [r["name"] for r in charted], labels,
+                             {(r["name"], labels[k]): c.value if c is not None else None for r in charted
+                              for k, c in enumerate(r["runs"])}) if charted else ""
     return Overview(metrics=metrics, headline=headline, directions=directions, metric_rows=rows,
-                    breakdowns=breakdowns(runs, samples, headline), metric_chart=metric_chart,
+                    breakdowns=breakdowns(runs, meta), metric_chart=metric_chart,
                     settings=[settings(r, s) for r, s in zip(runs, samples, strict=True)],
                     usage=[usage(r) for r in runs if r.run_info],
-                    tables=[{"label": r.label, "tables": r.view.extra_tables(r.summary), "notes":
-                             r.view.notes(r.summary) + r.notes} for r in runs])
+                    tables=[{"label": r.label, "tables": own_tables(r.summary), "notes": r.summary.notes + r.notes}
+                            for r in runs],
+                    headlines=[{"label": r.label, "text": r.summary.headline.text} for r in runs
+                               if r.summary.headline is not None])
 
 
-def _computed_breakdowns(s: RunSamples, metrics: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    """Means of `metrics` by each facet, for runs whose summary has no breakdowns."""
-    groups: dict[str, dict[str, list[dict[str, float]]]] = {}
-    for facets, values in zip(s.facets, s.metrics, strict=True):
-        for name, value in facets.items():
-            for v in value if isinstance(value, list) else [value]:
-                groups.setdefault(name, {}).setdefault(str(v), []).append(values)
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for name, by_value in groups.items():
-        if not is_categorical(len(by_value), len(s.ids), MAX_BREAKDOWN_VALUES):
-            continue
-        out[name] = {}
-        for value, members in sorted(by_value.items()):
-            stats: dict[str, Any] = {"n_tasks": len(members)}
-            for m in metrics:
-                found = [x[m] for x in members if m in x]
-                stats[m] = statistics.fmean(found) if found else None
-            out[name][value] = stats
-    return out
-
-
-def breakdowns(runs: list[LoadedRun], samples: list[RunSamples], headline: list[str]) -> list[Breakdown]:
-    per_run = []
-    for run, s in zip(runs, samples, strict=True):
-        found = run.view.breakdowns(run.summary)
-        per_run.append(found if found else _computed_breakdowns(s, headline))
+def breakdowns(runs: list[LoadedRun], meta: dict[str, Metric]) -> list[Breakdown]:
+    """Every breakdown of every run, their groups together, each metric a column per run; a chart of the scores
+    and rates among the breakdown's columns (the first when comparing runs), every group drawn."""
     dims: list[str] = []
-    for found in per_run:
-        dims += [d for d in found if d not in dims]
-    titles = runs[0].view.breakdown_titles()
+    for run in runs:
+        dims += [d for d in run.summary.breakdowns if d not in dims and run.summary.breakdowns[d].groups]
     multi = len(runs) > 1
     out = []
     for dim in dims:
+        found = [run.summary.breakdowns.get(dim) for run in runs]
+        first = next(b for b in found if b is not None)
         values: list[str] = []
-        for found in per_run:
-            values += [v for v in found.get(dim, {}) if v not in values]
-        metrics = [m for m in headline if any(m in g for found in per_run for g in found.get(dim, {}).values())]
-        if not metrics:
-            first = next(g for found in per_run for g in found.get(dim, {}).values())
-            metrics = [k for k in first if k not in ("n_tasks", "n") and isinstance(first[k], (int, float))][:4]
-        columns, table = [], []
-        for run in runs:
-            columns.append("tasks" + (f" ({run.label})" if multi else ""))
-        for m in metrics:
-            columns += [m + (f" ({run.label})" if multi else "") for run in runs]
-        charted = metrics[:1] if multi else metrics[:3]  # the table has them all; a chart stays readable
-        series = [(m, k) for m in charted for k in range(len(runs))][:SERIES]
-        names = {(m, k): (f"{m} · {runs[k].label}" if multi else m) for m, k in series}
-        chart_values: dict[tuple[str, str], float | None] = {}
+        for b in found:
+            values += [v for v in (b.groups if b else {}) if v not in values]
+        shown = first.columns or list(dict.fromkeys(m for b in found if b for g in b.groups.values() for m in g.metrics))
+        columns = ["n" + (f" ({run.label})" if multi else "") for run in runs]
+        columns += [f"{m} {ARROWS[meta[m].higher_is_better]}" + (f" ({run.label})" if multi else "")
+                    for m in shown for run in runs]
+        table = []
         for value in values:
-            groups = [found.get(dim, {}).get(value, {}) for found in per_run]
-            row: list[Any] = [value, *(g.get("n_tasks", g.get("n")) for g in groups)]
-            row += [groups[k].get(m) for m in metrics for k in range(len(runs))]
+            groups = [b.groups.get(value) if b else None for b in found]
+            row: list[Any] = [value, *(g.n if g else None for g in groups)]
+            row += [_value(g.metrics.get(m) if g else None) for m in shown for g in groups]
             table.append(row)
-            for m, k in series:
-                chart_values[(value, names[(m, k)])] = groups[k].get(m)
-        title = titles.get(dim, f"By {dim.replace('_', ' ')}")
-        chart = bar_chart(title, values, [names[x] for x in series], chart_values) if series else ""
-        out.append(Breakdown(dim, title, values, columns, table, chart))
+        drawn = [m for m in shown if meta[m].kind in UNIT_KINDS][: 1 if multi else 3]
+        series = [(m, k) for m in drawn for k in range(len(runs))]
+        names = {(m, k): (f"{m} · {runs[k].label}" if multi else m) for m, k in series}
+        chart_values = {(value, names[(m, k)]): _value(found[k].groups[value].metrics.get(m))
+                        for value in values for m, k in series
+                        if found[k] is not None and value in found[k].groups}
+        chart = bar_chart(first.title, values, [names[x] for x in series], chart_values) if series else ""
+        out.append(Breakdown(dim, first.title, values, columns, table, chart, first.note))
     return out
+
+
+def _value(stat: Stat | None) -> float | None:
+    return None if stat is None else stat.value
 
 
 def settings(run: LoadedRun, s: RunSamples) -> dict[str, Any]:

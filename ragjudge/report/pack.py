@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragjudge.errors import InputError
 from ragjudge.report.judges import spread
 from ragjudge.report.load import LoadedRun
 
@@ -39,22 +40,28 @@ class RunSamples:
 
 
 def read_samples(run: LoadedRun) -> RunSamples:
+    """Each record as its bench's view reads it; a record the view cannot read is an input error naming its line
+    (records are type-checked when loaded: this is the last guard, never an internal error)."""
     out = RunSamples()
     seen: dict[str, int] = {}
     view = run.view
     for n, record in enumerate(run.records):
-        sid = view.sample_id(record) or f"#{n + 1}"
+        try:
+            sid = view.sample_id(record) or f"#{n + 1}"
+            row = (view.title(record), view.facets(record),
+                   {k: v for k, v in view.metrics(record).items() if math.isfinite(v)}, view.judges(record),
+                   view.errors(record), view.flags(record), view.blocks(record))
+        except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
+            line = run.lines[n] if n < len(run.lines) else None
+            raise InputError(f"the {run.bench} view cannot read this result ({type(exc).__name__}: {exc})",
+                             file=str(run.path), line=line) from None
         seen[sid] = seen.get(sid, 0) + 1
         if seen[sid] > 1:  # ids that repeat (one query under two query kinds) stay apart, in file order
             sid = f"{sid} #{seen[sid]}"
         out.ids.append(sid)
-        out.titles.append(view.title(record))
-        out.facets.append(view.facets(record))
-        out.metrics.append({k: v for k, v in view.metrics(record).items() if math.isfinite(v)})
-        out.judges.append(view.judges(record))
-        out.errors.append(view.errors(record))
-        out.flags.append(view.flags(record))
-        out.blocks.append(view.blocks(record))
+        for column, value in zip((out.titles, out.facets, out.metrics, out.judges, out.errors, out.flags,
+                                  out.blocks), row, strict=True):
+            column.append(value)
     return out
 
 

@@ -1,7 +1,8 @@
 """How `ragjudge report` shows a bench's samples: the generic view, which any bench's results.jsonl fits.
 
 A bench says how its samples are shown by returning a `ReportView` from `Bench.report_view(run_info)`; the
-default is this class, which reads records by convention:
+default is this class, which reads records by convention (the run as a whole is its summary, which the overview
+reads without a view: the result contract says everything it needs):
 
 - the sample id from the first of `id`, `sample_id`, `task_id`, `case_id`, `query_id`, `_id`;
 - metrics from `metrics` ({name: number or [number]}), from `scores` ({name: {"value": number}}: the engine's
@@ -23,9 +24,9 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
-from ragjudge.engine.render import Table
 
 Record = dict[str, Any]
 Block = dict[str, Any]
@@ -45,6 +46,12 @@ class ReportView:
         self.run_info = run_info or {}
 
     # -- per sample ---------------------------------------------------------------------------------
+
+    def check_record(self, record: Record, path: Path, line: int) -> None:
+        """Refuse a results line whose fields this view reads with the wrong type (an InputError naming
+        `path:line` and the field): the report stops with one line, as `export` and `correlate` do, instead of
+        drawing a wrong figure. The generic checks (`report.load.check_record`) come first; a bench's view adds
+        its own fields."""
 
     def sample_id(self, record: Record) -> str | None:
         for key in ID_FIELDS:
@@ -115,12 +122,14 @@ class ReportView:
         """Named yes/no disagreements the task list can filter by (e.g. MTRAG's IDK vs RB)."""
         return {}
 
+    def error_blocks(self, record: Record) -> list[Block]:
+        """The sample's errors, shown first when there are any."""
+        errors = self.errors(record)
+        return [errors_block(errors)] if errors else []
+
     def blocks(self, record: Record) -> list[Block]:
         """What a sample's detail shows, in order."""
-        blocks: list[Block] = []
-        errors = self.errors(record)
-        if errors:
-            blocks.append(errors_block(errors))
+        blocks = self.error_blocks(record)
         judges = self.judges(record)
         skip = set(ERROR_FIELDS) | {"ragjudge"} | ({"scores"} if judges else set())
         blocks += generic_blocks(record, skip)
@@ -130,43 +139,6 @@ class ReportView:
         if judges:
             blocks.append(judges_block(judges))
         return blocks
-
-    # -- the run as a whole -------------------------------------------------------------------------
-
-    def direction(self, metric: str) -> bool | None:
-        """True when higher is better, False when lower is, None when neither (a count of refusals)."""
-        return True
-
-    def headline(self, summary: dict[str, Any], metrics: list[str]) -> list[str]:
-        """The few metrics charted and listed first: the summary's first four."""
-        return metrics[:4]
-
-    def breakdown_titles(self) -> dict[str, str]:
-        return {}
-
-    def extra_tables(self, summary: dict[str, Any]) -> list[Table]:
-        """The bench's own tables besides metrics and breakdowns: its `tables`, the paper's figures."""
-        return [Table.from_dict(t) for t in (summary.get("tables") or [])] + \
-            [Table.from_dict({**t, "title": t.get("title", "") + " (paper)" if "paper" not in
-                              str(t.get("title", "")).lower() else t.get("title", "")})
-             for t in (summary.get("reference") or [])]
-
-    def summary_metrics(self, summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        """{name: {"mean", "n", "errors"}} from the summary (plain values become means)."""
-        out: dict[str, dict[str, Any]] = {}
-        for name, stats in (summary.get("metrics") or {}).items():
-            if isinstance(stats, dict):
-                out[name] = {"mean": _number(stats.get("mean")), "n": stats.get("n"), "errors": stats.get("errors", 0)}
-            elif _number(stats) is not None:
-                out[name] = {"mean": _number(stats), "n": None, "errors": None}
-        return out
-
-    def breakdowns(self, summary: dict[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-        return {dim: groups for dim, groups in (summary.get("breakdowns") or {}).items() if groups}
-
-    def notes(self, summary: dict[str, Any]) -> list[str]:
-        return [str(n) for n in summary.get("notes") or []]
-
 
 # -- helpers views share ---------------------------------------------------------------------------
 
@@ -239,6 +211,16 @@ def passages_block(items: list[dict[str, Any]], title: str = "Passages", *, shar
 
 def text_block(title: str, text: str, *, shared: bool = False) -> Block:
     return {"kind": "text", "title": title, "text": text, "shared": shared}
+
+
+def object_field(value: Any, field: str) -> dict[str, Any]:
+    """A field a view reads as an object (None: empty); anything else is a TypeError, which the report turns into
+    an error naming the results file and line."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TypeError(f"field '{field}' must be an object, got {type(value).__name__}")
+    return value
 
 
 def errors_block(errors: dict[str, str]) -> Block:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_corpus
+from ragjudge.formats.files import open_binary
 from ragjudge.models import Passage
 
 BUNDLED_TOKENIZERS = ("minilm", "bundled")
@@ -154,9 +155,10 @@ def load_passages(path: str | Path, chunking: ChunkingSpec | None = None) -> lis
 
 
 def file_digest(path: str | Path) -> str:
-    """Content hash: an index is reused only for the very same corpus bytes, wherever the file lives."""
+    """Content hash: an index is reused only for the very same corpus bytes, wherever the file lives. Opened
+    through `open_binary`, so a run that reuses an index still lists the corpus in run.json's `inputs`."""
     digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
+    with open_binary(path, "corpus file") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

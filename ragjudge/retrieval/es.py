@@ -16,6 +16,10 @@ ELSER needs the model deployed on the cluster (default id `.elser_model_2`); the
 the same model (`sparse_vector` query; `text_expansion` for clusters older than 8.15). kNN vectors are
 computed by ragjudge with the same encoders as the `dense` retriever.
 
+The cluster is the spec's `url` option, else $RAGJUDGE_ES_URL; with neither, building the retriever is a
+usage error (exit 2, before any work), never a silent try of localhost. A cluster that cannot be reached is
+the machine or the network saying no (`ElasticsearchUnreachable`, an EnvironmentFault: exit 3).
+
 Credentials: RAGJUDGE_ES_API_KEY, or RAGJUDGE_ES_USERNAME/RAGJUDGE_ES_PASSWORD, or user:password in the
 URL; they are never printed (errors name the URL without them) nor saved in the index manifest.
 The Python client's major version must match the cluster's (elasticsearch 9.x speaks to ES 9; for an
@@ -31,18 +35,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import Field
 
-from ragjudge.errors import RagjudgeError, UsageError
-from ragjudge.llm.redact import redact
+from ragjudge.errors import EnvironmentFault, RagjudgeError, UsageError
+from ragjudge.llm.redact import display_url, redact
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.base import Retriever, StaleIndex
 from ragjudge.retrieval.dense import EncoderOptions, build_encoder, encoder_identity
 
-DEFAULT_URL = "http://localhost:9200"
+URL_VARIABLE = "RAGJUDGE_ES_URL"
 MANIFEST = "elasticsearch.json"
 
 
@@ -50,21 +54,15 @@ class ElasticsearchError(RagjudgeError):
     """The cluster is unreachable, refused a request, or rejected documents."""
 
 
-def safe_url(url: str) -> str:
-    """The URL without user:password, for messages and manifests."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+class ElasticsearchUnreachable(ElasticsearchError, EnvironmentFault):
+    """The cluster cannot be reached at all (refused, DNS, no route, timed out): the network, not the input, so
+    the CLI exits 3 as for any EnvironmentFault."""
 
 
 class ElasticsearchOptions(EncoderOptions):
     mode: Literal["bm25", "elser", "knn"] = "bm25"
     url: str | None = None
-    """Cluster URL; default $RAGJUDGE_ES_URL, else http://localhost:9200."""
+    """Cluster URL; default $RAGJUDGE_ES_URL (one of the two is required)."""
     index: str | None = None
     """Index name; default `ragjudge-<mode>-<corpus and settings hash>`, so each corpus gets its own."""
     fields: list[str] = Field(default_factory=lambda: ["title", "text"])
@@ -104,7 +102,15 @@ class ElasticsearchRetriever(Retriever):
     def __init__(self, options: dict[str, Any] | None = None, *, source: str | None = None,
                  client: Any = None):
         super().__init__(options, source=source)
-        self.url = self.options.url or os.environ.get("RAGJUDGE_ES_URL") or DEFAULT_URL
+        self.url = self.options.url or os.environ.get(URL_VARIABLE) or ""
+        if not self.url and client is None:
+            name = f"pipeline {Path(source).stem}" if source else "the elasticsearch retriever"
+            raise UsageError(f"{name} searches an Elasticsearch cluster: set {URL_VARIABLE} to its URL "
+                             "(http(s)://host:port; the es_bm25, es_knn and elser pipelines read it), or give the "
+                             "retriever a url option")
+        parts = urlsplit(self.url)
+        if self.url and (parts.scheme not in ("http", "https") or not parts.hostname):
+            raise UsageError(f"Elasticsearch URL must be http(s)://host[:port], got {display_url(self.url)!r}")
         self._client = client
         self.encoder = build_encoder(self.options) if self.options.mode == "knn" else None
         self.index_key: str | None = None
@@ -124,7 +130,7 @@ class ElasticsearchRetriever(Retriever):
 
     def describe(self) -> dict[str, Any]:
         described = self.identity()
-        described.update({"url": safe_url(self.url), "index": self.index_name, "fields": self.options.fields})
+        described.update({"url": display_url(self.url), "index": self.index_name, "fields": self.options.fields})
         if self.options.mode == "elser":
             described["elser_query"] = self.options.elser_query
         return described
@@ -191,8 +197,6 @@ class ElasticsearchRetriever(Retriever):
             from elasticsearch import Elasticsearch
 
             parts = urlsplit(self.url)
-            if parts.scheme not in ("http", "https") or not parts.hostname:
-                raise UsageError(f"Elasticsearch URL must be http(s)://host[:port], got {safe_url(self.url)!r}")
             auth: dict[str, Any] = {}
             api_key = os.environ.get(self.options.es_api_key_env) if self.options.es_api_key_env else None
             if api_key:
@@ -205,7 +209,7 @@ class ElasticsearchRetriever(Retriever):
                 tls = {"verify_certs": self.options.verify_certs}
                 if self.options.ca_certs:
                     tls["ca_certs"] = self.options.ca_certs
-            self._client = Elasticsearch(safe_url(self.url), request_timeout=self.options.request_timeout,
+            self._client = Elasticsearch(display_url(self.url), request_timeout=self.options.request_timeout,
                                          max_retries=2, retry_on_timeout=True, **auth, **tls)
         return self._client
 
@@ -220,10 +224,10 @@ class ElasticsearchRetriever(Retriever):
             yield
         except (TransportConnectionError, ConnectionTimeout) as exc:
             reason = str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
-            raise ElasticsearchError(redact(f"cannot reach Elasticsearch at {safe_url(self.url)} ({what}): "
-                                            f"{reason}")) from None
+            raise ElasticsearchUnreachable(redact(f"cannot reach Elasticsearch at {display_url(self.url)} ({what}): "
+                                                  f"{reason}")) from None
         except ApiError as exc:
-            raise ElasticsearchError(redact(f"Elasticsearch at {safe_url(self.url)} refused {what}: "
+            raise ElasticsearchError(redact(f"Elasticsearch at {display_url(self.url)} refused {what}: "
                                             f"HTTP {exc.meta.status} {_error_reason(exc.body)}")) from None
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
@@ -279,7 +283,7 @@ class ElasticsearchRetriever(Retriever):
                     advance(1)
         if failures:
             first = next(iter(failures[0].values()), {})
-            raise ElasticsearchError(f"Elasticsearch at {safe_url(self.url)} rejected {len(failures)} of "
+            raise ElasticsearchError(f"Elasticsearch at {display_url(self.url)} rejected {len(failures)} of "
                                      f"{len(passages)} passages; first: id {first.get('_id')!r}: "
                                      f"{_error_reason(first)}")
         self._call("settings update", client.indices.put_settings, index=name,
@@ -288,7 +292,7 @@ class ElasticsearchRetriever(Retriever):
         self.index_name, self.count = name, ok_count
 
     def save(self, folder: Path) -> None:
-        manifest = {"url": safe_url(self.url), "index": self.index_name, "count": self.count,
+        manifest = {"url": display_url(self.url), "index": self.index_name, "count": self.count,
                     "identity": self.identity()}
         (folder / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n")
 
@@ -297,8 +301,8 @@ class ElasticsearchRetriever(Retriever):
         if not path.exists():
             raise StaleIndex(f"{path} is missing")
         manifest = json.loads(path.read_text())
-        if manifest.get("url") != safe_url(self.url):
-            raise StaleIndex(f"index was built on {manifest.get('url')}, not {safe_url(self.url)}")
+        if manifest.get("url") != display_url(self.url):
+            raise StaleIndex(f"index was built on {manifest.get('url')}, not {display_url(self.url)}")
         name = manifest["index"]
         client = self.client()
         if not self._call("index lookup", client.indices.exists, index=name):
@@ -314,7 +318,7 @@ class ElasticsearchRetriever(Retriever):
             raise UsageError("without --corpus, the elasticsearch retriever needs options.index (an existing index)")
         client = self.client()
         if not self._call("index lookup", client.indices.exists, index=self.options.index):
-            raise UsageError(f"Elasticsearch index {self.options.index!r} does not exist at {safe_url(self.url)}")
+            raise UsageError(f"Elasticsearch index {self.options.index!r} does not exist at {display_url(self.url)}")
         self.index_name = self.options.index
 
     def close(self) -> None:
@@ -339,7 +343,7 @@ class ElasticsearchRetriever(Retriever):
             response = self._call("search", client.msearch, searches=searches)
             for offset, item in enumerate(response["responses"]):
                 if "error" in item:
-                    raise ElasticsearchError(f"Elasticsearch at {safe_url(self.url)} failed query "
+                    raise ElasticsearchError(f"Elasticsearch at {display_url(self.url)} failed query "
                                              f"{start + offset + 1}: {_error_reason(item)}")
                 results.append([_hit(h) for h in item["hits"]["hits"]])
         return results

@@ -23,16 +23,41 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragjudge.engine.summary import MetricInfo
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.runs import Qrels, Run
 
 FAMILIES = ("recall", "ndcg", "precision", "mrr", "map", "hit_rate")
-ALIASES = {"r": "recall", "p": "precision", "acc": "hit_rate", "accuracy": "hit_rate", "hit-rate": "hit_rate"}
+"""ranx's names, used inside; results, reports and tables use LABELS (ragjudge's one retrieval vocabulary)."""
+LABELS = {"recall": "R", "ndcg": "nDCG", "precision": "P", "mrr": "MRR", "map": "MAP", "hit_rate": "hit"}
+ALIASES = {"r": "recall", "p": "precision", "hit": "hit_rate", "acc": "hit_rate", "accuracy": "hit_rate",
+           "hit-rate": "hit_rate"}
 DEFAULT_CUTOFFS = (1, 3, 5, 10, 20)
+
+METRIC_INFOS = (
+    MetricInfo("R@*", "recall at k: share of the relevant passages in the top k"),
+    MetricInfo("nDCG@*", "nDCG at k, linear gains (as trec_eval)"),
+    MetricInfo("P@*", "precision at k: relevant passages among the top k, over k"),
+    MetricInfo("MRR@*", "reciprocal rank of the first relevant passage in the top k"),
+    MetricInfo("MAP@*", "average precision at k (divided by the number of relevant passages)"),
+    MetricInfo("hit@*", "a relevant passage in the top k (hit rate, accuracy@k)"),
+)
+"""What the retrieval metrics are, for every command and bench that reports them."""
+
+
+def label(name: str) -> str:
+    """`recall@5` (ranx) -> `R@5`, `ndcg@10` -> `nDCG@10`, `hit_rate@1` -> `hit@1`."""
+    family, _, k = name.partition("@")
+    return f"{LABELS.get(family, family)}@{k}" if k else LABELS.get(family, family)
+
+
+def labelled(scores: dict[str, float]) -> dict[str, float]:
+    return {label(name): value for name, value in scores.items()}
 
 
 def parse_metrics(spec: str | Sequence[str] | None, cutoffs: Sequence[int] = DEFAULT_CUTOFFS) -> list[str]:
-    """`recall,ndcg@10` -> ['recall@1', ..., 'recall@10', 'ndcg@10']: a bare family is taken at every cutoff."""
+    """`R,nDCG@10` (or ranx's `recall,ndcg@10`) -> ['recall@1', ..., 'recall@10', 'ndcg@10'], ranx's names: a
+    bare family is taken at every cutoff."""
     items = list(FAMILIES) if spec is None else ([s.strip() for s in spec.split(",")] if isinstance(spec, str)
                                                   else [s.strip() for s in spec])
     items = [i for i in items if i]
@@ -45,7 +70,8 @@ def parse_metrics(spec: str | Sequence[str] | None, cutoffs: Sequence[int] = DEF
         family, _, k = item.lower().partition("@")
         family = ALIASES.get(family, family)
         if family not in FAMILIES:
-            raise UsageError(f"unknown metric {item!r}; known: {', '.join(FAMILIES)} (optionally @k, e.g. ndcg@10)")
+            raise UsageError(f"unknown metric {item!r}; known: {', '.join(LABELS.values())} (optionally @k, e.g. "
+                             "nDCG@10)")
         if k:
             if not k.isdigit() or int(k) < 1:
                 raise UsageError(f"metric {item!r}: the cutoff after '@' must be a positive integer")

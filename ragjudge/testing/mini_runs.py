@@ -8,12 +8,10 @@ RB_llm panel disagrees like real panels, and one member fails now and then.
 
 from __future__ import annotations
 
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+from ragjudge.testing.conformance.cli import environ
 from ragjudge.testing.openai_server import OpenAIServer
 from ragjudge.testing.scripted_judges import judge_panel
 
@@ -32,20 +30,6 @@ def eval_args(name: str, out: Path, api_base: str, judges: str = "idk,idk_lexica
     return args
 
 
-@contextmanager
-def _environment(values: dict[str, str]) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def make_mini_runs(out: Path, *, judges: str = "idk,idk_lexical,rb_llm") -> dict[str, Path]:
     """Run `ref` and `rag` in this process (through the CLI entry point) into `out`; returns their folders.
 
@@ -54,7 +38,7 @@ def make_mini_runs(out: Path, *, judges: str = "idk,idk_lexical,rb_llm") -> dict
 
     code: int | str | None = 0
     out.mkdir(parents=True, exist_ok=True)
-    with OpenAIServer(judge_panel(BIASES, flaky_model="strict")) as server, _environment(
+    with OpenAIServer(judge_panel(BIASES, flaky_model="strict")) as server, environ(
             {"OPENAI_API_KEY": "sk-test-local", "RAGJUDGE_CACHE_DIR": str(out / "cache")}):
         for name in ("ref", "rag"):
             argv = sys.argv

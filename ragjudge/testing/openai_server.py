@@ -3,9 +3,10 @@
 Why: every LLM call in ragjudge goes through litellm, so tests should exercise the
 real client stack (litellm -> openai SDK -> HTTP) instead of patching internals.
 This server speaks enough of the OpenAI wire protocol (chat completions, incl. SSE
-streaming and tool calls, embeddings, model listing, files and batches) for litellm to treat it as a
-real provider, while letting tests script replies and inject faults (rate limits,
-server errors, hangs, malformed bodies) deterministically.
+streaming and tool calls, embeddings, model listing, files and batches; at OpenAI's paths and at
+Azure OpenAI's, `/openai/deployments/<name>/...`) for litellm to treat it as a real provider,
+while letting tests script replies and inject faults (rate limits, server errors, hangs,
+malformed bodies) deterministically.
 
 Standard library only, so it can be imported anywhere without extra dependencies.
 
@@ -69,8 +70,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self._batch_call(b""):
             return
         request = self._record({})
-        owner = self.server.owner
-        if owner.valid_key is not None and self.headers.get("Authorization", "") != f"Bearer {owner.valid_key}":
+        if not self._authorized():
             self._send_error(401, "Incorrect API key provided")
         elif self._route() == "/models":
             data = [
@@ -95,8 +95,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         request = self._record(body)
         route = self._route()
-        if self.server.owner.valid_key is not None and (
-                self.headers.get("Authorization", "") != f"Bearer {self.server.owner.valid_key}"):
+        if not self._authorized():
             self._send_error(401, "Incorrect API key provided")
         elif route in ("/chat/completions", "/embeddings"):
             owner = self.server.owner
@@ -122,9 +121,20 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _route(self) -> str:
-        """Path without query string and optional /v1 prefix (tolerates api_base with or without /v1)."""
+        """Path without query string and optional /v1 prefix (tolerates api_base with or without /v1). Azure
+        OpenAI's paths are answered too: `/openai/deployments/<deployment>/chat/completions?api-version=...`
+        (the deployment is also the body's `model`, as the Azure SDK sends it) and `/openai/models`,
+        `/openai/files`, `/openai/batches`."""
         path = self.path.split("?", 1)[0].rstrip("/")
+        if path.startswith("/openai/"):
+            path = re.sub(r"^/openai/deployments/[^/]+/", "/", path).removeprefix("/openai")
         return path[3:] if path.startswith("/v1/") else path
+
+    def _authorized(self) -> bool:
+        """No `valid_key`, or the request carries it: as OpenAI's bearer token, or as Azure's `api-key` header."""
+        key = self.server.owner.valid_key
+        return key is None or self.headers.get("Authorization", "") == f"Bearer {key}" or \
+            self.headers.get("api-key", "") == key
 
     def _record(self, body: dict[str, Any]) -> Request:
         headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS}
@@ -304,8 +314,9 @@ class OpenAIServer:
         self.listings: list[Request] = []
         """GET requests (model listings: ragjudge's preflight), kept apart from the API calls."""
         self.valid_key: str | None = None
-        """When set, requests with another bearer key get 401 (model listings: the preflight's credential
-        check; API calls: a key refused mid-run). Refused API calls are still recorded in `requests`."""
+        """When set, requests with another bearer key (or Azure `api-key` header) get 401 (model listings: the
+        preflight's credential check; API calls: a key refused mid-run). Refused API calls are still recorded in
+        `requests`."""
         self.errors: list[BaseException] = []  # exceptions raised by the responder, for debugging
         self._lock = threading.Lock()
         self._ids = itertools.count(1)

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.bench.mtrag.assemble import assemble
-from ragjudge.bench.mtrag.summary import summarize
+from ragjudge.bench.mtrag.bench import MtragBench
+from ragjudge.bench.mtrag.summary import HEADLINE, summarize
+from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.formats.jsonl import write_jsonl
 from ragjudge.formats.mtrag import result_record
 from ragjudge.models import JudgeResult, Passage, Prediction, Task, Turn
@@ -128,10 +130,12 @@ def write_run(folder: Path, n_tasks: int = 1000, *, seed: int = 0, system: int =
         records.append(result_record(o.task, o.prediction, {k: [v] for k, v in o.metrics.items()}, details))
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / "results.jsonl", records)
-    summary = summarize(outcomes, METRICS, {})
-    summary["judges"] = {"idk": [PANEL[0]], "rb_alg": ["microsoft/deberta-xlarge-mnli"], "rb_llm": list(PANEL),
-                         "rl_f": [PANEL[0]]}
-    (folder / "summary.json").write_text(json.dumps(summary, indent=2))
+    metrics, breakdowns = summarize(outcomes, METRICS, {}, MetricCatalog(MtragBench.metrics, "mtrag"))
+    judges = {"idk": [PANEL[0]], "rb_alg": ["microsoft/deberta-xlarge-mnli"], "rb_llm": list(PANEL), "rl_f": [PANEL[0]]}
+    summary = Summary(bench="mtrag", title=f"mtrag: {n_tasks} tasks", unit="tasks", n_samples=n_tasks, n_errors=0,
+                      metrics=metrics, breakdowns=breakdowns, headline=headline_of(metrics, HEADLINE, "tasks"),
+                      details={"judges": judges})
+    (folder / "summary.json").write_text(json.dumps(summary.to_json(), indent=2))
     run = {"ragjudge_version": "synthetic", "bench": "mtrag", "options": {"gen": f"system-{system}"},
            "generator": f"system-{system}",
            "setting": "reference", "n_samples": n_tasks, "data_hash": f"synthetic-{seed}-{n_tasks}",

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.bench.cdr.data import CdrQuery
-from ragjudge.bench.cdr.metrics import METRICS, as_qrels
+from ragjudge.bench.cdr.metrics import RANX, as_qrels, ours
 from ragjudge.errors import UsageError
 from ragjudge.formats.runs import Run, read_trec_run
 from ragjudge.models import normalize_task_id
@@ -54,8 +54,8 @@ class OtherRun:
 
 
 def compare(this: Run, other: OtherRun, queries: Sequence[CdrQuery], alpha: float = 0.05) -> dict[str, Any]:
-    """{"run", "test", "n_queries", "left_out", "metrics": {m: {"a", "b", "diff", "p_value", "significant"}}}:
-    a is this run, b the other."""
+    """{"run", "label", "test", "alpha", "n_queries", "left_out", "metrics": {m: {"a", "b", "diff", "p_value",
+    "significant"}}}: a is this run, b the other; metrics by ragjudge's names (`nDCG@10`)."""
     from ragjudge.retrieval_eval.metrics import evaluate
     from ragjudge.retrieval_eval.significance import TEST_NAME, paired_test
 
@@ -64,10 +64,10 @@ def compare(this: Run, other: OtherRun, queries: Sequence[CdrQuery], alpha: floa
     if not keys:
         raise UsageError(f"-T compare={other.folder}: the two runs share no query")
     qrels = as_qrels(queries)
-    a = evaluate(this, qrels, list(METRICS), keys)
-    b = evaluate(theirs, qrels, list(METRICS), keys)
+    a = evaluate(this, qrels, list(RANX), keys)
+    b = evaluate(theirs, qrels, list(RANX), keys)
     tests = paired_test(a, b, alpha=alpha)
     return {"run": str(other.folder), "label": other.label, "test": TEST_NAME, "alpha": alpha,
             "n_queries": len(keys), "left_out": len(queries) - len(keys),
-            "metrics": {m: {"a": round(t["a"], 6), "b": round(t["b"], 6), "diff": round(t["diff"], 6),
+            "metrics": {ours(m): {"a": round(t["a"], 6), "b": round(t["b"], 6), "diff": round(t["diff"], 6),
                             "p_value": t["p_value"], "significant": t["significant"]} for m, t in tests.items()}}

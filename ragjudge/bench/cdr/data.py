@@ -23,7 +23,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.files import decode_text, open_binary
+from ragjudge.formats.files import decode_text, input_file, open_binary
+from ragjudge.formats.jsonl import parse_json
 
 FILES = ("corpus.json", "queries.json", "relevant_docs.json")
 SUBPATH = Path("cdr_benchmark_data") / "test_dataset" / "data" / "test"
@@ -71,7 +72,9 @@ def locate(data: str | None) -> Path:
     if not root.exists():
         raise UsageError(f"CDR data folder {root} does not exist; {WHERE_TO_GET}")
     for folder in (root, root / SUBPATH):
-        if folder.is_dir() and all((folder / name).is_file() for name in FILES):
+        if folder.is_dir() and all((folder / name).exists() for name in FILES):
+            for name in FILES:  # a folder named corpus.json is named, not looked past
+                input_file(folder / name, "JSON file")
             return folder
     raise UsageError(f"no CDR data in {root}: expected {', '.join(FILES)} there or in {SUBPATH}; {WHERE_TO_GET}")
 
@@ -86,10 +89,9 @@ def _read_object(path: Path) -> tuple[dict[str, Any], str, str]:
     with open_binary(path, "JSON file") as fh:
         raw = fh.read()
     text = decode_text(raw, path=path)
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path), line=exc.lineno) from None
+    if not text.strip():
+        raise InputError("is empty: expected a JSON object of id -> value", file=str(path), line=1)
+    obj = parse_json(text, file=str(path))
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object of id -> value, got {type(obj).__name__}", file=str(path), line=1)
     return obj, text, hashlib.sha256(raw).hexdigest()
@@ -106,22 +108,36 @@ def _strings(path: Path, obj: dict[str, Any], text: str, *, allow_empty: bool) -
 
 
 def load(folder: Path, categories: str | None = None) -> CdrData:
+    """The three files (and the category file, if any), each checked as it is read: an error names the file
+    it is in, with the line and the id (field) where there is one."""
     paths = {name: folder / name for name in FILES}
     corpus_obj, corpus_text, corpus_sha = _read_object(paths["corpus.json"])
     corpus = _strings(paths["corpus.json"], corpus_obj, corpus_text, allow_empty=True)
+    if not corpus:
+        raise InputError("has no conversations", file=str(paths["corpus.json"]), line=1)
     queries_obj, queries_text, queries_sha = _read_object(paths["queries.json"])
     queries = _strings(paths["queries.json"], queries_obj, queries_text, allow_empty=False)
+    if not queries:
+        raise InputError("has no queries", file=str(paths["queries.json"]), line=1)
     rel_path = paths["relevant_docs.json"]
     relevant_obj, relevant_text, relevant_sha = _read_object(rel_path)
+    if not relevant_obj:
+        raise InputError("has no relevance lists", file=str(rel_path), line=1)
     sha = {"corpus.json": corpus_sha, "queries.json": queries_sha, "relevant_docs.json": relevant_sha}
 
     relevant: dict[str, list[str]] = {}
     listed: dict[str, int] = {}
     not_in_corpus: set[tuple[str, str]] = set()
     for qid, docs in relevant_obj.items():
-        if not isinstance(docs, list) or not all(isinstance(d, str) and d for d in docs):
-            raise InputError("must be a list of conversation ids (strings)", file=str(rel_path),
-                             line=_line_of(relevant_text, qid), field=qid)
+        where = {"file": str(rel_path), "line": _line_of(relevant_text, qid), "field": qid}
+        if not isinstance(docs, list):
+            raise InputError(f"must be a list of conversation ids, got {type(docs).__name__}", **where)
+        for i, doc in enumerate(docs):
+            if not isinstance(doc, str):
+                raise InputError(f"must be a list of conversation ids (strings): [{i}] is {type(doc).__name__}",
+                                 **where)
+            if not doc.strip():
+                raise InputError(f"conversation id [{i}] is empty", **where)
         relevant[qid] = list(dict.fromkeys(docs))
         listed[qid] = len(docs)
         not_in_corpus.update((qid, d) for d in docs if d not in corpus)
@@ -158,8 +174,6 @@ def load(folder: Path, categories: str | None = None) -> CdrData:
     if not evaluated:
         raise InputError("no query in queries.json has a relevant conversation in relevant_docs.json",
                          file=str(rel_path))
-    if not corpus:
-        raise InputError("has no conversations", file=str(paths["corpus.json"]))
     if category_file:
         sha[category_file.name] = hashlib.sha256(category_file.read_bytes()).hexdigest()
     return CdrData(folder, corpus, evaluated, sha, stats, warnings, category_file)
@@ -170,10 +184,10 @@ def load(folder: Path, categories: str | None = None) -> CdrData:
 def find_category_file(folder: Path, given: str | None) -> Path | None:
     if given:
         path = Path(given)
-        if not path.is_file():
+        if not path.exists():
             raise UsageError(f"-T categories: file not found: {path}")
-        return path
-    return next((folder / n for n in CATEGORY_FILES if (folder / n).is_file()), None)
+        return input_file(path, "category file")
+    return next((folder / n for n in CATEGORY_FILES if (folder / n).exists()), None)  # a folder: an error on reading
 
 
 def _norm(name: str) -> str:
@@ -198,6 +212,8 @@ def read_categories(path: Path) -> dict[str, str]:
             if not isinstance(value, str) or not value.strip():
                 raise InputError("must be a category name", file=str(path), line=_line_of(text, qid), field=qid)
             out[qid] = canonical_category(value)
+        if not out:
+            raise InputError("has no query categories", file=str(path), line=1)
         return out
     from ragjudge.retrieval_eval.breakdowns import read_labels
 

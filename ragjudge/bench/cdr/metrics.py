@@ -1,7 +1,9 @@
 """CDR's metrics through ranx: hit rate (the paper's ACC), Precision, Recall, nDCG and MRR at 1, 5, 10, 20.
 
 The paper's ACC@k is sentence-transformers' accuracy@k: 1 when any relevant conversation is in the top k,
-which is ranx's `hit_rate@k`. Relevance is binary over the deduplicated lists. Scoring goes through
+which is ranx's `hit_rate@k`. Results, summaries and tables name the metrics in ragjudge's one retrieval
+vocabulary (`hit@10`, `P@10`, `R@10`, `nDCG@10`, `MRR@10`, as `ragjudge retrieval-eval` does); ranx's names
+(`RANX`) are used only to ask ranx, and the paper's (`ACC@10`, `NDCG@10`) only in its transcribed tables. Relevance is binary over the deduplicated lists. Scoring goes through
 `ragjudge.retrieval_eval.metrics.evaluate`, the same code `ragjudge retrieval-eval` runs, so a CDR run
 written as TREC scores identically there. With binary relevance ACC@1 = P@1 = nDCG@1 = MRR@1 for every
 query, and every mean here is a mean over queries, so the query-weighted mean of the category means is the
@@ -19,17 +21,27 @@ from ragjudge.bench.cdr.data import CdrQuery
 from ragjudge.formats.runs import Hit, Qrels, Run
 from ragjudge.models import normalize_task_id
 
-FAMILIES = ("hit_rate", "precision", "recall", "ndcg", "mrr")
+FAMILIES = ("hit", "P", "R", "nDCG", "MRR")
+"""In the paper's order (ACC, P, R, NDCG, MRR)."""
 CUTOFFS = (1, 5, 10, 20)
 METRICS = tuple(f"{f}@{k}" for f in FAMILIES for k in CUTOFFS)
-PAPER_NAMES = {"hit_rate": "ACC", "precision": "P", "recall": "R", "ndcg": "NDCG", "mrr": "MRR"}
-HEADLINE = "ndcg@10"
+RANX_FAMILIES = {"hit": "hit_rate", "P": "precision", "R": "recall", "nDCG": "ndcg", "MRR": "mrr"}
+RANX = tuple(f"{RANX_FAMILIES[f]}@{k}" for f in FAMILIES for k in CUTOFFS)
+"""The same metrics as ranx names them, in the same order."""
+PAPER_NAMES = {"hit": "ACC", "P": "P", "R": "R", "nDCG": "NDCG", "MRR": "MRR"}
+HEADLINE = "nDCG@10"
+"""The paper's main figure (Table 3)."""
 
 
 def paper_name(metric: str) -> str:
-    """`hit_rate@10` -> `ACC@10`, as the paper's tables write it."""
+    """`hit@10` -> `ACC@10`, `nDCG@10` -> `NDCG@10`, as the paper's tables write it."""
     family, _, k = metric.partition("@")
     return f"{PAPER_NAMES.get(family, family)}@{k}"
+
+
+def ours(ranx_name: str) -> str:
+    """`hit_rate@10` (ranx) -> `hit@10`."""
+    return METRICS[RANX.index(ranx_name)]
 
 
 def as_run(rankings: Mapping[str, Sequence[Mapping[str, Any]]], name: str = "cdr") -> Run:
@@ -57,8 +69,8 @@ def score_queries(queries: Sequence[CdrQuery], rankings: Mapping[str, Sequence[M
     if not queries:
         return {}
     keys = [normalize_task_id(q.id) for q in queries]
-    evaluation = evaluate(as_run(rankings), as_qrels(queries), list(METRICS), keys)
-    return {q.id: evaluation.query_scores(i) for i, q in enumerate(queries)}
+    evaluation = evaluate(as_run(rankings), as_qrels(queries), list(RANX), keys)
+    return {q.id: {ours(m): v for m, v in evaluation.query_scores(i).items()} for i, q in enumerate(queries)}
 
 
 def means(per_query: Sequence[Mapping[str, float]]) -> dict[str, float | None]:

@@ -1,6 +1,8 @@
 """The CDR paper's published figures (Lee, Song and Kim, 2025: "Finding Diamonds in Conversation Haystacks"),
-printed beside ours and labelled as other models: Table 3 (nDCG/R/P@10 per setting, times), Tables 9-11
-(every metric per setting) and Table 12 (per task category), plus Table 2's dataset statistics.
+as the summary's `reference`, labelled as other models: Table 3 (nDCG/R/P@10 per setting, times), Tables 9-11
+(every metric per setting) and Table 12 (per task category), plus Table 2's dataset statistics (beside ours in
+the bench's "Data" table). A reference holds the published rows only: this run's figures are the summary's
+metrics and its `category` breakdown, under ragjudge's names (`hit@10` is the paper's ACC@10).
 
 Transcribed from the paper's text, where rows of two models are sometimes merged into one line (their values
 interleaved); every row was checked against ACC@1 = P@1 = nDCG@1 = MRR@1 and against Table 3 (a test
@@ -9,11 +11,9 @@ re-checks both). What the text gets wrong or leaves open is listed in `NOTES`, n
 
 from __future__ import annotations
 
-from typing import Any
-
 from ragjudge.bench.cdr.data import CATEGORIES
-from ragjudge.bench.cdr.metrics import METRICS, paper_name
 from ragjudge.bench.cdr.units import UnitSpec
+from ragjudge.engine.summary import Reference
 
 COMMERCIAL = ("Voyage-3-large", "Text-embedding-3-large", "Text-embedding-3-small", "Embed-english-v3.0")
 SETTINGS = {"turn": "Table 9 (turn-based)", "window": "Table 10 (sliding chunk, k=3)",
@@ -174,37 +174,63 @@ def _group(model: str) -> str:
     return "commercial API" if model in COMMERCIAL else "open source"
 
 
-def setting_table(setting: str, ours: dict[str, Any] | None, label: str) -> dict[str, Any]:
-    """Tables 9-11 (every metric) with Table 3's times, our row first."""
-    _, rows = table({"turn": "TABLE_9", "window": "TABLE_10", "session": "TABLE_11"}[setting])
+SOURCE = "Finding Diamonds in Conversation Haystacks (Lee, Song and Kim, 2025)"
+OFFICIAL = "the official test set (9,146 conversations, 1,583 queries with a relevant conversation)"
+TIMES_NOT_COMPARABLE = ("ingestion and inference times are the paper's (NVIDIA H100, batch size 4), never "
+                        "comparable with this machine's")
+SHOWN = ("ACC@1", "ACC@10", "P@10", "R@10", "NDCG@10", "MRR@10")
+"""The published columns a setting's reference shows (the terminal is 80 columns wide); `full_tables` has all."""
+UNIT_OF_SETTING = {"turn": "-T unit=message", "window": "-T unit=window:3:1", "session": "-T unit=session"}
+TABLE_OF_SETTING = {"turn": "TABLE_9", "window": "TABLE_10", "session": "TABLE_11"}
+
+
+def setting_table(setting: str) -> Reference:
+    """Tables 9-11 (the cut-off 10 and ACC@1 of one setting) with Table 3's times, as published: 16 models."""
+    columns, rows = table(TABLE_OF_SETTING[setting])
+    idx = [columns.index(c) for c in SHOWN]
     _, times = table("TABLE_3")
-    out_rows: list[list[Any]] = []
-    if ours is not None:
-        out_rows.append([label, "this run", *(ours.get(m) for m in METRICS), ours.get("ingestion_s"),
-                         ours.get("inference_s")])
-    out_rows += [[model, _group(model), *values, times[model][-1], times[model][-2]] for model, values in rows.items()]
-    return {"title": f"CDR paper, {SETTINGS[setting]}: 16 other embedding models (not this run)",
-            "columns": ["model", "group", *(paper_name(m) for m in METRICS), "ingestion s", "inference s"],
-            "rows": out_rows}
+    return Reference(
+        title=f"CDR paper, {SETTINGS[setting]}: 16 embedding models (not this run)",
+        columns=["model", "group", *SHOWN, "ingestion s", "inference s"],
+        rows=[[model, _group(model), *(values[i] for i in idx), times[model][-1], times[model][-2]]
+              for model, values in rows.items()],
+        notes=[f"ACC@k is our hit@k, NDCG@k our nDCG@k; every cut-off (1, 5, 10, 20) is in summary.json's "
+               f"details.paper; {TIMES_NOT_COMPARABLE}"],
+        source=f"{SOURCE}, {SETTINGS[setting].split(' (')[0]}; times from Table 3", unit="fraction",
+        comparable=f"a run on {OFFICIAL} with {UNIT_OF_SETTING[setting]} (the models differ)")
 
 
-def overview_table() -> dict[str, Any]:
-    """Table 3 as published (nDCG/R/P@10 for the three settings, times)."""
+def overview_table() -> Reference:
+    """Table 3 as published (nDCG/R/P@10 for the three settings, times): for units no setting reproduces."""
     columns, rows = table("TABLE_3")
-    return {"title": "CDR paper, Table 3: 16 other embedding models (not this run)",
-            "columns": ["model", "group", *columns], "rows": [[m, _group(m), *v] for m, v in rows.items()]}
+    return Reference(
+        title="CDR paper, Table 3: 16 embedding models (not this run)", columns=["model", "group", *columns],
+        rows=[[m, _group(m), *v] for m, v in rows.items()],
+        notes=["no paper setting uses this run's unit (-T unit=message, window:3:1 or session do); "
+               + TIMES_NOT_COMPARABLE],
+        source=f"{SOURCE}, Table 3", unit="fraction", comparable="")
 
 
-def category_table(ours: dict[str, dict[str, Any]] | None, label: str) -> dict[str, Any]:
-    """Table 12 (nDCG/R/P@10 per task category), our row first."""
+def category_table() -> Reference:
+    """Table 12's nDCG@10 per task category as published (R@10 and P@10 are in `full_tables`)."""
     columns, rows = table("TABLE_12")
-    out_rows: list[list[Any]] = []
-    if ours is not None:
-        row: list[Any] = [label, "this run"]
-        for category in CATEGORIES:
-            stats = ours.get(category) or {}
-            row += [stats.get("ndcg@10"), stats.get("recall@10"), stats.get("precision@10")]
-        out_rows.append(row)
-    out_rows += [[m, _group(m), *v] for m, v in rows.items()]
-    return {"title": "CDR paper, Table 12 (setting not stated): per task category, 16 other embedding models "
-                     "(not this run)", "columns": ["model", "group", *columns], "rows": out_rows}
+    idx = [columns.index(f"{c} NDCG@10") for c in CATEGORIES]
+    return Reference(
+        title="CDR paper, Table 12 (setting not stated): nDCG@10 per task category, 16 embedding models "
+              "(not this run)",
+        columns=["model", "group", *CATEGORIES], rows=[[m, _group(m), *(v[i] for i in idx)] for m, v in rows.items()],
+        notes=["ours: the 'category' breakdown; R@10 and P@10 per category are in summary.json's details.paper"],
+        source=f"{SOURCE}, Table 12", unit="fraction",
+        comparable=(f"a run on {OFFICIAL} with the paper's task categories and -T unit=session, if Table 12 is "
+                    "the session setting (the paper does not say; see the notes)"))
+
+
+def full_tables(setting: str | None, categories: bool) -> dict[str, dict[str, object]]:
+    """Every published column of the tables a run is shown beside (for scripts: summary.json's details)."""
+    out: dict[str, dict[str, object]] = {}
+    names = ([TABLE_OF_SETTING[setting]] if setting else ["TABLE_3"]) + (["TABLE_12"] if categories else [])
+    for name in names:
+        columns, rows = table(name)
+        out[name.replace("TABLE_", "Table ")] = {"columns": ["model", *columns],
+                                                  "rows": [[m, *v] for m, v in rows.items()]}
+    return out

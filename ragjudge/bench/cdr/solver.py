@@ -67,7 +67,7 @@ class RetrievalSolver(Solver[CdrQuery]):
 
 
 class MetricsScorer(Scorer[CdrQuery]):
-    """ACC (hit rate), P, R, nDCG and MRR at 1, 5, 10, 20 per query, through ranx."""
+    """hit (the paper's ACC), P, R, nDCG and MRR at 1, 5, 10, 20 per query, through ranx."""
 
     name = "metrics"
 

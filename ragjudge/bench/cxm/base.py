@@ -1,4 +1,4 @@
-"""What the six CXMArena benches share: the data folder, scoring a predictions file, reports as summaries.
+"""What the seven CXMArena benches share: the data folder, scoring a predictions file, the run's summary.
 
 Each task is its own bench (`cxm-intent`, `cxm-quality`, ...). A run either puts a model to every item (the
 solver, journaled by the engine), or, with `-T predictions=FILE`, takes a system's prediction rows as they
@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.cxm.report import TaskReport
+from ragjudge.bench.cxm.score.common import check_row
 from ragjudge.engine.render import Table
-from ragjudge.errors import UsageError
+from ragjudge.engine.summary import Headline, Metric, Summary, describe
+from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
 
 if TYPE_CHECKING:
@@ -107,23 +109,32 @@ class CxmBench(Bench[O, Any]):
         self.data = Path(options.data)
         if not self.data.is_dir():
             raise UsageError(f"--data {self.data} is not a folder")
-        self.file_problem: str | None = None
+
+    def require_one_system(self) -> None:
+        """A model under test or a predictions file: exactly one of them (the engine's one vocabulary)."""
+        o = self.options
+        if o.predictions is None and not o.gen:
+            raise UsageError(f"bench {self.name} needs a model under test (--gen MODEL) or -T predictions=FILE")
+        if o.predictions is not None and o.gen:
+            raise UsageError(f"bench {self.name} needs a model under test (--gen MODEL) or -T predictions=FILE, "
+                             "not both")
 
     @property
     def predictions_path(self) -> Path | None:
         return Path(self.options.predictions) if self.options.predictions else None
 
     def file_rows(self) -> list[FileRow]:
-        """The predictions file's rows. A file that does not exist or holds no row is no error of the input:
-        every item is then missing (reported, exit 1). A folder or a file that is not UTF-8 JSONL is."""
+        """The predictions file's rows. A file that does not exist or holds no row is a mistake (a typo, a
+        prediction script that crashed), refused before any work like any bad input; a file that lacks some
+        items scores them as missing (exit 1)."""
         path = self.predictions_path
         assert path is not None
         if not path.exists():
-            self.file_problem = f"predictions file {path} does not exist: every item is missing"
-            return []
+            raise InputError("no such predictions file", file=str(path))
         rows = [FileRow(id=f"line {n}", line=n, row=row) for n, row in read_jsonl(path)]
         if not rows:
-            self.file_problem = f"predictions file {path} is empty: every item is missing"
+            raise InputError("empty: a predictions file holds one JSON object a line (an item it lacks is scored "
+                             "as missing)", file=str(path))
         return rows
 
     def sample_id(self, sample: Any) -> str:
@@ -134,6 +145,8 @@ class CxmBench(Bench[O, Any]):
     def prediction_rows(self, results: Sequence[SampleResult[Any]]) -> list[tuple[int, dict[str, Any]]]:
         """(line, row) pairs for `score.py`: the file's own lines, or the run's rows numbered from 1."""
         if self.predictions_path is not None:
+            for r in results:
+                check_row(self.task, r.output, self.predictions_path, r.sample.line)
             return [(r.sample.line, r.output) for r in results]
         rows = [row for r in results for row in self.run_rows(r)]
         return [(i + 1, row) for i, row in enumerate(rows)]
@@ -142,25 +155,29 @@ class CxmBench(Bench[O, Any]):
         """A run's prediction rows for one sample: its output, completed by its scores."""
         return [result.output]
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
+        """The task's scores over the run's prediction rows."""
         raise NotImplementedError
 
     # -- Bench ----------------------------------------------------------------------------------------
 
-    def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> dict[str, Any]:
-        reports = self.reports(results)
-        if self.file_problem:
-            for report in reports:
-                report.notes.insert(0, self.file_problem)
-                report.problems = max(report.problems, 1)
-        problems = sum(r.problems for r in reports)
-        return {"n_samples": len(results), "reports": [r.to_dict() for r in reports], "problems": problems}
+    def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> Summary:
+        return self.summary_of(results, self.report(results))
 
-    def warnings(self, summary: dict[str, Any]) -> list[str]:
-        return [f"warning: {self.file_problem}"] if self.file_problem else []
-
-    def tables(self, summary: dict[str, Any]) -> list[Table]:
-        return report_tables(summary)
+    def summary_of(self, results: Sequence[SampleResult[Any]], report: TaskReport) -> Summary:
+        """The run's Summary from the task's report: every metric with its declared direction and kind (scores
+        and rates first, then counts and thresholds), the paper's figures, the failed or missing items as
+        n_errors."""
+        notes, warnings = list(report.notes), list(report.warnings)
+        problems = report.problems
+        catalog = self.catalog
+        order = sorted(report.metrics, key=lambda name: catalog.info(name).kind not in ("score", "rate"))
+        metrics = {name: catalog.metric(name, report.metrics[name], n=report.ns.get(name),
+                                        errors=report.errors.get(name, 0)) for name in order}
+        return self.summary(results, metrics, breakdowns=report.breakdowns, tables=report.tables,
+                            reference=report.reference, notes=notes, warnings=warnings,
+                            headline=headline(metrics, report.headline), title=f"CXMArena {report.task}",
+                            n_errors=problems, details=report.details)
 
     def records(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
         """results.jsonl holds the prediction rows: valid input to `-T predictions=` / `cxm score`."""
@@ -170,9 +187,6 @@ class CxmBench(Bench[O, Any]):
 
     def rows(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
         return self.records(results)
-
-    def exit_code(self, results: Sequence[SampleResult[Any]], summary: dict[str, Any]) -> int:
-        return 1 if summary["problems"] else 0
 
     def run_info(self) -> dict[str, Any]:
         return {"task": self.task, "data": str(self.data)}
@@ -188,10 +202,21 @@ class CxmBench(Bench[O, Any]):
         return CxmView(run_info)
 
 
+def headline(metrics: dict[str, Metric], wanted: Sequence[tuple[str, str]]) -> Headline | None:
+    """`NAME 0.541 over 37 UNIT; NAME ...`: the first of `wanted` (metric, what its n counts) that has a value
+    leads, each later one with a value follows."""
+    present = [(name, unit) for name, unit in wanted if name in metrics and metrics[name].value is not None]
+    if not present:
+        return None
+    parts = [describe(name, metrics[name], unit) for name, unit in present]
+    return Headline(metric=present[0][0], value=metrics[present[0][0]].value, text="; ".join(parts))
+
+
 def report_tables(summary: dict[str, Any]) -> list[Table]:
-    """Each task report's metrics, notes and tables (the terminal and `ragjudge report` show the same)."""
+    """The tables of a summary written before the result contract (a `reports` list), for `ragjudge report`'s
+    CXMArena view until it reads the contract; a contract summary has none here (the report shows its own)."""
     tables = []
-    for report in summary["reports"]:
+    for report in summary.get("reports") or []:
         metrics = Table(f"CXMArena {report['task']}", ["metric", "value"],
                         [[k, v] for k, v in report["metrics"].items()], [f"note: {n}" for n in report["notes"]])
         tables += [metrics, *(Table.from_dict(t) for t in report["tables"]),
@@ -205,4 +230,4 @@ def optional_articles(data: Path, kind: str) -> dict[str, Any] | None:
     from ragjudge.bench.cxm.tables import find_file
 
     names, release = loaders.ARTICLE_FILES[kind]
-    return loaders.load_articles(data, kind) if find_file(data, names, release) else None
+    return loaders.load_articles(data, kind) if find_file(data, names, release, f"{kind} articles") else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragjudge.bench.base import EachScorer, EachSolver, MetricInfo, Record, SampleResult, Scorer, Solver
 from ragjudge.bench.cxm import loaders
@@ -16,7 +16,8 @@ from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver
 from ragjudge.bench.cxm.models import Article, RagCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.paper import TABLE7_CLASSES
-from ragjudge.bench.cxm.retrieve import KbIndex, check_standalone, chunking_for, pipeline_for
+from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, chunking_for,
+                                         pipeline_for)
 from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, classify_response, conversation_query, generate_response
 from ragjudge.errors import UsageError
 
@@ -33,13 +34,23 @@ class ClassificationOptions(CxmOptions):
     k: int = Field(5, ge=1, description="Articles retrieved for each generated reply.")
     query: str = Field("all_user_turns", description="Retrieval query: last_turn, all_user_turns or "
                        "full_conversation.")
-    chunk: int | None = Field(None, ge=0, description="Split articles into chunks of this many characters for "
-                              "retrieval (Table 7: 1000); 0: whole articles. Default: the pipeline's own chunking.")
-    chunk_overlap: int | None = Field(None, ge=0, description="Characters shared by neighbouring chunks (default "
-                                      "100).")
+    chunk: Chunk = Field("pipeline", description=CHUNK_HELP + " Table 7: 1000.")
+    chunk_overlap: int | None = Field(None, ge=0, description=OVERLAP_HELP)
     index_dir: str | None = Field(None, description="Where indexes are kept and reused (default: <cache>/indexes).")
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
+
+    @field_validator("query")
+    @classmethod
+    def _known_query(cls, value: str) -> str:
+        if value not in QUERY_STRATEGIES:
+            raise ValueError(f"unknown strategy {value!r} (available: {', '.join(QUERY_STRATEGIES)})")
+        return value
+
+
+def ranking_of(row: Record) -> list[str] | None:
+    """The retrieved article ids of a row: `ranking`, or `retrieved_ids` in rows written before it was renamed."""
+    return row.get("ranking") if row.get("ranking") is not None else row.get("retrieved_ids")
 
 
 class ReplySolver(EachSolver[RagCase]):
@@ -87,7 +98,7 @@ class GivenRepliesSolver(Solver[RagCase]):
 
     async def solve(self, samples: Sequence[RagCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
         for c in samples:
-            yield c.case_id, {"case_id": c.case_id, "response": c.response, "retrieved_ids": c.retrieved_ids}
+            yield c.case_id, {"case_id": c.case_id, "response": c.response, "ranking": c.retrieved_ids}
 
 
 class ClassifyScorer(EachScorer[RagCase]):
@@ -99,7 +110,7 @@ class ClassifyScorer(EachScorer[RagCase]):
         self.spec = book.spec(P.ANSWER_CLASS)
 
     def fingerprint(self, sample: RagCase, output: Record) -> str:
-        return P.fingerprint_of(self.spec, self.judge_model, output.get("response"), output.get("retrieved_ids"))
+        return P.fingerprint_of(self.spec, self.judge_model, output.get("response"), ranking_of(output))
 
     def key(self, sample: RagCase) -> str:
         return sample.case_id
@@ -116,16 +127,29 @@ class AnswerClassificationBench(CxmBench[ClassificationOptions]):
                    "Hallucination / Refusal by an LLM judge.")
     Options = ClassificationOptions
     llm = "required"
-    metrics = (MetricInfo("<class> share", "share of replies the judge puts in each class"),
-               MetricInfo("judge agreement with gold labels", "when the data has human labels"),
-               MetricInfo("retrieval recall of gold articles", "gold articles among the retrieved ones"))
-    breakdowns = ("answer class", "judge vs gold labels")
+    metrics = (
+        MetricInfo("Correct share", "replies the judge labels Correct (the paper's Table 7)", True, "rate",
+                   counts="replies classified"),
+        MetricInfo("Incorrect share", "replies the judge labels Incorrect", False, "rate", counts="replies classified"),
+        MetricInfo("Hallucination share", "replies the judge labels Hallucination: invented, not in the articles",
+                   False, "rate", counts="replies classified"),
+        MetricInfo("Refusal share", "replies the judge labels Refusal (right when the articles lack the answer)",
+                   None, "rate", counts="replies classified"),
+        MetricInfo("judge agreement with gold labels", "the judge's class equals the data's gold class",
+                   counts="replies with a gold label"),
+        MetricInfo("retrieval recall of gold articles", "share of the case's gold articles among the retrieved "
+                   "ones (`ranking`)", counts="cases with gold articles and a ranking"),
+        MetricInfo("cases", "conversation turns in the data", None, "count"),
+        MetricInfo("classified", "replies with a class", None, "count"),
+        MetricInfo("errors", "replies or verdicts that failed", False, "count"),
+        MetricInfo("missing", "cases without a prediction", False, "count"),
+    )
+    breakdowns = ()
+    unit = "replies"
 
     def __init__(self, options: ClassificationOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         o = options
-        if o.query not in QUERY_STRATEGIES:
-            raise UsageError(f"unknown query strategy {o.query!r} (available: {', '.join(QUERY_STRATEGIES)})")
         if len(o.judge_models) > 1:
             raise UsageError(f"bench {self.name} takes one judge model, got {len(o.judge_models)}: "
                              f"{', '.join(o.judge_models)}")
@@ -171,17 +195,22 @@ class AnswerClassificationBench(CxmBench[ClassificationOptions]):
     def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
         given, verdict = result.output, result.scores.get("classify", {})
         row = {"case_id": given.get("case_id", result.sample.case_id), "response": given.get("response"),
-               "retrieved_ids": given.get("retrieved_ids"), "label": verdict.get("label"),
+               "ranking": ranking_of(given), "label": verdict.get("label"),
                "judge_model": self.options.judge_models[0], "judge_raw": verdict.get("judge_raw")}
         error = given.get("error") or verdict.get("error")
         return [{**row, "error": error} if error else row]
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
         cases = self.cases if self.predictions_path is not None or not self.options.gen else \
             [r.sample for r in results]
         report = S.score_classification(cases, self.prediction_rows(results), self.predictions_path)
         report.reference = [TABLE7_CLASSES]
-        return [report]
+        return report
+
+    def run_info(self) -> dict[str, Any]:
+        o = self.options
+        return {**super().run_info(), "models": {"generator": o.gen, "judge": o.judge_models[0] if o.judge_models
+                                                 else None, "pipeline": o.pipeline if o.gen else None}}
 
     def out_slug(self) -> list[str]:
         return [self.options.gen or ("predictions" if self.predictions_path else "data-replies")]

@@ -80,16 +80,36 @@ class IntentBench(CxmBench[IntentOptions]):
     description = "CXMArena intent prediction: one intent per conversation from a flat or two-level taxonomy."
     Options = IntentOptions
     llm = "optional"
-    metrics = (MetricInfo("accuracy (exact match)", "predicted label equals the gold label (after mapping)"),
-               MetricInfo("accuracy (LLM-verified)", "a judge model accepts the predicted label as the gold intent"),
-               MetricInfo("macro-F1", "mean F1 over gold intents"),
-               MetricInfo("level-1 accuracy", "two-level taxonomies: the first level is right"))
-    breakdowns = ("taxonomy", "intent (per-label precision/recall, confusions)")
+    metrics = (
+        MetricInfo("accuracy (exact match)", "the answer, mapped onto the taxonomy conservatively (exact, then "
+                   "ignoring case/spacing/separators, then difflib >= 0.85), is the gold intent",
+                   counts="predictions that did not fail"),
+        MetricInfo("accuracy (paper protocol: WRatio >= 70)", "CXMArena's evaluator: the answer fuzzy-mapped to its "
+                   "closest label (thefuzz WRatio >= 70, else 'others'), then exact match",
+                   counts="predictions that did not fail"),
+        MetricInfo("accuracy (LLM-verified)", "a judge model accepts the predicted label as the gold intent (exact "
+                   "matches by rule)", counts="predictions with a verdict"),
+        MetricInfo("macro-F1", "mean F1 over the gold intents (of every taxonomy scored)",
+                   counts="predictions that did not fail"),
+        MetricInfo("level-1 accuracy", "two-level taxonomies: the first level of the label is right",
+                   counts="predictions in two-level taxonomies"),
+        MetricInfo("cases", "conversations with a gold intent (once per taxonomy)", None, "count"),
+        MetricInfo("scored", "predictions scored (not failed, not missing)", None, "count"),
+        MetricInfo("LLM-verified cases", "predictions with a judge's verdict", None, "count"),
+        MetricInfo("unparsable answers", "answers with no readable intent (wrong for every gold intent)", False,
+                   "count"),
+        MetricInfo("out-of-taxonomy answers", "answers that map to no label of the taxonomy", False, "count"),
+        MetricInfo("verification errors", "predictions the judge could not verify", False, "count"),
+        MetricInfo("errors", "predictions that failed (left out of every figure)", False, "count"),
+        MetricInfo("missing", "conversations without a prediction", False, "count"),
+    )
+    breakdowns = ("taxonomy (with several taxonomies; per-intent and confusion tables for each)",)
+    unit = "conversations"
 
     def __init__(self, options: IntentOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        if options.predictions is None and not options.gen:
-            raise UsageError("bench cxm-intent needs a model under test (--gen MODEL) or -T predictions=FILE")
+        if options.predictions is None:
+            self.require_one_system()
         if options.predictions is not None and (options.gen or options.judge_models):
             raise UsageError("-T predictions scores existing predictions: --gen and --judge-models do not apply")
         if len(options.judge_models) > 1:
@@ -136,16 +156,17 @@ class IntentBench(CxmBench[IntentOptions]):
         verdict = {k: v for k, v in result.scores.get("verify", {}).items() if k != "error"}
         return [{**result.output, **verdict}]  # a judge failure is not a prediction failure (verify_error)
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
         rows = self.prediction_rows(results)
         if self.predictions_path is not None:
             return S.score_intent(self.cases, self.taxonomies, rows, self.predictions_path, self.options.taxonomy,
                                   self.options.protocol)
-        reports = []
-        for name in self.names:
-            mine = [r.sample.case for r in results if r.sample.taxonomy == name]
-            if mine:  # (--limit may leave a taxonomy out)
-                reports += S.score_intent(mine, self.taxonomies,
-                                          [(n, r) for n, r in rows if r.get("taxonomy") == name], taxonomy=name,
-                                          protocol=self.options.protocol)
-        return reports
+        only = {name: mine for name in self.names  # (--limit may leave a taxonomy out)
+                if (mine := [r.sample.case for r in results if r.sample.taxonomy == name])}
+        return S.score_intent(self.cases, self.taxonomies, rows, taxonomy=None, protocol=self.options.protocol,
+                              only=only)
+
+    def run_info(self) -> dict[str, Any]:
+        o = self.options
+        return {**super().run_info(), "models": {"generator": o.gen, "judge": o.judge_models[0] if o.judge_models
+                                                 else None}}

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders
@@ -18,9 +18,9 @@ from ragjudge.bench.cxm.base import FileRowsSolver, optional_articles
 from ragjudge.bench.cxm.models import RagCase
 from ragjudge.bench.cxm.paper import TABLE8_RETRIEVAL
 from ragjudge.bench.cxm.report import TaskReport
-from ragjudge.bench.cxm.retrieve import chunking_for, describe_chunking, index_notes
+from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
 from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, conversation_query, form_query
-from ragjudge.bench.cxm.search import KbRetrievalBench, RetrievalOptions, embedding_models, index_metrics
+from ragjudge.bench.cxm.search import Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models, index_metrics
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
@@ -31,16 +31,22 @@ LLM_QUERY = "llm"
 
 
 class MultiTurnOptions(RetrievalOptions):
-    chunk: int | None = Field(500, ge=0, description="Split articles into chunks of this many characters (Table 8: "
-                              "500; 1000 as in CXMArena's predictor); 0: whole articles, or the pipeline's own "
-                              "chunking when it has one.")
-    ks: list[int] = Field(default_factory=lambda: [10, 20], description="Cut-offs for Recall@k (one run, any list).")
+    chunk: Chunk = Field(500, description=CHUNK_HELP + " Table 8: 500 (the default); CXMArena's predictor: 1000.")
+    ks: Cutoffs = Field(default_factory=lambda: [10, 20], min_length=1,
+                        description="Cut-offs for Recall@k, each >= 1 (one run, any list).")
     query: str | None = Field(None, description="How a conversation becomes a query: last_turn, all_user_turns, "
                               "full_conversation, or llm (an LLM writes it, as in the paper; needs --rewrite-model). "
                               "Default: llm with --rewrite-model, else all_user_turns.")
     rewrite_model: str | None = Field(None, description="The LLM (litellm name) that writes queries (-T query=llm).")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs "
                                  "(cxm_query_formation).")
+
+    @field_validator("query")
+    @classmethod
+    def _known_query(cls, value: str | None) -> str | None:
+        if value is not None and value not in (*QUERY_STRATEGIES, LLM_QUERY):
+            raise ValueError(f"unknown strategy {value!r} (available: {', '.join((*QUERY_STRATEGIES, LLM_QUERY))})")
+        return value
 
 
 class RetrievalSolver(Solver[RagCase]):
@@ -102,26 +108,33 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
                    "an LLM) → chunked KB search; Recall@k.")
     Options = MultiTurnOptions
     llm = "optional"
-    metrics = (MetricInfo("R@k", "share of the turn's gold articles among the top k distinct articles"),
-               MetricInfo("R@k (paper protocol)", "CXMArena's evaluator: top-k passages deduplicated, turns "
-                          "without gold as 0"),
-               MetricInfo("hit@k", "a gold article in the top k"), MetricInfo("MRR", "first gold article's rank"))
-    breakdowns = ("cut-off k",)
+    metrics = (
+        MetricInfo("R@* (paper protocol)", "CXMArena's evaluator (the paper's Table 8): the top-k passages with "
+                   "repeats removed, turns without gold articles as 0", counts="turns ranked"),
+        MetricInfo("R@*", "share of the turn's gold articles among the top k distinct articles",
+                   counts="turns ranked that have gold articles"),
+        MetricInfo("hit@*", "a gold article in the top k", counts="turns ranked that have gold articles"),
+        MetricInfo("MRR", "reciprocal rank of the first gold article", counts="turns ranked that have gold articles"),
+        MetricInfo("turns", "conversation turns in the data", None, "count"),
+        MetricInfo("ranked", "turns with a ranking", None, "count"),
+        MetricInfo("turns with gold articles", "ranked turns that have gold articles", None, "count"),
+        MetricInfo("errors", "turns whose query or search failed", False, "count"),
+        MetricInfo("missing", "turns without a ranking", False, "count"),
+        MetricInfo("passages truncated by the encoder", "passages longer than a local encoder reads (cut when "
+                   "embedded)", False, "count"),
+    )
+    breakdowns = ()
+    unit = "turns"
 
     def __init__(self, options: MultiTurnOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         o = options
-        if not o.ks or any(k < 1 for k in o.ks):
-            raise UsageError(f"-T ks must be positive whole numbers, got {o.ks}")
         self.strategy = o.query or (LLM_QUERY if o.rewrite_model else "all_user_turns")
-        if self.strategy not in (*QUERY_STRATEGIES, LLM_QUERY):
-            raise UsageError(f"-T query: unknown strategy {self.strategy!r} (available: "
-                             f"{', '.join((*QUERY_STRATEGIES, LLM_QUERY))})")
         if o.predictions is None and self.strategy == LLM_QUERY and not o.rewrite_model:
             raise UsageError("-T query=llm needs the model that writes queries: --rewrite-model MODEL")
         if self.strategy != LLM_QUERY and o.rewrite_model:
             raise UsageError(f"--rewrite-model is only used with -T query=llm, not {self.strategy}")
-        self.chunking = chunking_for(self.spec, o.chunk or None, o.chunk_overlap) if o.chunk else self.spec.chunking
+        self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
         self.cases: list[RagCase] = []
 
@@ -145,7 +158,7 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
     def solver(self, ctx: RunContext) -> Solver[Any]:
         return FileRowsSolver() if self.predictions_path is not None else RetrievalSolver(self)
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
         cases = self.cases if self.predictions_path is not None else [r.sample for r in results]
         report = S.score_multiturn(cases, self.prediction_rows(results), self.options.ks, self.predictions_path,
                                    self.articles)
@@ -156,10 +169,12 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
             report.metrics.update(index_metrics(self.index_info))
             report.notes += index_notes(self.index_info)
         report.reference = [TABLE8_RETRIEVAL]
-        return [report]
+        return report
 
     def run_info(self) -> dict[str, Any]:
-        return {**super().run_info(), "query": self.strategy, "index": self.index_info}
+        o = self.options
+        models = {"pipeline": o.pipeline, "query_writer": o.rewrite_model} if self.predictions_path is None else {}
+        return {**super().run_info(), "query": self.strategy, "index": self.index_info, "models": models}
 
     def out_slug(self) -> list[str]:
         if self.predictions_path:

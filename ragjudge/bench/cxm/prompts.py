@@ -30,7 +30,7 @@ class PromptBook:
     """The cxm specs by name; `--judge-dir` folders can override any of them."""
 
     def __init__(self, extra_dirs: list[str | Path] | None = None):
-        self._registry = JudgeRegistry(extra_dirs)
+        self._registry = JudgeRegistry(extra_dirs, bench="cxm")
 
     def spec(self, name: str) -> JudgeSpec:
         return self._registry.spec(name)

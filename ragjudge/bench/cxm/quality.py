@@ -15,7 +15,6 @@ from ragjudge.bench.cxm.base import PROTOCOL_HELP, CxmBench, CxmOptions, FileRow
 from ragjudge.bench.cxm.models import QualityCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_quality
-from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -49,17 +48,40 @@ class QualityBench(CxmBench[QualityOptions]):
     description = "CXMArena agent quality adherence: True/False/NA answers to quality questions, with evidence."
     Options = QualityOptions
     llm = "optional"
-    metrics = (MetricInfo("question accuracy", "answers equal to the gold answer"),
-               MetricInfo("case accuracy (all questions right)", "conversations with every question right"),
-               MetricInfo("evidence precision / recall", "cited message ids against the gold evidence"))
-    breakdowns = ("question",)
+    metrics = (
+        MetricInfo("question accuracy", "answers (True/False/NA) equal to the gold answer; a question left "
+                   "unanswered is wrong", counts="questions of the conversations scored"),
+        MetricInfo("question accuracy (paper protocol: unanswered skipped)", "CXMArena's evaluator: the same, a "
+                   "question left unanswered skipped", counts="questions answered"),
+        MetricInfo("question precision (true)", "of the questions answered True, the share that are True"),
+        MetricInfo("question recall (true)", "of the questions whose gold answer is True, the share answered True"),
+        MetricInfo("question F1 (true)", "harmonic mean of the two"),
+        MetricInfo("case accuracy (all questions right)", "conversations with every question right (the paper's "
+                   "case level)", counts="conversations scored"),
+        MetricInfo("evidence precision", "cited message ids that are gold evidence",
+                   counts="questions with gold evidence"),
+        MetricInfo("evidence recall", "gold evidence ids cited", counts="questions with gold evidence"),
+        MetricInfo("evidence F1", "harmonic mean of the two", counts="questions with gold evidence"),
+        MetricInfo("cases", "conversations in the data", None, "count"),
+        MetricInfo("scored cases", "conversations scored", None, "count"),
+        MetricInfo("questions", "questions scored", None, "count"),
+        MetricInfo("questions answered", "questions the model answered (what the paper protocol scores)", None,
+                   "count"),
+        MetricInfo("questions with gold evidence", "questions whose gold data lists supporting messages", None,
+                   "count"),
+        MetricInfo("unreadable answers", "questions left unanswered or answered with no True/False/NA", False,
+                   "count"),
+        MetricInfo("cases with malformed gold", "conversations left out: their gold evidence names no message",
+                   False, "count"),
+        MetricInfo("errors", "conversations whose prediction failed", False, "count"),
+        MetricInfo("missing", "conversations without a prediction", False, "count"),
+    )
+    breakdowns = ()
+    unit = "conversations"
 
     def __init__(self, options: QualityOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        if (options.predictions is None) == (options.gen is None):
-            raise UsageError("bench cxm-quality needs a model under test (--gen MODEL) or -T predictions=FILE, "
-                             "not both" if options.gen else
-                             "bench cxm-quality needs a model under test (--gen MODEL) or -T predictions=FILE")
+        self.require_one_system()
         check_protocol(options.protocol)
         self.book = P.PromptBook(options.judge_dir)
         self.cases: list[QualityCase] = []
@@ -80,7 +102,10 @@ class QualityBench(CxmBench[QualityOptions]):
         assert self.options.gen
         return QualitySolver(self.options.gen, self.book)
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
         cases = self.cases if self.predictions_path is not None else \
             [r.sample for r in results] + [c for c in self.cases if c.error]
-        return [S.score_quality(cases, self.prediction_rows(results), self.predictions_path, self.options.protocol)]
+        return S.score_quality(cases, self.prediction_rows(results), self.predictions_path, self.options.protocol)
+
+    def run_info(self) -> dict[str, Any]:
+        return {**super().run_info(), "models": {"generator": self.options.gen}}

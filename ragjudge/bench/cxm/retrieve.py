@@ -1,8 +1,9 @@
 """Search CXMArena knowledge-base articles with a retrieval pipeline, whole or in chunks.
 
 A retriever is a pipeline spec (`pipelines/*.yaml` by name, e.g. bm25, dense, hybrid, or a YAML path); a
-name that is no pipeline is a sentence-transformers model for dense retrieval. The spec's `chunking` is
-honoured, and `chunk=` overrides it: articles are split into passages, each passage remembers its article
+name that is no pipeline is a sentence-transformers model for dense retrieval. `-T chunk` means the same in
+every CXMArena bench: N splits articles into chunks of N characters, 0 keeps whole articles, `pipeline` uses the
+spec's own `chunking:` (whole articles when it has none). Articles are split into passages, each passage remembers its article
 in a table built while splitting (ids are never parsed back), and a query's passage hits become a ranking
 of distinct articles. The search goes as deep as it takes to fill k distinct articles. CXMArena's own
 predictor instead takes the top-k passages and removes repeats, which leaves fewer than k articles when an
@@ -17,7 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import BeforeValidator, Field
 
 from ragjudge.bench.cxm.models import Article
 from ragjudge.errors import UsageError
@@ -48,12 +51,41 @@ def pipeline_for(name: str, extra_dirs: Sequence[str | Path] | None = None) -> P
     return PipelineSpec(name=name, retriever=dense)
 
 
-def chunking_for(spec: PipelineSpec, chunk: int | None, overlap: int | None = None) -> ChunkingSpec | None:
-    """`chunk` (characters, as the paper's 500 / 1000) overrides the spec's chunking; 0 means whole articles."""
-    if chunk is None:
-        return spec.chunking
-    if chunk == 0:
-        return None
+PIPELINE_CHUNKING = "pipeline"
+CHUNK_HELP = ("How articles are split for retrieval: N = chunks of N characters (the paper's 500 / 1000, split as "
+              "CXMArena's predictor splits them, overlap -T chunk_overlap); 0 = whole articles, never split; "
+              "pipeline = the pipeline spec's own `chunking:` (whole articles when it has none).")
+OVERLAP_HELP = "Characters shared by neighbouring chunks with -T chunk=N (default 100, as CXMArena's predictor)."
+
+
+def parse_chunk(value: Any) -> Any:
+    """The value of `-T chunk` as the options hold it (a number of characters or "pipeline"), with an error that
+    says what is allowed."""
+    if value is None or isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    text = str(value).strip().lower()
+    if text == PIPELINE_CHUNKING:
+        return PIPELINE_CHUNKING
+    if text.isdigit():
+        return int(text)
+    raise ValueError(f"must be a whole number of characters >= 0 (0: whole articles) or 'pipeline' (the pipeline's "
+                     f"own chunking), got {value!r}")
+
+
+Chunk = Annotated[Annotated[int, Field(ge=0)] | Literal["pipeline"], BeforeValidator(parse_chunk)]
+"""`-T chunk`: characters per chunk, 0 for whole articles, or `pipeline` for the pipeline spec's own chunking."""
+
+
+def chunking_for(spec: PipelineSpec, chunk: int | str | None, overlap: int | None = None) -> ChunkingSpec | None:
+    """`chunk` (characters, as the paper's 500 / 1000) overrides the spec's chunking; 0 means whole articles;
+    "pipeline" (or None) the spec's own chunking. An overlap without chunks of characters to overlap is an error,
+    not a setting silently ignored."""
+    if chunk is None or chunk == PIPELINE_CHUNKING or chunk == 0:
+        if overlap is not None:
+            which = "0 (whole articles)" if chunk == 0 else "pipeline (the pipeline's own chunking)"
+            raise UsageError(f"-T chunk_overlap applies to chunks of characters (-T chunk=N), not -T chunk={which}")
+        return None if chunk == 0 else spec.chunking
+    assert isinstance(chunk, int)
     overlap = DEFAULT_OVERLAP if overlap is None else overlap
     if overlap >= chunk:
         raise UsageError(f"-T chunk_overlap ({overlap}) must be smaller than -T chunk ({chunk})")

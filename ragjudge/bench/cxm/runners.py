@@ -32,6 +32,7 @@ from ragjudge.bench.cxm.prompts import messages, parse_choice, parse_json
 from ragjudge.errors import UsageError
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse
+from ragjudge.normalize import normalize_for_matching
 
 
 async def _complete(gateway: LLMGateway, model: str, msgs: list[dict[str, Any]],
@@ -51,9 +52,8 @@ def _usage(response: LLMResponse) -> dict[str, Any]:
 # -- intent prediction ----------------------------------------------------------------------------------
 
 def _norm_label(text: str) -> str:
-    text = text.strip().strip("\"'`.").strip()
-    text = re.sub(r"\s*(?:->|>|/|»|:)\s*", ":", text)  # "Billing > Refund", "Billing / Refund" → "Billing:Refund"
-    return " ".join(text.split()).casefold()
+    text = normalize_for_matching(text).strip("\"'`.").strip()  # quotes, dashes, spacing, case (ragjudge.normalize)
+    return re.sub(r"\s*(?:->|>|/|»|:)\s*", ":", text)  # "Billing > Refund", "Billing / Refund" → "billing:refund"
 
 
 def map_intent(raw: str, labels: Sequence[str], fuzzy_cutoff: float) -> tuple[str | None, str]:
@@ -315,7 +315,7 @@ async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[
     kb = [{"id": i, "text": articles[i].text} for i in retrieved]
     msgs = messages(spec, {"articles": kb}, chat=chat_messages(case.messages))
     response = await _complete(gateway, model, msgs, spec.params)
-    row: dict[str, Any] = {"case_id": case.case_id, "retrieved_ids": retrieved, "model": model}
+    row: dict[str, Any] = {"case_id": case.case_id, "ranking": retrieved, "model": model}
     if isinstance(response, str):
         return {**row, "error": response}
     return {**row, **_usage(response), "response": response.text}
@@ -333,9 +333,10 @@ def read_answer_class(value: Any, spec: JudgeSpec) -> tuple[str | None, str | No
 async def classify_response(gateway: LLMGateway, case: RagCase, given: dict[str, Any], articles: dict[str, Article],
                             judge_model: str, spec: JudgeSpec) -> dict[str, Any]:
     """Label one reply Correct / Incorrect / Hallucination / Refusal. `given`: the row with `response` (and
-    `retrieved_ids`, the articles the replier saw besides the gold ones)."""
+    `ranking`, the articles the replier saw besides the gold ones; `retrieved_ids` in rows written before)."""
     gold = [{"id": i, "text": articles[i].text} for i in case.kb_ids if i in articles]
-    others = [{"id": i, "text": articles[i].text} for i in given.get("retrieved_ids") or []
+    seen = given.get("ranking") if given.get("ranking") is not None else given.get("retrieved_ids")
+    others = [{"id": i, "text": articles[i].text} for i in seen or []
               if i in articles and i not in case.kb_ids]
     variables = {"conversation": render_conversation(case.messages, with_ids=False),
                  "response": given["response"], "reference": case.reference or "",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from pydantic import Field
 
@@ -14,8 +14,8 @@ from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, option
 from ragjudge.bench.cxm.models import Article, SearchQuery
 from ragjudge.bench.cxm.paper import TABLE6_SEARCH
 from ragjudge.bench.cxm.report import TaskReport
-from ragjudge.bench.cxm.retrieve import KbIndex, check_standalone, chunking_for, index_notes, pipeline_for
-from ragjudge.errors import UsageError
+from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, chunking_for,
+                                         index_notes, pipeline_for)
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -24,17 +24,16 @@ if TYPE_CHECKING:
 class RetrievalOptions(CxmOptions):
     pipeline: str = Field("bm25", description="Retrieval pipeline (name or YAML path, e.g. bm25, dense, hybrid); a "
                           "name that is no pipeline is a dense embedding model. Its `chunking:` is honoured.")
-    chunk: int | None = Field(None, ge=0, description="Split articles into chunks of this many characters (the "
-                              "paper's 500 / 1000, as CXMArena's predictor splits them); 0: whole articles. "
-                              "Default: the pipeline's own chunking, else whole articles.")
-    chunk_overlap: int | None = Field(None, ge=0, description="Characters shared by neighbouring chunks "
-                                      "(default 100, as CXMArena's predictor).")
+    chunk: Chunk = Field("pipeline", description=CHUNK_HELP + " Table 6: 500 or 1000.")
+    chunk_overlap: int | None = Field(None, ge=0, description=OVERLAP_HELP)
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
     index_dir: str | None = Field(None, description="Where indexes are kept and reused (default: "
                                   "<cache>/indexes).")
 
 
 R = TypeVar("R", bound=RetrievalOptions)
+Cutoffs = list[Annotated[int, Field(ge=1)]]
+"""`-T ks`: retrieval cut-offs, whole numbers >= 1 (`cxm score --ks`)."""
 
 
 class KbRetrievalBench(CxmBench[R], Generic[R]):
@@ -56,7 +55,8 @@ class KbRetrievalBench(CxmBench[R], Generic[R]):
 
 
 class SearchOptions(RetrievalOptions):
-    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs for P@k, R@k and hit@k.")
+    ks: Cutoffs = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1,
+                        description="Cut-offs for P@k, R@k and hit@k, each >= 1.")
 
 
 class SearchSolver(Solver[SearchQuery]):
@@ -90,16 +90,26 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     description = "CXMArena article search: rank KB articles for a question; P@k, R@k, hit@k, MRR."
     Options = SearchOptions
     llm = "optional"  # a pipeline may embed through an API (litellm)
-    metrics = (MetricInfo("P@k", "relevant articles among the top k, over k"),
-               MetricInfo("R@k", "share of the relevant articles in the top k"),
-               MetricInfo("hit@k", "a relevant article in the top k: the paper's retrieval \"precision\""),
-               MetricInfo("MRR", "reciprocal rank of the first relevant article"))
-    breakdowns = ("cut-off k",)
+    metrics = (
+        MetricInfo("hit@* (official*", "the same on CXMArena's predictor's ranking (the top-k passages with repeats "
+                   "removed, so often fewer than k articles): the paper's Table 6 \"precision\" at k=10",
+                   counts="queries ranked"),
+        MetricInfo("P@*", "relevant articles among the top k, over k", counts="queries ranked"),
+        MetricInfo("R@*", "share of the query's relevant articles in the top k", counts="queries ranked"),
+        MetricInfo("hit@*", "a relevant article in the top k: the paper's retrieval \"precision\"",
+                   counts="queries ranked"),
+        MetricInfo("MRR", "reciprocal rank of the first relevant article", counts="queries ranked"),
+        MetricInfo("queries", "queries in the data", None, "count"),
+        MetricInfo("ranked", "queries with a ranking", None, "count"),
+        MetricInfo("missing", "queries without a ranking", False, "count"),
+        MetricInfo("passages truncated by the encoder", "passages longer than a local encoder reads (cut when "
+                   "embedded; chunk the articles to avoid it)", False, "count"),
+    )
+    breakdowns = ()
+    unit = "queries"
 
     def __init__(self, options: SearchOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        if not options.ks or any(k < 1 for k in options.ks):
-            raise UsageError(f"-T ks must be positive whole numbers, got {options.ks}")
         self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
         self.queries: list[SearchQuery] = []
 
@@ -120,7 +130,7 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     def solver(self, ctx: RunContext) -> Solver[Any]:
         return FileRowsSolver() if self.predictions_path is not None else SearchSolver(self)
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
         queries = self.queries if self.predictions_path is not None else [r.sample for r in results]
         report = S.score_search(queries, self.prediction_rows(results), self.options.ks, self.predictions_path,
                                 self.articles)
@@ -128,10 +138,11 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
             report.metrics.update(index_metrics(self.index_info))
             report.notes += index_notes(self.index_info)
         report.reference = [TABLE6_SEARCH]
-        return [report]
+        return report
 
     def run_info(self) -> dict[str, Any]:
-        return {**super().run_info(), "index": self.index_info}
+        return {**super().run_info(), "index": self.index_info,
+                "models": {"pipeline": self.options.pipeline} if self.predictions_path is None else {}}
 
     def out_slug(self) -> list[str]:
         if self.predictions_path:

@@ -8,14 +8,16 @@ what `ragjudge cxm fetch` writes (one file per config and split of `sprinklr-hug
 from __future__ import annotations
 
 import ast
+import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
-from ragjudge.errors import InputError
-from ragjudge.formats.files import input_file, read_text
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.errors import EnvironmentFault, InputError
+from ragjudge.formats.files import decode_text, input_file, open_binary
+from ragjudge.formats.jsonl import read_json, read_jsonl
 
 EXTENSIONS = (".jsonl", ".json", ".parquet", ".csv")
 
@@ -40,51 +42,77 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def read_rows(path: Path) -> list[Row]:
+def read_rows(path: Path, what: str | None = None) -> list[Row]:
+    """The file's records with their line (or row) numbers. Every format is read through `ragjudge.formats.files`
+    (one-line errors naming the file, line and byte offset of a byte that is not UTF-8; the file recorded in
+    run.json's inputs). With `what` (e.g. "intent conversations"), a file that holds no record is an error
+    naming it, rather than a task with nothing in it."""
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        return list(read_jsonl(path))
-    if suffix == ".json":
-        try:
-            data = json.loads(read_text(path, "JSON file"))
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
-        except RecursionError:
-            raise InputError("invalid JSON (nested too deeply)", file=str(path)) from None
-        if isinstance(data, dict):  # {"rows": [...]} or a single record
-            data = data.get("rows", data.get("data", [data]))
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
-            raise InputError("expected a JSON array of objects", file=str(path))
-        return [(i + 1, r) for i, r in enumerate(data)]
-    if suffix in (".parquet", ".csv"):
-        import pandas as pd
-
-        input_file(path, "table")
-        try:
-            frame = pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)
-        except Exception as exc:  # pandas/pyarrow raise many types for unreadable files
-            raise InputError(f"cannot read table: {exc}", file=str(path)) from None
-        offset = 2 if suffix == ".csv" else 1
-        return [(i + offset, {str(k): _plain(v) for k, v in row.items()})
-                for i, row in enumerate(frame.to_dict(orient="records"))]
-    raise InputError(f"unsupported file type {suffix!r} (use {', '.join(EXTENSIONS)})", file=str(path))
+        rows = list(read_jsonl(path))
+    elif suffix == ".json":
+        rows = _json_rows(path)
+    elif suffix in (".parquet", ".csv"):
+        rows = _table_rows(path, suffix)
+    else:
+        raise InputError(f"unsupported file type {suffix!r} (use {', '.join(EXTENSIONS)})", file=str(path))
+    if what is not None and not rows:
+        raise InputError(f"the file holds no {what}", file=str(path))
+    return rows
 
 
-def find_file(folder: Path, names: tuple[str, ...], release: tuple[tuple[str, str], ...] = ()) -> Path | None:
-    """The first of `names` (plain files in `folder`), else the first release `(config, split)` file found."""
-    for name in names:
-        if (folder / name).is_file():
-            return folder / name
-    for config, split in release:
-        for ext in EXTENSIONS:
-            path = folder / config / f"{split}{ext}"
-            if path.is_file():
-                return path
+def _json_rows(path: Path) -> list[Row]:
+    data = read_json(path, "a JSON file")
+    if isinstance(data, dict):  # {"rows": [...]} or a single record
+        data = data.get("rows", data.get("data", [data]))
+    if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        raise InputError("expected a JSON array of objects", file=str(path))
+    return [(i + 1, r) for i, r in enumerate(data)]
+
+
+def _table_rows(path: Path, suffix: str) -> list[Row]:
+    """CSV (decoded as UTF-8 here, so a bad byte is located, never pandas' codec message) or Parquet."""
+    import pandas as pd
+
+    fh = open_binary(path, "CSV file" if suffix == ".csv" else "Parquet file")
+    try:
+        with fh:
+            data = fh.read()
+    except OSError as exc:
+        raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
+    kind = "CSV table" if suffix == ".csv" else "Parquet file"
+    try:
+        if suffix == ".csv":
+            text = decode_text(data, path=path)
+            frame = pd.read_csv(io.StringIO(text)) if text.strip() else pd.DataFrame()
+        else:
+            frame = pd.read_parquet(io.BytesIO(data))
+    except InputError:
+        raise
+    except Exception as exc:  # pandas/pyarrow raise many types for unreadable files: one line, never a traceback
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        line = re.search(r"\bline (\d+)", first) if suffix == ".csv" else None
+        raise InputError(f"not a readable {kind} ({first})", file=str(path),
+                         line=int(line.group(1)) if line else None) from None
+    offset = 2 if suffix == ".csv" else 1
+    return [(i + offset, {str(k): _plain(v) for k, v in row.items()})
+            for i, row in enumerate(frame.to_dict(orient="records"))]
+
+
+def find_file(folder: Path, names: tuple[str, ...], release: tuple[tuple[str, str], ...] = (),
+              what: str | None = None) -> Path | None:
+    """The first of `names` (plain files in `folder`), else the first release `(config, split)` file found. A
+    folder where one of these files is expected is an error naming it, not a file that is not there."""
+    candidates = [folder / name for name in names]
+    candidates += [folder / config / f"{split}{ext}" for config, split in release for ext in EXTENSIONS]
+    for path in candidates:
+        if path.exists():
+            return input_file(path, f"{what} file" if what else "file")
     return None
 
 
 def require_file(folder: Path, what: str, names: tuple[str, ...], release: tuple[tuple[str, str], ...] = ()) -> Path:
-    path = find_file(folder, names, release)
+    path = find_file(folder, names, release, what)
     if path is None:
         options = list(names) + [f"{c}/{s}.jsonl|.parquet|.csv" for c, s in release]
         raise InputError(f"no {what} found (looked for {', '.join(options)})", file=str(folder))

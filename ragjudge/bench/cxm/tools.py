@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,7 +16,6 @@ from ragjudge.bench.cxm.models import Article, ToolCase
 from ragjudge.bench.cxm.paper import TABLE9_TOOLS
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import call_tools, offered_tools
-from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -26,8 +25,9 @@ DEFAULT_TOOL_COUNTS = [16, 32, 64, 96, 128]
 
 class ToolOptions(CxmOptions):
     gen: str | None = Field(None, description="The model under test (litellm name, with function calling).")
-    tool_counts: list[int] = Field(default_factory=lambda: list(DEFAULT_TOOL_COUNTS),
-                                   description="Numbers of offered tools (the expected ones plus distractors).")
+    tool_counts: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=lambda: list(DEFAULT_TOOL_COUNTS), min_length=1,
+        description="Numbers of offered tools, each >= 1 (the expected ones plus distractors).")
     force_tool_call: bool = Field(False, description="Require a tool call (tool_choice=required).")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
 
@@ -65,39 +65,49 @@ class ToolCallsBench(CxmBench[ToolOptions]):
     description = "CXMArena tool calling: pick the right tools (and arguments) among 16 to 128 offered."
     Options = ToolOptions
     llm = "optional"
-    metrics = (MetricInfo("tool-selection accuracy", "the sorted set of called tool names equals the gold set"),
-               MetricInfo("argument match", "every gold call made with the gold arguments"),
-               MetricInfo("tool-selection accuracy @N tools", "the same, with N tools offered"))
-    breakdowns = ("number of offered tools", "mode (auto / forced)")
+    metrics = (
+        MetricInfo("*tool-selection accuracy @* tools", "the same, with N tools offered (the paper's Table 9)",
+                   counts="predictions with N tools offered"),
+        MetricInfo("*tool-selection accuracy", "the sorted set of called tool names equals the gold set "
+                   "(prefixed auto/forced when both modes ran)", counts="predictions that did not fail"),
+        MetricInfo("*argument match", "every gold call made with the gold arguments",
+                   counts="predictions whose gold gives arguments"),
+        MetricInfo("*argument values right", "gold argument values the calls got right",
+                   counts="gold argument values"),
+        MetricInfo("*no tool called", "the model called no tool (every case needs one)", False, "rate",
+                   counts="predictions that did not fail"),
+        MetricInfo("cases", "conversations in the data", None, "count"),
+        MetricInfo("predictions", "(case, number of offered tools) predictions scored", None, "count"),
+        MetricInfo("errors", "predictions that failed", False, "count"),
+        MetricInfo("missing", "cases without any prediction", False, "count"),
+    )
+    breakdowns = ()
+    unit = "predictions"
 
     def __init__(self, options: ToolOptions, *, label: str | None = None):
         super().__init__(options, label=label)
-        if (options.predictions is None) == (options.gen is None):
-            raise UsageError("bench cxm-tool-calls needs a model under test (--gen MODEL) or -T predictions=FILE"
-                             + (", not both" if options.gen else ""))
-        if not options.tool_counts or any(n < 1 for n in options.tool_counts):
-            raise UsageError(f"-T tool_counts must be positive whole numbers, got {options.tool_counts}")
+        self.require_one_system()
         self.book = P.PromptBook(options.judge_dir)
         self.cases: list[ToolCase] = []
-        self.catalog: dict[str, dict[str, Any]] = {}
+        self.tools: dict[str, dict[str, Any]] = {}
         self.notes: list[str] = []
         self.never_offered: list[ToolCase] = []
 
     def load(self) -> list[Any]:
-        self.catalog = loaders.load_tool_catalog(self.data)
-        self.cases = loaders.load_tool_cases(self.data, self.catalog)
+        self.tools = loaders.load_tool_catalog(self.data)
+        self.cases = loaders.load_tool_cases(self.data, self.tools)
         if self.predictions_path is not None:
             return self.file_rows()
         mode = "forced" if self.options.force_tool_call else "auto"
         samples, skipped = [], {}
         for case in self.cases:
             for size in self.options.tool_counts:
-                offered = offered_tools(case, list(self.catalog), size)
+                offered = offered_tools(case, list(self.tools), size)
                 if offered is None:
                     skipped[size] = skipped.get(size, 0) + 1
                     continue
                 samples.append(ToolSample(id=f"{case.case_id}@{size}/{mode}", case=case, offered=offered))
-        self.notes = [f"{n} case(s) not run with {size} tools: the catalog has only {len(self.catalog)} tools"
+        self.notes = [f"{n} case(s) not run with {size} tools: the catalog has only {len(self.tools)} tools"
                       for size, n in sorted(skipped.items())]
         offered_ids = {s.case.case_id for s in samples}
         self.never_offered = [c for c in self.cases if c.case_id not in offered_ids]  # reported as missing
@@ -111,9 +121,9 @@ class ToolCallsBench(CxmBench[ToolOptions]):
             return FileRowsSolver()
         assert self.options.gen
         articles = optional_articles(self.data, "multi-turn") or {}
-        return ToolSolver(self.options.gen, self.catalog, articles, self.book, self.options.force_tool_call)
+        return ToolSolver(self.options.gen, self.tools, articles, self.book, self.options.force_tool_call)
 
-    def reports(self, results: Sequence[SampleResult[Any]]) -> list[TaskReport]:
+    def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
         if self.predictions_path is not None:
             cases = self.cases
         else:
@@ -121,4 +131,7 @@ class ToolCallsBench(CxmBench[ToolOptions]):
         report = S.score_tools(cases, self.prediction_rows(results), self.predictions_path)
         report.notes = self.notes + report.notes
         report.reference = [TABLE9_TOOLS]
-        return [report]
+        return report
+
+    def run_info(self) -> dict[str, Any]:
+        return {**super().run_info(), "models": {"generator": self.options.gen}}

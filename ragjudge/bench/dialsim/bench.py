@@ -7,14 +7,13 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragjudge.bench.base import (
     Bench,
     BenchOptions,
-    MetricInfo,
     SampleResult,
     Scorer,
     Solver,
@@ -33,7 +32,7 @@ from ragjudge.bench.dialsim.plan import (
     read_plan,
 )
 from ragjudge.bench.dialsim.prompts import PARAMS, AnswerFormat, template, template_name
-from ragjudge.bench.dialsim.reference import reference_tables
+from ragjudge.bench.dialsim.reference import RunConditions, paper_references
 from ragjudge.bench.dialsim.scorer import AnswerScorer
 from ragjudge.bench.dialsim.script import NamesMode, load_show_infos
 from ragjudge.bench.dialsim.searchers import (
@@ -42,12 +41,26 @@ from ragjudge.bench.dialsim.searchers import (
     retriever_spec,
 )
 from ragjudge.bench.dialsim.solver import SimulationSolver
-from ragjudge.bench.dialsim.summary import question_rows, summarize_rows
+from ragjudge.bench.dialsim.summary import METRICS, figures, question_rows
 from ragjudge.bench.dialsim.timeline import Timeline
 from ragjudge.engine.context import RunContext
+from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 
+if TYPE_CHECKING:
+    from ragjudge.report.view import ReportView
+
 RETRIEVAL_MEMORIES = ("utterance", "session", "summary")
+TABLE3_HELP = (
+    "The paper's Table 3 (Friends, generic names, multiple choice scored by rule, no time limit, 70% temporal "
+    "questions, the whole simulation), e.g. its GPT-4o-mini BM25 Session Entire cell: `ragjudge eval --bench dialsim "
+    "--data FOLDER --gen openai/gpt-4o-mini -T shows=friends -T memory=session -T retriever=bm25 -T seeds=0,1,2` "
+    "with FOLDER holding friends_dialsim.pickle and both oracle pickles (without them the plan cannot apply the "
+    "evidence-date rule and no paper cell is shown). Other columns: -T memory=recent (Base LLM), utterance or "
+    "summary; the Embedding columns: -T retriever=SPEC.yaml with `retriever: {name: dense, options: {encoder: "
+    "litellm, model: openai/text-embedding-3-small}}`. Keep -T format=mc, k, tkg_ratio and names at their defaults "
+    "and add no --limit or -T time_limit: the cell is printed beside the run only then. Appendix H: "
+    "-T shows=bigbang or theoffice; Appendix J: -T names=original or swapped.")
 DATA_ENV = "RAGJUDGE_DIALSIM_DATA"
 
 
@@ -65,8 +78,9 @@ class DialSimOptions(BenchOptions):
     format: AnswerFormat = Field("mc", description="mc: options (A)-(E); mc-nl: options in words; open: no options.")
     names: NamesMode | None = Field(None, description="generic (anonymised, the paper's main setting; the default), "
                                     "original, or swapped.")
-    seed: int | None = Field(None, description="Seed of the question plan (default: 0).")
-    seeds: list[int] | None = Field(None, description="Several seeds, one plan each: metrics are mean ± std over them.")
+    seed: int | None = Field(None, ge=0, description="Seed of the question plan (default: 0).")
+    seeds: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=1, description="Several seeds, one "
+                                                            "plan each: metrics are mean ± std over them.")
     plan: str | None = Field(None, description="Ask the questions of this plan.jsonl (from an earlier run) instead "
                              "of planning: every agent gets the same questions.")
     tkg_ratio: float = Field(0.7, ge=0, le=1, description="Share of temporal-knowledge-graph questions (official 0.7).")
@@ -79,12 +93,22 @@ class DialSimOptions(BenchOptions):
                                                     "(offline); default: llm with --judge-models, else lexical.")
     judge_models: list[str] = Field(default_factory=list, description="The LLM judge's model (the paper: gpt-4o-mini).")
     judge_dir: list[str] = Field(default_factory=list, description="Folders overriding the dialsim_judge spec.")
-    time_limit: float | None = Field(None, gt=0, description="Seconds an answer may take (retrieval + reply); a "
-                                     "slower one is abandoned and counted wrong.")
-    time_limits: list[float] = Field(default_factory=lambda: [1.0, 3.0, 5.0], description="Limits (s) for the "
-                                     "accuracy-at-time-limit figures computed from measured latencies.")
+    time_limit: float | None = Field(None, gt=0, allow_inf_nan=False, description="Seconds an answer may take "
+                                     "(retrieval + reply); a slower one is abandoned and counted wrong.")
+    time_limits: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field(
+        default_factory=lambda: [1.0, 3.0, 5.0], description="Limits (s) for the accuracy-at-time-limit figures "
+        "computed from measured latencies.")
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
     index_dir: str | None = Field(None, description="Where dense memory indexes are kept (default: <cache>/indexes).")
+
+    @field_validator("seeds", "time_limits")
+    @classmethod
+    def _distinct(cls, values: list[Any] | None) -> list[Any] | None:
+        items = values or []
+        repeated = sorted({f"{v:g}" for v in items if items.count(v) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} given twice")
+        return values
 
 
 class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
@@ -93,16 +117,10 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
                    "multi-party dialogue so far; memory strategies, IDK precision/recall, the paper's Table 3.")
     Options = DialSimOptions
     llm = "optional"
-    data_help = DATA_HELP
-    metrics = (
-        MetricInfo("accuracy", "strict: the gold option token and no other (mc); exact match or judge (mc-nl, open)"),
-        MetricInfo("accuracy_calibrated", "ambiguous multiple-choice answers re-read as the official code does"),
-        MetricInfo("accuracy@Ns", "right and within N seconds (answers with a measured latency)"),
-        MetricInfo("idk_precision", "share of 'I don't know' answers given to unanswerable questions"),
-        MetricInfo("idk_recall", "share of unanswerable questions answered 'I don't know'"),
-        MetricInfo("invented_rate", "share of unanswerable questions given a definite answer", higher_is_better=False),
-    )
-    breakdowns = ("show", "source", "hop", "answerability", "type")
+    data_help = f"{DATA_HELP}.\n\n{TABLE3_HELP}"
+    metrics = METRICS
+    breakdowns = ("seed", "show", "source", "hop", "answerability", "type")
+    unit = "questions"
 
     def __init__(self, options: DialSimOptions, *, label: str | None = None):
         super().__init__(options, label=label)
@@ -177,11 +195,30 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             self.plan = [q for show in wanted for seed in seeds
                          for q in plan_show(self.timelines[show], seed, o.tkg_ratio)]
         if o.memory == "oracle":
-            unknown = sorted({q.show for q in self.plan if q.evidence_sessions is None})
+            unknown = sorted(show for show, applied in self.evidence_rule().items() if not applied)
             if unknown:
                 raise UsageError(f"memory=oracle needs the evidence dates of the oracle pickles ({unknown[0]}_oracle_"
                                  f"tkg.pickle, {unknown[0]}_oracle_fan.pickle) beside the data")
         return list(self.plan)
+
+    def evidence_rule(self) -> dict[str, bool]:
+        """show -> whether the plan could apply the official evidence-date rule (a candidate whose evidence session
+        has not happened yet is skipped). It needs the oracle files' evidence dates: without them (always for the
+        Hugging Face parquet copy) every candidate is taken, and more questions, some unanswerable from the
+        dialogue so far, are asked than the official simulator would ask."""
+        lacking = {q.show for q in self.plan if q.evidence_sessions is None}
+        return {show: t.source.oracle and show not in lacking for show, t in self.timelines.items()}
+
+    def _evidence_warnings(self) -> list[str]:
+        out = []
+        for show, applied in self.evidence_rule().items():
+            if not applied:
+                undated = sum(1 for q in self.plan if q.show == show and q.evidence_sessions is None)
+                out.append(f"warning: {show}: no evidence dates (the oracle files {show}_oracle_tkg.pickle and "
+                           f"{show}_oracle_fan.pickle are not beside the data), so the plan cannot skip questions "
+                           f"whose evidence session has not happened yet, as the official simulator does: "
+                           f"{undated} question(s) asked without that check (run.json: evidence_date_rule)")
+        return out
 
     # -- solver and scorers -------------------------------------------------------------------------
 
@@ -252,21 +289,34 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
 
     # -- outputs -----------------------------------------------------------------------------------
 
-    def summarize(self, results: Sequence[SampleResult[PlannedQuestion]], ctx: RunContext) -> dict[str, Any]:
+    def summarize(self, results: Sequence[SampleResult[PlannedQuestion]], ctx: RunContext) -> Summary:
         o = self.options
-        rows = question_rows(results)
-        summary = summarize_rows(rows, o.time_limits)
-        per_show: dict[str, float | None] = {}
-        for show in self.timelines:
-            scored = [r["correct"] for r in rows if r["show"] == show and r["correct"] is not None]
-            per_show[show] = sum(scored) / len(scored) if scored else None
-        kind = self.spec.retriever.name if self.spec else None
-        summary["reference"], notes = reference_tables(o.gen or "", o.memory, kind,
-                                                       next(iter(self.timelines.values())).names, per_show)
-        summary["notes"] = notes + self._notes()
-        summary["judges"] = {"dialsim": [self.judge_model] if self.judge_model else [self.judge_kind if o.format !=
-                                                                                      "mc" else "rule"]}
-        return summary
+        found = figures(question_rows(results), o.time_limits, unit=self.unit)
+        references, notes = paper_references(self.conditions(len(results)), found.shows)
+        details = {**found.details, "judges": self.judges()}
+        details["evidence_date_rule"] = self.evidence_rule()
+        return self.summary(results, found.metrics, breakdowns=found.breakdowns, reference=references,
+                            notes=notes + self._notes(), warnings=self._evidence_warnings(),
+                            headline=found.headline, details=details)
+
+    def conditions(self, asked: int) -> RunConditions:
+        """What decides whether the paper's figures describe this run (`asked`: the questions answered)."""
+        o = self.options
+        return RunConditions(gen=o.gen or "", fmt=o.format, memory=o.memory, names=self.names(),
+                             retriever=self.spec.record()["retriever"] if self.spec else None,
+                             k=self.k if o.memory != "recent" else None, context_tokens=o.context_tokens,
+                             tkg_ratio=o.tkg_ratio, all_questions=asked >= len(self.plan),
+                             summary_model=o.summary_model, judge=self.judges()["dialsim"][0],
+                             time_limit=o.time_limit, evidence_rule=all(self.evidence_rule().values()))
+
+    def names(self) -> str:
+        return next(iter(self.timelines.values())).names if self.timelines else (self.options.names or "generic")
+
+    def judges(self) -> dict[str, list[str]]:
+        """Who judged the answers: the LLM judge, the lexical judge, or the rule (multiple choice)."""
+        o = self.options
+        return {"dialsim": [self.judge_model] if self.judge_model else [self.judge_kind if o.format != "mc"
+                                                                        else "rule"]}
 
     def _notes(self) -> list[str]:
         notes = []
@@ -280,14 +330,15 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         out = []
         for r in results:
             q = r.sample
-            out.append({**q.model_dump(mode="json"), "answerable": q.answerable, "hop": q.hop,
-                        "gold_text": q.gold_text, "output": r.output, "score": r.scores.get("dialsim", {})})
+            out.append({**q.model_dump(mode="json"), "answerability": "answerable" if q.answerable else
+                        "unanswerable", "hop": q.hop, "gold_text": q.gold_text, "output": r.output,
+                        "score": r.scores.get("dialsim", {})})
         return out
 
     def rows(self, results: Sequence[SampleResult[PlannedQuestion]]) -> list[dict[str, Any]]:
         return question_rows(results)
 
-    def artifacts(self, results: Sequence[SampleResult[PlannedQuestion]], summary: dict[str, Any]) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[PlannedQuestion]], summary: Summary) -> dict[str, str]:
         files = {"plan.jsonl": plan_text(self.plan)}
         if self._solver is not None and self._solver.summaries:
             from ragjudge.formats.jsonl import dumps
@@ -308,11 +359,14 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             "data": {show: {"source": t.source.source, "layout": t.source.layout, "oracle": t.source.oracle,
                             "sessions": len(t.sessions), "agent": t.info.agent} for show, t in self.timelines.items()},
             "agent": o.gen, "format": o.format, "memory": o.memory, "k": self.k if o.memory != "recent" else None,
-            "context_tokens": getattr(self, "budget", None) or None, "names": next(iter(self.timelines.values())).names
-            if self.timelines else o.names, "seeds": sorted({q.seed for q in self.plan}),
+            "context_tokens": getattr(self, "budget", None) or None, "names": self.names(),
+            "seeds": sorted({q.seed for q in self.plan}), "evidence_date_rule": self.evidence_rule(),
             "retriever": self.spec.record() if self.spec else None, "indexes": self._indexes(),
             "judge": self.judge_model or (self.judge_kind if o.format != "mc" else "rule"),
             "prompt": template_name(o.format, o.memory), "params": PARAMS,
+            "models": {"agent": o.gen, "judges": self.judges(),
+                       **({"summaries": o.summary_model or o.gen} if o.memory == "summary" else {}),
+                       **({"retriever": self.spec.record()["retriever"]} if self.spec else {})},
         }
 
     def _indexes(self) -> dict[str, Any] | None:
@@ -321,6 +375,14 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         found = {show: m.searcher.describe()["index"] for show, m in self._solver.memories.items()
                  if hasattr(m.searcher, "describe")}
         return found or None
+
+    @classmethod
+    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
+        """Each question with its options, answer and verdict; `score`'s values as `accuracy` and
+        `accuracy_calibrated` (the summary's names), which the generic view does not read."""
+        from ragjudge.bench.dialsim.report_view import DialSimView
+
+        return DialSimView(run_info)
 
     def out_slug(self) -> list[str]:
         o = self.options

@@ -45,7 +45,7 @@ class AnswerJudge:
 
     @classmethod
     def load(cls, model: str, gateway: LLMGateway | None, judge_dirs: list[str] | None = None) -> AnswerJudge:
-        return cls(JudgeRegistry(judge_dirs).spec(SPEC_NAME), model, gateway)
+        return cls(JudgeRegistry(judge_dirs, bench="dialsim").spec(SPEC_NAME), model, gateway)
 
     def messages(self, question: str, true_answer: str, prediction: str) -> list[dict[str, str]]:
         assert self.spec.prompt is not None

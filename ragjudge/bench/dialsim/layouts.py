@@ -16,10 +16,10 @@ scalars) and refuses anything else, but a pickle is still code-adjacent: only lo
 
 from __future__ import annotations
 
-import json
 import pickle
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +29,14 @@ from ragjudge.bench.dialsim.data import (
     QA,
     SessionData,
     ShowData,
+    date_problem,
     make_qa,
+    read_json_document,
     read_jsonl_show,
 )
 from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.files import open_binary
+from ragjudge.formats.jsonl import json_type
 
 LAYOUTS = ("jsonl", "json", "pickle", "parquet")
 """Precedence when a folder holds one show in several layouts."""
@@ -47,6 +51,10 @@ def find_shows(data: Path) -> dict[str, tuple[str, Path]]:
     if not data.exists():
         raise UsageError(f"--data {data} does not exist. {DATA_HELP}")
     found: dict[str, dict[str, Path]] = {}
+    if data.is_dir():  # a data file that is a folder is a mistake to name, not a file to pass over
+        for path in sorted(p for p in data.iterdir() if p.is_dir()):
+            if path.stem.endswith("_dialsim") and any(path.suffix in _SUFFIXES[k] for k in ("jsonl", "json", "pickle")):
+                raise InputError("is a folder, expected a DialSim data file", file=str(path))
     files = [data] if data.is_file() else sorted(p for p in data.iterdir() if p.is_file())
     for path in files:
         for layout, suffixes in _SUFFIXES.items():
@@ -85,7 +93,7 @@ def read_show(show: str, layout: str, path: Path) -> ShowData:
     if layout == "parquet":
         nested = parquet_to_nested(path)
     else:
-        nested = read_pickle(path) if layout == "pickle" else _read_json(path)
+        nested = read_pickle(path) if layout == "pickle" else read_json_document(path, "DialSim data (JSON)")
     sessions, skipped = nested_to_sessions(show, nested, oracle_tkg, oracle_fan, str(path))
     if not sessions:
         raise InputError("no sessions", file=str(path))
@@ -93,22 +101,26 @@ def read_show(show: str, layout: str, path: Path) -> ShowData:
                     oracle=oracle_tkg is not None or oracle_fan is not None, skipped_questions=skipped)
 
 
-def _read_oracle(folders: list[Path], show: str, kind: str) -> Any:
+@dataclass(frozen=True)
+class Oracle:
+    """An oracle file's evidence dates, `{episode: {scene: {type: {question id: [date, ...]}}}}`."""
+
+    data: Any
+    path: str
+
+
+def _read_oracle(folders: list[Path], show: str, kind: str) -> Oracle | None:
     for folder in folders:
         for suffix in (".pickle", ".pkl", ".json"):
             path = folder / f"{show}_oracle_{kind}{suffix}"
-            if path.exists():
-                return _read_json(path) if suffix == ".json" else read_pickle(path)
+            if path.exists():  # a folder of that name is read, and refused, as a file
+                data = read_json_document(path, "DialSim oracle dates (JSON)") if suffix == ".json" \
+                    else read_pickle(path)
+                if not isinstance(data, dict):
+                    raise InputError(f"expected an object of episode -> scene -> question type -> evidence dates, "
+                                     f"got {json_type(data)}", file=str(path))
+                return Oracle(data, str(path))
     return None
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", file=str(path)) from None
 
 
 # -- pickles --------------------------------------------------------------------------------------
@@ -128,11 +140,15 @@ class _PlainDataUnpickler(pickle.Unpickler):
 
 
 def read_pickle(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
+    with open_binary(path, "pickle") as fh:
+        try:
+            if not fh.peek(1):
+                raise InputError("empty file, expected a pickle", file=str(path))
             return _PlainDataUnpickler(fh).load()
-    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError) as exc:
-        raise InputError(f"cannot read this pickle: {exc}", file=str(path)) from None
+        except (pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError, IndexError, KeyError,
+                MemoryError, UnicodeDecodeError, RecursionError) as exc:
+            reason = "it ends early (truncated?)" if isinstance(exc, EOFError) else str(exc) or type(exc).__name__
+            raise InputError(f"cannot read this pickle: {reason}", file=str(path)) from None
 
 
 def _plain(value: Any) -> Any:
@@ -154,26 +170,12 @@ def _get(mapping: Any, key: Any) -> Any:
     return None
 
 
-def _dates(value: Any) -> list[str] | None:
-    value = _plain(value)
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        out: list[str] = []
-        for item in value:
-            out.extend(_dates(item) or [])
-        return out
-    return None
-
-
 def _buckets(value: Any, where: str, file: str) -> Iterator[tuple[str, list[tuple[str, Any]]]]:
     """(type, [(question id, raw question)]) for a hard_q/easy_q mapping; lists are keyed by index."""
     if value is None:
         return
     if not isinstance(value, dict):
-        raise InputError(f"expected an object of question type -> questions, got {type(value).__name__}",
+        raise InputError(f"expected an object of question type -> questions, got {json_type(value)}",
                          file=file, field=where)
     for qtype, bucket in value.items():
         bucket = _plain(bucket)
@@ -182,27 +184,31 @@ def _buckets(value: Any, where: str, file: str) -> Iterator[tuple[str, list[tupl
         elif isinstance(bucket, dict):
             yield str(qtype), [(str(k), q) for k, q in bucket.items()]
         elif bucket is not None:
-            raise InputError(f"expected a list or object of questions, got {type(bucket).__name__}", file=file,
+            raise InputError(f"expected a list or object of questions, got {json_type(bucket)}", file=file,
                              field=f"{where}.{qtype}")
 
 
 def nested_to_sessions(show: str, data: Any, oracle_tkg: Any, oracle_fan: Any,
                        file: str) -> tuple[list[SessionData], int]:
     if not isinstance(data, dict):
-        raise InputError(f"expected an object of episode -> scene -> session, got {type(data).__name__}", file=file)
+        raise InputError(f"expected an object of episode -> scene -> session, got {json_type(data)}", file=file)
     sessions: list[SessionData] = []
     skipped = 0
     for episode, scenes in data.items():
         if not isinstance(scenes, dict):
-            raise InputError("expected an object of scene -> session", file=file, field=str(episode))
+            raise InputError(f"expected an object of scene -> session, got {json_type(scenes)}", file=file,
+                             field=str(episode))
         for scene, session in scenes.items():
             where = f"{episode}/{scene}"
             if not isinstance(session, dict):
-                raise InputError("expected a session object", file=file, field=where)
+                raise InputError(f"expected a session object, got {json_type(session)}", file=file, field=where)
             for key in ("date", "script"):
                 if not isinstance(session.get(key), str):
-                    raise InputError(f"expected text, got {type(session.get(key)).__name__}", file=file,
+                    raise InputError(f"expected text, got {json_type(session.get(key))}", file=file,
                                      field=f"{where}.{key}")
+            problem = date_problem(session["date"])
+            if problem:
+                raise InputError(problem, file=file, field=f"{where}.date")
             banks: dict[str, dict[str, list[QA]]] = {"hard_q": {}, "easy_q": {}}
             for bank, oracle in (("hard_q", oracle_tkg), ("easy_q", oracle_fan)):
                 for qtype, items in _buckets(session.get(bank), f"{where}.{bank}", file):
@@ -221,17 +227,47 @@ def nested_to_sessions(show: str, data: Any, oracle_tkg: Any, oracle_fan: Any,
     return sessions, skipped
 
 
-def _evidence(bank: str, oracle: Any, episode: Any, scene: Any, qtype: str, qid: str, raw: Any) -> list[str] | None:
+def _evidence(bank: str, oracle: Oracle | None, episode: Any, scene: Any, qtype: str, qid: str,
+              raw: Any) -> list[str] | None:
     if oracle is None or (bank == "easy_q" and qtype not in FAN_TYPES_WITH_DATES):
         return None
-    by_type = _get(_get(_get(oracle, episode), scene), qtype)
-    if not isinstance(by_type, dict):
-        return []
-    found = _get(by_type, qid)
+    node: Any = oracle.data
+    where: list[str] = []
+    for level, key in enumerate((episode, scene, qtype)):  # a level missing: no dates for this question
+        node = _plain(_get(node, key))
+        where.append(str(key))
+        if node is None:
+            return []
+        if isinstance(node, (list, tuple)) and level == 2:
+            node = dict(enumerate(node))  # dates by question index
+        elif not isinstance(node, dict):
+            raise InputError(f"expected an object, got {json_type(node)}", file=oracle.path, field="/".join(where))
+    found = _get(node, qid)
+    key = qid
     if found is None and bank == "hard_q" and isinstance(raw, dict) and isinstance(raw.get("questions"), dict):
-        first = next(iter(raw["questions"].values()), None)  # the official fallback: keyed by the first text
-        found = by_type.get(first) if isinstance(first, str) else None
-    return _dates(found) or []
+        # the official fallback: keyed by the first text, the one QA.first_text() gives the current-year filter
+        first = next((t for t in raw["questions"].values() if t is not None), None)
+        found = node.get(first) if isinstance(first, str) else None
+        key = str(first)
+    return _evidence_dates(found, oracle.path, "/".join([*where, key]))
+
+
+def _evidence_dates(value: Any, file: str, where: str) -> list[str]:
+    """A question's evidence dates: a date, or a list (of lists) of dates; `fu` entries mark future evidence."""
+    value = _plain(value)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        problem = None if "fu" in value else date_problem(value)
+        if problem:
+            raise InputError(problem, file=file, field=where)
+        return [value]
+    if isinstance(value, (list, tuple)):
+        out: list[str] = []
+        for i, item in enumerate(value):
+            out.extend(_evidence_dates(item, file, f"{where}[{i}]"))
+        return out
+    raise InputError(f"expected an evidence date or a list of them, got {json_type(value)}", file=file, field=where)
 
 
 # -- the Hugging Face parquet copy ----------------------------------------------------------------
@@ -243,10 +279,12 @@ def parquet_to_nested(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     files = [path] if path.is_file() else sorted(path.rglob("*.parquet"))
     nested: dict[str, dict[str, dict[str, Any]]] = {}
     for file in files:
-        try:
-            rows = pq.read_table(file).to_pylist()
-        except (pa.ArrowException, OSError, ValueError) as exc:
-            raise InputError(f"cannot read parquet: {str(exc).splitlines()[0][:200]}", file=str(file)) from None
+        with open_binary(file, "parquet file") as fh:
+            try:
+                rows = pq.read_table(fh).to_pylist()
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                reason = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+                raise InputError(f"cannot read parquet: {reason}", file=str(file)) from None
         for number, row in enumerate(rows, start=1):
             missing = [c for c in ("Episode", "Session", "Date", "Script") if c not in row]
             if missing:

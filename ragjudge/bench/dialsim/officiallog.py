@@ -10,17 +10,20 @@ question lines; multiple-choice option texts from the question lines, as the off
 
 from __future__ import annotations
 
-import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragjudge.bench.dialsim.data import read_json_document
 from ragjudge.bench.dialsim.judge import AnswerJudge
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS
 from ragjudge.bench.dialsim.scorer import JudgeKind, finish, rule_score
-from ragjudge.bench.dialsim.summary import summarize_rows
+from ragjudge.bench.dialsim.summary import figures
 from ragjudge.engine.parallel import each_as_completed
+from ragjudge.engine.summary import Summary, Table
 from ragjudge.errors import InputError
+from ragjudge.formats.jsonl import json_type
 
 REQUIRED = ("answer_list", "gold_answer_list", "result_list")
 OPTIONAL = ("calibrated_result_list", "result_time_list", "target_level_list", "ret_histories_question_answer_list")
@@ -50,14 +53,12 @@ class OfficialLog:
 
 
 def read_log(path: Path, fmt: str | None = None) -> OfficialLog:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError("file not found", file=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+    """The log, read through ragjudge.formats.files: a missing file, a folder, bytes that are not UTF-8 (line and
+    byte offset), an empty or cut-off file, a field of the wrong type or out of range are one InputError each."""
+    data = read_json_document(path, "official simulator log (entire_log-*.json)")
     if not isinstance(data, dict):
-        raise InputError("expected the official simulator's log object (entire_log-*.json)", file=str(path))
+        raise InputError(f"expected the official simulator's log object (entire_log-*.json), got {json_type(data)}",
+                         file=str(path))
     for key in REQUIRED:
         if not isinstance(data.get(key), list):
             raise InputError("missing or not a list (is this an entire_log-*.json file?)", file=str(path), field=key)
@@ -69,14 +70,22 @@ def read_log(path: Path, fmt: str | None = None) -> OfficialLog:
     answers = []
     for i in range(n):
         answer, gold = data["answer_list"][i], data["gold_answer_list"][i]
-        if not isinstance(answer, str) or not isinstance(gold, str):
-            raise InputError("expected text", file=str(path), field=f"{'answer_list' if not isinstance(answer, str) else 'gold_answer_list'}[{i}]")
+        for key, value in (("answer_list", answer), ("gold_answer_list", gold)):
+            if not isinstance(value, str):
+                raise InputError(f"expected text, got {json_type(value)}", file=str(path), field=f"{key}[{i}]")
+        if fmt == "mc" and gold not in OPTION_LETTERS:
+            raise InputError(f"expected an option, (A) to (E), for --answer-format mc, got {gold!r}", file=str(path),
+                             field=f"gold_answer_list[{i}]")
         level = (data.get("target_level_list") or [None] * n)[i]
         seconds = (data.get("result_time_list") or [None] * n)[i]
+        if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and \
+                not (math.isfinite(seconds) and seconds >= 0):
+            raise InputError(f"expected seconds (a number >= 0) or a timeout marker, got {seconds}", file=str(path),
+                             field=f"result_time_list[{i}]")
         answers.append(LoggedAnswer(
             index=i, answer=answer, gold=gold, question=questions[i], official=str(data["result_list"][i]),
             official_calibrated=str(data["calibrated_result_list"][i]) if "calibrated_result_list" in data else None,
-            seconds=float(seconds) if isinstance(seconds, (int, float)) else None,
+            seconds=float(seconds) if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) else None,
             type=level.get("current_type") if isinstance(level, dict) else None))
     found = fmt or detect_format(answers)
     return OfficialLog(path=path, fmt=found, answers=answers, score=_number(data.get("score")),
@@ -122,7 +131,7 @@ def _timed_out(a: LoggedAnswer) -> bool:
 
 
 async def rescore(log: OfficialLog, judge: JudgeKind, llm_judge: AnswerJudge | None) -> list[dict[str, Any]]:
-    """One row per logged answer, in the shape `summarize_rows` takes, with the official verdicts beside."""
+    """One row per logged answer, in the shape `summary.figures` takes, with the official verdicts beside."""
 
     async def one(a: LoggedAnswer) -> dict[str, Any]:
         options = options_of(a.question, log.fmt)
@@ -168,28 +177,35 @@ def log_show(path: Path) -> str:
     return parts[1] if len(parts) > 1 and parts[0] in ("entire_log", "results") else path.stem
 
 
-def summarize_log(log: OfficialLog, rows: list[dict[str, Any]], limits: list[float]) -> dict[str, Any]:
-    summary = summarize_rows(rows, limits)
+def summarize_log(log: OfficialLog, rows: list[dict[str, Any]], limits: list[float],
+                  judges: list[str] | None = None) -> Summary:
+    """The log's Summary: ragjudge's figures (the bench's metrics and breakdowns), the official scores beside
+    them, and the answers the two score differently."""
+    found = figures(rows, limits, by_seed=False)
     n = len(rows)
     official = sum(r["official"] == "Correct" for r in rows)
     official_cal = sum(r["official_calibrated"] == "Correct" for r in rows) if log.answers and \
         log.answers[0].official_calibrated is not None else None
-    summary["official"] = {"score": log.score, "calibrated_score": log.calibrated_score,
-                           "recounted_score": round(official / n, 6) if n else None,
-                           "recounted_calibrated_score": round(official_cal / n, 6) if n and official_cal is not None
-                           else None}
+    scores = {"score": log.score, "calibrated_score": log.calibrated_score,
+              "recounted_score": round(official / n, 6) if n else None,
+              "recounted_calibrated_score": round(official_cal / n, 6) if n and official_cal is not None else None}
     agree = sum((r["official"] == "Correct") == (r["verdict"] == "correct") for r in rows if r["verdict"])
     differ = [[r["index"], r["official"], r["verdict"], r["answer"][:80]] for r in rows
               if r["verdict"] and (r["official"] == "Correct") != (r["verdict"] == "correct")]
-    summary["agreement"] = {"answers": n, "same_verdict": agree, "different": len(differ)}
-    summary["format"] = log.fmt
-    summary["tables"].insert(0, {"title": f"Official log ({log.fmt}, {n} answers): official vs ragjudge scores",
-                                 "columns": ["score", "official", "ragjudge"],
-                                 "rows": [["strict", summary["official"]["recounted_score"],
-                                           summary["metrics"]["accuracy"]["mean"]],
-                                          ["calibrated", summary["official"]["recounted_calibrated_score"],
-                                           summary["metrics"]["accuracy_calibrated"]["mean"]]]})
+    tables = [Table(title=f"Official log ({log.fmt}, {n} answers): official vs ragjudge scores",
+                    columns=["score", "official", "ragjudge"],
+                    rows=[["strict", scores["recounted_score"], found.metrics["accuracy"].value],
+                          ["calibrated", scores["recounted_calibrated_score"],
+                           found.metrics["accuracy_calibrated"].value]],
+                    notes=[("official: the log's verdicts recounted over all its answers; ragjudge: over the "
+                            "answers it could judge")])]
     if differ:
-        summary["tables"].append({"title": "Answers scored differently", "columns": ["#", "official", "ragjudge",
-                                                                                    "answer"], "rows": differ[:20]})
-    return summary
+        tables.append(Table(title="Answers scored differently", columns=["#", "official", "ragjudge", "answer"],
+                            rows=differ[:20], notes=[(f"{len(differ)} in all: --out FILE writes every answer "
+                                                      "with both verdicts")] if len(differ) > 20 else []))
+    details = {**found.details, "format": log.fmt, "log": str(log.path), "official": scores,
+               "agreement": {"answers": n, "same_verdict": agree, "different": len(differ)},
+               "judges": {"dialsim": judges or []}}
+    return Summary(bench="dialsim", title=f"dialsim score: {n} answers ({log.fmt}) of {log.path.name}",
+                   unit="questions", n_samples=n, n_errors=found.details["counts"]["errors"], metrics=found.metrics,
+                   headline=found.headline, breakdowns=found.breakdowns, tables=tables, details=details)

@@ -25,8 +25,10 @@ PARAMS = {"temperature": 0.2, "top_p": 0.1}
 _FOLDER = Path(__file__).resolve().parent / "prompts"
 _RETRIEVED = {"mc": "RAG_qa_prompt_multi_choice_structured.txt",
               "mc-nl": "RAG_qa_prompt_multi_choice_unstructured.txt", "open": "RAG_qa_prompt_open_ended.txt"}
-_HISTORY = {"mc": "naive_llm_inference_multiple_choice.txt",
-            "mc-nl": "naive_llm_inference_multi_choice_unstructured.txt", "open": "naive_llm_inference_unstructued.txt"}
+_HISTORY = {"mc": "naive_llm_inference_multi_choice_structured.txt",
+            "mc-nl": "naive_llm_inference_multi_choice_unstructured.txt", "open": "naive_llm_inference_open_ended.txt"}
+UPSTREAM_COMMIT = "624b3b0bc4931e31ff8f35a31f2912fa3b480744"
+"""The commit of github.com/jiho283/Simulator whose `prompt/` folder these files are (byte for byte)."""
 SUMMARIZE = "chatgpt_summarize_prompt.txt"
 _SLOT = re.compile(r"<<<(Chatbot|Date|Dialog_History|Question|DIALOG)>>>")
 

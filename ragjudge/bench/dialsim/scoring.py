@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS
+from ragjudge.normalize import normalize_for_matching
 
 Verdict = Literal["correct", "wrong", "ambiguous"]
 IDK = OPTION_LETTERS[4]
@@ -87,7 +88,7 @@ def exact_match(gold_text: str, answer: str) -> bool:
 
 
 def normalize(text: str) -> str:
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    text = unicodedata.normalize("NFKD", normalize_for_matching(text)).encode("ascii", "ignore").decode()
     text = re.sub(r"[^a-z0-9']+", " ", text).replace("'", "")
     return " ".join(_ARTICLES.sub(" ", text).split())
 
@@ -97,7 +98,7 @@ def phrase_in(phrase: str, text: str) -> bool:
 
 
 def says_idk(answer: str) -> bool:
-    low = answer.lower().replace("\u2019", "'")
+    low = normalize_for_matching(answer)
     return any(p.search(low) for p in _IDK_PATTERNS)
 
 

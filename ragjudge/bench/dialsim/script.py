@@ -9,16 +9,17 @@ becomes its own utterance (the official code crashes on it), and names are repla
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from ragjudge.bench.dialsim.data import read_json_document
 from ragjudge.errors import InputError
+from ragjudge.formats.jsonl import json_type
 
 NamesMode = Literal["generic", "original", "swapped"]
 """generic: anonymised names (the paper's main setting, Table 3); original: as scripted; swapped: main
@@ -29,16 +30,21 @@ SHOWS_FILE = "dialsim_shows.json"
 """Optional file in the data folder describing further shows (a synthetic show, another series)."""
 
 
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+"""A character's name: never empty (an empty agent would match every speaker, an empty name every word)."""
+
+
 class ShowInfo(BaseModel):
     """A show: whom the agent plays and how names change. The three published shows are built in."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    agent: str
+    agent: Name
+    """The character the agent plays, as the scripts name the speaker."""
     title: str = ""
-    generic: dict[str, str] = Field(default_factory=dict)
+    generic: dict[Name, Name] = Field(default_factory=dict)
     """Original name -> anonymised name (the official `new_name` table)."""
-    swapped: dict[str, str] = Field(default_factory=dict)
+    swapped: dict[Name, Name] = Field(default_factory=dict)
     """Original name -> another main character's name (the official `shuffle` table)."""
 
     def mapping(self, mode: NamesMode) -> dict[str, str]:
@@ -70,22 +76,36 @@ def load_show_infos(folder: Path | None) -> dict[str, ShowInfo]:
     """The built-in shows, plus (or overridden by) `dialsim_shows.json` in the data folder."""
     shows = dict(BUILTIN_SHOWS)
     path = folder / SHOWS_FILE if folder is not None and folder.is_dir() else None
-    if path is None or not path.exists():
+    if path is None or not path.exists():  # a folder of that name is read, and refused, as a file
         return shows
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"invalid JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+    return {**shows, **parse_show_infos(read_json_document(path, f"{SHOWS_FILE} (JSON)"), path)}
+
+
+def parse_show_infos(data: Any, path: Path) -> dict[str, ShowInfo]:
     if not isinstance(data, dict):
-        raise InputError("expected an object {show: {agent, generic, swapped}}", file=str(path))
+        raise InputError(f"expected an object {{show: {{agent, title, generic, swapped}}}}, got {json_type(data)}",
+                         file=str(path))
+    shows = {}
     for name, value in data.items():
         try:
             shows[name] = ShowInfo.model_validate(value)
         except ValidationError as exc:
             err = exc.errors()[0]
-            where = ".".join(str(p) for p in (name, *err["loc"]))
+            where = ".".join(str(p) for p in (name, *err["loc"]) if p != "[key]")
             raise InputError(err["msg"], file=str(path), field=where) from None
     return shows
+
+
+def write_show_infos(shows: dict[str, ShowInfo], path: Path) -> None:
+    """`dialsim_shows.json` describing `shows` (what `ragjudge dialsim convert` writes beside its JSONL)."""
+    import json
+
+    from ragjudge.formats.files import atomic_output
+
+    text = json.dumps({name: info.model_dump(mode="json") for name, info in shows.items()}, indent=2,
+                      ensure_ascii=False) + "\n"
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 @dataclass(frozen=True)

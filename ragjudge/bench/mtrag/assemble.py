@@ -1,5 +1,6 @@
 """Per-task metrics under MTRAG's official names: judge values, RB_alg parts, IDK-conditioned variants and
-answerability accuracy (the paper's Table 5 conditioning)."""
+answerability accuracy (the paper's Table 5 conditioning), and MTRAG-UN's official `*_idk_underspecified`
+conditioning when a clarification judge ran too."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from dataclasses import dataclass, field
 from ragjudge.bench.mtrag.conditioning import (
     ANSWERABILITY_ACCURACY,
     CONDITIONED_SUFFIX,
+    UNDERSPECIFIED_SUFFIX,
     answerability_correct,
     condition,
+    condition_underspecified,
 )
 from ragjudge.judges import Judge
 from ragjudge.models import JudgeResult, Prediction, Task
@@ -17,6 +20,8 @@ from ragjudge.models import JudgeResult, Prediction, Task
 # Metrics that IDK conditioning applies to (the paper's phi), by official name.
 CONDITIONED_METRICS = ("RB_agg", "RB_llm", "RL_F")
 IDK_JUDGES = ("idk", "idk_lexical")
+CLARIFICATION_METRIC = "underspecified_eval"
+"""What MTRAG-UN's clarification judges (`underspecified`, `underspecified_lexical`) write: 1 asks, 0 does not."""
 RB_ALG_COMPONENTS = ("RougeL_stemFalse", "BertscoreR", "BertKPrec")
 
 
@@ -61,6 +66,14 @@ def assemble(task: Task, prediction: Prediction, results: dict[str, JudgeResult]
         correct = answerability_correct(idk, task.answerability, **opts)
         if correct is not None:
             outcome.metrics[ANSWERABILITY_ACCURACY] = correct
+        clarification = next((r for r in results.values() if r.metric == CLARIFICATION_METRIC), None)
+        if clarification is not None:
+            for metric in CONDITIONED_METRICS:
+                if any(r.metric == metric for r in results.values()):
+                    value = condition_underspecified(outcome.metrics.get(metric), idk, clarification.value,
+                                                     task.answerability)
+                    if value is not None:
+                        outcome.metrics[metric + UNDERSPECIFIED_SUFFIX] = value
     return outcome
 
 
@@ -70,8 +83,11 @@ def metric_names(judges: list[Judge]) -> list[str]:
     if any(j.name == "rb_alg" for j in judges):
         names += list(RB_ALG_COMPONENTS)
     if any(j.name in IDK_JUDGES for j in judges):
-        names += [m + CONDITIONED_SUFFIX for m in CONDITIONED_METRICS if m in names]
+        conditioned = [m for m in CONDITIONED_METRICS if m in names]
+        names += [m + CONDITIONED_SUFFIX for m in conditioned]
         names.append(ANSWERABILITY_ACCURACY)
+        if CLARIFICATION_METRIC in names:
+            names += [m + UNDERSPECIFIED_SUFFIX for m in conditioned]
     return names
 
 

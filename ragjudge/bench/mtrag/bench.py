@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
-from ragjudge.bench.mtrag import display
-from ragjudge.bench.mtrag.assemble import TaskOutcome, assemble, metric_names, partial_panels
+from ragjudge.bench.mtrag.assemble import CLARIFICATION_METRIC, TaskOutcome, assemble, metric_names, partial_panels
 from ragjudge.bench.mtrag.data import resolve_bench
 from ragjudge.bench.mtrag.scorers import JudgeScorer
 from ragjudge.bench.mtrag.settings import check_setting, needs_retrieval, tasks_for_setting
 from ragjudge.bench.mtrag.solvers import GeneratorSolver, PredictionsSolver
-from ragjudge.bench.mtrag.summary import summarize, tidy_table
+from ragjudge.bench.mtrag.summary import HEADLINE, summarize, tidy_table
 from ragjudge.engine.context import RunContext
-from ragjudge.engine.render import Table
+from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.errors import UsageError
 from ragjudge.formats.mtrag import read_predictions, read_tasks, require_questions, result_record
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
@@ -68,6 +67,10 @@ class MtragBench(Bench[MtragOptions, Task]):
                  "local copy; `--bench PATH` takes any MTRAG-format file or folder.")
     data_source = "IBM/mt-rag-benchmark human tasks, downloaded on first use (or --data)"
     metrics = (
+        MetricInfo("*_idk_underspecified", "MTRAG-UN's official conditioning (get_idk_underspec_score), over every "
+                   "task: asking for clarification scores 1 on underspecified tasks, declining 1 on unanswerable and "
+                   "conversational ones; otherwise a declined answer scores 0, else the metric",
+                   counts="every task whose judgements it needs succeeded"),
         MetricInfo("*_idk", "IDK-conditioned (the paper's Table 5): the metric if the answer does not decline; "
                    "declining scores 1 on unanswerable tasks, 0 on others",
                    counts="labelled tasks but conversational turns (left out, as in the paper)"),
@@ -83,29 +86,38 @@ class MtragBench(Bench[MtragOptions, Task]):
         MetricInfo("BertKPrec", "BERTScore precision of the answer against the passages (part of RB_alg)",
                    counts="only tasks with passages"),
         MetricInfo("idk_eval", "IDK judge (LLM): did the answer decline (1 yes, 0.5 partly, 0 no)",
-                   higher_is_better=None),
+                   higher_is_better=None, kind="rate"),
         MetricInfo("idk_lexical", "IDK by phrase patterns, offline: did the answer decline (1 yes, 0.5 partly, "
-                   "0 no)", higher_is_better=None),
+                   "0 no)", higher_is_better=None, kind="rate"),
+        MetricInfo("underspecified_eval", "clarification judge (MTRAG-UN): does the answer ask the user for "
+                   "clarification (1 yes, 0 no)", higher_is_better=None, kind="rate"),
     )
-    breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn")
+    breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn", "standalone")
+    offline_judges = OFFLINE_JUDGES
+    llm_judges = LLM_JUDGES
+    unit = "tasks"
 
     def __init__(self, options: MtragOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         o = options
         if (o.gen is None) == (o.predictions is None):
-            raise UsageError("bench mtrag needs --gen MODEL (to generate answers) or -T predictions=FILE "
+            raise UsageError(f"bench {self.name} needs --gen MODEL (to generate answers) or -T predictions=FILE "
                              "(to judge existing ones), not both" if o.gen else
-                             "bench mtrag needs --gen MODEL ('extractive' offline, or a litellm model)")
+                             f"bench {self.name} needs --gen MODEL ('extractive' offline, or a litellm model)")
         check_setting(o.setting)
         if o.predictions is not None and (o.setting != "reference" or o.pipeline or o.corpus):
             raise UsageError("-T predictions judges existing answers: --setting, --pipeline and --corpus do not apply")
         self.registry = JudgeRegistry(o.judge_dir)
-        names = o.judges if o.judges is not None else list(LLM_JUDGES if o.judge_models else OFFLINE_JUDGES)
+        names = o.judges if o.judges is not None else list(self.llm_judges if o.judge_models else
+                                                            self.offline_judges)
+        clarifying = [n for n in names if self.registry.spec(n).metric == CLARIFICATION_METRIC]
+        if len(clarifying) > 1:
+            raise UsageError(f"judges {' and '.join(clarifying)} both write {CLARIFICATION_METRIC}: choose one")
         self.judges: list[Judge] = self.registry.build_many(names, {"bertscore_model": o.bertscore_model})
         needing = [j.name for j in self.judges if j.needs_llm]
         if needing and not o.judge_models:
             raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
-                             f"(offline judges: idk_lexical, rb_alg)")
+                             f"(offline judges: {', '.join(self.offline_judges)})")
         if o.min_panel is not None and o.min_panel > len(o.judge_models):
             raise UsageError(f"--min-panel {o.min_panel}: the panel has {len(o.judge_models)} judge model(s) "
                              f"(--judge-models); ask for at most {len(o.judge_models)} answers" if o.judge_models else
@@ -145,7 +157,7 @@ class MtragBench(Bench[MtragOptions, Task]):
             pairs = read_predictions(self.source)
             self._predictions = {t.key: p for t, p in pairs}
             return [t for t, _ in pairs]
-        self.source = resolve_bench("mtrag", o.data)
+        self.source = resolve_bench(self.name, o.data)
         tasks = tasks_for_setting(read_tasks(self.source), o.setting)
         if self.pipeline is not None:
             require_questions(tasks, self.source)
@@ -190,24 +202,44 @@ class MtragBench(Bench[MtragOptions, Task]):
                          conversational_as_unanswerable=self.options.conversational_as_unanswerable)
                 for r in results]
 
-    def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> dict[str, Any]:
+    @property
+    def catalog(self) -> MetricCatalog:
+        """The declared metrics, and each judge's own (a judge spec of yours names its metric and direction)."""
+        declared = MetricCatalog(self.metrics, self.name)
+        extra = []
+        for judge in self.judges:
+            try:
+                declared.info(judge.metric)
+            except KeyError:
+                spec = judge.spec
+                extra.append(MetricInfo(spec.metric, spec.description.split(". ")[0].rstrip("."),
+                                        higher_is_better=spec.higher_is_better, kind=spec.metric_kind))
+        return MetricCatalog([*self.metrics, *extra], self.name)
+
+    def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
         outcomes = self.outcomes(results)
-        names = metric_names(self.judges)
         error_counts: dict[str, int] = {}
         for o in outcomes:
             for r in o.results.values():
                 if r.error:
                     error_counts[r.metric] = error_counts.get(r.metric, 0) + 1
-        summary = summarize(outcomes, names, error_counts)
+        metrics, breakdowns = summarize(outcomes, metric_names(self.judges), error_counts, self.catalog)
+        warnings = []
         for metric, partial in partial_panels(outcomes).items():  # panels some members did not answer
-            summary["metrics"][metric]["partial_panels"] = partial
-        summary["judges"] = self.judge_models(ctx)
+            metrics[metric].details["partial_panels"] = partial
+            warnings.append(f"warning: {partial} {metric} panel score(s) came from fewer judges than asked (a "
+                            "member failed); --min-panel N requires N answers")
+        details: dict[str, Any] = {"judges": self.judge_models(ctx)}
         info = self._retrieval_info()
         if info is not None:
-            summary["pipeline"] = info["spec"]["name"]
+            from ragjudge.retrieval.queries import rewrite_warning
+
+            details["pipeline"] = info["spec"]["name"]
             if info["query_strategy"].get("strategy") == "rewrite":  # fallbacks are reported, never hidden
-                summary["query_rewrite"] = info["query_strategy"]
-        return summary
+                details["query_rewrite"] = info["query_strategy"]
+                warnings[:0] = [w for w in [rewrite_warning(info["query_strategy"])] if w]
+        return self.summary(results, metrics, breakdowns=breakdowns, warnings=warnings, details=details,
+                            headline=headline_of(metrics, HEADLINE, self.unit, also=("answerability_acc",)))
 
     def judge_models(self, ctx: RunContext) -> dict[str, list[str]]:
         judge_ctx = self.judge_context(ctx)
@@ -232,28 +264,13 @@ class MtragBench(Bench[MtragOptions, Task]):
     def rows(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
         return tidy_table(self.outcomes(results), metric_names(self.judges)).to_dict("records")
 
-    def tables(self, summary: dict[str, Any]) -> list[Table]:
-        return display.tables(summary, self.metrics)
-
-    def headline(self, summary: dict[str, Any]) -> str | None:
-        return display.headline(summary)
-
-    def warnings(self, summary: dict[str, Any]) -> list[str]:
-        from ragjudge.retrieval.queries import rewrite_warning
-
-        warnings = [w for w in [rewrite_warning(summary.get("query_rewrite", {}))] if w]
-        for metric, stats in summary["metrics"].items():
-            if stats.get("partial_panels"):
-                warnings.append(f"warning: {stats['partial_panels']} {metric} panel score(s) came from fewer judges "
-                                "than asked (a member failed); --min-panel N requires N answers")
-        return warnings
-
     def run_info(self) -> dict[str, Any]:
         o = self.options
+        judges = {j.name: j.describe_models(JudgeContext(judge_models=o.judge_models)) for j in self.judges}
         return {"source": str(self.source), "generator": o.gen, "setting": o.setting if o.gen else None,
-                "pipeline": self._retrieval_info(), "judges": {j.name: j.describe_models(JudgeContext(
-                    judge_models=o.judge_models)) for j in self.judges},
-                "judge_models": o.judge_models, "conversational_as_unanswerable": o.conversational_as_unanswerable}
+                "pipeline": self._retrieval_info(), "judges": judges, "judge_models": o.judge_models,
+                "conversational_as_unanswerable": o.conversational_as_unanswerable,
+                "models": {"generator": o.gen, "judges": judges}}
 
     def out_slug(self) -> list[str]:
         o = self.options

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 IDK_YES = 1.0
 CONDITIONED_SUFFIX = "_idk"
+UNDERSPECIFIED_SUFFIX = "_idk_underspecified"
 ANSWERABILITY_ACCURACY = "answerability_acc"
 
 
@@ -47,3 +48,26 @@ def answerability_correct(idk: float | None, answerability: str | None,
         return None
     declined = idk == IDK_YES
     return 1.0 if declined == (kind == "unanswerable") else 0.0
+
+
+def condition_underspecified(value: float | None, idk: float | None, underspecified: float | None,
+                             answerability: str | None) -> float | None:
+    """MTRAG-UN's official conditioning (`get_idk_underspec_score` in the benchmark's judge_wrapper.py), rule for
+    rule, over every task:
+
+    - UNDERSPECIFIED: 1 if the response asks for clarification (underspecified_eval == 1), else 0;
+    - UNANSWERABLE or CONVERSATIONAL: 1 if it declines (IDK == 1), 0 if it does not (IDK 0 or 0.5);
+    - any other task (ANSWERABLE, PARTIAL, no label): 0 if it declines (IDK == 1), else the metric.
+
+    None when a judgement the rule needs is missing (a judge failed), or the metric is (e.g. RL_F without
+    passages): the official script would fail or write NaN there; here the task is left out and counted.
+    """
+    if answerability == "UNDERSPECIFIED":
+        return None if underspecified is None else (1.0 if underspecified == 1 else 0.0)
+    if idk is None:
+        return None
+    if answerability in ("UNANSWERABLE", "CONVERSATIONAL"):
+        return 1.0 if idk == IDK_YES else 0.0
+    if idk == IDK_YES:
+        return 0.0
+    return value

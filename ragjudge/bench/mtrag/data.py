@@ -1,4 +1,4 @@
-"""Find the MTRAG human generation tasks: a local copy, the user cache, or a download into the cache."""
+"""Find the MTRAG (or MTRAG-UN) human generation tasks: a local copy, the user cache, or a download into the cache."""
 
 from __future__ import annotations
 
@@ -14,26 +14,35 @@ MTRAG_TASK_URLS = (
     "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/human/generation_tasks/reference.jsonl",
 )
 MTRAG_FILE = "mtrag-reference.jsonl"
+MTRAG_UN_TASK_URLS = (
+    "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/mtragun-human/generation_tasks/reference.jsonl",
+)
+MTRAG_UN_FILE = "mtrag-un-reference.jsonl"
+DOWNLOADS = {"mtrag": (MTRAG_TASK_URLS, MTRAG_FILE, "mtrag-human/generation_tasks/reference.jsonl"),
+             "mtrag-un": (MTRAG_UN_TASK_URLS, MTRAG_UN_FILE, "mtragun-human/generation_tasks/reference.jsonl")}
 
 
 def resolve_bench(bench: str, data: str | None = None) -> Path:
-    """`mtrag` → the MTRAG human reference tasks; anything else must be a file or folder in MTRAG format."""
-    if bench == "mtrag":
+    """`mtrag` / `mtrag-un` → that benchmark's human reference tasks (--data, $RAGJUDGE_DATA, else downloaded
+    into the cache); anything else must be a file or folder in MTRAG format."""
+    if bench in DOWNLOADS:
         local = data or os.environ.get("RAGJUDGE_DATA")
         if local:
             path = Path(local)
             if not path.exists():
                 raise UsageError(f"--data/RAGJUDGE_DATA points to {path}, which does not exist")
             return path
-        return download_mtrag(default_cache_dir() / "data")
+        urls, name, upstream = DOWNLOADS[bench]
+        return download_mtrag(default_cache_dir() / "data", urls, file_name=name, upstream=upstream)
     path = Path(bench)
     if path.exists():
         return path
     raise UsageError(f"unknown bench {bench!r}: use 'mtrag' or a path to MTRAG-format tasks (file or folder)")
 
 
-def download_mtrag(folder: Path, urls: tuple[str, ...] = MTRAG_TASK_URLS, timeout: float = 30.0) -> Path:
-    target = folder / MTRAG_FILE
+def download_mtrag(folder: Path, urls: tuple[str, ...] = MTRAG_TASK_URLS, timeout: float = 30.0, *,
+                   file_name: str = MTRAG_FILE, upstream: str = DOWNLOADS["mtrag"][2]) -> Path:
+    target = folder / file_name
     if target.exists() and target.stat().st_size > 0:
         return target
     import httpx
@@ -52,7 +61,6 @@ def download_mtrag(folder: Path, urls: tuple[str, ...] = MTRAG_TASK_URLS, timeou
         tmp.replace(target)
         return target
     raise RagjudgeError(
-        "could not download the MTRAG tasks (" + "; ".join(reasons) + "). Offline? Get "
-        "mtrag-human/generation_tasks/reference.jsonl from the MT-RAG benchmark repository and pass "
-        "--data PATH or set RAGJUDGE_DATA=PATH"
+        "could not download the MTRAG tasks (" + "; ".join(reasons) + f"). Offline? Get {upstream} from the "
+        "MT-RAG benchmark repository and pass --data PATH or set RAGJUDGE_DATA=PATH"
     )

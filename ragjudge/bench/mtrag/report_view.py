@@ -13,22 +13,18 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.bench.mtrag.assemble import IDK_JUDGES
-from ragjudge.bench.mtrag.display import BREAKDOWN_TITLES, CONDITIONED, RAW
 from ragjudge.models import domain_of, normalize_task_id
 from ragjudge.report.view import (
     Block,
     Record,
     ReportView,
     conversation_block,
-    errors_block,
     judges_block,
     passage_item,
     passages_block,
     text_block,
 )
 
-NO_DIRECTION = ("idk_eval", "idk_lexical")
-"""How often an answer declined is neither good nor bad in itself (that is what conditioning is for)."""
 RB_METRICS = ("RB_llm", "RB_agg")
 DISAGREE_AT = 0.5
 
@@ -80,10 +76,7 @@ class MtragView(ReportView):
         return {"IDK says declined, RB ≥ 0.5": idk >= 1.0 and max(rb) >= DISAGREE_AT}
 
     def blocks(self, record: Record) -> list[Block]:
-        blocks: list[Block] = []
-        errors = self.errors(record)
-        if errors:
-            blocks.append(errors_block(errors))
+        blocks = self.error_blocks(record)
         turns = [t for t in record.get("input") or [] if isinstance(t, dict)]
         blocks.append(conversation_block(turns, "Conversation", shared=True, current_last_user=True))
         blocks += self.passage_blocks(record)
@@ -128,15 +121,6 @@ class MtragView(ReportView):
                      for c in contexts]
         blocks.append(passages_block(shown, "Passages the generator saw", note=note))
         return blocks
-
-    def direction(self, metric: str) -> bool | None:
-        return None if metric in NO_DIRECTION else True
-
-    def headline(self, summary: dict[str, Any], metrics: list[str]) -> list[str]:
-        return [m for m in CONDITIONED if m in metrics] or [m for m in RAW if m in metrics] or metrics[:4]
-
-    def breakdown_titles(self) -> dict[str, str]:
-        return dict(BREAKDOWN_TITLES)
 
 
 def _first(value: Any) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 
 from ragjudge.bench.mtrag.assemble import TaskOutcome
+from ragjudge.engine.summary import Breakdown, Group, Metric, MetricCatalog, stat
 
 # Breakdown dimensions (MTRAG Table 5 / Table 16 / Figure 3) → tidy-table column.
 BREAKDOWNS = {
@@ -16,7 +17,26 @@ BREAKDOWNS = {
     "domain": "domain",
     "question_type": "question_type",
     "multi_turn": "multi_turn",
+    "standalone": "standalone",
 }
+MULTI_LABEL = ("question_type", "multi_turn")
+"""Columns holding several labels joined by "|": a task counts once under each."""
+STANDALONE_FIELDS = ("Standalone Type", "Standalone", "standalone")
+
+
+def standalone_label(task: Any) -> str | None:
+    """standalone / non-standalone where the task says (MTRAG's `Standalone Type`), else None (MTRAG-UN's release
+    does not label it)."""
+    value = next((task.enrichments[f] for f in STANDALONE_FIELDS if f in task.enrichments), None)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    if isinstance(value, bool):
+        return "standalone" if value else "non-standalone"
+    if not isinstance(value, str) or value.strip().lower() in ("", "n/a", "na", "nan", "none", "null"):
+        return None
+    label = value.strip().lower().replace("_", "-").replace(" ", "-")
+    return "non-standalone" if label in ("non-standalone", "nonstandalone", "no", "false") else \
+        "standalone" if label in ("standalone", "yes", "true") else value.strip()
 
 
 def tidy_table(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str]) -> pd.DataFrame:
@@ -33,7 +53,8 @@ def tidy_table(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str]) -> 
             "domain": t.domain,
             "answerability": t.answerability,
             "question_type": "|".join(t.question_types) or None,
-            "multi_turn": t.multi_turn,
+            "multi_turn": "|".join(t.multi_turns or ([t.multi_turn] if t.multi_turn else [])) or None,
+            "standalone": standalone_label(t),
             "prediction": o.prediction.text,
         }
         for name in metric_names:
@@ -46,30 +67,65 @@ def tidy_table(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str]) -> 
     return frame
 
 
-def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str],
-              error_counts: dict[str, int]) -> dict[str, Any]:
-    """`{"n_tasks", "metrics": {name: {"mean", "n", "errors"}}, "breakdowns": {dim: {value: {metric: mean}}}}`."""
+BREAKDOWN_TITLES = {"answerability": "By answerability", "turn": "First vs later turns", "domain": "By domain",
+                    "question_type": "By question type", "multi_turn": "By multi-turn type",
+                    "standalone": "Standalone vs non-standalone questions"}
+BREAKDOWN_NOTES = {"question_type": "a task with several question types counts under each",
+                   "multi_turn": "a task with several multi-turn types counts under each"}
+CONDITIONED_UNDERSPECIFIED = ("RB_agg_idk_underspecified", "RB_llm_idk_underspecified", "RL_F_idk_underspecified",
+                              "answerability_acc")
+"""MTRAG-UN's official conditioning, shown when a clarification judge ran: every class has a value (and, by
+answerability, how often the answers asked for clarification)."""
+BY_ANSWERABILITY_ALSO = ("underspecified_eval",)
+CONDITIONED = ("RB_agg_idk", "RB_llm_idk", "RL_F_idk", "answerability_acc")
+RAW = ("RB_agg", "RB_llm", "RL_F", "idk_eval", "idk_lexical")
+"""Breakdown tables show what the paper reports: the IDK-conditioned scores and answerability accuracy when an
+IDK judge ran, else the raw scores (summary.json holds every metric in every group)."""
+HEADLINE = ("RB_llm_idk_underspecified", "RB_agg_idk_underspecified", "RL_F_idk_underspecified",
+            "RB_llm_idk", "RB_agg_idk", "RL_F_idk", "RB_llm", "RB_agg", "RL_F")
+"""The papers' headline figures, best first: MTRAG-UN's conditioned scores (over every task) when a clarification
+judge ran, else MTRAG's IDK-conditioned reference-based scores."""
+
+
+def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str], error_counts: dict[str, int],
+              catalog: MetricCatalog) -> tuple[dict[str, Metric], dict[str, Breakdown]]:
+    """Overall metrics (mean over the tasks that have a value, and the tasks whose judge failed) and the paper's
+    breakdowns (Table 5 / Table 16 / Figure 3), each group's means over its tasks."""
     frame = tidy_table(outcomes, metric_names)
-    metrics: dict[str, dict[str, Any]] = {}
+    metrics: dict[str, Metric] = {}
     for name in metric_names:
         column = frame[name].dropna() if name in frame else pd.Series(dtype=float)
-        metrics[name] = {"mean": _mean(column), "n": int(column.size), "errors": error_counts.get(name, 0)}
-    breakdowns: dict[str, dict[str, dict[str, Any]]] = {}
+        metrics[name] = catalog.metric(name, _mean(column), n=int(column.size), errors=error_counts.get(name, 0))
+    shown = _shown(CONDITIONED_UNDERSPECIFIED, metrics, first=3) or _shown(CONDITIONED, metrics) or \
+        _shown(RAW, metrics) or list(metrics)[:6]
+    breakdowns: dict[str, Breakdown] = {}
     for dimension, column in BREAKDOWNS.items():
         data = frame
-        if column == "question_type":  # multi-label: a task counts once under each of its types
-            data = frame.assign(question_type=frame["question_type"].str.split("|")).explode("question_type")
+        if column in MULTI_LABEL:  # multi-label: a task counts once under each of its labels
+            data = frame.assign(**{column: frame[column].str.split("|")}).explode(column)
         data = data[data[column].notna()]
         if data.empty:
             continue
-        groups: dict[str, dict[str, Any]] = {}
+        groups: dict[str, Group] = {}
         for value, group in data.groupby(column, sort=True):
-            stats: dict[str, Any] = {"n_tasks": int(len(group))}
-            for name in metric_names:
-                stats[name] = _mean(group[name].dropna())
-            groups[str(value)] = stats
-        breakdowns[dimension] = groups
-    return {"n_tasks": len(outcomes), "metrics": metrics, "breakdowns": breakdowns}
+            groups[str(value)] = Group(n=int(len(group)), metrics={
+                name: stat(_mean(values := group[name].dropna()), n=int(values.size)) for name in metric_names})
+        breakdowns[dimension] = Breakdown(title=BREAKDOWN_TITLES[dimension], label=dimension, groups=groups,
+                                          columns=shown + _also(dimension, shown, metrics),
+                                          note=BREAKDOWN_NOTES.get(dimension, ""))
+    return metrics, breakdowns
+
+
+def _also(dimension: str, shown: list[str], metrics: dict[str, Metric]) -> list[str]:
+    if dimension != "answerability" or not any(m.endswith("_idk_underspecified") for m in shown):
+        return []
+    return [m for m in BY_ANSWERABILITY_ALSO if m in metrics]
+
+
+def _shown(names: Sequence[str], metrics: dict[str, Metric], first: int | None = None) -> list[str]:
+    """The `names` that are metrics, if any of the first `first` is (else none)."""
+    present = [m for m in names if m in metrics]
+    return present if first is None or any(m in metrics for m in names[:first]) else []
 
 
 def _mean(series: pd.Series) -> float | None:

@@ -1,15 +1,20 @@
 """`--bench sentence-retrieval`: rerank the 50 candidate Wikipedia sentences of each Reddit dialogue of
-Harel et al. (SIGIR 2022) with any number of systems, tuned and tested over the paper's 50 splits."""
+Harel et al. (SIGIR 2022) with any number of systems, tuned and tested over the paper's 50 splits.
+
+A run writes one summary for all its systems: every system's MAP, nDCG@5 and MRR in the `system` breakdown,
+the best system's (highest MAP) as the top-level metrics and the headline, and the best system's figures by
+dialogue type in the `type` breakdown; why the best system and not `system/MAP` names is said in
+`ragjudge.bench.sentence_retrieval.summary`."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from ragjudge.bench.base import (
     Bench,
@@ -53,8 +58,11 @@ from ragjudge.bench.sentence_retrieval.systems import (
     tokens_for,
 )
 from ragjudge.engine.context import RunContext
-from ragjudge.engine.render import Table
+from ragjudge.engine.summary import Headline, Metric, Summary, describe
 from ragjudge.errors import UsageError
+
+if TYPE_CHECKING:
+    from ragjudge.report.view import ReportView
 
 
 class SentenceRetrievalOptions(BenchOptions):
@@ -73,25 +81,37 @@ class SentenceRetrievalOptions(BenchOptions):
     cross_encoder: str | None = Field(None, description="Local cross-encoder folder for cross_encoder specs that "
                                       "name none.")
     candidates: int = Field(50, ge=0, description="Candidates every dialogue must have (0: any number).")
-    tune_on: Literal["MAP", "NDCG@5", "MRR"] = Field("MAP", description="Metric the validation halves pick by.")
-    permutations: int = Field(10_000, ge=1, description="Random permutations per significance test.")
-    seed: int = Field(0, description="Seed of the permutation tests.")
-    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level (after Bonferroni).")
+    tune_on: Literal["MAP", "nDCG@5", "MRR"] = Field("MAP", description="Metric the validation halves pick by "
+                                                     "(NDCG@5, the paper's spelling, is nDCG@5).")
+    permutations: int = Field(10_000, ge=1, description="Random permutations per significance test (at least 1).")
+    seed: int = Field(0, ge=0, description="Seed of the permutation tests (a whole number >= 0).")
+    alpha: float = Field(0.05, gt=0, lt=1, description="Significance level (after Bonferroni), between 0 and 1.")
+
+    @field_validator("tune_on", mode="before")
+    @classmethod
+    def _tune_on(cls, value: Any) -> Any:
+        """Any case (`ndcg@5`, the paper's `NDCG@5`) names the same metric."""
+        if isinstance(value, str):
+            return {m.lower(): m for m in METRICS}.get(value.strip().lower(), value)
+        return value
 
 
 class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
     name = "sentence-retrieval"
     description = ("Sentence retrieval for open-ended dialogues (Harel et al., SIGIR 2022): rerank 50 Wikipedia "
-                   "sentences per Reddit dialogue; MAP, NDCG@5, MRR over 50 tuned splits, permutation tests.")
+                   "sentences per Reddit dialogue; MAP, nDCG@5, MRR over 50 tuned splits, permutation tests.")
     Options = SentenceRetrievalOptions
     llm = "optional"
     data_help = (f"The dataset's two files cannot be downloaded by ragjudge: get datasets/dialogues.json, "
                  f"datasets/wikipedia_grounded_dialogues.json and evaluation/val_test_splits.json from {REPOSITORY} "
                  f"and pass their folder as --data. examples/sentret-mini is a small synthetic set in that format.")
-    metrics = (MetricInfo("MAP", "mean average precision over the 50 candidates"),
-               MetricInfo("NDCG@5", "NDCG of the top 5, binary gains"),
-               MetricInfo("MRR", "reciprocal rank of the first relevant sentence, no cut-off"))
-    breakdowns = ("type",)
+    COUNTS = "the dialogues every system scored (each split's test half holds about half of them)"
+    metrics = (MetricInfo("MAP", "mean average precision over each dialogue's candidates: the mean over the "
+                          "splits of the test half's mean (top level: the best system's)", counts=COUNTS),
+               MetricInfo("nDCG@5", "nDCG of the top 5, binary gains (the paper's NDCG@5)", counts=COUNTS),
+               MetricInfo("MRR", "reciprocal rank of the first relevant sentence, no cut-off", counts=COUNTS))
+    breakdowns = ("system", "type")
+    unit = "dialogues"
 
     def __init__(self, options: SentenceRetrievalOptions, *, label: str | None = None):
         super().__init__(options, label=label)
@@ -213,17 +233,23 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         order = sorted(self.selected, key=lambda n: self.specs[n][0].reranker.name == "rrf")
         return [SystemScorer(self.systems[name], self.memo) for name in order]
 
-    def summarize(self, results: Sequence[SampleResult[Dialogue]], ctx: RunContext) -> dict[str, Any]:
+    def summarize(self, results: Sequence[SampleResult[Dialogue]], ctx: RunContext) -> Summary:
         o = self.options
         ok = [r for r in results if not r.errors]
         dialogues = [r.sample for r in ok]
         self._ids = [d.id for d in dialogues]
-        out: dict[str, Any] = {"n_samples": len(results), "n_dialogues": {
-            "scored": len(ok), "excluded": len(results) - len(ok),
-            **{t: sum(d.type == t for d in dialogues) for t in summ.TYPES}}}
+        excluded = len(results) - len(ok)
+        counts = {t: sum(d.type == t for d in dialogues) for t in summ.TYPES}
+        details: dict[str, Any] = {"n_dialogues": {"scored": len(ok), "excluded": excluded, **counts}}
+        details["labels"] = self._label_facts([r.sample for r in results])
+        facts = self._query_facts(ok)
+        details.update(facts)
+        warnings = self._warnings(facts, excluded)
+        catalog = self.catalog
         if not ok:
-            out["notes"] = ["no dialogue was scored by every system: see the errors in results.csv"]
-            return out
+            metrics = {m: catalog.metric(m, None, n=0, errors=excluded) for m in METRICS}
+            return self.summary(results, metrics, warnings=warnings, details=details, notes=[
+                "no dialogue was scored by every system: see the errors in results.csv", *self._label_note(details)])
         masks = protocol.all_at_once(len(ok)) if o.no_splits or self.splits is None else \
             protocol.split_masks(self.splits, self._ids, str(self.splits_path))
         scored = [summ.Scored(name, self.systems[name].setting_keys,
@@ -233,25 +259,39 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         result = summ.summarize_systems(scored, masks, types, tune_on=o.tune_on, permutations=o.permutations,
                                         seed=o.seed, alpha=o.alpha, with_splits=not o.no_splits)
         self._per_dialogue = {s.name: s.outcome.per_dialogue for s in scored if s.outcome}
-        out["protocol"] = {"n_splits": 0 if o.no_splits else int(masks.test.shape[0]),
-                           "splits_file": str(self.splits_path) if self.splits_path else None,
-                           "tuned_on": o.tune_on, "split_ids_not_scored": masks.dropped,
-                           "unbalanced_splits": self._unbalanced(dialogues),
-                           "std": "sample standard deviation (ddof=1) over the test halves"}
-        out.update(result)
-        out["metrics"] = summ.flat_metrics(out)
-        for name, entry in out["systems"].items():
+        n_splits = 0 if o.no_splits else int(masks.test.shape[0])
+        systems = result["systems"]
+        for name, entry in systems.items():
             entry.update(self.systems[name].describe())
-        out.update(self._query_facts(ok))
-        describe = {n: self.systems[n].describe() for n in self.selected}
-        tables = [summ.main_table(out, describe), summ.type_table(out), summ.picks_table(out)]
-        if "splits" in out["significance"] or "dialogues" in out["significance"]:
-            tables.append(summ.significance_table(out))
+        best = summ.best_system(systems)
+        details["protocol"] = {"n_splits": n_splits, "splits_file": str(self.splits_path) if self.splits_path else None,
+                               "tuned_on": o.tune_on, "split_ids_not_scored": masks.dropped,
+                               "unbalanced_splits": self._unbalanced(dialogues),
+                               "std": "sample standard deviation (ddof=1) over the test halves"}
+        details.update({"best_system": best, "best_by": "MAP", "systems": systems,
+                        "significance": result["significance"]})
+        metrics: dict[str, Metric] = {
+            m: catalog.metric(m, systems[best]["metrics"][m]["value"], n=len(ok), errors=excluded,
+                              std=systems[best]["metrics"][m]["std"], system=best, n_splits=n_splits)
+            for m in METRICS}
+        how = summ.how_scored(n_splits, o.tune_on)
+        breakdowns = {"system": summ.system_breakdown(systems, len(ok), how),
+                      "type": summ.type_breakdown(systems[best], counts, best)}
+        tables = [summ.main_table(systems, len(ok), n_splits, o.tune_on), summ.type_table(systems)]
+        if any(len(e["settings"]) > 1 for e in systems.values()):
+            tables.append(summ.picks_table(systems))
+        significance = summ.significance_table(result["significance"])
+        if significance is not None:
+            tables.append(significance)
         tables.append(reference.data_table(dialogues))
-        out["tables"] = tables
-        out["reference"] = reference.reference_tables()
-        out["notes"] = self._notes(out)
-        return out
+        which = f"{best}, the best of {len(systems)} systems by MAP" if len(systems) > 1 else best
+        spread = systems[best]["metrics"]["MAP"]["std"]
+        text = describe("MAP", metrics["MAP"], self.unit) + f" ({which}" + (
+            f"; std {spread:.3f} over {n_splits} test halves)" if spread is not None else ")")
+        return self.summary(results, metrics, breakdowns=breakdowns, tables=tables,
+                            reference=reference.reference_tables(), notes=self._notes(details), warnings=warnings,
+                            details=details, headline=Headline(metric="MAP", value=metrics["MAP"].value, text=text),
+                            title=f"sentence-retrieval: {len(ok)} dialogues, {which}")
 
     def _unbalanced(self, dialogues: Sequence[Dialogue]) -> int:
         """Splits whose halves differ by more than one dialogue of a type (the paper balances them)."""
@@ -278,28 +318,54 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
             facts["query_rewrite"] = dict(rewrite)
         return facts
 
-    def _notes(self, summary: dict[str, Any]) -> list[str]:
-        notes = []
+    @staticmethod
+    def _label_facts(dialogues: Sequence[Dialogue]) -> dict[str, Any]:
+        """The candidates' labels as the dataset defines them (1 relevant, anything else not): how many of each,
+        and the labels written as neither 0 nor 1 (read as non-relevant), by value as written."""
+        other = Counter(label for d in dialogues for label in d.other_labels)
+        return {"relevant": sum(d.n_relevant for d in dialogues),
+                "non_relevant": sum(len(d.candidates) - d.n_relevant for d in dialogues),
+                "other": sum(other.values()), "other_values": dict(sorted(other.items())),
+                "other_dialogues": sum(1 for d in dialogues if d.other_labels)}
+
+    @staticmethod
+    def _label_note(details: dict[str, Any]) -> list[str]:
+        labels = details["labels"]
+        if not labels["other"]:
+            return []
+        values = ", ".join(f"{v} ({n})" for v, n in labels["other_values"].items())
+        return [f"{labels['other']} candidate label(s) in {labels['other_dialogues']} dialogue(s) were neither 0 nor "
+                f"1 ({values}): read as non-relevant, as the dataset defines labels (1 relevant, anything else not)"]
+
+    def _notes(self, details: dict[str, Any]) -> list[str]:
+        notes = self._label_note(details)
         lexical = [n for n in self.selected if self.specs[n][0].reranker.name in ("bm25", "lm")]
         if lexical:
-            stats = {n: summary["systems"][n]["options"].get("collection", "grid") for n in lexical}
+            stats = {n: details["systems"][n]["options"].get("collection", "grid") for n in lexical}
             notes.append("collection statistics: " + ", ".join(f"{n} {c}" for n, c in stats.items()) + " (the paper "
                          "used its Wikipedia sentence index, which is not public)")
-        if summary["empty_queries"]:
+        if details["empty_queries"]:
             notes.append("dialogues with an empty query (their candidates keep the initial order): " +
-                         ", ".join(f"{k} {v}" for k, v in summary["empty_queries"].items()))
-        if summary["protocol"]["unbalanced_splits"]:
-            notes.append(f"{summary['protocol']['unbalanced_splits']} split(s) do not balance ungrounded and grounded "
+                         ", ".join(f"{k} {v}" for k, v in details["empty_queries"].items()))
+        if details["protocol"]["unbalanced_splits"]:
+            notes.append(f"{details['protocol']['unbalanced_splits']} split(s) do not balance ungrounded and grounded "
                          f"dialogues between their halves (the paper's do)")
-        if summary["protocol"]["split_ids_not_scored"]:
-            notes.append(f"{summary['protocol']['split_ids_not_scored']} split id(s) were not scored (--limit or "
+        if details["protocol"]["split_ids_not_scored"]:
+            notes.append(f"{details['protocol']['split_ids_not_scored']} split id(s) were not scored (--limit or "
                          f"errors) and were left out of their halves")
         return notes
 
-    # -- outputs -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _warnings(facts: dict[str, Any], excluded: int) -> list[str]:
+        out = []
+        fallbacks = facts.get("query_rewrite", {}).get("fallback", 0)
+        if fallbacks:
+            out.append(f"warning: {fallbacks} rewrite(s) fell back to the last turn (see 'rewrite' in results.jsonl)")
+        if excluded:
+            out.append(f"warning: {excluded} dialogue(s) had errors and were left out of every system's figures")
+        return out
 
-    def tables(self, summary: dict[str, Any]) -> list[Table]:
-        return [Table.from_dict(t) for t in (summary.get("tables") or []) + (summary.get("reference") or [])]
+    # -- outputs -------------------------------------------------------------------------------------------
 
     def records(self, results: Sequence[SampleResult[Dialogue]]) -> list[dict[str, Any]]:
         position = {d: i for i, d in enumerate(self._ids)}
@@ -335,33 +401,32 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
             rows.append(row)
         return rows
 
-    def artifacts(self, results: Sequence[SampleResult[Dialogue]], summary: dict[str, Any]) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[Dialogue]], summary: Summary) -> dict[str, str]:
         ok = [r for r in results if not r.errors]
-        if not ok or "systems" not in summary:
+        systems = summary.details.get("systems")
+        if not ok or not systems:
             return {}
         files = {"qrels.trec": trec.qrels_text([r.sample for r in ok])}
         for name in self.selected:
             keys = self.systems[name].setting_keys
-            pick = keys.index(summary["systems"][name]["modal_pick"])
+            pick = keys.index(systems[name]["modal_pick"])
             orders = [np.asarray(r.scores[name]["rankings"][pick]) for r in ok]
             files[f"run.{name}.trec"] = trec.run_text(name, [r.sample for r in ok], orders)
         return files
-
-    def warnings(self, summary: dict[str, Any]) -> list[str]:
-        out = []
-        fallbacks = summary.get("query_rewrite", {}).get("fallback", 0)
-        if fallbacks:
-            out.append(f"warning: {fallbacks} rewrite(s) fell back to the last turn (see 'rewrite' in results.jsonl)")
-        if summary.get("n_dialogues", {}).get("excluded"):
-            out.append(f"warning: {summary['n_dialogues']['excluded']} dialogue(s) had errors and were left out of "
-                       f"every system's figures")
-        return out
 
     def run_info(self) -> dict[str, Any]:
         return {"data": self.options.data, "splits": str(self.splits_path) if self.splits_path else None,
                 "systems": {n: {**self.systems[n].describe(), "spec": self.specs[n][0].record()}
                             for n in self.selected if n in self.systems},
-                "metrics": list(METRICS)}
+                "metrics": list(METRICS), **({"models": {"llm": models}} if (models := self.llm_models()) else {})}
+
+    @classmethod
+    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
+        """Each dialogue with its query and every system's figures on it (`<system> AP`, `nDCG@5`, `RR`), which
+        the generic view does not read."""
+        from ragjudge.bench.sentence_retrieval.report_view import SentenceRetrievalView
+
+        return SentenceRetrievalView(run_info)
 
     def out_slug(self) -> list[str]:
         return [Path(self.options.data).resolve().name]

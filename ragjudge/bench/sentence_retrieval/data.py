@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.jsonl import json_document_error, read_jsonl
 
 REPOSITORY = "https://github.com/SIGIR-2022/A-Dataset-for-Sentence-Retrieval-for-Open-Ended-Dialogues"
 DialogueType = Literal["ungrounded", "grounded"]
@@ -47,6 +47,9 @@ class Candidate(BaseModel):
     body: str
     score: float | None = None
     label: int
+    """1 relevant, 0 not: the dataset's definition ("label - 1 if relevant; otherwise non-relevant")."""
+    other_label: str | None = Field(None, exclude=True)
+    """The label as written when it was neither 0 nor 1 (read as non-relevant, and counted in the summary)."""
 
     @field_validator("title", mode="before")
     @classmethod
@@ -55,15 +58,25 @@ class Candidate(BaseModel):
 
     @field_validator("label", mode="before")
     @classmethod
-    def _label(cls, value: Any) -> int:
-        """0/1 as a number, a boolean or a string: anything else is an error, never a guess."""
-        if isinstance(value, bool):
-            return int(value)
-        if isinstance(value, (int, float)) and value in (0, 1):
-            return int(value)
-        if isinstance(value, str) and value.strip() in ("0", "1"):
-            return int(value.strip())
-        raise ValueError(f"must be 0 or 1, got {value!r}")
+    def _a_label(cls, value: Any) -> Any:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        got = "null" if value is None else type(value).__name__
+        raise ValueError(f"must be a number or text (1 relevant, anything else not), got {got}")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _label(cls, data: Any) -> Any:
+        """The dataset's README: `label - 1 if relevant; otherwise non-relevant`. 1 (a number, true, or text "1")
+        is relevant; any other number or text (0, 2, -1, "yes") is not, and one that is not 0/false/"0" is kept in
+        `other_label` to be counted. A label that is not a number or text (null, a list) is an error."""
+        if not isinstance(data, dict) or not isinstance(data.get("label"), (bool, int, float, str)):
+            return data  # `_a_label` says what is wrong, naming the field
+        value = data["label"]
+        text = value.strip() if isinstance(value, str) else value
+        relevant = text is True or (not isinstance(text, bool) and text in (1, "1"))
+        binary = relevant or text is False or (not isinstance(text, bool) and text in (0, "0"))
+        return {**data, "label": int(relevant), "other_label": None if binary else repr(value)}
 
 
 class Dialogue(BaseModel):
@@ -92,6 +105,11 @@ class Dialogue(BaseModel):
     @property
     def n_relevant(self) -> int:
         return sum(self.labels)
+
+    @property
+    def other_labels(self) -> list[str]:
+        """Labels written as neither 0 nor 1 (read as non-relevant), as written."""
+        return [c.other_label for c in self.candidates if c.other_label is not None]
 
 
 class Split(BaseModel):
@@ -129,8 +147,7 @@ def iter_records(path: Path) -> Iterator[tuple[int, Any]]:
         try:
             value, pos = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON ({exc.msg} at column {exc.colno})", file=str(path),
-                             line=exc.lineno) from None
+            raise json_document_error(exc, file=str(path)) from None
         yield line, value
         while pos < len(text) and text[pos] in " \t\r\n":
             pos += 1
@@ -179,10 +196,11 @@ def parse_dialogue(record: Any, dialogue_type: DialogueType, path: Path, line: i
 
 
 def find_file(folder: Path, stem: str) -> Path | None:
-    """`stem.json` or `stem.jsonl`, in the folder or in its `datasets/` (a checkout of the repository)."""
+    """`stem.json` or `stem.jsonl`, in the folder or in its `datasets/` (a checkout of the repository). Whatever
+    is there is found, a folder too: reading it then says so, rather than 'not found'."""
     for sub in (folder, folder / "datasets"):
         for ext in (".json", ".jsonl"):
-            if (sub / f"{stem}{ext}").is_file():
+            if (sub / f"{stem}{ext}").exists():
                 return sub / f"{stem}{ext}"
     return None
 
@@ -193,14 +211,18 @@ def load_dialogues(data: str | Path, n_candidates: int = 50) -> list[Dialogue]:
     if not folder.is_dir():
         raise UsageError(f"--data {data}: not a folder (it must hold dialogues.json and "
                          f"wikipedia_grounded_dialogues.json, from {REPOSITORY} datasets/)")
-    dialogues: list[Dialogue] = []
-    first_seen: dict[str, str] = {}
+    paths: dict[DialogueType, Path] = {}
     for dialogue_type, stem in FILES.items():
         path = find_file(folder, stem)
         if path is None:
             raise UsageError(f"--data {data}: {stem}.json not found (looked in {folder} and {folder / 'datasets'}); "
                              f"ragjudge cannot download it: get datasets/dialogues.json and datasets/"
                              f"wikipedia_grounded_dialogues.json from {REPOSITORY} and pass their folder")
+        paths[dialogue_type] = path
+    dialogues: list[Dialogue] = []
+    first_seen: dict[str, str] = {}
+    for dialogue_type, path in paths.items():
+        before = len(dialogues)
         for line, record in iter_records(path):
             dialogue = parse_dialogue(record, dialogue_type, path, line, n_candidates)
             if dialogue.id in first_seen:
@@ -208,15 +230,17 @@ def load_dialogues(data: str | Path, n_candidates: int = 50) -> list[Dialogue]:
                                  file=str(path), line=line, field="id")
             first_seen[dialogue.id] = f"{path}:{line}"
             dialogues.append(dialogue)
-    if not dialogues:
-        raise InputError("no dialogues", file=str(folder))
+        if len(dialogues) == before:  # the dataset has both types: an empty file is a broken copy, said here
+            raise InputError(f"has no dialogues (the dataset's {path.stem} file holds "
+                             f"{'400 ungrounded' if dialogue_type == 'ungrounded' else '446 grounded'} ones)",
+                             file=str(path), line=1)
     return dialogues
 
 
 def find_splits(data: str | Path) -> Path | None:
     folder = Path(data)
     for path in (folder / SPLITS_FILE, folder / "evaluation" / SPLITS_FILE):
-        if path.is_file():
+        if path.exists():  # a folder too: reading it says so
             return path
     return None
 
@@ -252,5 +276,5 @@ def load_splits(path: str | Path, known_ids: set[str]) -> list[Split]:
             raise InputError(f"dialogue {min(shared)!r} is in both halves", field="test", **where)
         splits.append(Split(val=halves[key], test=halves["test"], line=line))
     if not splits:
-        raise InputError("the splits file has no splits", file=str(path))
+        raise InputError("the splits file has no splits", file=str(path), line=1)
     return splits

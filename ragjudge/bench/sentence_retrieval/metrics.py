@@ -1,7 +1,7 @@
-"""AP, NDCG@5 and reciprocal rank of rankings of one dialogue's candidates, many rankings at once.
+"""AP, nDCG@5 and reciprocal rank of rankings of one dialogue's candidates, many rankings at once.
 
-The paper's measures (Section 5.1.1): MAP, NDCG of the 5 highest ranked sentences, MRR of the highest
-ranked relevant sentence. Relevance is binary, so NDCG's gain is the label (linear and exponential gains
+The paper's measures (Section 5.1.1): MAP, NDCG of the 5 highest ranked sentences (the paper's NDCG@5, named
+`nDCG@5` here as in every ragjudge retrieval figure), MRR of the highest ranked relevant sentence. Relevance is binary, so NDCG's gain is the label (linear and exponential gains
 agree); AP divides by the number of relevant candidates; MRR has no cut-off. Every relevant sentence of a
 dialogue is among its candidates, so these equal trec_eval's / ranx's figures on the same ranking (a test
 scores our TREC runs with `ragjudge retrieval-eval` to show it). Written in numpy rather than through
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-METRICS = ("MAP", "NDCG@5", "MRR")
-"""Names of the means over dialogues; per dialogue they are AP, NDCG@5 and RR."""
+METRICS = ("MAP", "nDCG@5", "MRR")
+"""Names of the means over dialogues; per dialogue they are AP, nDCG@5 and RR."""
 NDCG_DEPTH = 5
 
 
@@ -51,6 +51,6 @@ def reciprocal_rank(rel: np.ndarray) -> np.ndarray:
 
 
 def measure(labels: np.ndarray, rankings: np.ndarray) -> np.ndarray:
-    """(settings, 3): AP, NDCG@5 and RR of each ranking (a permutation of candidate positions)."""
+    """(settings, 3): AP, nDCG@5 and RR of each ranking (a permutation of candidate positions)."""
     rel = ranked_labels(labels, np.atleast_2d(rankings))
     return np.stack([average_precision(rel), ndcg_at(rel), reciprocal_rank(rel)], axis=1)

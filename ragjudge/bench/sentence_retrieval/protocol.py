@@ -2,7 +2,7 @@
 MAP on the validation half and score the test half with them; report the mean and standard deviation of
 the 50 test-half figures, overall and by dialogue type.
 
-Everything works on one array per system, `scores[setting, dialogue, metric]` (AP, NDCG@5, RR per
+Everything works on one array per system, `scores[setting, dialogue, metric]` (AP, nDCG@5, RR per
 dialogue), and boolean split masks; `pick_settings` is given the validation mask only, so the test half
 cannot influence a pick. A tie between settings goes to the first in grid order.
 """

@@ -4,7 +4,8 @@ Tables 1-4 survived the conversion to text intact (each figure appears twice, as
 and the two agree). Marks: 'i' and 'r' = statistically significant difference with the Initial Ranker and
 with RANKBERT MS->R (two-tailed permutation test, 10,000 permutations, p <= 0.05, Bonferroni), over the 50
 test halves. As printed, Table 3's Initial Ranker row carries no 'r' although the text says RANKBERT MS->R's
-gains over every other method are significant and Table 4 marks them: transcribed as printed.
+gains over every other method are significant and Table 4 marks them: transcribed as printed. The summary's
+`reference` holds them as numbers (mean and std in their own columns; the marks of a row in one column).
 
 Correspondence with ragjudge's reranker specs: Initial Ranker = `initial`; LM = `lm_rerank`; Okapi =
 `bm25_rerank` (all three over the last turn). IREPBERT (BERT-Large [CLS] vectors) and the fine-tuned
@@ -14,11 +15,10 @@ RANKBERT cross-encoders have no offline counterpart; `dense_rerank` (MiniLM) and
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ragjudge.bench.sentence_retrieval.data import Dialogue
+from ragjudge.engine.summary import Reference, Table
 
 PAPER = "Harel et al. (SIGIR 2022)"
 SYSTEMS = ("Initial Ranker", "LM", "Okapi", "IREPBERT", "RANKBERT MS", "RANKBERT MS->R")
@@ -59,16 +59,37 @@ def fmt_cell(mean: float, std: float | None, marks: str = "") -> str:
     return f"{text} {marks}".rstrip()
 
 
-def reference_tables() -> list[dict[str, Any]]:
-    table3 = {"title": f"{PAPER}, Table 3: test-set performance (mean ± std over 50 test halves)",
-              "columns": ["system", "MAP", "NDCG@5", "MRR", "ragjudge spec"],
-              "rows": [[name, *(fmt_cell(*cell) for cell in cells), CORRESPONDS.get(name, "-")]
-                       for name, cells in TABLE3.items()],
-              "notes": ["i / r: significantly different from the Initial Ranker / RANKBERT MS->R (p <= 0.05, "
-                        "Bonferroni). Table 3's Initial Ranker row is printed without 'r'."]}
-    table4 = {"title": f"{PAPER}, Table 4: MAP by dialogue type",
-              "columns": ["system", "ungrounded", "grounded"],
-              "rows": [[name, *(fmt_cell(*cell) for cell in cells)] for name, cells in TABLE4.items()]}
+def _marks(cells: list[tuple[float, float, str]]) -> str:
+    """A row's significance marks: one string when every cell carries the same (as printed), else per cell."""
+    marks = [m for _, _, m in cells]
+    return marks[0] if len(set(marks)) == 1 else "/".join(m or "-" for m in marks)
+
+
+COMPARABLE = ("a run on the published data (846 dialogues, the 50 splits of evaluation/val_test_splits.json) with "
+              "the paper's protocol (the default: tuned by MAP on each validation half); ragjudge's specs match the "
+              "paper's systems by kind only (bm25/lm collection statistics come from the candidate pool, not the "
+              "paper's Wikipedia index, which is not public)")
+MARKS = ("marks: i / r = significantly different from the Initial Ranker / RANKBERT MS->R (two-tailed permutation "
+         "test over the 50 test halves, p <= 0.05, Bonferroni)")
+
+
+def reference_tables() -> list[Reference]:
+    """Tables 3 and 4 as published: means with their standard deviations over the 50 test halves."""
+    table3 = Reference(
+        title=f"{PAPER}, Table 3: test-set performance (mean and std over 50 test halves)",
+        columns=["system", "MAP", "MAP std", "NDCG@5", "NDCG@5 std", "MRR", "MRR std", "marks", "ragjudge spec"],
+        rows=[[name, *(x for mean, std, _ in cells for x in (mean, std)), _marks(cells), CORRESPONDS.get(name, "-")]
+              for name, cells in TABLE3.items()],
+        notes=[MARKS + ". Table 3's Initial Ranker row is printed without 'r'.",
+               "NDCG@5 is our nDCG@5 (the same measure)."],
+        source=f"{PAPER}, Table 3", unit="fraction", comparable=COMPARABLE)
+    table4 = Reference(
+        title=f"{PAPER}, Table 4: MAP by dialogue type (mean and std over 50 test halves)",
+        columns=["system", "ungrounded", "ungrounded std", "grounded", "grounded std", "marks"],
+        rows=[[name, *(x for mean, std, _ in cells for x in (mean, std)), _marks(cells)]
+              for name, cells in TABLE4.items()],
+        notes=[MARKS + ". 'grounded' is the paper's Wikipedia grounded dialogues."],
+        source=f"{PAPER}, Table 4", unit="fraction", comparable=COMPARABLE)
     return [table3, table4]
 
 
@@ -77,7 +98,7 @@ def _stats(values: list[float]) -> tuple[float, float, float]:
     return float(arr.mean()), float(np.median(arr)), float(arr.std(ddof=1)) if len(arr) > 1 else 0.0
 
 
-def data_table(dialogues: list[Dialogue]) -> dict[str, Any]:
+def data_table(dialogues: list[Dialogue]) -> Table:
     """Our data beside the paper's Tables 1 and 2: a quick check that the files are the published ones."""
     rows = []
     for dtype in ("ungrounded", "grounded"):
@@ -100,6 +121,6 @@ def data_table(dialogues: list[Dialogue]) -> dict[str, Any]:
                 if scores:
                     rows.append([dtype, len(scores), f"initial score ({'relevant' if label else 'non-relevant'})",
                                  round(float(np.mean(scores)), 3), "-", "-", TABLE2[dtype, label][1], "-", "-"])
-    return {"title": f"The data beside {PAPER}, Tables 1 and 2",
-            "columns": ["type", "n", "statistic", "avg", "median", "std", "paper avg", "paper median", "paper std"],
-            "rows": rows}
+    return Table(title=f"The data beside {PAPER}, Tables 1 and 2",
+                 columns=["type", "n", "statistic", "avg", "median", "std", "paper avg", "paper median", "paper std"],
+                 rows=rows)

@@ -74,7 +74,7 @@ class QuerySolver(Solver[Dialogue]):
 
 
 class SystemScorer(Scorer[Dialogue]):
-    """Ranks with one system (every grid setting) and measures AP, NDCG@5 and RR of each ranking."""
+    """Ranks with one system (every grid setting) and measures AP, nDCG@5 and RR of each ranking."""
 
     def __init__(self, system: System, memo: RankingMemo, chunk: int = 32):
         self.system = system
@@ -103,7 +103,7 @@ class SystemScorer(Scorer[Dialogue]):
 
 
 def metric_dict(values: Sequence[float]) -> dict[str, float]:
-    """Per-dialogue names: AP, NDCG@5, RR (the means over dialogues are MAP, NDCG@5, MRR)."""
-    names = ("AP", "NDCG@5", "RR")
+    """Per-dialogue names: AP, nDCG@5, RR (the means over dialogues are MAP, nDCG@5, MRR)."""
+    names = ("AP", "nDCG@5", "RR")
     assert len(names) == len(METRICS)
     return dict(zip(names, values, strict=True))

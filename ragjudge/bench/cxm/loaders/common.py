@@ -33,9 +33,10 @@ _LABELLED_ID = re.compile(r"^\s*(?P<speaker>customer|agent|user|ivr[ _-]?bot)\s*
                           re.IGNORECASE)
 
 
-def records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line or row number for errors, position among the records from 1, record)."""
-    for index, (line, row) in enumerate(read_rows(path), start=1):
+def records(path: Path, what: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line or row number for errors, position among the records from 1, record); a file with no record is an
+    error naming it (`what` it should hold)."""
+    for index, (line, row) in enumerate(read_rows(path, what), start=1):
         yield line, index, row
 
 
@@ -54,8 +55,22 @@ def transcript(row: dict[str, Any]) -> str | None:
     return None
 
 
-def str_id(value: Any, fallback: int) -> str:
-    return str(fallback) if value is None or str(value).strip() == "" else str(value).strip()
+def id_of(row: dict[str, Any], names: tuple[str, ...], path: Path, line: int, fallback: int | None = None
+          ) -> str | None:
+    """The row's id: the first of `names` it has, as text. An id is text or a number; anything else (an object,
+    a list, true/false) is an error naming the field. Missing or blank: `fallback` (the record's position) as
+    text, or None."""
+    for name in names:
+        value = row.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise InputError(f"an id is text or a number, found {value!r}"[:120], file=str(path), line=line,
+                             field=name)
+        if str(value).strip():
+            return str(value).strip()
+        break
+    return None if fallback is None else str(fallback)
 
 
 def text_cell(value: Any, path: Path, line: int, name: str) -> str | None:
@@ -87,13 +102,12 @@ def load_articles(folder: Path, kind: str) -> dict[str, Article]:
     names, release = ARTICLE_FILES[kind]
     path = require_file(folder, f"{kind} articles", names, release)
     articles: dict[str, Article] = {}
-    for line, row in read_rows(path):
-        article_id = field(row, "id", "document_id", "article_id")
+    for line, row in read_rows(path, "articles"):
+        article_id = id_of(row, ("id", "document_id", "article_id"), path, line)
         text = field(row, "text", "document_content", "content")
         if article_id is None or not isinstance(text, str):
             raise InputError("an article needs id (or document_id) and text (or document_content)",
-                             file=str(path), line=line)
-        article_id = str(article_id)
+                             file=str(path), line=line, field="id" if article_id is None else "text")
         if article_id in articles:
             raise InputError(f"article id {article_id!r} repeats", file=str(path), line=line, field="id")
         title = text_cell(field(row, "title", "document_title"), path, line, "title")

@@ -6,7 +6,7 @@ import re
 from collections import OrderedDict
 from pathlib import Path
 
-from ragjudge.bench.cxm.loaders.common import conversation, records, str_id, text_cell, transcript
+from ragjudge.bench.cxm.loaders.common import conversation, id_of, records, text_cell, transcript
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy, TaxonomyEntry
 from ragjudge.bench.cxm.tables import field, find_file, read_rows, require_file
 from ragjudge.errors import InputError
@@ -17,35 +17,36 @@ TAXONOMY_SPLITS = (("Taxonomy", "taxonomy_1"), ("Taxonomy", "taxonomy_2"), ("Tax
 def load_taxonomies(folder: Path) -> dict[str, Taxonomy]:
     """`taxonomy.jsonl` rows {taxonomy, l1, l2?, description?}, or the release's Taxonomy/taxonomy_N files."""
     entries: dict[str, list[TaxonomyEntry]] = OrderedDict()
-    plain = find_file(folder, ("taxonomy.jsonl",))
+    where: dict[tuple[str, str], tuple[Path, int]] = {}
+    plain = find_file(folder, ("taxonomy.jsonl",), what="intent taxonomy")
     sources: list[tuple[Path, str | None]] = [(plain, None)] if plain else []
     if not sources:
         for config, split in TAXONOMY_SPLITS:
-            path = find_file(folder, (), ((config, split),))
+            path = find_file(folder, (), ((config, split),), what="intent taxonomy")
             if path is not None:
                 sources.append((path, split))
     if not sources:
         raise InputError("no intent taxonomy found (looked for taxonomy.jsonl, "
                          "Taxonomy/taxonomy_N.jsonl|.parquet|.csv)", file=str(folder))
     for path, split_name in sources:
-        for line, row in read_rows(path):
-            name = split_name or field(row, "taxonomy")
+        for line, row in read_rows(path, "intent taxonomy entries"):
+            name = split_name or text_cell(field(row, "taxonomy"), path, line, "taxonomy")
             l1 = field(row, "l1", "L1", "intent")
             if not name or l1 is None:
                 raise InputError("a taxonomy row needs taxonomy and l1 (or intent)", file=str(path), line=line)
             l1 = text_cell(l1, path, line, "l1")
             l2 = text_cell(field(row, "l2", "L2"), path, line, "l2")
             description = text_cell(field(row, "description", "Description"), path, line, "description") or ""
-            entries.setdefault(str(name).lower(), []).append(
-                TaxonomyEntry(l1=str(l1).strip(), l2=l2.strip() if l2 else None, description=description))
-    taxonomies = {}
-    for name, rows in entries.items():
-        labels = [e.label for e in rows]
-        dupes = sorted({lab for lab in labels if labels.count(lab) > 1})
-        if dupes:
-            raise InputError(f"taxonomy {name!r} lists {dupes[0]!r} twice", file=str(sources[0][0]))
-        taxonomies[name] = Taxonomy(name=name, entries=rows)
-    return taxonomies
+            entry = TaxonomyEntry(l1=str(l1).strip(), l2=l2.strip() if l2 else None, description=description)
+            key = (str(name).lower(), entry.label)
+            if key in where:  # the file and line that repeat it (each release taxonomy is its own file)
+                first, first_line = where[key]
+                at = f"line {first_line}" if first == path else f"{first}:{first_line}"
+                raise InputError(f"taxonomy {key[0]!r} lists {entry.label!r} twice (first at {at})", file=str(path),
+                                 line=line, field="l2" if entry.l2 else "l1")
+            where[key] = (path, line)
+            entries.setdefault(key[0], []).append(entry)
+    return {name: Taxonomy(name=name, entries=rows) for name, rows in entries.items()}
 
 
 def load_intent(folder: Path) -> tuple[list[IntentCase], dict[str, Taxonomy]]:
@@ -53,8 +54,8 @@ def load_intent(folder: Path) -> tuple[list[IntentCase], dict[str, Taxonomy]]:
     path = require_file(folder, "intent conversations", ("intent.jsonl",), (("Intent_Prediction", "train"),))
     cases = []
     seen: set[str] = set()
-    for line, index, row in records(path):
-        case_id = str_id(field(row, "case_id", "conversation_id", "id"), index)
+    for line, index, row in records(path, "intent conversations"):
+        case_id = id_of(row, ("case_id", "conversation_id", "id"), path, line, index)
         if case_id in seen:
             raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="conversation_id")
         seen.add(case_id)

@@ -31,22 +31,28 @@ def _pair_kind(value: Any, path: Path, line: int) -> str:
 
 
 def load_pairs(folder: Path) -> dict[str, set[frozenset[str]]]:
-    """Gold unordered pairs by kind, from kb_pairs.jsonl or the release's KB_Refinement splits."""
+    """Gold unordered pairs by kind, from kb_pairs.jsonl or the release's KB_Refinement splits. A file that holds
+    no pair is an error naming it (one of the release's two splits may be empty when the other is not)."""
     gold: dict[str, set[frozenset[str]]] = {}
-    plain = find_file(folder, ("kb_pairs.jsonl",))
+    plain = find_file(folder, ("kb_pairs.jsonl",), what="KB-refinement pairs")
     if plain is not None:
-        for line, row in read_rows(plain):
+        for line, row in read_rows(plain, "KB-refinement pairs"):
             kind = _pair_kind(row.get("kind"), plain, line)
             pair_value = row.get("pair") if row.get("pair") is not None else [row.get("a"), row.get("b")]
             gold.setdefault(kind, set()).add(read_pair(pair_value, path=plain, line=line, name="pair"))
         return gold
+    found = []
     for split, kind in (("similarity_pairs", "similar"), ("contradictory_pairs", "contradictory")):
-        path = find_file(folder, (), (("KB_Refinement", split),))
+        path = find_file(folder, (), (("KB_Refinement", split),), what="KB-refinement pairs")
         if path is None:
             continue
+        found.append(path)
         for line, row in read_rows(path):
             gold.setdefault(kind, set()).add(read_pair(field(row, "Pairs", "pair"), path=path, line=line, name="Pairs"))
-    if not gold:
+    if not found:
         raise InputError("no KB-refinement pairs found (looked for kb_pairs.jsonl, "
                          "KB_Refinement/similarity_pairs|contradictory_pairs)", file=str(folder))
+    if not gold:
+        others = f" (nor does {found[1]})" if len(found) > 1 else ""
+        raise InputError(f"the file holds no KB-refinement pairs{others}", file=str(found[0]))
     return gold

@@ -13,10 +13,10 @@ from typing import Any
 
 from ragjudge.bench.cxm.loaders.common import (
     conversation,
+    id_of,
     message_id_speaker,
     normalize_message_id,
     records,
-    str_id,
     transcript,
 )
 from ragjudge.bench.cxm.models import Message, QualityCase, QualityQuestion
@@ -89,8 +89,8 @@ def load_quality(folder: Path) -> list[QualityCase]:
     """One case per conversation; release rows that share a conversation_id are merged."""
     path = require_file(folder, "quality-adherence cases", ("quality.jsonl",), (("Agent_Quality_Adherence", "train"),))
     grouped: dict[str, dict[str, Any]] = OrderedDict()
-    for line, index, row in records(path):
-        case_id = str_id(field(row, "case_id", "conversation_id", "id"), index)
+    for line, index, row in records(path, "quality-adherence cases"):
+        case_id = id_of(row, ("case_id", "conversation_id", "id"), path, line, index)
         questions = _questions(row, path, line)
         if case_id not in grouped:
             grouped[case_id] = {"messages": conversation(row, path, line), "questions": [], "line": line,

@@ -7,7 +7,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ragjudge.bench.cxm.loaders.common import conversation, records, str_id
+from ragjudge.bench.cxm.loaders.common import conversation, id_of, records
 from ragjudge.bench.cxm.models import ToolCall, ToolCase, parse_arguments
 from ragjudge.bench.cxm.tables import field, id_list, listish, read_rows, require_file, structured
 from ragjudge.errors import InputError
@@ -15,6 +15,9 @@ from ragjudge.errors import InputError
 
 def _openai_tool(definition: Any, path: Path, line: int) -> dict[str, Any]:
     """OpenAI tool format: {"type": "function", "function": {"name", "description", "parameters"}}."""
+    if isinstance(definition, dict) and definition.get("type", "function") != "function":
+        raise InputError(f"a tool's type must be \"function\" (an OpenAI function tool), got {definition['type']!r}"
+                         [:160], file=str(path), line=line, field="type")
     if isinstance(definition, dict) and isinstance(definition.get("function"), dict):
         function = definition["function"]
     elif isinstance(definition, dict) and "name" in definition:
@@ -35,7 +38,7 @@ def load_tool_catalog(folder: Path) -> dict[str, dict[str, Any]]:
     """Tool name → OpenAI tool schema, from tools.jsonl or the release's Tools_Description."""
     path = require_file(folder, "tool definitions", ("tools.jsonl",), (("Tools_Description", "train"),))
     catalog: dict[str, dict[str, Any]] = OrderedDict()
-    for line, row in read_rows(path):
+    for line, row in read_rows(path, "tool definitions"):
         if "Definition" in row or "definition" in row:
             raw = field(row, "Definition", "definition")
             tool = _openai_tool(structured(raw, path=path, line=line, name="Definition"), path, line)
@@ -80,8 +83,8 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
     path = require_file(folder, "tool-call cases", ("tool_calls.jsonl",), (("Tool_Calling", "train"),))
     cases = []
     seen: set[str] = set()
-    for line, index, row in records(path):
-        case_id = str_id(field(row, "case_id", "id"), index)
+    for line, index, row in records(path, "tool-call cases"):
+        case_id = id_of(row, ("case_id", "id"), path, line, index)
         if case_id in seen:
             raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="case_id")
         seen.add(case_id)
@@ -109,10 +112,10 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
             if missing:
                 raise InputError(f"expected tool {missing[0]!r} is not among the {size} offered", file=str(path),
                                  line=line, field=f"candidates.{size}")
-        unknown = [c.name for c in expected if c.name not in catalog]
+        unknown = [i for i, c in enumerate(expected) if c.name not in catalog]
         if unknown:
-            raise InputError(f"expected tool {unknown[0]!r} is not in the tool definitions", file=str(path),
-                             line=line, field="expected")
+            raise InputError(f"expected tool {expected[unknown[0]].name!r} is not in the tool definitions",
+                             file=str(path), line=line, field=f"expected[{unknown[0]}].name")
         kb_ids = id_list(field(row, "kb_ids", "kbs"), path=path, line=line, name="kb_ids")
         cases.append(ToolCase(case_id=case_id, messages=conversation(row, path, line), expected=expected,
                               candidates=dict(sorted(candidates.items())), kb_ids=kb_ids))

@@ -1,4 +1,7 @@
-"""Multi-turn answer classification scores: the class distribution and agreement with gold labels."""
+"""Multi-turn answer classification scores: the class distribution and agreement with gold labels.
+
+A row's retrieved articles are `ranking` (article ids, best first), as in every CXMArena predictions file; the
+older key `retrieved_ids` is still read, with a deprecation warning."""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ from typing import Any
 
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import ANSWER_LABELS, RagCase, normalize_class
-from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
 
 
@@ -18,13 +21,17 @@ def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None
     retrieved: dict[str, list[str]] = {}
     errors = 0
     seen: set[str] = set()
+    old_key: list[int] = []
     for line, row in rows:
         case_id = known_id(row, "case_id", set(by_id), path, line, "case")
         if case_id in seen:
             raise bad(path, line, "case_id", f"second prediction for case {case_id!r}")
         seen.add(case_id)
-        if row.get("retrieved_ids") is not None:
-            retrieved[case_id] = ids(row, "retrieved_ids", path, line)
+        key = "ranking" if row.get("ranking") is not None or row.get("retrieved_ids") is None else "retrieved_ids"
+        if row.get(key) is not None:
+            retrieved[case_id] = ids(row, key, path, line)
+            if key == "retrieved_ids":
+                old_key.append(line)
         if row.get("error"):
             errors += 1
             continue
@@ -39,12 +46,12 @@ def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None
     for label, stats in dist.items():
         metrics[f"{label} share"] = stats["share"]
     gold_pairs = [(normalize_class(by_id[cid].label), lab) for cid, lab in labels.items() if by_id[cid].label]
-    tables = [Table("Answer classes", ["class", "count", "share"],
+    tables = [table("Answer classes", ["class", "count", "share"],
                     [[k, v["count"], v["share"]] for k, v in dist.items()])]
     if gold_pairs:
         metrics["judge agreement with gold labels"] = M.accuracy([g for g, _ in gold_pairs], [p for _, p in gold_pairs])
         conf = M.confusion([g or "?" for g, _ in gold_pairs], [p for _, p in gold_pairs])
-        tables.append(Table("Judge vs gold labels", ["gold", *ANSWER_LABELS],
+        tables.append(table("Judge vs gold labels", ["gold", *ANSWER_LABELS],
                             [[g, *(conf[g][p] for p in ANSWER_LABELS)] for g in ANSWER_LABELS if g in conf]))
     recalls = [len(set(by_id[cid].kb_ids) & set(ids)) / len(set(by_id[cid].kb_ids))
                for cid, ids in retrieved.items() if by_id[cid].kb_ids]
@@ -52,5 +59,13 @@ def score_classification(cases: Sequence[RagCase], rows: Rows, path: Path | None
         metrics["retrieval recall of gold articles"] = sum(recalls) / len(recalls)
     metrics.update({"errors": errors, "missing": len(missing)})
     notes = [f"no prediction for {len(missing)} case(s), e.g. {missing[0]}"] if missing else []
+    warnings = []
+    if old_key:
+        where = f"{path}:{old_key[0]}" if path else f"row {old_key[0]}"
+        warnings.append(f"warning: {where}: 'retrieved_ids' is deprecated: use 'ranking' (the retrieved article ids, "
+                        f"best first; {len(old_key)} row(s))")
+    ns = {f"{label} share": len(labels) for label in ANSWER_LABELS}
+    ns.update({"judge agreement with gold labels": len(gold_pairs), "retrieval recall of gold articles": len(recalls)})
     return TaskReport(task="multi-turn answer classification", metrics=metrics, tables=tables, notes=notes,
-                      problems=errors + len(missing))
+                      problems=errors + len(missing), ns=ns, errors={name: errors for name in ns},
+                      headline=[("Correct share", "replies"), ("Hallucination share", "replies")], warnings=warnings)

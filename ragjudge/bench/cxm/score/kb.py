@@ -19,7 +19,7 @@ import numpy as np
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.loaders import read_pair
 from ragjudge.bench.cxm.models import PAIR_KINDS, Article
-from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad
 
 DEFAULT_THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.96, 0.05))
@@ -81,7 +81,7 @@ def baseline_analysis(candidates: Candidates, gold: set[frozenset[str]], thresho
     return out
 
 
-def _analysis_tables(analysis: dict[str, Any], label: str, metrics: dict[str, Any], notes: list[str]) -> list[Table]:
+def _analysis_tables(analysis: dict[str, Any], label: str, metrics: dict[str, Any], notes: list[str]) -> list[Any]:
     oracle, held = analysis["oracle"], analysis["held_out"]
     if held is not None:
         metrics.update({"held-out threshold (picked on the dev half)": held["threshold"],
@@ -93,7 +93,7 @@ def _analysis_tables(analysis: dict[str, Any], label: str, metrics: dict[str, An
     if oracle is not None:
         metrics.update({"oracle threshold (picked on all gold pairs: upper bound)": oracle["threshold"],
                         "oracle similar F1 (upper bound, not a result)": oracle["f1"]})
-    return [Table(f"{label}: similar pairs by threshold (analysis, not the baseline's result)",
+    return [table(f"{label}: similar pairs by threshold (analysis, not the baseline's result)",
                   ["threshold", "predicted", "right", "precision", "recall", "F1"],
                   [[r["threshold"], r["predicted"], r["tp"], r["precision"], r["recall"], r["f1"]]
                    for r in analysis["sweep"]],
@@ -116,7 +116,7 @@ def score_pairs(gold: dict[str, set[frozenset[str]]], rows: Rows | None, path: P
             s = M.pair_prf(gold.get(kind, set()), pred.get(kind, set()))
             metrics.update({f"{kind} precision": s["precision"], f"{kind} recall": s["recall"], f"{kind} F1": s["f1"]})
             pair_rows.append([kind, s["gold"], s["predicted"], s["tp"], s["precision"], s["recall"], s["f1"]])
-        tables.append(Table("Predicted pairs (unordered)", ["kind", "gold", "predicted", "right", "precision",
+        tables.append(table("Predicted pairs (unordered)", ["kind", "gold", "predicted", "right", "precision",
                                                             "recall", "F1"], pair_rows))
         if articles is not None:
             unknown = sorted({a for pairs in pred.values() for p in pairs for a in p} - set(articles))
@@ -128,4 +128,5 @@ def score_pairs(gold: dict[str, set[frozenset[str]]], rows: Rows | None, path: P
         unknown_gold = sorted({a for pairs in gold.values() for p in pairs for a in p} - set(articles))
         if unknown_gold:
             notes.append(f"{len(unknown_gold)} gold article id(s) are not in the KB, e.g. {unknown_gold[0]}")
-    return TaskReport(task="KB refinement", metrics=metrics, tables=tables, notes=notes)
+    lead = [(f"{kind} F1", "") for kind in kinds]
+    return TaskReport(task="KB refinement", metrics=metrics, tables=tables, notes=notes, headline=lead)

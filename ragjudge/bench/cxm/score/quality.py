@@ -11,7 +11,7 @@ from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.loaders import normalize_message_id, parse_answer
 from ragjudge.bench.cxm.models import QualityCase
 from ragjudge.bench.cxm.paper import TABLE5_QUALITY
-from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
 
 
@@ -55,16 +55,17 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
         items = row.get("answers") or []
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
             raise bad(path, line, "answers", 'answers must be a list of {"question_id", "answer", "evidence"}')
-        for item in items:
+        for i, item in enumerate(items):
+            where = f"answers[{i}]"
             qid = str(item.get("question_id"))
             if qid not in {q.question_id for q in by_id[case_id].questions}:
-                raise bad(path, line, "answers", f"case {case_id!r} has no question {qid!r}")
+                raise bad(path, line, f"{where}.question_id", f"case {case_id!r} has no question {qid!r}")
             try:
                 answer = parse_answer(item.get("answer"))
             except ValueError as exc:
-                raise bad(path, line, "answers", str(exc)) from None
+                raise bad(path, line, f"{where}.answer", str(exc)) from None
             key = "evidence" if item.get("evidence") is not None else "message_ids"
-            evidence = tuple(normalize_message_id(x) for x in ids(item, key, path, line))
+            evidence = tuple(normalize_message_id(x) for x in ids(item, key, path, line, f"{where}.{key}"))
             answers[qid] = (answer, evidence)
         unreadable = {str(x) for x in row.get("unreadable") or [] if isinstance(x, (str, int))}
         preds[case_id] = {"error": row.get("error"), "answers": answers, "unreadable": unreadable}
@@ -111,9 +112,17 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
         notes.append(f"{len(spoiled)} case(s) left out, their gold data is malformed; first: {spoiled[0].error}")
     notes.append("question accuracy counts a question the model left unanswered as wrong; the paper protocol "
                  "(CXMArena's evaluator) skips it; both count case accuracy only when every question is right")
+    scored_cases = metrics["scored cases"]
+    ns = {"question accuracy": len(outcomes), PAPER_ACCURACY: len(paper), "question precision (true)": len(outcomes),
+          "question recall (true)": len(outcomes), "question F1 (true)": len(outcomes),
+          "case accuracy (all questions right)": scored_cases, "evidence precision": ev["questions"],
+          "evidence recall": ev["questions"], "evidence F1": ev["questions"]}
+    leading = PAPER_ACCURACY if protocol == "paper" else "question accuracy"
     return TaskReport(
         task="agent quality adherence", metrics=metrics,
-        tables=[Table("Answers (gold × predicted)", ["", "pred true", "pred false", "pred na", "unreadable"],
+        tables=[table("Answers (gold × predicted)", ["", "pred true", "pred false", "pred na", "unreadable"],
                       answer_rows),
-                Table("By question", ["question", "n", "accuracy"], question_rows)],
-        notes=notes, problems=len(errors) + len(missing) + len(spoiled), reference=[TABLE5_QUALITY])
+                table("By question", ["question", "n", "accuracy"], question_rows)],
+        notes=notes, problems=len(errors) + len(missing) + len(spoiled), reference=[TABLE5_QUALITY], ns=ns,
+        errors={name: len(errors) for name in ns},
+        headline=[(leading, "questions"), ("case accuracy (all questions right)", "conversations")])

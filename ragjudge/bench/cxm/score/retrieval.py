@@ -14,7 +14,7 @@ from typing import Any
 
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import Article, RagCase
-from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows
 from ragjudge.bench.cxm.score.search import read_rankings, unknown_note
 
@@ -71,6 +71,11 @@ def score_multiturn(cases: Sequence[RagCase], rows: Rows, ks: Sequence[int], pat
         notes.append("paper protocol: CXMArena's evaluator on its predictor's ranking (the top-k passages with "
                      "repeats removed, so often fewer than k articles), turns without gold articles as 0")
     notes += unknown_note(rankings, articles)
+    with_gold = len(scored) - no_gold
+    ns = {name: (len(scored) if name.endswith("(paper protocol)") else with_gold) for name in metrics
+          if name.startswith(("R@", "hit@")) or name == "MRR"}
+    top = max(ks)
     return TaskReport(task="multi-turn retrieval", metrics=metrics,
-                      tables=[Table("Recall by cut-off", columns, table_rows)], notes=notes,
-                      problems=len(errors) + len(missing))
+                      tables=[table("Recall by cut-off", columns, table_rows)], notes=notes,
+                      problems=len(errors) + len(missing), ns=ns, errors={name: len(errors) for name in ns},
+                      headline=[(f"R@{top}", "turns with gold articles"), (f"R@{top} (paper protocol)", "turns")])

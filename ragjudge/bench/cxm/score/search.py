@@ -13,7 +13,7 @@ from typing import Any
 
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import Article, SearchQuery
-from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
 
 
@@ -64,5 +64,8 @@ def score_search(queries: Sequence[SearchQuery], rows: Rows, ks: Sequence[int], 
     notes = [f"no ranking for {len(missing)} query(ies), e.g. {missing[0]}"] if missing else []
     notes += unknown_note(rankings, articles)
     notes.append("hit@k is what the paper calls retrieval \"precision\" (Table 6); P@k divides by k")
-    return TaskReport(task="article search", metrics=metrics, tables=[Table("By cut-off", columns, table_rows)],
-                      notes=notes, problems=len(missing))
+    ns = {name: len(pairs) for name in metrics if name not in ("queries", "ranked", "missing")}
+    top = max(ks)
+    return TaskReport(task="article search", metrics=metrics, tables=[table("By cut-off", columns, table_rows)],
+                      notes=notes, problems=len(missing), ns=ns,
+                      headline=[(f"hit@{top}", "queries"), ("MRR", "queries")])

@@ -8,8 +8,12 @@ from typing import Any
 
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import ToolCase, parse_arguments
-from ragjudge.bench.cxm.report import Table, TaskReport
+from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad, known_id
+
+
+MODES = ("auto", "forced")
+"""How the tools were offered: the model chose whether to call one (auto), or had to (forced: tool_choice=required)."""
 
 
 def _pred_calls(row: dict[str, Any], path: Path | None, line: int) -> list[tuple[str, dict[str, Any] | None]]:
@@ -28,11 +32,17 @@ def score_tools(cases: Sequence[ToolCase], rows: Rows, path: Path | None = None)
     errors = 0
     for line, row in rows:
         case_id = known_id(row, "case_id", set(by_id), path, line, "case")
-        try:
-            size = int(row["n_tools"])
-        except (KeyError, TypeError, ValueError):
-            raise bad(path, line, "n_tools", "n_tools must be the number of offered tools") from None
-        mode = str(row.get("mode") or "auto")
+        size = row.get("n_tools")
+        if isinstance(size, str) and size.strip().isdigit():
+            size = int(size)
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise bad(path, line, "n_tools", f"n_tools must be the number of offered tools, a whole number >= 1, "
+                                             f"got {size!r}"[:160])
+        mode = row.get("mode") or "auto"
+        if mode not in MODES:
+            raise bad(path, line, "mode", f"mode must be {' or '.join(MODES)}, got {mode!r}"[:160])
+        if row.get("tool_calls") is not None and not isinstance(row["tool_calls"], list):
+            raise bad(path, line, "tool_calls", 'tool_calls must be a list of {"name", "arguments"}')
         if (case_id, size, mode) in seen:
             raise bad(path, line, "case_id", f"second prediction for case {case_id!r} with {size} tools ({mode})")
         seen.add((case_id, size, mode))
@@ -51,6 +61,7 @@ def score_tools(cases: Sequence[ToolCase], rows: Rows, path: Path | None = None)
     modes = sorted({r["mode"] for r in results})
     metrics: dict[str, Any] = {"cases": len(cases), "predictions": len(results)}
     table_rows = []
+    ns: dict[str, int] = {}
     for mode in modes:
         mine = [r for r in results if r["mode"] == mode]
         prefix = "" if len(modes) == 1 else f"{mode} "
@@ -59,10 +70,14 @@ def score_tools(cases: Sequence[ToolCase], rows: Rows, path: Path | None = None)
         metrics[f"{prefix}argument match"] = M.ratio(sum(with_args), len(with_args)) if with_args else None
         metrics[f"{prefix}argument values right"] = M.ratio(sum(r["hit"] for r in mine), sum(r["total"] for r in mine))
         metrics[f"{prefix}no tool called"] = M.ratio(sum(r["no_call"] for r in mine), len(mine))
+        ns.update({f"{prefix}tool-selection accuracy": len(mine), f"{prefix}argument match": len(with_args),
+                   f"{prefix}argument values right": sum(r["total"] for r in mine),
+                   f"{prefix}no tool called": len(mine)})
         curve = M.accuracy_by_size((r["size"], r["selected"]) for r in mine)
         for size, stats in curve.items():
             metrics[f"{prefix}tool-selection accuracy @{size} tools"] = stats["accuracy"]
             at = [r for r in mine if r["size"] == size]
+            ns[f"{prefix}tool-selection accuracy @{size} tools"] = len(at)
             args_at = [r["args"] for r in at if r["args"] is not None]
             table_rows.append([mode, size, stats["n"], stats["accuracy"],
                                M.ratio(sum(args_at), len(args_at)) if args_at else None,
@@ -71,7 +86,9 @@ def score_tools(cases: Sequence[ToolCase], rows: Rows, path: Path | None = None)
     notes = [f"no prediction for {len(missing)} case(s), e.g. {missing[0]}"] if missing else []
     if not any(c.arguments is not None for case in cases for c in case.expected):
         notes.append("the gold names tools only (no arguments): argument match is not measured")
+    lead = "tool-selection accuracy" if len(modes) <= 1 else f"{modes[0]} tool-selection accuracy"
     return TaskReport(task="tool calls", metrics=metrics,
-                      tables=[Table("Accuracy vs number of offered tools",
+                      tables=[table("Accuracy vs number of offered tools",
                                     ["mode", "tools", "n", "selection acc", "argument match", "no call"], table_rows)],
-                      notes=notes, problems=errors + len(missing))
+                      notes=notes, problems=errors + len(missing), ns=ns, errors={name: errors for name in ns},
+                      headline=[(lead, "predictions")])

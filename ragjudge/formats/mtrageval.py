@@ -1,0 +1,143 @@
+"""SemEval-2026 MTRAGEval submission files, from ragjudge's outputs.
+
+The three tasks, as the benchmark's `format_checker.py` validates them (one JSON object per line, the same set of
+string `task_id`s as the task's input file, at most 10 `contexts`, each with a string `document_id` and a
+numeric `score`):
+
+- **A, retrieval** (`retrieval_taska`): `task_id`, `Collection`, `contexts` (the top 10 passages of a retrieval
+  run: `ragjudge retrieve`'s MTRAG-format or TREC output);
+- **B, generation with reference passages** (`generation_taskb`): `task_id`, `input`, `contexts` (the task's
+  reference passages), `predictions` (`[{"text": ...}]`), from a ragjudge results file of answers generated
+  from the reference passages (`ragjudge eval --setting reference`, or `ragjudge judge` on such answers);
+- **C, full RAG** (`rag_taskc`): `task_id`, `Collection`, `input`, `contexts` (the passages the answer was
+  generated from: the top 10 retrieved), `predictions`, from `ragjudge eval --setting rag` results.
+
+A passage without a score (reference passages have none) is written with score 1.0: the checker requires a
+number, and every reference passage is equally given. `--tasks` (the task's input file) checks that the
+submission holds exactly its tasks, and supplies each task's `Collection` where the source does not say it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ragjudge.errors import InputError, UsageError
+from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.models import normalize_task_id
+
+TASKS = {"mtrageval-a": "A", "mtrageval-b": "B", "mtrageval-c": "C"}
+MAX_CONTEXTS = 10
+"""The checker's limit on `contexts` per task."""
+REFERENCE_SCORE = 1.0
+
+
+def _collection(record: dict[str, Any]) -> str | None:
+    value = record.get("Collection", record.get("collection"))
+    return value if isinstance(value, str) and value else None
+
+
+def _context(passage: dict[str, Any], *, text: bool) -> dict[str, Any]:
+    score = passage.get("score")
+    out: dict[str, Any] = {
+        "document_id": str(passage.get("document_id", passage.get("id", passage.get("_id")))),
+        "score": float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else REFERENCE_SCORE,
+    }
+    if text and isinstance(passage.get("text"), str):
+        out["text"] = passage["text"]
+    if text and isinstance(passage.get("title"), str):
+        out["title"] = passage["title"]
+    return out
+
+
+def task_collections(path: Path) -> dict[str, tuple[str, str | None]]:
+    """The task input file's tasks: normalised id → (task id as written, Collection)."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for line, record in read_jsonl(path):
+        task_id = record.get("task_id")
+        if not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
+            raise InputError("is missing or not a string", file=str(path), line=line, field="task_id")
+        out[normalize_task_id(str(task_id))] = (str(task_id), _collection(record))
+    if not out:
+        raise InputError("contains no tasks", file=str(path))
+    return out
+
+
+def retrieval_lines(run_path: Path) -> list[dict[str, Any]]:
+    """Task A from a retrieval run (MTRAG retrieval predictions or a TREC run): the top 10 of each query."""
+    from ragjudge.formats.runs import read_run
+
+    run = read_run(run_path)
+    lines = []
+    for query_id, hits in run.rankings.items():
+        lines.append({"task_id": run.ids[query_id], "Collection": run.collections.get(query_id),
+                      "contexts": [{"document_id": h.doc_id, "score": float(h.score)} for h in hits[:MAX_CONTEXTS]]})
+    return lines
+
+
+def generation_lines(records: Iterable[tuple[int, dict[str, Any]]], task: str, source: Path) -> list[dict[str, Any]]:
+    """Task B or C from ragjudge results lines (the input record, `predictions`, `contexts`, `ragjudge`)."""
+    lines = []
+    for line, record in records:
+        details = record.get("ragjudge") if isinstance(record.get("ragjudge"), dict) else {}
+        contexts = record.get("contexts") if isinstance(record.get("contexts"), list) else []
+        retrieved = "reference_contexts" in details or any(isinstance(p, dict) and p.get("origin") == "retrieved"
+                                                           for p in contexts)
+        if task == "B" and retrieved:
+            raise UsageError(f"{source}:{line}: these answers were generated from retrieved passages (--setting "
+                             "rag or reference+rag): task B is generation from the reference passages alone")
+        predictions = record.get("predictions")
+        if not isinstance(predictions, list) or not predictions or not isinstance(predictions[0], dict) \
+                or not isinstance(predictions[0].get("text"), str):
+            raise InputError("is missing (expected [{\"text\": ...}])", file=str(source), line=line,
+                             field="predictions")
+        out: dict[str, Any] = {"task_id": str(record["task_id"])}
+        if task == "C":
+            out["Collection"] = _collection(record)
+        for key in ("conversation_id", "turn"):
+            if key in record:
+                out[key] = record[key]
+        out["input"] = record.get("input")
+        out["contexts"] = [_context(p, text=True) for p in contexts[:MAX_CONTEXTS] if isinstance(p, dict)]
+        out["predictions"] = [{"text": predictions[0]["text"]}]
+        lines.append(out)
+    return lines
+
+
+def match_tasks(lines: list[dict[str, Any]], tasks: dict[str, tuple[str, str | None]] | None, *,
+                source: Path, tasks_file: Path | None, needs_collection: bool) -> list[dict[str, Any]]:
+    """Ids as the task file writes them, its Collection where missing; exactly its tasks, each once."""
+    seen: set[str] = set()
+    for out in lines:
+        key = normalize_task_id(out["task_id"])
+        if key in seen:
+            raise InputError(f"task {out['task_id']!r} appears twice", file=str(source))
+        seen.add(key)
+        if tasks is not None:
+            if key not in tasks:
+                raise InputError(f"task {out['task_id']!r} is not in the task file {tasks_file}", file=str(source))
+            out["task_id"], collection = tasks[key]
+            if "Collection" in out and out["Collection"] is None:
+                out["Collection"] = collection
+        if needs_collection and not out.get("Collection"):
+            raise UsageError(f"{source}: task {out['task_id']!r} has no Collection: pass --tasks TASK_FILE (the "
+                             "task's input file) to take it from there")
+    if tasks is not None:
+        missing = [written for key, (written, _) in tasks.items() if key not in seen]
+        if missing:
+            raise InputError(f"{len(missing)} task(s) of the task file {tasks_file} have no prediction here "
+                             f"(first: {missing[0]!r}); a submission must answer every task", file=str(source))
+    return lines
+
+
+def submission(task: str, source: Path, tasks_file: Path | None) -> list[dict[str, Any]]:
+    """The submission lines of task A, B or C (see the module's docstring)."""
+    tasks = task_collections(tasks_file) if tasks_file is not None else None
+    if task == "A":
+        lines = retrieval_lines(source)
+    else:
+        from ragjudge.correlation.sources import read_results
+
+        lines = generation_lines(read_results(source), task, source)
+    return match_tasks(lines, tasks, source=source, tasks_file=tasks_file, needs_collection=task in ("A", "C"))

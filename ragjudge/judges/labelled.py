@@ -1,0 +1,188 @@
+"""Measuring an offline judge on labelled answers: a fixed split in two halves, precision, recall, false alarms.
+
+A labelled set is a list of answers, each known to be a positive (the judge should flag it: a decline for
+`idk_lexical`, a clarification request for a clarification judge) or a negative. On MTRAG and MTRAG-UN the
+reference answers are labelled by their task: the human reference of every UNANSWERABLE task declines, those of
+ANSWERABLE and PARTIAL tasks answer, those of UNDERSPECIFIED tasks ask the user to clarify.
+
+A judge flags an answer when its value is 1 (IDK "yes", clarification "yes"): that is the decision IDK
+conditioning acts on, so a partial (0.5) is an answer here, as it is there.
+
+Every set is split in two halves by task id alone (`half_of`), independently of file order and of any judge: the
+`rules` half is the one a person may read while writing a judge's patterns, the `held-out` half is only
+measured. Both are always reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ragjudge.judges.base import JudgeContext, JudgeItem
+from ragjudge.judges.registry import JudgeRegistry
+from ragjudge.models import JudgeResult, Prediction, Task, Turn
+
+HALVES = ("rules", "held-out")
+"""The half used to write a judge's rules, and the half kept out of it."""
+
+
+def half_of(task_id: str) -> str:
+    """`rules` when the first byte of sha256(task id) is even, else `held-out`: fixed, and about half each."""
+    return HALVES[hashlib.sha256(task_id.encode("utf-8")).digest()[0] % 2]
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """One answer with its label: the task (answerability, conversation), the answer's text, positive or not."""
+
+    task: Task
+    text: str
+    positive: bool
+    expected: str | None = None
+    """The full label where there is one beyond positive/negative (the IDK prompt's yes / partial / no)."""
+
+    @property
+    def half(self) -> str:
+        return half_of(self.task.task_id)
+
+
+def reference_answers(tasks: Iterable[Task], positives: Sequence[str], negatives: Sequence[str]) -> list[Labelled]:
+    """The reference answer of every task whose answerability is in `positives` (positive) or `negatives`."""
+    out = []
+    for task in tasks:
+        if task.reference and task.answerability in (*positives, *negatives):
+            out.append(Labelled(task, task.reference, task.answerability in positives))
+    return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    item: Labelled
+    result: JudgeResult
+
+    @property
+    def flagged(self) -> bool:
+        return self.result.error is None and self.result.value == 1.0
+
+
+def judge_answers(judge_name: str, items: Sequence[Labelled], registry: JudgeRegistry | None = None) -> list[Verdict]:
+    """Run an offline judge (no LLM) on the labelled answers, as `ragjudge judge` would with them as predictions."""
+    judge = (registry or JudgeRegistry()).build(judge_name)
+    if judge.needs_llm:
+        raise ValueError(f"{judge_name} needs an LLM; this measures offline judges")
+    batch = [JudgeItem(i.task, Prediction(task_id=i.task.task_id, text=i.text)) for i in items]
+    results = asyncio.run(judge.judge(batch, JudgeContext()))
+    return [Verdict(i, r) for i, r in zip(items, results, strict=True)]
+
+
+def _ratio(num: int, den: int) -> float | None:
+    return num / den if den else None
+
+
+@dataclass
+class Score:
+    """How a judge did on one half (or on both): counts, precision, recall, false-alarm rate, the mistakes."""
+
+    positives: int = 0
+    negatives: int = 0
+    true_positives: int = 0
+    false_positives: int = 0
+    labels: dict[str, dict[str, int]] = field(default_factory=lambda: {"positive": {}, "negative": {}})
+    """The judge's labels (yes / partial / no ...) among positives and among negatives."""
+    misses: list[Verdict] = field(default_factory=list)
+    false_alarms: list[Verdict] = field(default_factory=list)
+
+    def add(self, verdict: Verdict) -> None:
+        side = "positive" if verdict.item.positive else "negative"
+        label = verdict.result.label or ("error" if verdict.result.error else str(verdict.result.value))
+        self.labels[side][label] = self.labels[side].get(label, 0) + 1
+        if verdict.item.positive:
+            self.positives += 1
+            self.true_positives += verdict.flagged
+            if not verdict.flagged:
+                self.misses.append(verdict)
+        else:
+            self.negatives += 1
+            self.false_positives += verdict.flagged
+            if verdict.flagged:
+                self.false_alarms.append(verdict)
+
+    @property
+    def precision(self) -> float | None:
+        return _ratio(self.true_positives, self.true_positives + self.false_positives)
+
+    @property
+    def recall(self) -> float | None:
+        return _ratio(self.true_positives, self.positives)
+
+    @property
+    def false_alarm_rate(self) -> float | None:
+        return _ratio(self.false_positives, self.negatives)
+
+    def as_dict(self) -> dict[str, object]:
+        def mistakes(verdicts: list[Verdict]) -> list[dict[str, object]]:
+            return [{"task_id": v.item.task.task_id, "answerability": v.item.task.answerability,
+                     "label": v.result.label, "text": v.item.text, "rationale": v.result.rationale}
+                    for v in verdicts]
+        return {"positives": self.positives, "negatives": self.negatives, "true_positives": self.true_positives,
+                "false_positives": self.false_positives, "precision": self.precision, "recall": self.recall,
+                "false_alarm_rate": self.false_alarm_rate, "labels": self.labels,
+                "misses": mistakes(self.misses), "false_alarms": mistakes(self.false_alarms)}
+
+
+def score(verdicts: Iterable[Verdict]) -> dict[str, Score]:
+    """{"rules": Score, "held-out": Score, "all": Score}."""
+    out = {name: Score() for name in (*HALVES, "all")}
+    for verdict in verdicts:
+        out[verdict.item.half].add(verdict)
+        out["all"].add(verdict)
+    return out
+
+
+def read_reference_set(path: str | Path, positives: Sequence[str], negatives: Sequence[str]) -> list[Labelled]:
+    """`reference_answers` of an MTRAG-format task file (MTRAG or MTRAG-UN)."""
+    from ragjudge.formats.mtrag import read_tasks
+
+    return reference_answers(read_tasks(path), positives, negatives)
+
+
+_EXAMPLE = re.compile(r"\[Inquiry\]\n(.*?)\n\n\[Response\]\n(.*?)\n\n\[Output\]\n(yes|no|partial)\n", re.DOTALL)
+
+
+def idk_prompt_examples(registry: JudgeRegistry | None = None) -> list[Labelled]:
+    """The 15 labelled responses of MTRAG's IDK prompt (`judges/idk.yaml`, the benchmark's judge_utils.py):
+    positive when labelled yes, with the label (yes / partial / no) as `expected`."""
+    prompt = (registry or JudgeRegistry()).spec("idk").prompt
+    assert prompt is not None
+    out = []
+    for i, (inquiry, response, label) in enumerate(_EXAMPLE.findall(prompt.user)):
+        task = Task(task_id=f"idk-prompt::{i + 1}", conversation_id="idk-prompt", turn=i + 1,
+                    input=[Turn(speaker="user", text=inquiry)])
+        out.append(Labelled(task, response, label == "yes", expected=label))
+    return out
+
+
+def idk_labelled_predictions(path: str | Path) -> list[Labelled]:
+    """The predictions of an MTRAG results file that carry an IDK judgement (`metrics.idk_eval`, as the
+    benchmark's own evaluation writes it, a number or a one-item list): positive when it is 1. Records
+    without one are left out, so a file of bare predictions gives an empty list."""
+    from ragjudge.formats.jsonl import read_jsonl
+    from ragjudge.formats.mtrag import prediction_from_record, task_from_record
+
+    out = []
+    for line, record in read_jsonl(path):
+        metrics = record.get("metrics")
+        value = metrics.get("idk_eval") if isinstance(metrics, dict) else None
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not record.get("predictions"):
+            continue
+        task = task_from_record(record, file=str(path), line=line)
+        prediction = prediction_from_record(record, file=str(path), line=line)
+        out.append(Labelled(task, prediction.text, float(value) == 1.0,
+                            expected={1.0: "yes", 0.5: "partial", 0.0: "no"}.get(float(value))))
+    return out

@@ -1,0 +1,97 @@
+"""An offline clarification detector: does a response ask the user for the information it is missing?
+
+It follows the definition of MTRAG-UN's clarification judge (`judges/underspecified.yaml`): a response asks
+for clarification when it holds a direct clarification question ("Which one are you referring to?") or a
+directive request for the missing information ("Please specify the county."); a response that only says it
+cannot answer, mentions what is missing without asking for it, or asks an unrelated question ("Is there
+anything else I can help you with?") does not.
+
+How a response is read (the patterns are options of the spec, `judges/underspecified_lexical.yaml`):
+
+1. The text is cut into sentences (at `.`, `!`, `?` followed by a space, and at line breaks); each is
+   normalised (`ragjudge.normalize.normalize_for_matching`: quotes, dashes, spacing, case).
+2. A sentence that ends with a question mark asks for clarification when a `questions` entry matches it;
+   any sentence does when a `requests` entry matches it. A match inside a condition ("if you can tell me
+   which one, ...") does not count: it mentions the missing information without asking for it.
+3. A sentence that a `not_clarification` entry matches (an offer of more help) never counts.
+4. One clarifying sentence: yes (1); none: no (0).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ragjudge.errors import InputError
+from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
+from ragjudge.judges.spec import JudgeSpec
+from ragjudge.models import JudgeResult
+from ragjudge.normalize import normalize_for_matching
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
+_CONDITION = re.compile(r"\b(?:if|when|whenever|once|unless|in case)\b[^,;:]*$")
+"""An "if ..." opened before a match, with no comma in between, makes it conditional, not a request."""
+_TRAILING = " \"')]*_"
+"""Stripped from a sentence's end before looking for its question mark: `"Which one?"`, `(which one?)`."""
+
+
+def compile_patterns(spec: JudgeSpec, option: str, *, required: bool = False) -> re.Pattern[str] | None:
+    """The spec's list of regexes under `options.<option>`, as one case-insensitive alternation."""
+    patterns: Any = spec.options.get(option)
+    if patterns is None and not required:
+        return None
+    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
+        raise InputError("must list at least one regex", file=spec.source, field=f"options.{option}")
+    for i, pattern in enumerate(patterns):
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise InputError(f"not a regular expression: {exc}", file=spec.source,
+                             field=f"options.{option}[{i}]") from None
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(text.strip()) if s and s.strip()]
+
+
+class LexicalUnderspecifiedJudge(Judge):
+    """yes (1): the response asks the user to clarify or to provide what is missing; no (0): it does not."""
+
+    def __init__(self, spec: JudgeSpec):
+        super().__init__(spec)
+        self.questions = compile_patterns(spec, "questions", required=True)
+        self.requests = compile_patterns(spec, "requests", required=True)
+        self.not_clarification = compile_patterns(spec, "not_clarification")
+
+    @staticmethod
+    def _unconditional(pattern: re.Pattern[str] | None, sentence: str) -> bool:
+        if pattern is None:
+            return False
+        return any(not _CONDITION.search(sentence, 0, m.start()) for m in pattern.finditer(sentence))
+
+    def clarifying_sentence(self, text: str) -> str | None:
+        """The first sentence of `text` (as written) that asks the user for clarification, or None."""
+        for sentence in sentences(text):
+            norm = normalize_for_matching(sentence)
+            if self.not_clarification is not None and self.not_clarification.search(norm):
+                continue
+            asks = norm.rstrip(_TRAILING).endswith("?") and self._unconditional(self.questions, norm)
+            if asks or self._unconditional(self.requests, norm):
+                return sentence
+        return None
+
+    def classify(self, text: str) -> tuple[str, str]:
+        found = self.clarifying_sentence(text)
+        if found is None:
+            return "no", "no clarification question or request found"
+        return "yes", f"asks for clarification: {found!r}"
+
+    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+        results = []
+        for item in items:
+            label, why = self.classify(item.prediction.text)
+            results.append(self.result(value=1.0 if label == "yes" else 0.0, label=label, rationale=why,
+                                       model="patterns"))
+        ctx.on_progress(len(items))
+        return results
