@@ -275,3 +275,13 @@ def test_a_second_run_on_the_same_folder_stops_at_once(tmp_path: Path, plugin_en
     assert first.returncode == 0, stderr
     assert len(keys) == len(set(keys)) == json.loads(stdout)["n_samples"]  # nothing sent twice
     assert len((out / "results.jsonl").read_text().splitlines()) == 7
+
+
+def test_an_option_of_two_types_names_both() -> None:
+    """`benches show cxm-multiturn-retrieval` printed the chunk option's type as 'Union'."""
+    from typing import Annotated, Literal
+
+    from ragjudge.bench.options import describe_type
+
+    assert describe_type(Annotated[int, "x"] | Literal["pipeline"]) == "a whole number or one of: pipeline"
+    assert describe_type(int | None) == "a whole number"

@@ -180,6 +180,8 @@ def describe_type(annotation: Any) -> str:
         return "comma-separated " + _plural(item)
     if origin is typing.Annotated:
         return describe_type(get_args(inner)[0])
+    if origin in (typing.Union, types.UnionType):  # e.g. a number or a keyword: "a whole number or one of: ..."
+        return " or ".join(describe_type(a) for a in get_args(inner))
     names = {int: "a whole number", float: "a number", bool: "true or false", str: "text", Path: "a path"}
     return names.get(inner, getattr(inner, "__name__", str(inner)))
 
