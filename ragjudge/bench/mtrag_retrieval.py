@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.mtrag_retrieval_paper import paper_tables
-from ragjudge.engine.summary import Breakdown, Group, Stat, Summary
+from ragjudge.engine.summary import Breakdown, Group, Reference, Stat, Summary
+from ragjudge.retrieval_eval.breakdowns import Labels, resolve_dimensions
 from ragjudge.retrieval_eval.metrics import METRIC_INFOS, label
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.beir import read_queries
@@ -79,10 +80,17 @@ class PipelineSolver(Solver[RetrievalQuery]):
         self.corpus = corpus
         self.k = k
         self.hits: dict[str, list[Hit]] = {}
+        self.extra: dict[str, dict[str, Any]] = {}
+        """Per query: fields a subclass adds to its output (the query it built, the rewrite's class)."""
+
+    async def queries(self, samples: Sequence[RetrievalQuery], ctx: RunContext) -> list[str]:
+        """The texts searched, one per sample: as loaded here; a subclass may build some now (an LLM rewrite)."""
+        return [q.text for q in samples]
 
     async def prepare(self, samples: Sequence[RetrievalQuery], ctx: RunContext) -> None:
+        texts = await self.queries(samples, ctx)
         self.pipeline.open(self.corpus, ctx.bars)
-        results = self.pipeline.search([q.text for q in samples], self.k)
+        results = self.pipeline.search(texts, self.k)
         for query, passages in zip(samples, results, strict=True):
             self.hits[query.id] = [Hit(doc_id=p.document_id, score=float(p.score or 0.0), text=p.text,
                                        title=p.title) for p in passages]
@@ -92,7 +100,7 @@ class PipelineSolver(Solver[RetrievalQuery]):
 
     async def solve(self, samples: Sequence[RetrievalQuery], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
         for q in samples:
-            yield q.id, {"contexts": [{"document_id": h.doc_id, "score": h.score, "text": h.text, "title": h.title}
+            yield q.id, {**self.extra.get(q.id, {}), "contexts": [{"document_id": h.doc_id, "score": h.score, "text": h.text, "title": h.title}
                                       for h in self.hits[q.id]]}
 
 
@@ -113,18 +121,36 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
         from ragjudge.retrieval.pipeline import Pipeline
         from ragjudge.retrieval.spec import load_pipeline
 
-        self.folder = Path(options.data) / options.domain
-        if not self.folder.is_dir():
-            raise UsageError(f"no folder {self.folder}: --data must hold one folder per domain "
-                             f"(clapnq, cloud, fiqa, govt)")
+        self.folder = self.data_folder()
         self.pipeline = Pipeline(load_pipeline(options.pipeline, options.pipeline_dir),
                                  extra_dirs=options.pipeline_dir,
                                  index_dir=Path(options.index_dir) if options.index_dir else None)
         if options.corpus is None and not hasattr(self.pipeline.retriever, "attach"):
             raise UsageError(f"pipeline {options.pipeline} ({self.pipeline.retriever.kind}) indexes a corpus: "
-                             f"pass --corpus FILE")
+                             f"pass --corpus FILE{self.corpus_help}")
         self.qrels: Qrels | None = None
         self.files: dict[str, Path] = {}
+        self.labels: Labels | None = None
+        """Per-query labels from the data (standalone or not), when it gives them."""
+
+    corpus_help = ""
+    """Where the domain's corpus comes from, said when --corpus is missing."""
+    table_title = "MTRAG retrieval"
+
+    def data_folder(self) -> Path:
+        folder = Path(self.options.data) / self.options.domain
+        if not folder.is_dir():
+            raise UsageError(f"no folder {folder}: --data must hold one folder per domain (clapnq, cloud, fiqa, govt)")
+        return folder
+
+    def dims(self) -> list[str]:
+        """The breakdowns of each query file's evaluation: first vs later turn, and standalone when labelled."""
+        return ["turn", "standalone"] if "standalone" in resolve_dimensions(None, self.labels) else ["turn"]
+
+    def paper_reference(self, reports: dict[str, Any]) -> list[Reference]:
+        """The paper's figures printed beside ours (`reports`: query kind -> its retrieval-eval summary)."""
+        return paper_tables(self.options.domain, [METRICS.index(m) for m in
+                                                  ("recall@5", "recall@10", "ndcg@5", "ndcg@10")], SHOWN)
 
     def load(self) -> list[RetrievalQuery]:
         d = self.options.domain
@@ -166,7 +192,7 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
         from ragjudge.retrieval_eval import evaluate_run
 
         assert self.qrels is not None
-        return {kind: evaluate_run(run, self.qrels, metrics=METRICS, dims=["turn"])
+        return {kind: evaluate_run(run, self.qrels, metrics=METRICS, dims=self.dims(), labels=self.labels)
                 for kind, run in self.runs(results).items()}
 
     def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> Summary:
@@ -183,18 +209,24 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
         by_turn = {f"{KIND_NAMES[kind]}, {group}": stats for kind, rep in reports.items()
                    for group, stats in rep.breakdowns["turn"].groups.items()} if all(
             "turn" in rep.breakdowns for rep in reports.values()) else {}
-        breakdowns = {"queries": Breakdown(title=f"MTRAG retrieval, {self.options.domain} (ours)", label="queries",
-                                           groups=by_kind, columns=SHOWN)}
+        breakdowns = {"queries": Breakdown(title=f"{self.table_title}, {self.options.domain} (ours)",
+                                           label="queries", groups=by_kind, columns=SHOWN)}
         if by_turn:
             breakdowns["turn"] = Breakdown(title="By turn (ours)", label="queries, turn", groups=by_turn,
                                            columns=["R@5", "nDCG@10"])
+        by_standalone = {f"{KIND_NAMES[kind]}, {group}": stats for kind, rep in reports.items()
+                         for group, stats in rep.breakdowns["standalone"].groups.items()} if all(
+            "standalone" in rep.breakdowns for rep in reports.values()) else {}
+        if by_standalone:
+            breakdowns["standalone"] = Breakdown(title="Standalone vs non-standalone (ours)",
+                                                 label="queries, standalone", groups=by_standalone,
+                                                 columns=["R@5", "nDCG@10"])
         metrics = dict(reports[primary].metrics)
         return self.summary(
             results, metrics, breakdowns=breakdowns,
             title=f"{self.pipeline.spec.name} on {self.options.domain}, {KIND_NAMES[primary]}: "
                   f"{reports[primary].n_samples} queries",
-            reference=paper_tables(self.options.domain, [METRICS.index(m) for m in
-                                                          ("recall@5", "recall@10", "ndcg@5", "ndcg@10")], SHOWN),
+            reference=self.paper_reference(reports),
             headline=reports[primary].headline.model_copy(update={
                 "text": f"{reports[primary].headline.text} ({KIND_NAMES[primary]})"}) if reports[primary].headline
             else None,

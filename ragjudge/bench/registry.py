@@ -25,6 +25,7 @@ BUILTIN: dict[str, str] = {
     "mtrag": "ragjudge.bench.mtrag.bench:MtragBench",
     "mtrag-un": "ragjudge.bench.mtrag_un:MtragUnBench",
     "mtrag-retrieval": "ragjudge.bench.mtrag_retrieval:MtragRetrievalBench",
+    "mtrag-un-retrieval": "ragjudge.bench.mtrag_un_retrieval:MtragUnRetrievalBench",
     "dialsim": "ragjudge.bench.dialsim.bench:DialSimBench",
     "cxm-intent": "ragjudge.bench.cxm.benches:IntentBench",
     "cxm-quality": "ragjudge.bench.cxm.benches:QualityBench",
