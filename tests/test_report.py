@@ -338,3 +338,14 @@ def test_a_benchs_view_refuses_its_own_mistyped_fields(tmp_path: Path, monkeypat
     assert code == 2 and err == (f"error: {out / 'results.jsonl'}:2: field 'verified_match': verified_match must be "
                                  "true, false or null, got 'yes'\n")
     assert not (tmp_path / "r.html").exists()
+
+
+def test_chart_labels_of_one_family_stay_apart() -> None:
+    """Cut at the end, `tool-selection accuracy @4 tools` and `@16 tools` were drawn as the same label."""
+    from ragjudge.report.charts import bar_chart
+
+    names = ["tool-selection accuracy @4 tools", "tool-selection accuracy @16 tools"]
+    svg = bar_chart("t", names, ["run"], {(n, "run"): 0.5 for n in names})
+    labels = re.findall(r'class="label"[^>]*>([^<]+)<', svg)
+    assert len(labels) == 2 and len(set(labels)) == 2 and all(len(x) <= 22 for x in labels), labels
+    assert labels[0].endswith("@4 tools") and labels[1].endswith("@16 tools")

@@ -117,4 +117,9 @@ def _ticks(low: float, high: float) -> list[float]:
 
 
 def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """A label cut to `limit` characters in the middle, keeping both ends: names of one family differ at the end
+    (`tool-selection accuracy @4 tools`, `... @16 tools`), so cutting the end would draw them alike."""
+    if len(text) <= limit:
+        return text
+    tail = (limit - 1) // 2
+    return text[: limit - 1 - tail] + "…" + text[len(text) - tail:]
