@@ -26,6 +26,7 @@ EXAMPLES = REPO / "examples"
 CXM = EXAMPLES / "cxm"
 CUSTOM = EXAMPLES / "custom_bench"
 MTRAG_FIXTURES = REPO / "tests" / "fixtures" / "mtrag"
+MTRAG_UN_RELEASE = REPO / "tests" / "fixtures" / "mtrag-un" / "release"
 
 
 def _support_faq_bench() -> type:
@@ -37,6 +38,11 @@ def _support_faq_bench() -> type:
         sys.modules["support_faq"] = module
         spec.loader.exec_module(module)
     return sys.modules["support_faq"].SupportFaqBench
+
+
+def _rewrite_answer(request: Request) -> str:
+    question = request.last_user.rsplit("Latest question: ", 1)[1].strip()
+    return '{"class": "non-standalone", "question": "%s (on Kestrel Island)"}' % question.replace('"', "'")
 
 
 def _faq_answer(request: Request) -> str:
@@ -83,6 +89,14 @@ SPECS: dict[str, Spec] = {
         retrieval=[("lastturn.jsonl", "{data}/retrieval/clapnq/qrels.tsv"),
                    ("rewrite.jsonl", "{data}/retrieval/clapnq/qrels.tsv")]),
         not_applicable={"out_of_range": "queries are {_id, text} and qrels are TSV (field faults: JSON only)"}),
+    "mtrag-un-retrieval": Spec(BenchCase(  # our miniature of the MTRAG-UN release (tests/fixtures/mtrag-un/release)
+        "mtrag-un-retrieval", MTRAG_UN_RELEASE, server=_rewrite_answer,
+        args=["--data", "{data}", "-T", "domain=clapnq", "--corpus", "{data}/corpora/passage_level/clapnq.jsonl"],
+        systems=[["--pipeline", "bm25"], ["--pipeline", "bm25", "-T", "queries=lastturn,questions,rewrite",
+                                          "-T", "rewrite_model=openai/rewriter", "-T", "k=5"]],
+        retrieval=[("lastturn.jsonl", "{data}/retrieval/qrels/clapnq.tsv")],
+        field_faults={"corpora/passage_level/clapnq.jsonl": {"out_of_range": NO_RANGE},
+                      "generation/reference.jsonl": {"out_of_range": NO_RANGE}})),
     "dialsim": Spec(BenchCase(
         "dialsim", EXAMPLES / "dialsim-mini",
         systems=[["--gen", "mc-lexical"], ["--gen", "mc-idk", "-T", "memory=recent"]],

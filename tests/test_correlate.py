@@ -20,7 +20,7 @@ from ragjudge.correlation import load_humans
 from ragjudge.correlation.aggregate import Scale, aggregate
 from ragjudge.correlation.agreement import _kappa_formula, item_agrees, mtrag_agreement
 from ragjudge.correlation.dataset import ItemKey
-from ragjudge.correlation.idk import idk_accuracy
+from ragjudge.correlation.idk import clarification_agreement, idk_accuracy
 from ragjudge.correlation.stats import (
     correlate,
     draw_tasks,
@@ -188,6 +188,67 @@ def test_idk_accuracy_counts() -> None:
     assert result["by_answerability"]["CONVERSATIONAL"] == {"n": 1, "scored": 0, "yes": 0, "partial": 0, "no": 1,
                                                            "accuracy": None}
     assert idk_accuracy(values, labels, conversational_as_unanswerable=True)["accuracy"] == 0.4
+
+
+def test_underspecified_tasks_scored_as_the_official_conditioning() -> None:
+    """UNDERSPECIFIED: right iff the response asks for clarification, whatever the IDK judge says; unscored
+    without the clarification judge's value."""
+    idk = {1: 1.0, 2: 0.0, 3: 1.0, 4: 0.0, 5: 1.0}
+    labels = {1: "UNDERSPECIFIED", 2: "UNDERSPECIFIED", 3: "UNDERSPECIFIED", 4: "UNDERSPECIFIED", 5: "UNANSWERABLE"}
+    asks = {1: 1.0, 2: 1.0, 3: 0.0, 4: 0.0}
+    result = idk_accuracy(idk, labels, underspecified=asks)
+    assert result["by_answerability"]["UNDERSPECIFIED"]["scored"] == 4
+    assert result["by_answerability"]["UNDERSPECIFIED"]["accuracy"] == 0.5  # 1 and 2 ask; 3 and 4 do not
+    assert result["n"] == 5 and result["accuracy"] == 3 / 5
+    assert idk_accuracy(idk, labels)["by_answerability"]["UNDERSPECIFIED"]["scored"] == 0  # no clarification judge
+    assert idk_accuracy(idk, labels, underspecified={1: 1.0})["by_answerability"]["UNDERSPECIFIED"]["scored"] == 1
+
+
+def test_clarification_agreement_counts() -> None:
+    values = {1: 1.0, 2: 0.0, 3: 1.0, 4: 0.0, 5: 0.0, 6: 1.0}
+    labels = {1: "UNDERSPECIFIED", 2: "UNDERSPECIFIED", 3: "ANSWERABLE", 4: "PARTIAL", 5: "UNANSWERABLE", 6: None}
+    result = clarification_agreement(values, labels)
+    assert {k: result[k] for k in ("n", "tp", "fn", "fp", "tn", "n_unlabelled")} == {
+        "n": 5, "tp": 1, "fn": 1, "fp": 1, "tn": 2, "n_unlabelled": 1}
+    assert (result["agreement"], result["precision"], result["recall"]) == (3 / 5, 1 / 2, 1 / 2)
+    assert result["by_answerability"]["UNDERSPECIFIED"] == {"n": 2, "asks": 1, "share": 0.5}
+    none = clarification_agreement({1: 0.0}, {1: "ANSWERABLE"})
+    assert none["precision"] is None and none["recall"] is None and none["agreement"] == 1.0
+
+
+def test_correlate_understands_the_clarification_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the MTRAG-UN fixture (tests/fixtures/mtrag-un): a08 and a09 ask for clarification, a10 answers, no other
+    prediction asks; the IDK table scores the three UNDERSPECIFIED tasks by underspecified_eval."""
+    from ragjudge.testing.conformance.downstream import made_up_ratings
+
+    run, exported = tmp_path / "run", tmp_path / "export.json"
+    code, _, err = run_cli(capsys, monkeypatch, "judge", str(Path(__file__).parent / "fixtures" / "mtrag-un" /
+                                                             "predictions.jsonl"),
+                           "--judges", "idk_lexical,underspecified_lexical", "--out", str(run))
+    assert code == 0, err
+    code, _, err = run_cli(capsys, monkeypatch, "export", str(run), "--out", str(exported))
+    assert code == 0, err
+    humans, model = made_up_ratings(json.loads(exported.read_text()))
+    (tmp_path / "humans.json").write_text(json.dumps(humans))
+    args = ["correlate", str(tmp_path / "humans.json"), "--judges", f"{model}={run}", "--bootstrap", "0"]
+    code, out, err = run_cli(capsys, monkeypatch, *args, "--format", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    clar = report["clarification"]["underspecified_eval"]
+    assert {k: clar[k] for k in ("n", "tp", "fn", "fp", "tn")} == {"n": 10, "tp": 2, "fn": 1, "fp": 0, "tn": 7}
+    assert (clar["agreement"], clar["precision"], clar["recall"]) == (0.9, 1.0, 2 / 3)
+    idk = report["idk_accuracy"]["idk_lexical"]
+    assert idk["underspecified_by"] == "underspecified_eval"
+    under = idk["by_answerability"]["UNDERSPECIFIED"]
+    assert (under["n"], under["scored"], under["accuracy"]) == (3, 3, 2 / 3)
+    code, out, err = run_cli(capsys, monkeypatch, *args)
+    assert code == 0, err
+    assert "Clarification judges vs the UNDERSPECIFIED class" in out and "official conditioning" in out
+    code, out, err = run_cli(capsys, monkeypatch, *args, "--format", "json", "--clarification-metrics", "none")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["clarification"] == {} and report["idk_accuracy"]["idk_lexical"]["underspecified_by"] is None
 
 
 # ------------------------------------------------------------------------------------------- reader

@@ -103,19 +103,17 @@ def test_cloud_answers_to_ibmcloud(tmp_path: Path, monkeypatch, capsys) -> None:
     assert summary["n_samples"] == 2 and summary["details"]["domain"] == "cloud"
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    ([], "pass --corpus FILE (MTRAG-UN searches MTRAG's four corpora, which its release does not include: download "
-         "corpora/passage_level/<domain>.jsonl.zip from IBM/mt-rag-benchmark"),
-    (["-T", "queries=rewrite"], "rewrite queries need an LLM: -T rewrite_model=MODEL"),
-    (["-T", "domain=banking"], "MTRAG-UN's released retrieval domains are clapnq, cloud, fiqa, govt"),
+CORPUS_ARGS = ["--corpus", str(CORPUS / "clapnq.jsonl")]
+
+
+@pytest.mark.parametrize(("domain", "args", "message"), [
+    ("clapnq", [], "pass --corpus FILE (MTRAG-UN searches MTRAG's four corpora, which its release does not include: "
+                   "download corpora/passage_level/<domain>.jsonl.zip from IBM/mt-rag-benchmark"),
+    ("clapnq", ["-T", "queries=rewrite", *CORPUS_ARGS], "rewrite queries need an LLM: -T rewrite_model=MODEL"),
+    ("banking", CORPUS_ARGS, "MTRAG-UN's released retrieval domains are clapnq, cloud, fiqa, govt"),
 ])
-def test_usage_errors(args: list[str], message: str, tmp_path: Path, monkeypatch, capsys) -> None:
-    if "queries=rewrite" in args:
-        args = [*args, "--corpus", str(CORPUS / "clapnq.jsonl")]
-    domain = args[1].removeprefix("domain=") if args[1:2] and args[1].startswith("domain=") else "clapnq"
-    code, _, err = _eval([a for a in args if not a.startswith("domain=") and not (a == "-T" and domain != "clapnq"
-                                                                                  and args[1].startswith("domain="))],
-                         tmp_path, monkeypatch, capsys, domain=domain)
+def test_usage_errors(domain: str, args: list[str], message: str, tmp_path: Path, monkeypatch, capsys) -> None:
+    code, _, err = _eval(args, tmp_path, monkeypatch, capsys, domain=domain)
     assert code == 2 and message in err.replace("\n", " ").replace("  ", " "), err
 
 

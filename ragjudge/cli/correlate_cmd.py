@@ -69,6 +69,10 @@ def correlate_command(
     idk_metrics: Annotated[list[str] | None, typer.Option(
         "--idk-metrics", metavar="<names>", help="Judge metrics scored against answerability labels (default: idk_eval,idk_lexical "
         "when present).")] = None,
+    clarification_metrics: Annotated[list[str] | None, typer.Option(
+        "--clarification-metrics", metavar="<names>", help="Clarification judge metrics scored against the "
+        "UNDERSPECIFIED class (MTRAG-UN); the first also scores UNDERSPECIFIED tasks in the IDK table, as the official "
+        "conditioning does (default: underspecified_eval when present).")] = None,
     conversational_as_unanswerable: Annotated[bool, typer.Option(
         "--conversational-as-unanswerable", metavar="", help="Score IDK judges on conversational turns as unanswerable.")] = False,
     fmt: Annotated[str, typer.Option("--format", help="table, json or csv, on stdout. json: one object whose "
@@ -84,7 +88,7 @@ def correlate_command(
     inter-annotator, judge-panel and IDK agreement."""
     from ragjudge.correlation import CorrelateOptions, analyze, load_humans
     from ragjudge.correlation.dataset import add_inspectorraget_judges, add_results
-    from ragjudge.correlation.idk import IDK_METRICS
+    from ragjudge.correlation.idk import CLARIFICATION_METRICS, IDK_METRICS
     from ragjudge.correlation.render import heatmap, print_report, to_csv
     from ragjudge.correlation.sources import is_inspectorraget, parse_source, results_file
     from ragjudge.correlation.stats import STATS, WEIGHTINGS
@@ -149,6 +153,7 @@ def correlate_command(
         raise UsageError("--heatmap needs at least one judge")
     options = CorrelateOptions(weighting=weighting, bootstrap=bootstrap, seed=seed, confidence=confidence, stat=stat,
                                idk_metrics=tuple(_split(idk_metrics) or IDK_METRICS),
+                               clarification_metrics=tuple(_split(clarification_metrics) or CLARIFICATION_METRICS),
                                conversational_as_unanswerable=conversational_as_unanswerable,
                                filters={"where": conditions, "exclude_model": _split(exclude_model) or []})
     show_progress = bootstrap > 0 and len(ds.judges) * len(ds.humans) * bootstrap >= 20_000

@@ -12,7 +12,10 @@ Report shape (what `ragjudge correlate --format json` prints):
                             "krippendorff_alpha", "cohen_kappa": {"mean", "mean_quadratic", "pairs"}}},
       "judge_agreement": {judge with several raters (panel members): same shape as "agreement"},
       "judge_vs_judge": [{"a", "b", "n", "exact_match", "spearman": {"value", "p"}, "kendall": ..., "pearson": ...}],
-      "idk_accuracy": {idk judge: {"n", "accuracy", "by_answerability": {...}}}
+      "idk_accuracy": {idk judge: {"n", "accuracy", "by_answerability": {...}}, with "underspecified_by": the
+                       clarification metric that scored its UNDERSPECIFIED items (None: not scored)},
+      "clarification": {clarification judge: {"n", "agreement", "precision", "recall", "tp", "fp", "fn", "tn",
+                                              "n_unlabelled", "by_answerability": {label: {"n", "asks", "share"}}}}
     }
 """
 
@@ -27,7 +30,7 @@ import numpy as np
 
 from ragjudge.correlation.agreement import rater_agreement
 from ragjudge.correlation.dataset import Dataset, ItemKey
-from ragjudge.correlation.idk import IDK_METRICS, idk_accuracy
+from ragjudge.correlation.idk import CLARIFICATION_METRICS, IDK_METRICS, clarification_agreement, idk_accuracy
 from ragjudge.correlation.stats import MIN_ITEMS, STATS, correlate, draw_tasks, scipy_correlations
 
 
@@ -39,6 +42,7 @@ class CorrelateOptions:
     confidence: float = 0.95
     stat: str = "spearman"
     idk_metrics: tuple[str, ...] = IDK_METRICS
+    clarification_metrics: tuple[str, ...] = CLARIFICATION_METRICS
     conversational_as_unanswerable: bool = False
     filters: dict[str, Any] = field(default_factory=dict)
 
@@ -91,8 +95,13 @@ def analyze(ds: Dataset, options: CorrelateOptions,
         best[human] = max(scored, key=lambda r: r[options.stat]["value"])["judge"] if scored else None
 
     answerability = {k: item.answerability for k, item in ds.items.items()}
-    idk = {name: idk_accuracy(metric.values, answerability,
-                              conversational_as_unanswerable=options.conversational_as_unanswerable)
+    clarification = {name: clarification_agreement(metric.values, answerability) for name, metric in ds.judges.items()
+                     if name in options.clarification_metrics and metric.values}
+    asks_by = next(iter(clarification), None)  # the official conditioning's underspecified_eval
+    idk = {name: {**idk_accuracy(metric.values, answerability,
+                                 conversational_as_unanswerable=options.conversational_as_unanswerable,
+                                 underspecified=ds.judges[asks_by].values if asks_by else None),
+                  "underspecified_by": asks_by}
            for name, metric in ds.judges.items() if name in options.idk_metrics and metric.values}
 
     return {
@@ -115,4 +124,5 @@ def analyze(ds: Dataset, options: CorrelateOptions,
                             if any(len(r) >= 2 for r in m.ratings.values())},
         "judge_vs_judge": judge_vs_judge(ds),
         "idk_accuracy": idk,
+        "clarification": clarification,
     }

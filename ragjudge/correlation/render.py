@@ -62,7 +62,21 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
             parts = [f"{label} {_num(g['accuracy'])} ({g['scored']})"
                      for label, g in acc["by_answerability"].items() if g["scored"]]
             idk.rows.append([judge, acc["n"], acc["accuracy"], ", ".join(parts)])
+        asks_by = {acc.get("underspecified_by") for acc in report["idk_accuracy"].values()} - {None}
+        if asks_by:
+            idk.notes.append(f"UNDERSPECIFIED tasks scored as MTRAG-UN's official conditioning does: right when the "
+                             f"response asks for clarification ({', '.join(sorted(asks_by))} == 1), whatever the IDK "
+                             f"judge says")
         tables.append(idk)
+    if report.get("clarification"):
+        clar = Table("Clarification judges vs the UNDERSPECIFIED class",
+                     ["judge", "n", "agreement", "precision", "recall", "asks, by answerability (share, n)"], [],
+                     ["asking for clarification (value 1) is right exactly on UNDERSPECIFIED tasks; precision and "
+                      "recall are those of asking for UNDERSPECIFIED"])
+        for judge, c in report["clarification"].items():
+            parts = [f"{label} {_num(g['share'])} ({g['n']})" for label, g in c["by_answerability"].items()]
+            clar.rows.append([judge, c["n"], c["agreement"], c["precision"], c["recall"], ", ".join(parts)])
+        tables.append(clar)
     if len(report["judges"]) >= 2:  # columns are numbered (#1, #2...) so that the matrix fits the width
         pair: dict[tuple[str, str], float | None] = {}
         for r in report["judge_vs_judge"]:
