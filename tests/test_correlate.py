@@ -245,6 +245,12 @@ def test_correlate_understands_the_clarification_judge(tmp_path: Path, capsys: p
     code, out, err = run_cli(capsys, monkeypatch, *args)
     assert code == 0, err
     assert "Clarification judges vs the UNDERSPECIFIED class" in out and "official conditioning" in out
+    (tmp_path / "corr.json").write_text(json.dumps(report))  # the report's Humans tab shows the same table
+    code, _, err = run_cli(capsys, monkeypatch, "report", str(run), "--correlate", str(tmp_path / "corr.json"),
+                           "--out", str(tmp_path / "r.html"))
+    assert code == 0, err
+    html = (tmp_path / "r.html").read_text()
+    assert "Clarification judges vs the UNDERSPECIFIED class" in html and "underspecified_eval" in html
     code, out, err = run_cli(capsys, monkeypatch, *args, "--format", "json", "--clarification-metrics", "none")
     assert code == 0, err
     report = json.loads(out)

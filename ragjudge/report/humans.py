@@ -76,6 +76,11 @@ def correlate_section(report: dict[str, Any], source: str) -> dict[str, Any]:
                       (acc.get("by_answerability") or {}).items() if g.get("scored") and g.get("accuracy") is not None]
             rows.append([judge, acc.get("n"), acc.get("accuracy"), ", ".join(groups)])
         tables.append(Table("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability"], rows))
+    if report.get("clarification"):  # MTRAG-UN: does the judge say "asks for clarification" on UNDERSPECIFIED?
+        tables.append(Table("Clarification judges vs the UNDERSPECIFIED class",
+                            ["judge", "n", "agreement", "precision", "recall", "tp", "fp", "fn", "tn"],
+                            [[judge, c.get("n"), c.get("agreement"), c.get("precision"), c.get("recall"), c.get("tp"),
+                              c.get("fp"), c.get("fn"), c.get("tn")] for judge, c in report["clarification"].items()]))
     judge_heatmap = ""
     pairs = report.get("judge_vs_judge") or []
     if len(judges) >= 2 and pairs:
