@@ -1,10 +1,29 @@
-"""ragjudge: evaluate retrieval-augmented generation on multi-turn conversations."""
+"""ragjudge: evaluate retrieval-augmented generation on multi-turn conversations.
+
+The Python API (`evaluate`, `evaluate_async`, `run_bench`, `load_run`, `EvalResult`) is imported on first use,
+so `import ragjudge` stays light (the CLI and the pytest plugin import this package first).
+"""
+
+from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
 try:
     __version__ = version("ragjudge")
 except PackageNotFoundError:  # running from a source tree without an install
     __version__ = "0.0.0+source"
 
-__all__ = ["__version__"]
+if TYPE_CHECKING:
+    from ragjudge.api import EvalResult, evaluate, evaluate_async, load_run, run_bench
+
+__all__ = ["EvalResult", "__version__", "evaluate", "evaluate_async", "load_run", "run_bench"]
+_API = frozenset(__all__) - {"__version__"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        import ragjudge.api
+
+        return getattr(ragjudge.api, name)
+    raise AttributeError(f"module 'ragjudge' has no attribute {name!r}")

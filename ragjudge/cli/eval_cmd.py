@@ -12,10 +12,11 @@ from typing import Annotated, Any
 import typer
 
 from ragjudge.bench import registry
-from ragjudge.bench.base import default_out
+from ragjudge.bench.base import Bench, default_out
 from ragjudge.bench.options import build_options, parse_task_args
 from ragjudge.cli import common
 from ragjudge.engine import OutputPaths, run_bench
+from ragjudge.engine.context import EngineOptions
 from ragjudge.engine.render import print_outcome
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import output_folder
@@ -67,7 +68,6 @@ def eval_command(
 ) -> None:
     """Run a benchmark: solve its samples, score them, print its summary and breakdowns."""
     fmt = common.check_format(fmt)
-    cls, label, implied = registry.resolve(bench)
     flags: dict[str, Any] = {
         "gen": gen, "data": data, "setting": setting, "pipeline": pipeline, "corpus": _str(corpus),
         "rewrite_model": rewrite_model, "pipeline_dir": pipeline_dir or None, "index_dir": _str(index_dir),
@@ -75,21 +75,31 @@ def eval_command(
         "bertscore_model": bertscore_model, "conversational_as_unanswerable": conversational_as_unanswerable or None,
         "min_panel": min_panel,
     }
-    for key, value in implied.items():
-        if flags.get(key) is not None:
-            raise UsageError(f"--bench {bench} already names the {key}; drop --{key}")
-        flags[key] = value
-    options = build_options(cls.name, cls.Options, parse_task_args(task_args), flags)
-    engine = common.engine_options(bench_name=cls.name, uses_llm=cls.llm != "no", limit=limit,
-                                   concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
-                                   api_base=api_base, max_retries=max_retries, timeout=timeout, models=models,
-                                   rpm=rpm, tpm=tpm, retry_seconds=retry_seconds, no_preflight=no_preflight,
-                                   retry_errors=retry_errors, batch=batch)
-    instance = cls(options, label=label)
+    instance, engine = prepare_eval(bench, parse_task_args(task_args), flags, limit=limit, concurrency=concurrency,
+                                    cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
+                                    max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm,
+                                    retry_seconds=retry_seconds, no_preflight=no_preflight,
+                                    retry_errors=retry_errors, batch=batch)
     folder = output_folder(out or default_out(instance), "output folder (--out)")
     outcome = run_bench(instance, engine, OutputPaths.in_folder(folder))
     print_outcome(outcome, fmt)
     raise typer.Exit(outcome.exit_code)
+
+
+def prepare_eval(bench: str, task_args: dict[str, Any], flags: dict[str, Any], **engine_flags: Any
+                 ) -> tuple[Bench[Any, Any], EngineOptions]:
+    """The bench instance and engine options `ragjudge eval` runs: `flags` are the common flags by option name
+    (None: not given), `engine_flags` the run-level ones (`common.engine_options`'s keywords). Shared with the
+    Python API (`ragjudge.run_bench`), so both validate and default options the same way."""
+    cls, label, implied = registry.resolve(bench)
+    flags = dict(flags)
+    for key, value in implied.items():
+        if flags.get(key) is not None:
+            raise UsageError(f"--bench {bench} already names the {key}; drop --{key}")
+        flags[key] = value
+    options = build_options(cls.name, cls.Options, task_args, flags)
+    engine = common.engine_options(bench_name=cls.name, uses_llm=cls.llm != "no", **engine_flags)
+    return cls(options, label=label), engine
 
 
 def _str(value: Path | None) -> str | None:
