@@ -20,7 +20,6 @@ How a response is read (the patterns themselves are options of the spec, `judges
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from ragjudge.errors import InputError
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
@@ -34,19 +33,6 @@ _CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case)\b[^,;:]*$")
 """A condition opened before a match, with no comma in between, makes it hypothetical ("if it is not available")."""
 
 
-def _regex(spec: JudgeSpec, option: str, *, required: bool = False) -> re.Pattern[str] | None:
-    patterns: Any = spec.options.get(option)
-    if patterns is None and not required:
-        return None
-    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
-        raise InputError("must list at least one regex", file=spec.source, field=f"options.{option}")
-    for i, pattern in enumerate(patterns):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise InputError(f"not a regular expression: {exc}", file=spec.source,
-                             field=f"options.{option}[{i}]") from None
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
 class LexicalIDKJudge(Judge):
@@ -54,10 +40,10 @@ class LexicalIDKJudge(Judge):
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
-        self.pattern = _regex(spec, "patterns", required=True)
-        self.after_apology = _regex(spec, "after_apology")
-        self.apology = _regex(spec, "apology")
-        self.filler = _regex(spec, "filler")
+        self.pattern = spec.patterns("patterns", required=True)
+        self.after_apology = spec.patterns("after_apology")
+        self.apology = spec.patterns("apology")
+        self.filler = spec.patterns("filler")
         words = spec.options.get("min_answer_words", 12)
         if isinstance(words, bool) or not isinstance(words, int) or words < 0:
             raise InputError(f"must be a whole number, got {words!r}", file=spec.source,

@@ -110,6 +110,24 @@ class JudgeSpec(BaseModel):
             raise ValueError("a python judge needs implementation: 'module:Class'")
         return self
 
+    def patterns(self, option: str, *, required: bool = False) -> re.Pattern[str] | None:
+        """A lexical judge's list of regexes under `options.<option>`, as one case-insensitive alternation; a bad
+        list or regex is an error naming the spec file and the option."""
+        from ragjudge.errors import InputError
+
+        patterns: Any = self.options.get(option)
+        if patterns is None and not required:
+            return None
+        if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
+            raise InputError("must list at least one regex", file=self.source, field=f"options.{option}")
+        for i, pattern in enumerate(patterns):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise InputError(f"not a regular expression: {exc}", file=self.source,
+                                 field=f"options.{option}[{i}]") from None
+        return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
 
 def load_spec(path: Path) -> JudgeSpec:
     spec = load_yaml_spec(path, JudgeSpec, "judge")

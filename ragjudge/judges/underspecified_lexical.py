@@ -20,9 +20,7 @@ How a response is read (the patterns are options of the spec, `judges/underspeci
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ragjudge.errors import InputError
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.models import JudgeResult
@@ -35,20 +33,6 @@ _TRAILING = " \"')]*_"
 """Stripped from a sentence's end before looking for its question mark: `"Which one?"`, `(which one?)`."""
 
 
-def compile_patterns(spec: JudgeSpec, option: str, *, required: bool = False) -> re.Pattern[str] | None:
-    """The spec's list of regexes under `options.<option>`, as one case-insensitive alternation."""
-    patterns: Any = spec.options.get(option)
-    if patterns is None and not required:
-        return None
-    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) for p in patterns):
-        raise InputError("must list at least one regex", file=spec.source, field=f"options.{option}")
-    for i, pattern in enumerate(patterns):
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise InputError(f"not a regular expression: {exc}", file=spec.source,
-                             field=f"options.{option}[{i}]") from None
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
@@ -60,9 +44,9 @@ class LexicalUnderspecifiedJudge(Judge):
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
-        self.questions = compile_patterns(spec, "questions", required=True)
-        self.requests = compile_patterns(spec, "requests", required=True)
-        self.not_clarification = compile_patterns(spec, "not_clarification")
+        self.questions = spec.patterns("questions", required=True)
+        self.requests = spec.patterns("requests", required=True)
+        self.not_clarification = spec.patterns("not_clarification")
 
     @staticmethod
     def _unconditional(pattern: re.Pattern[str] | None, sentence: str) -> bool:
