@@ -161,3 +161,23 @@ def assert_json_equal(got: Any, want: Any, model_floats: Callable[[str], bool] =
             assert_json_equal(x, y, model_floats, f"{path}[{i}]")
     else:
         assert got == want, (path, got, want)
+
+
+# -- spoiling a JSON data file the way the bench tests do (the line each error must name is fixed) ------------------
+
+def non_utf8_on_line_3(path: Path) -> None:
+    """A byte that is not UTF-8 in the 9th column of line 3."""
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = lines[2][:8] + b"\xff" + lines[2][8:]
+    path.write_bytes(b"\n".join(lines))
+
+
+def truncated_in_line_4(path: Path) -> None:
+    """Cut in the middle of line 4 (a copy that stopped mid-write)."""
+    lines = path.read_text().split("\n")
+    path.write_text("\n".join(lines[:3] + [lines[3][: len(lines[3]) // 2]]))
+
+
+def folder_instead(path: Path) -> None:
+    path.unlink()
+    path.mkdir()

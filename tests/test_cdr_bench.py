@@ -9,8 +9,14 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import (
+    REPO,
+    folder_instead,
+    non_utf8_on_line_3,
+    run_cli,
+    truncated_in_line_4,
+)
 
-from conftest import REPO, run_cli
 from ragjudge.bench.cdr.metrics import METRICS
 
 CDR_MINI = REPO / "examples" / "cdr-mini"
@@ -312,29 +318,13 @@ def _first_value(name: str, value: object) -> object:
     return mutate
 
 
-def _non_utf8(path: Path) -> None:
-    lines = path.read_bytes().split(b"\n")
-    lines[2] = lines[2][:8] + b"\xff" + lines[2][8:]
-    path.write_bytes(b"\n".join(lines))
-
-
-def _truncated(path: Path) -> None:
-    """Cut in the middle of line 4 (a copy that stopped mid-write)."""
-    lines = path.read_text().split("\n")
-    path.write_text("\n".join(lines[:3] + [lines[3][: len(lines[3]) // 2]]))
-
-
-def _folder(path: Path) -> None:
-    path.unlink()
-    path.mkdir()
-
 
 COMMON_CASES = [  # (case, mutate, line, field, message)
     ("empty", lambda p: p.write_text(""), 1, None, "is empty: expected a JSON object"),
     ("no-entries", lambda p: p.write_text("{}"), 1, None, "has no "),
-    ("non-utf8", _non_utf8, 3, None, "not UTF-8 text: byte 0xff"),
-    ("truncated", _truncated, 4, None, "invalid JSON"),
-    ("folder", _folder, None, None, "is a folder, expected a"),
+    ("non-utf8", non_utf8_on_line_3, 3, None, "not UTF-8 text: byte 0xff"),
+    ("truncated", truncated_in_line_4, 4, None, "invalid JSON"),
+    ("folder", folder_instead, None, None, "is a folder, expected a"),
 ]
 FIELD_CASES = {  # file -> [(case, mutate, field, message)]: a wrong-typed and an out-of-range value
     "corpus.json": [("wrong-type", _first_value("corpus", 7), "corpus_1", "must be a string, got int")],

@@ -8,7 +8,13 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import REPO, run_cli
+from conftest import (
+    REPO,
+    folder_instead,
+    non_utf8_on_line_3,
+    run_cli,
+    truncated_in_line_4,
+)
 
 from ragjudge.bench.sentence_retrieval.data import (
     iter_records,
@@ -191,29 +197,13 @@ def _json_array(mutate):
     return apply
 
 
-def _non_utf8(path: Path) -> None:
-    lines = path.read_bytes().split(b"\n")
-    lines[2] = lines[2][:8] + b"\xff" + lines[2][8:]
-    path.write_bytes(b"\n".join(lines))
-
-
-def _truncated(path: Path) -> None:
-    """Cut in the middle of line 4 (a copy that stopped mid-write)."""
-    lines = path.read_text().split("\n")
-    path.write_text("\n".join(lines[:3] + [lines[3][: len(lines[3]) // 2]]))
-
-
-def _folder(path: Path) -> None:
-    path.unlink()
-    path.mkdir()
-
 
 DATASET_CASES = [  # (case, mutate, line, field, message)
     ("empty", lambda p: p.write_text(""), 1, None, "has no dialogues"),
     ("no-records", lambda p: p.write_text("[]"), 1, None, "has no dialogues"),
-    ("non-utf8", _non_utf8, 3, None, "not UTF-8 text: byte 0xff"),
-    ("truncated", _truncated, 4, None, "invalid JSON"),
-    ("folder", _folder, None, None, "is a folder, expected a JSON file"),
+    ("non-utf8", non_utf8_on_line_3, 3, None, "not UTF-8 text: byte 0xff"),
+    ("truncated", truncated_in_line_4, 4, None, "invalid JSON"),
+    ("folder", folder_instead, None, None, "is a folder, expected a JSON file"),
     ("wrong-type", _json_array(lambda r: r.update(candidates="fifty")), 2, "candidates", "valid list"),
     ("out-of-range", _json_array(lambda r: r["candidates"][0].update(label={"relevant": 1})), 2,
      "candidates[0].label", "must be a number or text (1 relevant, anything else not), got dict"),
@@ -221,9 +211,9 @@ DATASET_CASES = [  # (case, mutate, line, field, message)
 SPLITS_CASES = [
     ("empty", lambda p: p.write_text(""), 1, None, "the splits file has no splits"),
     ("no-records", lambda p: p.write_text("[]"), 1, None, "the splits file has no splits"),
-    ("non-utf8", _non_utf8, 3, None, "not UTF-8 text: byte 0xff"),
-    ("truncated", _truncated, 4, None, "invalid JSON"),
-    ("folder", _folder, None, None, "is a folder, expected a JSON file"),
+    ("non-utf8", non_utf8_on_line_3, 3, None, "not UTF-8 text: byte 0xff"),
+    ("truncated", truncated_in_line_4, 4, None, "invalid JSON"),
+    ("folder", folder_instead, None, None, "is a folder, expected a JSON file"),
     ("wrong-type", _json_lines(lambda r: r.update(val="t5_2r5tv.f1a2b.0.3")), 1, "val",
      "must be a non-empty list of dialogue ids"),
     ("out-of-range", _json_lines(lambda r: r["test"].__setitem__(0, "t5_nowhere.0.3")), 1, "test",
