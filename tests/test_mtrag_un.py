@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, model_close, run_cli, run_cli_once
+from mtrag_un_official import official
 from shared_data import SHARED_DATA, requires_shared
 
 from ragjudge.formats.mtrag import read_predictions, read_tasks
@@ -19,20 +20,6 @@ FIXTURE = REPO / "tests" / "fixtures" / "mtrag-un" / "predictions.jsonl"
 RELEASE = SHARED_DATA / "mtrag-un" / "generation" / "reference.jsonl"
 CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "UNDERSPECIFIED")
 
-
-def official(answerability: str | None, idk: float, underspec: float, metric: float) -> float:
-    """`get_idk_underspec_score` of the benchmark's judge_wrapper.py, restated branch by branch."""
-    if answerability in ["UNDERSPECIFIED"] and underspec == 1:
-        return 1
-    elif answerability in ["UNDERSPECIFIED"] and underspec != 1:
-        return 0
-    elif answerability in ["UNANSWERABLE", "CONVERSATIONAL"] and idk == 1:
-        return 1
-    elif answerability in ["UNANSWERABLE", "CONVERSATIONAL"] and idk in [0, 0.5]:
-        return 0
-    elif idk == 1:
-        return 0
-    return metric
 
 
 def rows_of(path: Path) -> dict[str, dict]:

@@ -14,11 +14,12 @@ from pathlib import Path
 import jinja2
 import pytest
 from conftest import REPO, run_cli_once
+from mtrag_un_official import official
 from shared_data import SHARED_DATA, requires_shared
 
 from ragjudge.bench.mtrag.conditioning import condition_underspecified
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
-from ragjudge.judges.labelled import read_reference_set, judge_answers, score
+from ragjudge.judges.labelled import judge_answers, read_reference_set, score
 from ragjudge.models import Prediction, Task, Turn
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
@@ -26,20 +27,6 @@ UN = SHARED_DATA / "mtrag-un"
 FIXTURE = REPO / "tests" / "fixtures" / "mtrag-un" / "predictions.jsonl"
 KEY = {"OPENAI_API_KEY": "sk-test-not-a-real-key-0000"}
 
-
-def official(answerability: str | None, idk: float, underspec: float, metric: float) -> float:
-    """`get_idk_underspec_score` of the benchmark's judge_wrapper.py, restated branch by branch."""
-    if answerability in ["UNDERSPECIFIED"] and underspec == 1:
-        return 1
-    elif answerability in ["UNDERSPECIFIED"] and underspec != 1:
-        return 0
-    elif answerability in ["UNANSWERABLE", "CONVERSATIONAL"] and idk == 1:
-        return 1
-    elif answerability in ["UNANSWERABLE", "CONVERSATIONAL"] and idk in [0, 0.5]:
-        return 0
-    elif idk == 1:
-        return 0
-    return metric
 
 
 # -- the official conditioning --------------------------------------------------------------------------------
