@@ -43,23 +43,12 @@ def _records(data: Any) -> list[Mapping[str, Any]]:
     except ImportError:  # pragma: no cover - pandas is a dependency
         pd = None
     if pd is not None and isinstance(data, pd.DataFrame):
-        return [{str(k): _plain(v) for k, v in row.items() if not _missing(v)}
+        return [{str(k): to_jsonable(v) for k, v in row.items() if not _missing(v)}
                 for row in data.to_dict(orient="records")]
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
         return list(data)
     raise UsageError(f"data must be a list of MTRAG-format records, a pandas DataFrame or a path, "
                      f"got {type(data).__name__}")
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars and arrays (what DataFrame cells hold) as the JSON values they stand for."""
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        return _plain(value.tolist())
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _missing(value: Any) -> bool:

@@ -92,9 +92,12 @@ def json_type(value: Any) -> str:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Replace NaN/inf (which MTRAG files contain but strict JSON forbids) with null, recursively."""
+    """Replace NaN/inf (which MTRAG files contain but strict JSON forbids) with null, and numpy scalars and arrays
+    (what DataFrame cells hold) with the JSON values they stand for, recursively."""
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        return to_jsonable(value.tolist())
     if isinstance(value, dict):
         return {k: to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
