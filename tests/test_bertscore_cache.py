@@ -8,6 +8,7 @@ import json
 import math
 import os
 import random
+import sqlite3
 import warnings
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from conftest import MINI, REPO, model_close, run_cli, tmpfs
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
 from ragjudge.metrics.bertscore import BertScorer, resolve_model
 from ragjudge.metrics.cached_bertscore import CachedBertScorer
-from ragjudge.metrics.embedding_cache import EmbeddingCacheWarning, decode_entry, encode_entry
+from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning, pack, unpack
 from ragjudge.metrics.greedy_match import greedy_match, load_baseline, match_input, rescale
 from ragjudge.metrics.token_encoder import TokenEmbeddings, plan_batches
 from ragjudge.models import Passage, Prediction, Task, Turn
@@ -100,7 +101,7 @@ def assert_close(got: tuple[list[float], ...], want: list[tuple[float, float, fl
 @pytest.mark.slow
 def test_long_texts_score_as_bert_score_per_pair(config, reference_scorer, long_pairs) -> None:
     cands, refs = long_pairs
-    scorer = CachedBertScorer(config, cache_root=None)
+    scorer = CachedBertScorer(config, store=None)
     assert max(len(scorer.encoder.tokenize(t)) for t in refs) == 512  # truncation is exercised
     assert_close(scorer.score(cands, refs), per_pair(reference_scorer, cands, refs))
     assert scorer.stats.texts_encoded == len(set(cands + refs))  # each distinct text once
@@ -120,7 +121,7 @@ def test_mtrag_passages_score_as_bert_score(config, reference_scorer) -> None:
     refs = longest[: len(cands)]
     cands += [p.text for _, p in tasks[:3]]
     refs += [t.contexts[0].text for t, _ in tasks[:3]]
-    scorer = CachedBertScorer(config, cache_root=None)
+    scorer = CachedBertScorer(config, store=None)
     lengths = [len(scorer.encoder.tokenize(t)) for t in refs]
     assert max(lengths) == 512 and any(480 <= n < 512 for n in lengths), lengths  # truncation, and long without
     assert len(cands) == len(refs) == 7 and any(not t.isascii() for t in refs) and any("\n" in t for t in refs)
@@ -191,12 +192,14 @@ def test_batches_are_length_sorted_within_budget_and_padding_cap() -> None:
 def test_entries_round_trip_exactly_and_corruption_is_a_miss() -> None:
     emb = TokenEmbeddings(ids=np.array([101, 7, 102], dtype=np.int32),
                           vectors=np.random.default_rng(0).standard_normal((3, 384)).astype(np.float32))
-    blob = encode_entry(emb)
-    back = decode_entry(blob)
-    assert back is not None and np.array_equal(back.ids, emb.ids) and np.array_equal(back.vectors, emb.vectors)
+    blob = pack(emb.ids.astype("<i4").tobytes(), emb.vectors.astype("<f4").tobytes(), 3, 384)
+    back = unpack(blob, with_ids=True)
+    assert back is not None
+    assert np.array_equal(np.frombuffer(back[0], dtype="<i4"), emb.ids)
+    assert np.array_equal(np.frombuffer(back[1], dtype="<f4").reshape(3, 384), emb.vectors)
     flipped = bytearray(blob)
     flipped[-5] ^= 0xFF
-    assert decode_entry(bytes(flipped)) is None and decode_entry(blob[:-4]) is None and decode_entry(b"") is None
+    assert unpack(bytes(flipped), True) is None and unpack(blob[:-4], True) is None and unpack(b"", True) is None
 
 
 # -- the cache in RB_alg --------------------------------------------------------------------------------------
@@ -227,7 +230,7 @@ def test_cache_changes_no_score_and_warm_runs_encode_only_new_answers(tmp_path: 
     cached = JudgeContext(cache_dir=tmp_path)
 
     uncached_a, stats = run_rb_alg(system_a, JudgeContext(use_cache=False))
-    assert stats.cache_folder is None and not (tmp_path / "embeddings").exists()
+    assert stats.cache_folder is None and not (tmp_path / "embeddings.sqlite").exists()
     cold_a, stats = run_rb_alg(system_a, cached)
     assert cold_a == uncached_a  # same texts, same batches: bit for bit
     assert stats.texts_encoded == len(shared | {i.prediction.text for i in system_a}) == stats.cache_writes
@@ -246,14 +249,22 @@ def test_cache_changes_no_score_and_warm_runs_encode_only_new_answers(tmp_path: 
 
 def test_corrupt_entry_is_recomputed(config, tmp_path: Path) -> None:
     texts = ["The delta is a protected wetland.", passage(2, 300)]
-    first = CachedBertScorer(config, cache_root=tmp_path)
+    first = CachedBertScorer(config, store=EmbeddingStore(tmp_path))
     want = first.score(texts[:1], texts[1:])
-    entries = sorted(tmp_path.rglob("*.emb"))
-    assert len(entries) == 2
-    entries[0].write_bytes(entries[0].read_bytes()[:100])  # as if the disk lost the end of it
-    second = CachedBertScorer(config, cache_root=tmp_path)
-    assert second.score(texts[:1], texts[1:]) == want
+    first.store.close()
+    db = sqlite3.connect(tmp_path / "embeddings.sqlite")
+    assert db.execute("SELECT count(*) FROM entries").fetchone() == (2,)
+    db.execute("UPDATE entries SET value = substr(value, 1, 100) WHERE rowid = (SELECT min(rowid) FROM entries)")
+    db.commit()  # as if the disk lost the end of one entry
+    db.close()
+    second = CachedBertScorer(config, store=EmbeddingStore(tmp_path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert second.score(texts[:1], texts[1:]) == want
+    assert [w.category for w in caught] == [EmbeddingStoreWarning] and "checksum" in str(caught[0].message)
     assert second.stats.texts_encoded == 1 and second.stats.cache_hits == 1
+    third = CachedBertScorer(config, store=EmbeddingStore(tmp_path))  # the damaged entry was replaced
+    assert third.score(texts[:1], texts[1:]) == want and third.stats.texts_encoded == 0
 
 
 @pytest.mark.parametrize("how", ["file in the way", "read-only folder"])
@@ -262,7 +273,7 @@ def test_unwritable_cache_warns_once_and_scores_anyway(config, tmp_path: Path, h
         if how == "file in the way":
             root = tmp_path / "not-a-folder"
             root.write_text("")
-            root = root / "embeddings"
+            root = root / "cache"
         elif os.geteuid() == 0:  # root writes through folder permissions: a read-only file system stops it too
             root = stack.enter_context(tmpfs(tmp_path / "ro", "size=1m,ro", "cannot mount a read-only tmpfs"))
         else:
@@ -274,12 +285,12 @@ def test_unwritable_cache_warns_once_and_scores_anyway(config, tmp_path: Path, h
 
 def _warns_once_and_scores_anyway(config, root: Path) -> None:
     texts = ["An answer about salmon.", "Another answer about dams.", passage(0, 200), passage(5, 250)]
-    scorer = CachedBertScorer(config, cache_root=root)
+    scorer = CachedBertScorer(config, store=EmbeddingStore(root))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = scorer.score(texts[:2], texts[2:])
         scorer.score(texts[1:3], texts[2:])
-    assert [w.category for w in caught] == [EmbeddingCacheWarning]
+    assert [w.category for w in caught] == [EmbeddingStoreWarning]
     assert "embedding cache off" in str(caught[0].message)
     assert got == CachedBertScorer(config).score(texts[:2], texts[2:]) and scorer.stats.cache_folder is None
 
@@ -295,9 +306,9 @@ def test_judge_cli_keeps_embeddings_in_the_cache_dir_unless_no_cache(tmp_path: P
     code, out, err = run_cli([*args, "--out", str(tmp_path / "a.jsonl"), "--cache-dir", str(tmp_path / "c")],
                              monkeypatch, capsys)
     assert code == 0, err
-    assert list((tmp_path / "c" / "embeddings").rglob("*.emb"))
+    assert EmbeddingStore(tmp_path / "c").info().spaces[0].entries > 0
     code, out2, err = run_cli([*args, "--out", str(tmp_path / "b.jsonl"), "--cache-dir", str(tmp_path / "d"),
                                "--no-cache"], monkeypatch, capsys)
     assert code == 0, err
-    assert not (tmp_path / "d" / "embeddings").exists()
+    assert not (tmp_path / "d" / "embeddings.sqlite").exists()
     assert json.loads(out)["metrics"]["RB_agg"] == json.loads(out2)["metrics"]["RB_agg"]

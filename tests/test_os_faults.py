@@ -334,7 +334,7 @@ def test_an_embedding_cache_that_cannot_be_written_is_one_warning_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
-    (cache / "embeddings").write_text("a file where RB_alg's embedding cache folder should be\n")
+    (cache / "embeddings.sqlite").mkdir()  # a folder where the embedding store's file should be
     code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", "rb_alg", "--limit", "3",
                             "--cache-dir", str(cache), "--out", str(tmp_path / "run")], monkeypatch, capsys)
     assert code == 0, err

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import MINI
 
+from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.errors import UsageError
 from ragjudge.formats.beir import read_corpus
 from ragjudge.llm import LLMGateway, ResponseCache
@@ -106,11 +107,16 @@ def test_litellm_encoder_on_a_shared_gateway_reencodes_for_free(tmp_path: Path) 
         encoder = LiteLLMEncoder("openai/text-embedding-3-small", gateway=gateway, batch_size=2, normalize=False)
         first = encoder.encode(texts)
         assert np.allclose(first, [embed_text(t) for t in texts], atol=1e-6)
-        # both batches are in flight at once (so neither finds the other's texts in the cache yet)
-        assert sorted(r.body["input"] for r in server.requests) == sorted([texts[:2], texts[2:]])
+        # each distinct text is sent once, both batches at once
+        assert sorted(r.body["input"] for r in server.requests) == sorted([texts[:2], texts[2:3]])
         again = LiteLLMEncoder("openai/text-embedding-3-small", gateway=gateway, batch_size=3, normalize=False)
         assert np.array_equal(again.encode(texts), first) and len(server.requests) == 2
-        assert (again.calls, gateway.usage.model("openai/text-embedding-3-small").cached) == (4, 4)
+        # the embedding store answered: not even the gateway was asked
+        assert (again.calls, again.encoded, gateway.usage.model("openai/text-embedding-3-small").cached) == (4, 0, 0)
+        with embedding_store_scope(None, enabled=False):  # --no-cache for embeddings: the gateway's cache answers
+            third = LiteLLMEncoder("openai/text-embedding-3-small", gateway=gateway, batch_size=2, normalize=False)
+            assert np.array_equal(third.encode(texts), first) and len(server.requests) == 2
+        assert (third.encoded, gateway.usage.model("openai/text-embedding-3-small").cached) == (3, 3)
 
 
 def test_litellm_encoder_failure_is_an_encoding_error(monkeypatch: pytest.MonkeyPatch) -> None:

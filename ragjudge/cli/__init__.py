@@ -57,6 +57,9 @@ def _register() -> None:
 
     app.command("schema")(schema_cmd.schema_command)
     app.add_typer(dialsim_cmd.app, name="dialsim")
+    from ragjudge.cli import cache_cmd
+
+    app.add_typer(cache_cmd.app, name="cache")
 
 
 _register()

@@ -44,9 +44,10 @@ JudgeModelsOpt = Annotated[str | None, typer.Option("--judge-models", help="Comm
 FormatOpt = Annotated[str, typer.Option("--format", help="table or json (json: summary on stdout, nothing else).")]
 LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N tasks.")]
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent LLM requests.")]
-CacheDirOpt = Annotated[str | None, typer.Option("--cache-dir", help="LLM response cache folder "
+CacheDirOpt = Annotated[str | None, typer.Option("--cache-dir", help="Cache folder: LLM responses and embeddings "
                                                  "(default: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge).")]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", metavar="", help="Do not read or write the LLM response cache.")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", metavar="", help="Do not read or write the caches (LLM responses, "
+                                                                   "embeddings).")]
 ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL for an OpenAI-compatible server "
                                                 "(vLLM, Ollama, a proxy).")]
 BertModelOpt = Annotated[str | None, typer.Option("--bertscore-model", help="auto, bundled, or a model name/path "

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 import typer
 
+from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.cli import common
 from ragjudge.engine.outputs import OutputLock
 from ragjudge.errors import InputError, UsageError
@@ -117,28 +118,29 @@ def retrieve_command(
                 bench_name="retrieve", uses_llm=True, limit=None, concurrency=concurrency, cache_dir=cache_dir,
                 no_cache=no_cache, api_base=api_base, max_retries=None, timeout=None, models=models, rpm=rpm,
                 tpm=tpm, no_preflight=no_preflight))
-        try:
-            with progress_bars(fmt == "table") as bars:
-                info = pipe.open(corpus, bars)
-            run = Run(name=spec.name, source=str(queries))
-            query_summary: dict[str, Any]
-            if tasks is not None:
-                retrieval = asyncio.run(pipe.retrieve_tasks(tasks, k))
-                for task in tasks:
-                    run.add(task.task_id, to_hits(retrieval.passages[task.key]), collection=task.collection)
-                query_summary = retrieval.query_summary
-                write_jsonl(_sibling(out, ".queries.jsonl"), (_query_record(retrieval.queries[t.key]) for t in tasks))
-            else:
-                assert beir is not None
-                results = pipe.search([q.text for q in beir], k)
-                for query, passages in zip(beir, results, strict=True):
-                    run.add(query.id, to_hits(passages))
-                query_summary = {"strategy": "as given (BEIR queries)"}
-                if strategy != "last_turn":
-                    typer.echo(f"note: {queries} holds ready-made queries; the pipeline's {strategy} query strategy "
-                               f"applies to MTRAG tasks only", err=True)
-        finally:
-            pipe.close()
+        with embedding_store_scope(cache_dir, not no_cache):  # the queries are encoded through it too
+            try:
+                with progress_bars(fmt == "table") as bars:
+                    info = pipe.open(corpus, bars)
+                run = Run(name=spec.name, source=str(queries))
+                query_summary: dict[str, Any]
+                if tasks is not None:
+                    retrieval = asyncio.run(pipe.retrieve_tasks(tasks, k))
+                    for task in tasks:
+                        run.add(task.task_id, to_hits(retrieval.passages[task.key]), collection=task.collection)
+                    query_summary = retrieval.query_summary
+                    write_jsonl(_sibling(out, ".queries.jsonl"), (_query_record(retrieval.queries[t.key]) for t in tasks))
+                else:
+                    assert beir is not None
+                    results = pipe.search([q.text for q in beir], k)
+                    for query, passages in zip(beir, results, strict=True):
+                        run.add(query.id, to_hits(passages))
+                    query_summary = {"strategy": "as given (BEIR queries)"}
+                    if strategy != "last_turn":
+                        typer.echo(f"note: {queries} holds ready-made queries; the pipeline's {strategy} query strategy "
+                                   f"applies to MTRAG tasks only", err=True)
+            finally:
+                pipe.close()
         if out.suffix in (".trec", ".txt", ".run"):
             write_trec_run(run, out, tag=spec.name)
         else:
@@ -155,7 +157,8 @@ def retrieve_command(
         reused = "reused" if info.reused else "built"
         where = f" ({info.folder})" if info.folder else ""
         print(f"{spec.name}: top-{k or spec.k} for {len(run)} queries -> {out}", file=sys.stdout)
-        print(f"index {reused}{where}: {info.passages} passages, {info.seconds:.1f}s", file=sys.stdout)
+        stored = f" ({info.from_store} passage vectors from the embedding store)" if info.from_store else ""
+        print(f"index {reused}{where}: {info.passages} passages, {info.seconds:.1f}s{stored}", file=sys.stdout)
         if query_summary.get("strategy") == "rewrite":
             print("rewrite: " + ", ".join(f"{key} {value}" for key, value in query_summary.items()
                                           if key not in ("strategy",)), file=sys.stdout)

@@ -30,7 +30,7 @@ class EngineOptions(BaseModel):
     concurrency: int = Field(8, ge=1, description="Concurrent LLM requests.")
     max_retries: int = Field(6, ge=0, description="Retries per LLM call on 429/5xx/timeouts.")
     timeout: float = Field(120.0, gt=0, description="Seconds per LLM request.")
-    cache_dir: str | None = Field(None, description="LLM response cache folder.")
+    cache_dir: str | None = Field(None, description="Cache folder: LLM responses and embeddings.")
     use_cache: bool = True
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
     models: str | None = Field(None, description="Models file (litellm router format): endpoint, key variable and "

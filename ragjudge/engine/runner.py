@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragjudge import __version__
+from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.bench.base import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
 from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
 from ragjudge.engine.journal import Journal
@@ -52,7 +53,7 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
     exclude = [p for p in (paths.folder if paths is not None else None, options.cache_dir, default_cache_dir())
                if p is not None]
     try:
-        with recording_inputs(exclude) as inputs:
+        with embedding_store_scope(options.cache_dir, options.use_cache), recording_inputs(exclude) as inputs:
             samples = bench.load()
             if options.limit:
                 samples = samples[: options.limit]

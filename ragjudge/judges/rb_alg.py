@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ragjudge.embeddings.store import EmbeddingStore
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm.cache import default_cache_dir
@@ -13,11 +14,9 @@ from ragjudge.metrics.rb_alg import rb_agg
 from ragjudge.metrics.rouge import rouge_l_f
 from ragjudge.models import JudgeResult
 
-EMBEDDINGS_FOLDER = "embeddings"
-
 
 class RBAlgJudge(Judge):
-    """Scores a whole batch at once: every distinct text is encoded once, or read from the embedding cache."""
+    """Scores a whole batch at once: every distinct text is encoded once, or read from the embedding store."""
 
     chunk_size = 512  # big chunks: a passage shared by many answers is encoded once per chunk at worst
 
@@ -32,8 +31,8 @@ class RBAlgJudge(Judge):
     def scorer_for(self, ctx: JudgeContext) -> CachedBertScorer:
         """The run's scorer, made once (the model loads on first need) with the context's cache folder."""
         if self._scorer is None:
-            root = (ctx.cache_dir or default_cache_dir()) / EMBEDDINGS_FOLDER if ctx.use_cache else None
-            self._scorer = CachedBertScorer(self.config, cache_root=root)
+            store = EmbeddingStore(ctx.cache_dir or default_cache_dir()) if ctx.use_cache else None
+            self._scorer = CachedBertScorer(self.config, store=store)
         return self._scorer
 
     async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:

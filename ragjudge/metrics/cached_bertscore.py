@@ -1,4 +1,4 @@
-"""BERTScore that encodes each distinct text once per run — or never again, with the embedding cache.
+"""BERTScore that encodes each distinct text once per run — or never again, with the embedding store.
 
 Scores equal bert-score's one-call-per-pair results (the official scripts' pattern) to float32 rounding:
 same tokenizer, layer and matching, only without re-encoding and padding. What was encoded and what came
@@ -11,10 +11,10 @@ import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
+from ragjudge.embeddings.spaces import TokenSpace, files_fingerprint, library_versions, model_files
+from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning
 from ragjudge.metrics.bertscore import BertScoreConfig
-from ragjudge.metrics.embedding_cache import EmbeddingCache, EmbeddingCacheWarning, space_key
 from ragjudge.metrics.greedy_match import MatchInput, greedy_match, load_baseline, match_input, rescale
 from ragjudge.metrics.token_encoder import TokenEncoder
 
@@ -28,7 +28,7 @@ class EmbeddingStats:
     cache_hits: int
     cache_writes: int
     cache_folder: str | None
-    """Where this model's embeddings are kept; None without a cache (off or unwritable)."""
+    """The embedding store file; None without a store (off or unwritable)."""
 
 
 def resolve_layers(config: BertScoreConfig) -> int:
@@ -45,14 +45,14 @@ def resolve_layers(config: BertScoreConfig) -> int:
 class CachedBertScorer:
     """Score lists of (candidate, reference) pairs; the model loads only if some text is not cached."""
 
-    def __init__(self, config: BertScoreConfig, *, cache_root: Path | None = None, device: str = "cpu"):
+    def __init__(self, config: BertScoreConfig, *, store: EmbeddingStore | None = None, device: str = "cpu"):
         self.config = config
         self.num_layers = resolve_layers(config)
         self.device = device
-        self.cache_root = cache_root
+        self.store = store
         self._encoder: TokenEncoder | None = None
-        self._cache: EmbeddingCache | None = None
-        self._cache_checked = cache_root is None
+        self._cache: TokenSpace | None = None
+        self._cache_checked = store is None
         self._baseline = load_baseline(config.model_path, self.num_layers) if config.rescale else None
         self._lock = threading.Lock()
 
@@ -63,29 +63,29 @@ class CachedBertScorer:
         return self._encoder
 
     @property
-    def cache(self) -> EmbeddingCache | None:
+    def cache(self) -> TokenSpace | None:
         if not self._cache_checked:
             self._cache_checked = True
-            self._cache = self._open_cache()
+            self._cache = self._open_space()
         return self._cache
 
-    def _open_cache(self) -> EmbeddingCache | None:
-        assert self.cache_root is not None
-        tokenizer = self.encoder.tokenizer
-
-        def key() -> dict | None:
-            return space_key(self.config.model_path, self.num_layers, max_length=int(tokenizer.model_max_length),
-                             tokenizer=type(tokenizer).__name__, device=self.device)
-
-        found = key()
-        if found is None:  # a hub name not downloaded yet: loading the model fetches it
+    def _open_space(self) -> TokenSpace | None:
+        """This model and layer's space in the store: everything that changes the token vectors is in its key."""
+        assert self.store is not None
+        folder = model_files(self.config.model_path)
+        if folder is None:  # a hub name not downloaded yet: loading the model fetches it
             _ = self.encoder.model
-            found = key()
-        if found is None:
+            folder = model_files(self.config.model_path)
+        if folder is None:
             warnings.warn(f"embedding cache off: no local files identify {self.config.model_path!r}",
-                          EmbeddingCacheWarning, stacklevel=4)
+                          EmbeddingStoreWarning, stacklevel=4)
             return None
-        return EmbeddingCache(self.cache_root, found)
+        tokenizer = self.encoder.tokenizer
+        key = {"encoder": "bert-score", "folder": str(folder), "files": files_fingerprint(folder),
+               "num_layers": self.num_layers, "tokenizer": type(tokenizer).__name__, "use_fast_tokenizer": False,
+               "max_length": int(tokenizer.model_max_length), "dtype": "float32", "device": self.device.split(":")[0],
+               **library_versions("torch", "transformers", "bert-score")}
+        return TokenSpace(self.store, key, f"{self.config.describe()} layer {self.num_layers} (BERTScore tokens)")
 
     @property
     def stats(self) -> EmbeddingStats:
@@ -94,7 +94,7 @@ class CachedBertScorer:
                               tokens_encoded=encoder.tokens_encoded if encoder else 0,
                               padding_tokens=encoder.padding_tokens if encoder else 0,
                               cache_hits=cache.hits if cache else 0, cache_writes=cache.writes if cache else 0,
-                              cache_folder=str(cache.folder) if cache and cache.writable else None)
+                              cache_folder=str(cache.store.path) if cache and cache.store.writable else None)
 
     def embed(self, texts: Iterable[str]) -> dict[str, MatchInput]:
         """Every distinct text of `texts`, ready to match: from the cache when there, else encoded (and stored).
@@ -104,17 +104,15 @@ class CachedBertScorer:
         tokenizer = self.encoder.tokenizer
         special = (tokenizer.sep_token_id, tokenizer.cls_token_id)
         ready: dict[str, MatchInput] = {}
-        missing: list[str] = []
-        for text in dict.fromkeys(texts):
-            entry = self.cache.get(text) if self.cache is not None else None
-            if entry is None:
-                missing.append(text)
-            else:
-                ready[text] = match_input(entry.vectors, entry.ids, special)
+        distinct = list(dict.fromkeys(texts))
+        stored = self.cache.get(distinct) if self.cache is not None else {}
+        for text, entry in stored.items():
+            ready[text] = match_input(entry.vectors, entry.ids, special)
+        missing = [t for t in distinct if t not in stored]
         for batch, embeddings in self.encoder.encode_batches(missing) if missing else ():
+            if self.cache is not None:  # one transaction per batch: a killed run keeps what it encoded
+                self.cache.put([missing[i] for i in batch], embeddings)
             for i, emb in zip(batch, embeddings, strict=True):
-                if self.cache is not None:
-                    self.cache.put(missing[i], emb)
                 ready[missing[i]] = match_input(emb.vectors, emb.ids, special)
         return ready
 

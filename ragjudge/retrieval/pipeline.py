@@ -53,6 +53,8 @@ class IndexInfo:
     """A hybrid's member index folders (each shared with the member's own pipeline)."""
     build_seconds: float | None = None
     """How long building the index took, when it was built (also when it is reused: kept in its manifest)."""
+    from_store: int | None = None
+    """Passage vectors the embedding store already held when the index was built (an encoder's index only)."""
 
     def as_dict(self) -> dict[str, Any]:
         out = {"folder": str(self.folder) if self.folder else None, "reused": self.reused,
@@ -60,6 +62,8 @@ class IndexInfo:
                "build_seconds": None if self.build_seconds is None else round(self.build_seconds, 2)}
         if self.members is not None:
             out["members"] = self.members
+        if self.from_store is not None:
+            out["from_store"] = self.from_store
         return out
 
 
@@ -162,7 +166,8 @@ class Pipeline:
         build_seconds = sum(builds) if builds else None
         if len(parts) == 1:
             folder, reused, count, _ = parts[0]
-            self.info = IndexInfo(folder, reused, count, time.perf_counter() - started, build_seconds=build_seconds)
+            self.info = IndexInfo(folder, reused, count, time.perf_counter() - started, build_seconds=build_seconds,
+                                  from_store=None if reused else getattr(self.retriever, "vectors_from_store", None))
         else:  # hybrid: each member's index is its own pipeline's index, shared with it (built once, by key)
             self.info = IndexInfo(None, all(p[1] for p in parts), max(p[2] for p in parts),
                                   time.perf_counter() - started, members=[str(p[0]) for p in parts],

@@ -1,0 +1,61 @@
+"""Which embedding store a run uses: its `--cache-dir`, or none with `--no-cache`.
+
+Encoders are made deep inside pipelines and benches; rather than thread the choice through every constructor,
+a run declares it once (`embedding_store_scope`) and encoders ask `active_store()` when they encode. The choice is
+a context variable, so it follows the run into its tasks and `asyncio.to_thread` workers and never leaks into
+another run in the same process. Outside any run (a notebook building a retriever by hand) the default store
+is used: `$RAGJUDGE_CACHE_DIR` or `~/.cache/ragjudge`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from pathlib import Path
+
+from ragjudge.embeddings.store import EmbeddingStore
+
+_UNSET = object()
+_ACTIVE: ContextVar[object] = ContextVar("ragjudge_embedding_store", default=_UNSET)
+
+
+def open_store(cache_dir: str | Path | None = None) -> EmbeddingStore:
+    from ragjudge.llm.cache import default_cache_dir
+
+    return EmbeddingStore(Path(cache_dir) if cache_dir else default_cache_dir())
+
+
+@contextmanager
+def embedding_store_scope(cache_dir: str | Path | None, enabled: bool = True) -> Iterator[EmbeddingStore | None]:
+    """Within the block, encoders use the store in `cache_dir` (None: the default folder), or none at all."""
+    store = open_store(cache_dir) if enabled else None
+    if store is not None:
+        store.verify()
+    token = _ACTIVE.set(store)
+    try:
+        yield store
+    finally:
+        _ACTIVE.reset(token)
+        if store is not None:
+            store.close()
+
+
+def active_store() -> EmbeddingStore | None:
+    """The store of the run in progress; the default store outside a run; None when the run said --no-cache."""
+    return StoreHandle().get()
+
+
+class StoreHandle:
+    """An encoder's way to its store: the run's when inside one, else a default store opened once for it."""
+
+    def __init__(self) -> None:
+        self._own: EmbeddingStore | None = None
+
+    def get(self) -> EmbeddingStore | None:
+        current = _ACTIVE.get()
+        if current is not _UNSET:
+            return current  # type: ignore[return-value]
+        if self._own is None:
+            self._own = open_store()
+        return self._own

@@ -1,0 +1,319 @@
+"""One content-addressed store for every embedding ragjudge computes: a text is encoded once, ever.
+
+Every encoder goes through it: BERTScore's token states (RB_alg), sentence-transformers and embeddings-API
+vectors (dense retrieval, CXMArena's KB, DialSim's dense memory, sentence retrieval). One SQLite file,
+`<cache>/embeddings.sqlite`; an entry is keyed by its *space* (everything that changes the vectors: model
+files, layer, pooling, normalisation, library versions) and the SHA-256 of the text. Writes are batched, one
+transaction per encoded batch, so an encode killed halfway resumes where it stopped. Entries carry a CRC32:
+a damaged entry is recomputed, never returned. A file that is not a ragjudge store (or is damaged as a whole)
+is an error naming the file, never wrong vectors. A folder that cannot be written turns writing off with
+one warning (what is stored can still be read).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import struct
+import threading
+import time
+import warnings
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragjudge.errors import RagjudgeWarning, UsageError
+
+STORE_FILE = "embeddings.sqlite"
+APPLICATION_ID = 0x524A4553  # "RJES": set in the file's header, so a foreign SQLite file is recognised
+FORMAT = 1
+_MAGIC = b"RJE1"
+_HEADER = struct.Struct("<4sIII")  # magic, rows (1 for a pooled vector, tokens for token states), dim, crc32
+_MAX_VARS = 500
+
+
+class EmbeddingStoreError(UsageError):
+    """The store file is not a ragjudge embedding store, or is damaged: nothing is read from it."""
+
+
+class ForeignStoreError(EmbeddingStoreError):
+    """The file is another program's SQLite database: never read, never deleted."""
+
+
+class EmbeddingStoreWarning(RagjudgeWarning):
+    """The store cannot be written; encoding goes on without keeping what it computes."""
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def pack(ids: bytes, vectors: bytes, rows: int, dim: int) -> bytes:
+    """One entry: header, optional int32 token ids, float32 vectors; the CRC covers both payloads."""
+    return _HEADER.pack(_MAGIC, rows, dim, zlib.crc32(vectors, zlib.crc32(ids))) + ids + vectors
+
+
+def unpack(blob: bytes, with_ids: bool) -> tuple[bytes, bytes, int, int] | None:
+    """(ids, vectors, rows, dim), or None for a truncated, corrupt or other-format entry."""
+    if len(blob) < _HEADER.size:
+        return None
+    magic, rows, dim, crc = _HEADER.unpack_from(blob)
+    ids_end = _HEADER.size + (4 * rows if with_ids else 0)
+    if magic != _MAGIC or len(blob) != ids_end + 4 * rows * dim:
+        return None
+    ids, vectors = blob[_HEADER.size:ids_end], blob[ids_end:]
+    if zlib.crc32(vectors, zlib.crc32(ids)) != crc:
+        return None
+    return ids, vectors, rows, dim
+
+
+@dataclass(frozen=True)
+class SpaceInfo:
+    label: str
+    entries: int
+    bytes: int
+    created: float
+    last_used: float | None
+    key: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class StoreInfo:
+    path: str
+    file_bytes: int
+    spaces: list[SpaceInfo]
+
+
+class EmbeddingStore:
+    """The store in one folder. Thread-safe; several processes may share it (SQLite WAL, busy timeout)."""
+
+    def __init__(self, folder: str | Path):
+        self.folder = Path(folder)
+        self.path = self.folder / STORE_FILE
+        self.writable = True
+        self._db: sqlite3.Connection | None = None
+        self._spaces: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self.corrupt_entries = 0
+
+    # -- opening ----------------------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection | None:
+        """The open database, or None when there is none to read and none can be made (writes are off)."""
+        if self._db is not None:
+            return self._db
+        exists = self.path.exists()
+        if not exists and self.writable:
+            try:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                probe = self.folder / f".write-probe-{os.getpid()}"
+                probe.touch()
+                probe.unlink()
+            except OSError as exc:
+                self.disable(f"cannot write to {self.folder} ({exc.strerror or exc})")
+        if not exists and not self.writable:
+            return None
+        try:
+            if self.writable and os.access(self.folder, os.W_OK) and (not exists or os.access(self.path, os.W_OK)):
+                db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
+            else:
+                self.disable(f"{self.path} is read-only")
+                db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=60, check_same_thread=False,
+                                     isolation_level=None)
+            self._check(db, exists)
+        except sqlite3.OperationalError as exc:  # cannot open or lock it (permissions, a read-only medium)
+            self.disable(f"cannot open {self.path} ({exc})")
+            return None
+        except sqlite3.DatabaseError as exc:
+            raise self._damaged(exc) from None
+        self._db = db
+        return db
+
+    def _damaged(self, exc: Exception) -> EmbeddingStoreError:
+        return EmbeddingStoreError(f"{self.path}: not a usable ragjudge embedding store ({exc}); nothing was read "
+                                   f"from it. `ragjudge cache clear` removes a damaged store; a file that is not "
+                                   f"ragjudge's: move it, or give another --cache-dir")
+
+    def _check(self, db: sqlite3.Connection, existed: bool) -> None:
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if existed and (app, tables) != (0, set()) and app != APPLICATION_ID:
+            raise ForeignStoreError(f"{self.path} is not a ragjudge embedding store (another program's SQLite "
+                                      f"file); move it, or give another --cache-dir")
+        if version > FORMAT:
+            raise EmbeddingStoreError(f"{self.path} was written by a newer ragjudge (store format {version}, this "
+                                      f"one reads {FORMAT}); upgrade, or give another --cache-dir")
+        if self.writable:
+            db.execute("PRAGMA busy_timeout = 60000")
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")  # durable across a killed process, which is what resuming needs
+            db.execute("BEGIN IMMEDIATE")
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {FORMAT}")
+            db.execute("CREATE TABLE IF NOT EXISTS spaces (id INTEGER PRIMARY KEY, key TEXT UNIQUE NOT NULL, "
+                       "label TEXT NOT NULL, created REAL NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS entries (space INTEGER NOT NULL, hash BLOB NOT NULL, "
+                       "value BLOB NOT NULL, used REAL NOT NULL, PRIMARY KEY (space, hash))")
+            db.execute("COMMIT")
+        # a quick read of the schema proves the file is a database at all (a damaged header fails here)
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+
+    def verify(self) -> None:
+        """Refuse a foreign or damaged file now, before a run does any work (nothing is created)."""
+        if self.path.is_file():
+            with self._lock:
+                self._connect()
+
+    def disable(self, why: str) -> None:
+        """Stop writing (reads go on where they can); say so once."""
+        if self.writable:
+            self.writable = False
+            warnings.warn(f"embedding cache off: {why}; texts are encoded without being kept",
+                          EmbeddingStoreWarning, stacklevel=3)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    # -- spaces ------------------------------------------------------------------------------------------
+    def _space_id(self, db: sqlite3.Connection, key: dict[str, Any], label: str, create: bool) -> int | None:
+        blob = json.dumps(key, sort_keys=True, default=str)
+        if blob in self._spaces:
+            return self._spaces[blob]
+        if not self._has_tables(db):
+            return None
+        row = db.execute("SELECT id FROM spaces WHERE key = ?", (blob,)).fetchone()
+        if row is None and create and self.writable:
+            db.execute("INSERT OR IGNORE INTO spaces (key, label, created) VALUES (?, ?, ?)", (blob, label, time.time()))
+            row = db.execute("SELECT id FROM spaces WHERE key = ?", (blob,)).fetchone()
+        if row is not None:
+            self._spaces[blob] = int(row[0])
+            return int(row[0])
+        return None
+
+    @staticmethod
+    def _has_tables(db: sqlite3.Connection) -> bool:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE name = 'entries'").fetchone() is not None
+
+    # -- entries -----------------------------------------------------------------------------------------
+    def get_many(self, key: dict[str, Any], label: str, texts: Sequence[str]) -> dict[str, bytes]:
+        """The stored entries of `texts` in that space (texts absent from the result are not stored)."""
+        if not texts:
+            return {}
+        with self._lock:
+            try:
+                db = self._connect()
+                if db is None:
+                    return {}
+                space = self._space_id(db, key, label, create=False)
+                if space is None:
+                    return {}
+                by_hash = {text_hash(t): t for t in texts}
+                hashes = list(by_hash)
+                found: dict[str, bytes] = {}
+                for start in range(0, len(hashes), _MAX_VARS):
+                    part = hashes[start : start + _MAX_VARS]
+                    marks = ",".join("?" * len(part))
+                    for h, value in db.execute(f"SELECT hash, value FROM entries WHERE space = ? AND hash IN ({marks})",
+                                               (space, *part)):
+                        found[by_hash[bytes(h)]] = bytes(value)
+                if found and self.writable:
+                    self._touch(db, space, [text_hash(t) for t in found])
+                return found
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+
+    def _touch(self, db: sqlite3.Connection, space: int, hashes: list[bytes]) -> None:
+        """Mark entries used now (what `cache clear --older-than` goes by); best effort."""
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:  # locked by another writer for a minute, or read-only: not worth failing
+            return
+        now = time.time()
+        db.executemany("UPDATE entries SET used = ? WHERE space = ? AND hash = ?", [(now, space, h) for h in hashes])
+        db.execute("COMMIT")
+
+    def put_many(self, key: dict[str, Any], label: str, items: Sequence[tuple[str, bytes]]) -> None:
+        """Store entries in one transaction (durable when this returns)."""
+        if not items or not self.writable:
+            return
+        with self._lock:
+            try:
+                db = self._connect()
+                if db is None or not self.writable:
+                    return
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    space = self._space_id(db, key, label, create=True)
+                    now = time.time()
+                    db.executemany("INSERT OR REPLACE INTO entries (space, hash, value, used) VALUES (?, ?, ?, ?)",
+                                   [(space, text_hash(t), v, now) for t, v in items])
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+            except sqlite3.OperationalError as exc:  # disk full, read-only file system...
+                self.disable(f"cannot write to {self.path} ({exc})")
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+
+    # -- housekeeping --------------------------------------------------------------------------------------
+    def info(self) -> StoreInfo:
+        size = sum(p.stat().st_size for p in self._files() if p.exists())
+        if not self.path.exists():
+            return StoreInfo(str(self.path), 0, [])
+        with self._lock:
+            try:
+                db = self._connect()
+                assert db is not None
+                if not self._has_tables(db):
+                    return StoreInfo(str(self.path), size, [])
+                rows = db.execute("SELECT s.label, s.key, s.created, count(e.hash), coalesce(sum(length(e.value)), 0), "
+                                  "max(e.used) FROM spaces s LEFT JOIN entries e ON e.space = s.id GROUP BY s.id "
+                                  "ORDER BY s.created").fetchall()
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+        return StoreInfo(str(self.path), size, [SpaceInfo(label, n, b, created, used, json.loads(key))
+                                                for label, key, created, n, b, used in rows])
+
+    def clear(self, older_than: float | None = None) -> int:
+        """Remove entries not used for `older_than` seconds (None: everything, the file too); entries removed."""
+        if older_than is None:
+            count = 0
+            if self.path.exists():
+                try:
+                    count = sum(s.entries for s in self.info().spaces)
+                except ForeignStoreError:
+                    raise
+                except EmbeddingStoreError:
+                    count = 0  # damaged: removed all the same
+            self.close()
+            for p in self._files():
+                p.unlink(missing_ok=True)
+            return count
+        if not self.path.exists():
+            return 0
+        with self._lock:
+            try:
+                db = self._connect()
+                assert db is not None
+                if not self._has_tables(db):
+                    return 0
+                removed = db.execute("DELETE FROM entries WHERE used < ?", (time.time() - older_than,)).rowcount
+                db.execute("DELETE FROM spaces WHERE id NOT IN (SELECT DISTINCT space FROM entries)")
+                self._spaces.clear()
+                db.execute("VACUUM")
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+        return int(removed)
+
+    def _files(self) -> Iterator[Path]:
+        yield self.path
+        yield self.path.with_name(STORE_FILE + "-wal")
+        yield self.path.with_name(STORE_FILE + "-shm")

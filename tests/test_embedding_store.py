@@ -1,0 +1,187 @@
+"""The embedding store: one file for every encoder, exact round trips, resumable encodes, clear errors."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import MINI, run_cli
+
+from ragjudge.embeddings.scope import embedding_store_scope
+from ragjudge.embeddings.spaces import TokenSpace, VectorSpace
+from ragjudge.embeddings.store import STORE_FILE, EmbeddingStore, EmbeddingStoreError, ForeignStoreError
+from ragjudge.formats.beir import read_corpus
+from ragjudge.metrics.token_encoder import TokenEmbeddings
+from ragjudge.retrieval.dense import DenseRetriever
+
+
+def test_vectors_and_token_states_round_trip_exactly_each_in_its_own_space(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    store = EmbeddingStore(tmp_path)
+    a = VectorSpace(store, {"model": "a"}, "model a")
+    b = VectorSpace(store, {"model": "b"}, "model b")
+    matrix = rng.standard_normal((3, 8)).astype(np.float32)
+    a.put(["x", "y", "z"], matrix)
+    tokens = TokenSpace(store, {"model": "a"}, "model a tokens")  # same model, token entries: another space
+    emb = TokenEmbeddings(ids=np.array([101, 5, 102], dtype=np.int32),
+                          vectors=rng.standard_normal((3, 8)).astype(np.float32))
+    tokens.put(["x"], [emb])
+    store.close()
+
+    again = EmbeddingStore(tmp_path)
+    got = VectorSpace(again, {"model": "a"}, "model a").get(["z", "x", "missing"])
+    assert set(got) == {"x", "z"} and np.array_equal(got["z"], matrix[2]) and np.array_equal(got["x"], matrix[0])
+    assert VectorSpace(again, {"model": "b"}, "model b").get(["x"]) == {}
+    back = TokenSpace(again, {"model": "a"}, "model a tokens").get(["x"])["x"]
+    assert np.array_equal(back.ids, emb.ids) and np.array_equal(back.vectors, emb.vectors)
+    assert sorted((s.label, s.entries) for s in again.info().spaces) == [("model a", 3), ("model a tokens", 1)]
+    _ = b
+
+
+def test_a_foreign_or_damaged_file_is_a_clear_error_never_vectors(tmp_path: Path) -> None:
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    db = sqlite3.connect(foreign / STORE_FILE)
+    db.execute("CREATE TABLE notes (x)")
+    db.commit()
+    db.close()
+    with pytest.raises(ForeignStoreError, match="not a ragjudge embedding store"):
+        VectorSpace(EmbeddingStore(foreign), {"m": 1}, "m").get(["x"])
+    with pytest.raises(ForeignStoreError):  # and never deleted
+        EmbeddingStore(foreign).clear()
+    assert (foreign / STORE_FILE).exists()
+
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / STORE_FILE).write_bytes(b"this is not a database at all" * 200)
+    with pytest.raises(EmbeddingStoreError, match="not a usable ragjudge embedding store"):
+        VectorSpace(EmbeddingStore(damaged), {"m": 1}, "m").get(["x"])
+    EmbeddingStore(damaged).clear()  # a damaged store of ours is removed
+    assert not (damaged / STORE_FILE).exists()
+
+    newer = tmp_path / "newer"
+    store = EmbeddingStore(newer)
+    VectorSpace(store, {"m": 1}, "m").put(["x"], np.ones((1, 2), dtype=np.float32))
+    store.close()
+    db = sqlite3.connect(newer / STORE_FILE)
+    db.execute("PRAGMA user_version = 99")
+    db.close()
+    with pytest.raises(EmbeddingStoreError, match="newer ragjudge"):
+        VectorSpace(EmbeddingStore(newer), {"m": 1}, "m").get(["x"])
+
+
+def test_the_cli_says_a_damaged_store_in_one_line_exit_2(tmp_path: Path, monkeypatch, capsys) -> None:
+    (tmp_path / STORE_FILE).write_bytes(b"\x00garbage" * 500)
+    code, _, err = run_cli(["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries", str(MINI / "tasks.jsonl"),
+                            "--pipeline", "dense", "--out", str(tmp_path / "run.jsonl"), "--cache-dir", str(tmp_path),
+                            "--index-dir", str(tmp_path / "idx")], monkeypatch, capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith(f"error: {tmp_path / STORE_FILE}: not a usable ragjudge embedding store"), err
+    code, _, err = run_cli(["cache", "info", "--cache-dir", str(tmp_path)], monkeypatch, capsys)
+    assert code == 2 and "not a usable ragjudge embedding store" in err
+    code, out, err = run_cli(["cache", "clear", "--cache-dir", str(tmp_path)], monkeypatch, capsys)
+    assert code == 0 and not (tmp_path / STORE_FILE).exists(), err
+
+
+class StopHalfway(KeyboardInterrupt):
+    """Ctrl-C in the middle of an encode (raised from the progress callback, between batches)."""
+
+
+@pytest.mark.slow
+def test_a_dense_index_killed_halfway_encodes_only_the_rest(tmp_path: Path) -> None:
+    passages = list(read_corpus(MINI / "corpus.jsonl"))
+    options = {"model": "minilm"}
+    with embedding_store_scope(tmp_path / "cache"):
+        first = DenseRetriever(options)
+        first.encoder.chunk = 8
+        done = []
+
+        def progress(n: int) -> None:
+            done.append(n)
+            if sum(done) >= 30:
+                raise StopHalfway
+
+        with pytest.raises(StopHalfway):
+            first.index(passages, _Bars(progress))
+        assert first.encoder.encoded == 32  # four batches of 8 kept before the interruption
+
+        second = DenseRetriever(options)
+        second.index(passages)
+        assert second.encoder.encoded == len(passages) - 32 and second.vectors_from_store == 32
+
+        third = DenseRetriever(options)  # a second system on the same corpus: nothing to encode
+        third.index(passages)
+        assert third.encoder.encoded == 0 and np.array_equal(third.matrix, second.matrix)
+
+    with embedding_store_scope(None, enabled=False):  # --no-cache: everything encoded, same vectors
+        fresh = DenseRetriever(options)
+        fresh.index(passages)
+    assert fresh.encoder.encoded == len(passages)
+    assert np.allclose(fresh.matrix, second.matrix, atol=1e-5)  # batched differently: float rounding only
+
+
+class _Bars:
+    def __init__(self, callback):
+        self.callback = callback
+
+    def bar(self, label: str, total: int, completed: int = 0):
+        return self.callback
+
+
+@pytest.mark.slow
+def test_retrieve_reports_vectors_from_the_store_and_no_cache_writes_none(tmp_path: Path, monkeypatch,
+                                                                          capsys) -> None:
+    args = ["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries", str(MINI / "tasks.jsonl"), "--pipeline",
+            "dense", "--format", "json"]
+    code, out, err = run_cli([*args, "--out", str(tmp_path / "a.jsonl"), "--cache-dir", str(tmp_path / "c"),
+                              "--index-dir", str(tmp_path / "i1")], monkeypatch, capsys)
+    assert code == 0, err
+    assert json.loads(out)["pipeline"]["index"]["from_store"] == 0
+    code, out, err = run_cli([*args, "--out", str(tmp_path / "b.jsonl"), "--cache-dir", str(tmp_path / "c"),
+                              "--index-dir", str(tmp_path / "i2")], monkeypatch, capsys)  # a new index, same texts
+    assert code == 0, err
+    assert json.loads(out)["pipeline"]["index"]["from_store"] == 60
+    assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
+    code, out, err = run_cli([*args, "--out", str(tmp_path / "d.jsonl"), "--cache-dir", str(tmp_path / "d"),
+                              "--index-dir", str(tmp_path / "i3"), "--no-cache"], monkeypatch, capsys)
+    assert code == 0, err
+    assert not (tmp_path / "d" / STORE_FILE).exists()
+
+
+def test_cache_info_and_clear_older_than(tmp_path: Path, monkeypatch, capsys) -> None:
+    store = EmbeddingStore(tmp_path)
+    VectorSpace(store, {"model": "old"}, "old model").put(["a", "b"], np.ones((2, 4), dtype=np.float32))
+    VectorSpace(store, {"model": "new"}, "new model").put(["c"], np.ones((1, 4), dtype=np.float32))
+    store.close()
+    db = sqlite3.connect(tmp_path / STORE_FILE)
+    db.execute("UPDATE entries SET used = ? WHERE space = (SELECT id FROM spaces WHERE label = 'old model')",
+               (time.time() - 40 * 86400,))
+    db.commit()
+    db.close()
+    (tmp_path / "indexes" / "dense-x").mkdir(parents=True)
+    code, out, err = run_cli(["cache", "info", "--cache-dir", str(tmp_path)], monkeypatch, capsys)
+    assert code == 0, err
+    assert "old model [None, vector]: 2 texts" in out and "new model [None, vector]: 1 texts" in out
+    assert "indexes: " in out and "(1 index(es)" in out
+    code, out, err = run_cli(["cache", "info", "--cache-dir", str(tmp_path), "--format", "json"], monkeypatch, capsys)
+    assert [s["entries"] for s in json.loads(out)["embeddings"]["spaces"]] == [2, 1]
+
+    code, out, err = run_cli(["cache", "clear", "--cache-dir", str(tmp_path), "--older-than", "30d"], monkeypatch,
+                             capsys)
+    assert code == 0 and "2 text(s) removed" in out, (out, err)
+    assert [(s.label, s.entries) for s in EmbeddingStore(tmp_path).info().spaces] == [("new model", 1)]
+    assert (tmp_path / "indexes" / "dense-x").exists()  # made just now: not older than 30 days
+
+    code, out, err = run_cli(["cache", "clear", "--cache-dir", str(tmp_path), "--older-than", "30 days"],
+                             monkeypatch, capsys)
+    assert code == 2 and "--older-than must be a positive number and a unit s, m, h, d or w" in err
+    code, out, err = run_cli(["cache", "clear", "--cache-dir", str(tmp_path), "--older-than", "1d",
+                              "--llm-responses"], monkeypatch, capsys)
+    assert code == 2 and "--llm-responses clears the whole response cache" in err
+    code, out, err = run_cli(["cache", "clear", "--cache-dir", str(tmp_path)], monkeypatch, capsys)
+    assert code == 0 and "1 text(s) removed" in out and "indexes: 1 removed" in out
+    assert not (tmp_path / STORE_FILE).exists() and not (tmp_path / "indexes" / "dense-x").exists()
