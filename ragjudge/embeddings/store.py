@@ -105,7 +105,11 @@ class EmbeddingStore:
         """The open database, or None when there is none to read and none can be made (writes are off)."""
         if self._db is not None:
             return self._db
-        exists = self.path.exists()
+        try:
+            exists = self.path.exists()
+        except OSError as exc:  # a folder this user may not enter
+            self.disable(f"cannot read {self.folder} ({exc.strerror or exc})")
+            return None
         if not exists and self.writable:
             try:
                 self.folder.mkdir(parents=True, exist_ok=True)
@@ -164,7 +168,11 @@ class EmbeddingStore:
 
     def verify(self) -> None:
         """Refuse a foreign or damaged file now, before a run does any work (nothing is created)."""
-        if self.path.is_file():
+        try:
+            present = self.path.is_file()
+        except OSError:  # unreadable folder: the first use says so, as a warning
+            return
+        if present:
             with self._lock:
                 self._connect()
 
