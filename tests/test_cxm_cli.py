@@ -69,7 +69,7 @@ def test_example_scores_offline_with_every_metric(monkeypatch, capsys) -> None:
     m = values(kb)
     assert m["similar precision"] == 0.5 and m["similar recall"] == 1.0
     assert m["contradictory precision"] == 1.0 and m["contradictory recall"] == 0.5
-    sweeps = [t for t in kb["tables"] if "by threshold (analysis" in t["title"]]
+    sweeps = [t for t in kb["tables"] if "by threshold (an analysis of the embedding baseline" in t["title"]]
     assert len(sweeps) == 1 and all(len(t["rows"]) == len(DEFAULT_THRESHOLDS) for t in sweeps)  # similar pairs only
     for table in sweeps:  # a higher threshold never predicts more pairs; eight distinct articles never reach 0.95
         predicted = [row[1] for row in table["rows"]]
@@ -79,9 +79,11 @@ def test_example_scores_offline_with_every_metric(monkeypatch, capsys) -> None:
     assert search["P@3"] == pytest.approx(1 / 3) and search["MRR"] == pytest.approx(0.7)
 
 
-def test_every_metric_says_its_kind_direction_and_the_papers_tables_their_units(monkeypatch, capsys) -> None:
+def test_every_metric_says_its_kind_direction_and_no_paper_figure_describes_a_predictions_file(monkeypatch,
+                                                                                                capsys) -> None:
     """Counts are counts (never a score on a 0-1 axis), shares of a behaviour are rates with the paper's
-    direction, thresholds are numbers; the paper's tables say their source, unit and when they compare."""
+    direction, thresholds are numbers. A predictions file names no system: no paper figure is printed beside it,
+    and one note line says so (issue 23: it used to print every paper table whatever the run)."""
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--data", str(EXAMPLE), "--format", "json")
     assert code == 0, err
     summaries = by_task(out)
@@ -92,13 +94,14 @@ def test_every_metric_says_its_kind_direction_and_the_papers_tables_their_units(
     assert kinds["errors"] == ("count", False) and kinds["missing"] == ("count", False)
     assert kinds["Hallucination share"] == ("rate", False) and kinds["Correct share"] == ("rate", True)
     assert kinds["Refusal share"] == ("rate", None) and kinds["no tool called"] == ("rate", False)
-    assert kinds["oracle threshold (picked on all gold pairs: upper bound)"] == ("number", None)
+    assert kinds["baseline:minilm oracle threshold (picked on all gold pairs: upper bound)"] == ("number", None)
     assert kinds["accuracy (exact match)"] == ("score", True) and kinds["hit@10"] == ("score", True)
     for summary in summaries.values():
         assert summary["schema"] == "ragjudge.summary/1" and summary["n_errors"] == 0 and summary["headline"]
-        [ref] = summary["reference"]
-        assert ref["source"].startswith("CXMArena (Garg et al., 2025), Table ") and ref["comparable"]
-        assert ref["unit"] == ("percent" if ref["source"][-1] in "4579" else "fraction"), ref["source"]
+        assert summary["reference"] == []
+        [why] = [n for n in summary["notes"] if n.startswith("no paper figure is shown: ")]
+        assert why == ("no paper figure is shown: this run scores a predictions file, which names no system (model, "
+                       "retriever, prompts) to match the paper's rows")
         counts = [name for name, m in summary["metrics"].items() if m["kind"] == "count"]
         first_count = list(summary["metrics"]).index(counts[0]) if counts else len(summary["metrics"])
         assert all(m["kind"] in ("count", "number") for m in list(summary["metrics"].values())[first_count:])
@@ -206,7 +209,7 @@ def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold
     assert report["metrics"]["similar precision"]["value"] == pytest.approx(tp / len(expected))
     assert report["metrics"]["similar recall"]["value"] == pytest.approx(tp / len(gold))
     assert "contradictory F1" not in report["metrics"]
-    assert "oracle similar F1 (upper bound, not a result)" in report["metrics"]
+    assert "baseline:minilm oracle similar F1 (upper bound, not a result)" in report["metrics"]
     assert any("contradictory pairs are not predicted" in n for n in report["notes"])
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
 
@@ -505,7 +508,7 @@ def only_intent_predictions(tmp_path: Path) -> Path:
     (["run", "--task", "multiturn-retrieval", "--query", "bogus"],
      "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
     (["run", "--task", "answer-classification", "--judge-models", "openai/j", "--query", "bogus"],
-     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation)"),
+     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
     (["run", "--task", "intent", "--gen", "openai/m", "--protocol", "bogus"],
      "error: --protocol must be ragjudge or paper, got 'bogus'"),
     (["run", "--task", "article-search", "--chunk", "50"],
@@ -519,7 +522,7 @@ def only_intent_predictions(tmp_path: Path) -> Path:
      "error: -T query=llm needs the model that writes queries: --rewrite-model MODEL"),
     (["run", "--task", "kb-refinement", "-T", "k=0"], "error: -T k must be a whole number >= 1, got 0"),
     (["eval", "--bench", "cxm-answer-classification", "--judge-models", "openai/j", "-T", "query=bogus"],
-     "error: -T query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation)"),
+     "error: -T query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
     (["eval", "--bench", "cxm-quality", "--gen", "openai/m", "-T", "protocol=bogus"],
      "error: -T protocol must be ragjudge or paper, got 'bogus'"),
     # `cxm score`: its flags, and one it takes that the task does not use is an error, not ignored

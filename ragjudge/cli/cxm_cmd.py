@@ -215,19 +215,20 @@ def run_command(
     force_tool_call: Annotated[bool, typer.Option("--force-tool-call", metavar="", help="Require a tool call "
                                                   "(tool_choice=required).")] = False,
     top_k: Annotated[str | None, typer.Option("--top-k", help="Articles retrieved for generated answers "
-                                              "[default: 5]; kb-refinement: nearest neighbours [default: 4].")
+                                              "[default: 10]; kb-refinement: nearest neighbours [default: 4].")
                      ] = None,
-    query: Annotated[str | None, typer.Option("--query", help="Retrieval query: last_turn, all_user_turns, "
-                                              "full_conversation, or (multi-turn retrieval) llm "
-                                              "[default: all_user_turns].")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Retrieval query (multi-turn retrieval, generated "
+                                              "answers): last_turn, all_user_turns, full_conversation, or llm "
+                                              "[default: llm with --rewrite-model, else all_user_turns].")] = None,
     ks: KsOpt = None,
     old_k: OldKsOpt = None,
     chunk: Annotated[str | None, typer.Option("--chunk", help="How KB articles are split (article search, "
                                               "multi-turn retrieval, answers): N = chunks of N characters, 0 = "
                                               "whole articles, pipeline = the pipeline's own chunking.")] = None,
     protocol: ProtocolOpt = None,
-    rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="Multi-turn retrieval: the LLM that "
-                                                      "writes each turn's query (--query llm).")] = None,
+    rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="Multi-turn retrieval and generated "
+                                                      "answers: the LLM that writes each turn's query with CXMArena's "
+                                                      "prompt (--query llm).")] = None,
     task_args: Annotated[list[str] | None, typer.Option("-T", "--task-arg", metavar="<key=value>", help="Any other "
                                                         "option of the task's bench KEY=VALUE (repeatable), as in "
                                                         "`ragjudge eval`; `ragjudge benches show cxm-<task>` lists "

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
+from ragjudge.bench.cxm.reference import Shown
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.score.common import check_row
 from ragjudge.engine.render import Table
@@ -109,6 +110,23 @@ class CxmBench(Bench[O, Any]):
         self.data = Path(options.data)
         if not self.data.is_dir():
             raise UsageError(f"--data {self.data} is not a folder")
+        self.partial = False
+        """Whether the run stopped at --limit (then no paper figure describes it)."""
+        self.n_loaded: int | None = None
+        """How many samples `load` gave (the engine runs the first --limit of them)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Each task's `load` also records how many samples it gave, so a run knows whether --limit cut it."""
+        super().__init_subclass__(**kwargs)
+        load = cls.__dict__.get("load")
+        if load is not None:
+            def counted(self: CxmBench[Any], _load: Any = load) -> list[Any]:
+                samples = _load(self)
+                self.n_loaded = len(samples)
+                return samples
+
+            counted.__doc__ = load.__doc__
+            cls.load = counted  # type: ignore[method-assign]
 
     def require_one_system(self) -> None:
         """A model under test or a predictions file: exactly one of them (the engine's one vocabulary)."""
@@ -162,7 +180,16 @@ class CxmBench(Bench[O, Any]):
     # -- Bench ----------------------------------------------------------------------------------------
 
     def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> Summary:
+        limit = ctx.options.limit
+        self.partial = limit is not None and limit < (self.n_loaded if self.n_loaded is not None else len(results) + 1)
         return self.summary_of(results, self.report(results))
+
+    @staticmethod
+    def cite(report: TaskReport, shown: Shown) -> TaskReport:
+        """The paper's cells that describe this run beside ours (`reference`), or the one note saying why none does."""
+        report.reference = shown.references
+        report.notes += shown.notes
+        return report
 
     def summary_of(self, results: Sequence[SampleResult[Any]], report: TaskReport) -> Summary:
         """The run's Summary from the task's report: every metric with its declared direction and kind (scores

@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import EachScorer, EachSolver, MetricInfo, Record, SampleResult, Scorer, Solver
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import PROTOCOL_HELP, CxmBench, CxmOptions, FileRowsSolver, check_protocol
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_intent, verify_intent
+from ragjudge.bench.cxm.score.intent import PAPER_ACCURACY
 from ragjudge.errors import UsageError
 
 if TYPE_CHECKING:
@@ -79,6 +80,7 @@ class IntentBench(CxmBench[IntentOptions]):
     task = "intent"
     description = "CXMArena intent prediction: one intent per conversation from a flat or two-level taxonomy."
     Options = IntentOptions
+    data_help = setups.data_help(setups.TABLE4)
     llm = "optional"
     metrics = (
         MetricInfo("accuracy (exact match)", "the answer, mapped onto the taxonomy conservatively (exact, then "
@@ -159,12 +161,21 @@ class IntentBench(CxmBench[IntentOptions]):
     def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
         rows = self.prediction_rows(results)
         if self.predictions_path is not None:
-            return S.score_intent(self.cases, self.taxonomies, rows, self.predictions_path, self.options.taxonomy,
-                                  self.options.protocol)
-        only = {name: mine for name in self.names  # (--limit may leave a taxonomy out)
-                if (mine := [r.sample.case for r in results if r.sample.taxonomy == name])}
-        return S.score_intent(self.cases, self.taxonomies, rows, taxonomy=None, protocol=self.options.protocol,
-                              only=only)
+            report = S.score_intent(self.cases, self.taxonomies, rows, self.predictions_path, self.options.taxonomy,
+                                    self.options.protocol)
+        else:
+            only = {name: mine for name in self.names  # (--limit may leave a taxonomy out)
+                    if (mine := [r.sample.case for r in results if r.sample.taxonomy == name])}
+            report = S.score_intent(self.cases, self.taxonomies, rows, taxonomy=None, protocol=self.options.protocol,
+                                    only=only)
+        taxonomies = list(report.details.get("taxonomies") or {})
+        if "taxonomy" in report.breakdowns:
+            accuracy = {name: group.metrics[PAPER_ACCURACY].value
+                        for name, group in report.breakdowns["taxonomy"].groups.items()}
+        else:
+            accuracy = {name: report.metrics.get(PAPER_ACCURACY) for name in taxonomies}
+        return self.cite(report, reference.intent(self.options.gen, self.predictions_path is not None, self.partial,
+                                                  accuracy))
 
     def run_info(self) -> dict[str, Any]:
         o = self.options

@@ -19,17 +19,17 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles
 from ragjudge.bench.cxm.models import Article
-from ragjudge.bench.cxm.paper import TABLE2_KB
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.retrieve import encoder_truncation, resolve_embedding_model
 from ragjudge.bench.cxm.runners import judge_contradiction
-from ragjudge.bench.cxm.score.kb import DEFAULT_THRESHOLDS, Candidates, baseline_analysis
+from ragjudge.bench.cxm.score.kb import (DEFAULT_THRESHOLDS, HELD_OUT, PAPER_K, PAPER_THRESHOLD, Candidates,
+                                         baseline_analysis, baseline_metric, baseline_name)
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
 
@@ -42,9 +42,9 @@ class KbOptions(CxmOptions):
                             "sentence-transformers model, or with -T encoder=litellm an embeddings API model.")
     encoder: str = Field("sentence-transformers", description="sentence-transformers or litellm (embeddings API "
                          "through the run's gateway: cached, retried, accounted).")
-    threshold: float = Field(0.9, ge=-1, le=1, description="Cosine similarity from which a neighbour pair is "
-                             "predicted similar (CXMArena's predictor: 0.9).")
-    k: int = Field(4, ge=1, description="Nearest neighbours per article (CXMArena's predictor asks for 5, the "
+    threshold: float = Field(PAPER_THRESHOLD, ge=-1, le=1, description="Cosine similarity from which a "
+                             "neighbour pair is predicted similar (CXMArena's predictor: 0.9).")
+    k: int = Field(PAPER_K, ge=1, description="Nearest neighbours per article (CXMArena's predictor asks for 5, the "
                    "article itself included, so 4).")
     judge_models: list[str] = Field(default_factory=list, description="One LLM that judges nearest-neighbour "
                                     "pairs for contradictions; without it no contradictory pair is predicted.")
@@ -132,6 +132,7 @@ class KbRefinementBench(CxmBench[KbOptions]):
     description = ("CXMArena KB refinement: similar pairs by embeddings (k nearest neighbours, fixed threshold), "
                    "contradictory pairs by an LLM pair judge.")
     Options = KbOptions
+    data_help = setups.data_help(setups.TABLE2)
     llm = "optional"
     metrics = (
         MetricInfo("similar precision", "predicted similar pairs (unordered) that are gold similar pairs"),
@@ -140,16 +141,18 @@ class KbRefinementBench(CxmBench[KbOptions]):
         MetricInfo("contradictory precision", "predicted contradictory pairs that are gold contradictory pairs"),
         MetricInfo("contradictory recall", "gold contradictory pairs predicted"),
         MetricInfo("contradictory F1", "harmonic mean of the two"),
-        MetricInfo("held-out similar precision (test half)", "analysis: the baseline at the threshold picked on a "
-                   "random half of the articles, scored on the other half"),
-        MetricInfo("held-out similar recall (test half)", "analysis: the same, recall"),
-        MetricInfo("held-out similar F1 (test half)", "analysis: the same, F1"),
-        MetricInfo("oracle similar F1 (upper bound, not a result)", "analysis: the best F1 of the threshold sweep, "
-                   "the threshold picked on the gold pairs themselves"),
-        MetricInfo("held-out threshold (picked on the dev half)", "analysis: the threshold the dev half picks", None,
-                   "number"),
-        MetricInfo("oracle threshold (picked on all gold pairs: upper bound)", "analysis: the threshold of the best "
-                   "F1 on all gold pairs", None, "number"),
+        MetricInfo("baseline:* held-out similar precision (test half)", "analysis of the embedding baseline "
+                   "(baseline:MODEL, e.g. baseline:minilm; with -T predictions not the system scored): its pairs at "
+                   "the threshold picked on a random half of the articles, scored on the other half"),
+        MetricInfo("baseline:* held-out similar recall (test half)", "analysis of the embedding baseline: the same, "
+                   "recall"),
+        MetricInfo("baseline:* held-out similar F1 (test half)", "analysis of the embedding baseline: the same, F1"),
+        MetricInfo("baseline:* oracle similar F1 (upper bound, not a result)", "analysis of the embedding baseline: "
+                   "the best F1 of its threshold sweep, the threshold picked on the gold pairs themselves"),
+        MetricInfo("baseline:* held-out threshold (picked on the dev half)", "analysis of the embedding baseline: "
+                   "the threshold the dev half picks", None, "number"),
+        MetricInfo("baseline:* oracle threshold (picked on all gold pairs: upper bound)", "analysis of the "
+                   "embedding baseline: the threshold of the best F1 on all gold pairs", None, "number"),
         MetricInfo("contradiction judge errors", "article pairs the contradiction judge could not answer", False,
                    "count"),
         MetricInfo("articles truncated by the encoder", "articles longer than the local encoder reads (cut when "
@@ -240,12 +243,16 @@ class KbRefinementBench(CxmBench[KbOptions]):
             analysis = baseline_analysis(self.candidates(o.k), self.gold["similar"], DEFAULT_THRESHOLDS, o.seed)
         judged = self.predictions_path is not None or bool(o.judge_models)
         kinds = ("similar", "contradictory") if judged else ("similar",)
+        baseline = baseline_name(self.model)
         report = S.score_pairs(self.gold, self.prediction_rows(results), self.predictions_path, self.articles,
-                               analysis, f"{label}, k={o.k}", kinds)
+                               analysis, f"{label}, k={o.k}", kinds, baseline)
         if self.predictions_path is None:
             report.task = f"KB refinement ({label}, k={o.k}, threshold {o.threshold})"
-            report.notes.insert(0, f"baseline: each article's {o.k} nearest neighbours by {label}, pairs with cosine "
-                                f"similarity >= {o.threshold} predicted similar (the paper's method)")
+            method = "the paper's method" if (o.threshold, o.k) == (PAPER_THRESHOLD, PAPER_K) else \
+                f"the paper's method with other settings: CXMArena's predictor uses threshold {PAPER_THRESHOLD} and " \
+                f"{PAPER_K} neighbours"
+            report.notes.insert(0, f"{baseline}: each article's {o.k} nearest neighbours by {label}, pairs with cosine "
+                                f"similarity >= {o.threshold} predicted similar ({method})")
             official = M.official_knn_pairs(self.vectors, o.k + 1, o.threshold) if self.vectors is not None else set()
             mine = self.candidates(o.k).pairs(o.threshold)
             if len(official) != len(mine):
@@ -261,13 +268,17 @@ class KbRefinementBench(CxmBench[KbOptions]):
                                     f"{first['pair']}: {str(first.get('error'))[:200]}")
                 report.metrics["contradiction judge errors"] = failures
                 report.problems += failures
+        elif analysis is not None:
+            report.notes.insert(0, f"the figures named {baseline} are the embedding baseline's ({label}, k={o.k}), "
+                                f"not those of the predictions scored")
         for t in self.truncated:
             if t["truncated"]:
                 report.notes.append(f"{t['encoder']} reads at most {t['max_tokens']} tokens: {t['truncated']} of "
                                     f"{t['passages']} articles are cut (longest {t['longest']} tokens)")
             report.metrics["articles truncated by the encoder"] = t["truncated"]
-        report.reference = [TABLE2_KB]
-        report.headline += [("held-out similar F1 (test half)", "")]
+        self.cite(report, reference.kb(self.model, o.threshold, o.k, self.predictions_path is not None,
+                                       report.metrics))
+        report.headline += [(baseline_metric(baseline, HELD_OUT.format("F1")), "")]
         return report
 
     def run_info(self) -> dict[str, Any]:

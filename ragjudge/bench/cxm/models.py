@@ -94,7 +94,10 @@ class QualityQuestion(BaseModel):
     answer: bool | None
     """True / False; None means 'not applicable' (the release's NA)."""
     evidence: list[str] | None = None
-    """Gold supporting message ids, when the data gives them."""
+    """Gold supporting message ids, when the data gives them (and they name messages of the conversation)."""
+    evidence_error: str | None = None
+    """Why the data's gold evidence of this question cannot be used (`file:line: ...`: an id that names no message,
+    or the wrong speaker's): the question's answer is still scored, its evidence is not."""
 
 
 class QualityCase(BaseModel):
@@ -103,8 +106,6 @@ class QualityCase(BaseModel):
     case_id: str
     messages: list[Message]
     questions: list[QualityQuestion]
-    error: str | None = None
-    """Why the case cannot be scored (a malformed gold evidence id): it is left out, counted and reported."""
     transcript: str | None = None
 
 

@@ -8,97 +8,48 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import FileRowsSolver, optional_articles
 from ragjudge.bench.cxm.models import RagCase
-from ragjudge.bench.cxm.paper import TABLE8_RETRIEVAL
+from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
+                                        query_strategy)
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
-from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, conversation_query, form_query
-from ragjudge.bench.cxm.search import Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models, index_metrics
-from ragjudge.engine.parallel import each_as_completed
-from ragjudge.errors import UsageError
+from ragjudge.bench.cxm.search import Cutoffs, KbRetrievalBench, embedding_models, index_metrics
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
 
-LLM_QUERY = "llm"
-
-
-class MultiTurnOptions(RetrievalOptions):
+class MultiTurnOptions(ConversationQueryOptions):
     chunk: Chunk = Field(500, description=CHUNK_HELP + " Table 8: 500 (the default); CXMArena's predictor: 1000.")
     ks: Cutoffs = Field(default_factory=lambda: [10, 20], min_length=1,
                         description="Cut-offs for Recall@k, each >= 1 (one run, any list).")
-    query: str | None = Field(None, description="How a conversation becomes a query: last_turn, all_user_turns, "
-                              "full_conversation, or llm (an LLM writes it, as in the paper; needs --rewrite-model). "
-                              "Default: llm with --rewrite-model, else all_user_turns.")
-    rewrite_model: str | None = Field(None, description="The LLM (litellm name) that writes queries (-T query=llm).")
-    judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs "
-                                 "(cxm_query_formation).")
-
-    @field_validator("query")
-    @classmethod
-    def _known_query(cls, value: str | None) -> str | None:
-        if value is not None and value not in (*QUERY_STRATEGIES, LLM_QUERY):
-            raise ValueError(f"unknown strategy {value!r} (available: {', '.join((*QUERY_STRATEGIES, LLM_QUERY))})")
-        return value
 
 
 class RetrievalSolver(Solver[RagCase]):
-    """Queries for every turn (LLM ones concurrently, through the gateway and its cache), then one batch search.
-    Journaled: a rerun reuses the turns already ranked (and their LLM queries)."""
+    """Queries for every turn, then one batch search (`queries.ConversationSearch`). Journaled: a rerun reuses
+    the turns already ranked (and their LLM queries)."""
 
     def __init__(self, bench: MultiTurnRetrievalBench):
         self.bench = bench
-        o = bench.options
-        self.name = f"{o.pipeline}/{bench.strategy}"
-        self.spec = bench.book.spec(P.QUERY_FORMATION) if bench.strategy == LLM_QUERY else None
-        self.identity = P.fingerprint_of(self.spec, o.rewrite_model) if self.spec else bench.strategy
+        self.name = f"{bench.options.pipeline}/{bench.strategy}"
+        self.search = ConversationSearch(bench, bench.strategy, bench.options.rewrite_model, bench.book)
 
     def key(self, sample: RagCase) -> str:
         return sample.case_id
 
     def fingerprint(self, sample: RagCase) -> str:
-        spec = self.bench.spec.model_dump_json()  # a pipeline file edited since: not the same system
-        return P.fingerprint_of(None, spec, describe_chunking(self.bench.chunking), self.identity,
-                                max(self.bench.options.ks))
-
-    async def _queries(self, samples: Sequence[RagCase], ctx: RunContext) -> dict[str, Record]:
-        if self.spec is None:
-            return {c.case_id: {"query": conversation_query(c, self.bench.strategy)} for c in samples}
-        model = self.bench.options.rewrite_model
-        assert model
-        advance = ctx.bars.bar(f"query formation ({model})", total=len(samples))
-        out: dict[str, Record] = {}
-        async for case, formed in each_as_completed(samples, lambda c: form_query(ctx.require_gateway(), c, model,
-                                                                                  self.spec)):
-            out[case.case_id] = formed
-            advance(1)
-        return out
+        return self.search.fingerprint(max(self.bench.options.ks))
 
     async def solve(self, samples: Sequence[RagCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        formed = await self._queries(samples, ctx)
-        ok = [c for c in samples if not formed[c.case_id].get("error")]
-        hits = []
-        if ok:
-            index = self.bench.open_index(ctx)
-            try:
-                hits = index.search([formed[c.case_id]["query"] for c in ok], max(self.bench.options.ks))
-            finally:
-                index.close()
-        ranked = dict(zip([c.case_id for c in ok], hits, strict=True))
+        rows = await self.search.rank(samples, ctx, max(self.bench.options.ks))
         for case in samples:
-            row: Record = {"case_id": case.case_id, "query_strategy": self.bench.strategy, **formed[case.case_id]}
-            if case.case_id in ranked:
-                row["ranking"] = ranked[case.case_id].ranking
-                if self.bench.chunking is not None:
-                    row["chunk_articles"] = ranked[case.case_id].chunk_articles
-            yield case.case_id, row
+            yield case.case_id, {"case_id": case.case_id, **rows[case.case_id]}
 
 
 class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
@@ -107,6 +58,7 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
     description = ("CXMArena multi-turn retrieval (Table 8): conversation → query (last turn, all user turns or "
                    "an LLM) → chunked KB search; Recall@k.")
     Options = MultiTurnOptions
+    data_help = setups.data_help(setups.TABLE8)
     llm = "optional"
     metrics = (
         MetricInfo("R@* (paper protocol)", "CXMArena's evaluator (the paper's Table 8): the top-k passages with "
@@ -129,11 +81,7 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
     def __init__(self, options: MultiTurnOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         o = options
-        self.strategy = o.query or (LLM_QUERY if o.rewrite_model else "all_user_turns")
-        if o.predictions is None and self.strategy == LLM_QUERY and not o.rewrite_model:
-            raise UsageError("-T query=llm needs the model that writes queries: --rewrite-model MODEL")
-        if self.strategy != LLM_QUERY and o.rewrite_model:
-            raise UsageError(f"--rewrite-model is only used with -T query=llm, not {self.strategy}")
+        self.strategy = query_strategy(o, scoring_file=o.predictions is not None)
         self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
         self.cases: list[RagCase] = []
@@ -168,8 +116,9 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         if self.index_info is not None:
             report.metrics.update(index_metrics(self.index_info))
             report.notes += index_notes(self.index_info)
-        report.reference = [TABLE8_RETRIEVAL]
-        return report
+        return self.cite(report, reference.multiturn(self.spec, self.chunking, self.options.ks,
+                                                     query_formation(self.strategy, self.book),
+                                                     self.predictions_path is not None, self.partial, report.metrics))
 
     def run_info(self) -> dict[str, Any]:
         o = self.options

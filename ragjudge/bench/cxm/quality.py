@@ -8,13 +8,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.base import EachSolver, MetricInfo, Record, SampleResult, Solver
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import PROTOCOL_HELP, CxmBench, CxmOptions, FileRowsSolver, check_protocol
 from ragjudge.bench.cxm.models import QualityCase
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import predict_quality
+from ragjudge.bench.cxm.score.quality import PAPER_ACCURACY
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -47,6 +48,7 @@ class QualityBench(CxmBench[QualityOptions]):
     task = "quality"
     description = "CXMArena agent quality adherence: True/False/NA answers to quality questions, with evidence."
     Options = QualityOptions
+    data_help = setups.data_help(setups.TABLE5)
     llm = "optional"
     metrics = (
         MetricInfo("question accuracy", "answers (True/False/NA) equal to the gold answer; a question left "
@@ -71,8 +73,9 @@ class QualityBench(CxmBench[QualityOptions]):
                    "count"),
         MetricInfo("unreadable answers", "questions left unanswered or answered with no True/False/NA", False,
                    "count"),
-        MetricInfo("cases with malformed gold", "conversations left out: their gold evidence names no message",
-                   False, "count"),
+        MetricInfo("questions with malformed gold evidence", "questions whose gold evidence names no message of "
+                   "the conversation (or the wrong speaker's): their answers are scored, their evidence is not", None,
+                   "count"),
         MetricInfo("errors", "conversations whose prediction failed", False, "count"),
         MetricInfo("missing", "conversations without a prediction", False, "count"),
     )
@@ -91,7 +94,7 @@ class QualityBench(CxmBench[QualityOptions]):
 
     def load(self) -> list[Any]:
         self.cases = loaders.load_quality(self.data)
-        return self.file_rows() if self.predictions_path is not None else [c for c in self.cases if not c.error]
+        return self.file_rows() if self.predictions_path is not None else list(self.cases)
 
     def llm_models(self) -> list[str]:
         return [self.options.gen] if self.options.gen else []
@@ -103,9 +106,10 @@ class QualityBench(CxmBench[QualityOptions]):
         return QualitySolver(self.options.gen, self.book)
 
     def report(self, results: Sequence[SampleResult[Any]]) -> TaskReport:
-        cases = self.cases if self.predictions_path is not None else \
-            [r.sample for r in results] + [c for c in self.cases if c.error]
-        return S.score_quality(cases, self.prediction_rows(results), self.predictions_path, self.options.protocol)
+        cases = self.cases if self.predictions_path is not None else [r.sample for r in results]
+        report = S.score_quality(cases, self.prediction_rows(results), self.predictions_path, self.options.protocol)
+        return self.cite(report, reference.quality(self.options.gen, self.predictions_path is not None, self.partial,
+                                                   report.metrics, PAPER_ACCURACY, "case accuracy (all questions right)"))
 
     def run_info(self) -> dict[str, Any]:
         return {**super().run_info(), "models": {"generator": self.options.gen}}

@@ -8,11 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 from pydantic import Field
 
 from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles
 from ragjudge.bench.cxm.models import Article, SearchQuery
-from ragjudge.bench.cxm.paper import TABLE6_SEARCH
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, chunking_for,
                                          index_notes, pipeline_for)
@@ -22,8 +21,9 @@ if TYPE_CHECKING:
 
 
 class RetrievalOptions(CxmOptions):
-    pipeline: str = Field("bm25", description="Retrieval pipeline (name or YAML path, e.g. bm25, dense, hybrid); a "
-                          "name that is no pipeline is a dense embedding model. Its `chunking:` is honoured.")
+    pipeline: str = Field("bm25", description="Retrieval pipeline (name or YAML path, e.g. bm25, dense, hybrid, "
+                          "dense_ada002 for the paper's text-embedding-ada-002); a name that is no pipeline is a "
+                          "sentence-transformers embedding model. Its `chunking:` is honoured.")
     chunk: Chunk = Field("pipeline", description=CHUNK_HELP + " Table 6: 500 or 1000.")
     chunk_overlap: int | None = Field(None, ge=0, description=OVERLAP_HELP)
     pipeline_dir: list[str] = Field(default_factory=list, description="Extra folders of pipeline specs.")
@@ -89,6 +89,7 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     task = "article-search"
     description = "CXMArena article search: rank KB articles for a question; P@k, R@k, hit@k, MRR."
     Options = SearchOptions
+    data_help = setups.data_help(setups.TABLE6)
     llm = "optional"  # a pipeline may embed through an API (litellm)
     metrics = (
         MetricInfo("hit@* (official*", "the same on CXMArena's predictor's ranking (the top-k passages with repeats "
@@ -137,8 +138,8 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
         if self.index_info is not None:
             report.metrics.update(index_metrics(self.index_info))
             report.notes += index_notes(self.index_info)
-        report.reference = [TABLE6_SEARCH]
-        return report
+        return self.cite(report, reference.search(self.spec, self.chunking, self.options.ks,
+                                                  self.predictions_path is not None, self.partial, report.metrics))
 
     def run_info(self) -> dict[str, Any]:
         return {**super().run_info(), "index": self.index_info,

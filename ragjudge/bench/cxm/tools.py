@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.base import EachSolver, MetricInfo, Record, SampleResult, Solver
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles
 from ragjudge.bench.cxm.models import Article, ToolCase
-from ragjudge.bench.cxm.paper import TABLE9_TOOLS
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.runners import call_tools, offered_tools
 
@@ -64,6 +63,7 @@ class ToolCallsBench(CxmBench[ToolOptions]):
     task = "tool-calls"
     description = "CXMArena tool calling: pick the right tools (and arguments) among 16 to 128 offered."
     Options = ToolOptions
+    data_help = setups.data_help(setups.TABLE9)
     llm = "optional"
     metrics = (
         MetricInfo("*tool-selection accuracy @* tools", "the same, with N tools offered (the paper's Table 9)",
@@ -92,6 +92,8 @@ class ToolCallsBench(CxmBench[ToolOptions]):
         self.tools: dict[str, dict[str, Any]] = {}
         self.notes: list[str] = []
         self.never_offered: list[ToolCase] = []
+        self.offered_by_data: dict[int, bool] = {}
+        """For each number of offered tools, whether every case's offer is the data's own candidate list."""
 
     def load(self) -> list[Any]:
         self.tools = loaders.load_tool_catalog(self.data)
@@ -107,6 +109,8 @@ class ToolCallsBench(CxmBench[ToolOptions]):
                     skipped[size] = skipped.get(size, 0) + 1
                     continue
                 samples.append(ToolSample(id=f"{case.case_id}@{size}/{mode}", case=case, offered=offered))
+        self.offered_by_data = {size: all(size in c.candidates for c in self.cases)
+                                for size in self.options.tool_counts}
         self.notes = [f"{n} case(s) not run with {size} tools: the catalog has only {len(self.tools)} tools"
                       for size, n in sorted(skipped.items())]
         offered_ids = {s.case.case_id for s in samples}
@@ -130,8 +134,12 @@ class ToolCallsBench(CxmBench[ToolOptions]):
             cases = list({r.sample.case.case_id: r.sample.case for r in results}.values()) + self.never_offered
         report = S.score_tools(cases, self.prediction_rows(results), self.predictions_path)
         report.notes = self.notes + report.notes
-        report.reference = [TABLE9_TOOLS]
-        return report
+        metric = "tool-selection accuracy @{n} tools" if not any(k.startswith(("auto ", "forced "))
+                                                                  for k in report.metrics) else \
+            "auto tool-selection accuracy @{n} tools"
+        return self.cite(report, reference.tools(self.options.gen, self.options.force_tool_call, self.offered_by_data,
+                                                 self.predictions_path is not None, self.partial, report.metrics,
+                                                 metric))
 
     def run_info(self) -> dict[str, Any]:
         return {**super().run_info(), "models": {"generator": self.options.gen}}

@@ -1,8 +1,9 @@
 """Agent quality adherence: conversations with quality questions, gold answers and supporting message ids.
 
 A gold evidence id that names no message of its conversation (or names it with the wrong speaker, as in
-`AGENT[2]` for a customer message) spoils that case only: the case is kept with its `error`, left out of
-the run and the metrics, and counted and reported as a problem.
+`AGENT[2]` for a customer message) spoils that question's gold evidence only: the question keeps its answer
+(scored, as CXMArena's evaluator scores answers without looking at evidence) and its `evidence_error`, and is
+left out of the evidence metrics, counted and noted.
 """
 
 from __future__ import annotations
@@ -99,7 +100,6 @@ def load_quality(folder: Path) -> list[QualityCase]:
     cases = []
     for case_id, group in grouped.items():
         questions: list[QualityQuestion] = []
-        error = None
         for i, q in enumerate(group["questions"]):
             question_id = str(q["id"]) if q["id"] is not None else f"q{i + 1}"
             if any(x.question_id == question_id for x in questions):
@@ -107,11 +107,11 @@ def load_quality(folder: Path) -> list[QualityCase]:
                                  line=q["line"], field="questions")
             problem = q["problem"] or (_evidence_problem(q["evidence"], group["messages"], case_id)
                                        if q["evidence"] else None)
-            if problem and error is None:
-                error = f"{path}:{q['line']}: evidence of question {q['number']}: {problem}"
             evidence = None if q["evidence"] is None or problem else [normalize_message_id(e) for e in q["evidence"]]
-            questions.append(QualityQuestion(question_id=question_id, text=q["text"], answer=q["answer"],
-                                             evidence=evidence))
-        cases.append(QualityCase(case_id=case_id, messages=group["messages"], questions=questions, error=error,
+            questions.append(QualityQuestion(
+                question_id=question_id, text=q["text"], answer=q["answer"], evidence=evidence,
+                evidence_error=f"{path}:{q['line']}: evidence of question {q['number']}: {problem}" if problem
+                else None))
+        cases.append(QualityCase(case_id=case_id, messages=group["messages"], questions=questions,
                                  transcript=group["transcript"]))
     return cases

@@ -42,10 +42,11 @@ ROW_FIELDS: dict[str, dict[str, str]] = {
     "quality": {"case_id": "id", "answers": "objects", "unreadable": "ids"},
     "tool-calls": {"case_id": "id", "n_tools": "size", "mode": "text", "tool_calls": "objects"},
     "answer-classification": {"case_id": "id", "label": "text", "response": "text", "ranking": "ids",
-                              "retrieved_ids": "ids"},
+                              "retrieved_ids": "ids", "query": "text", "query_strategy": "text"},
     "kb-refinement": {"kind": "text", "pair": "ids"},
     "article-search": {"query_id": "id", "ranking": "ids", "chunk_articles": "ids"},
-    "multiturn-retrieval": {"case_id": "id", "ranking": "ids", "chunk_articles": "ids", "query": "text"},
+    "multiturn-retrieval": {"case_id": "id", "ranking": "ids", "chunk_articles": "ids", "query": "text",
+                            "query_strategy": "text"},
 }
 """The fields of a task's prediction rows (in a predictions file, or a run's results.jsonl) and their types."""
 

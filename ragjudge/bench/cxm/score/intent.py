@@ -15,7 +15,6 @@ from typing import Any
 
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy
-from ragjudge.bench.cxm.paper import TABLE4_INTENT
 from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad, known_id
 from ragjudge.engine.summary import Breakdown, Group, stat
@@ -175,7 +174,7 @@ def _report(parts: list[_Part], protocol: str) -> TaskReport:
     taxonomies = {p.taxonomy.name: {"intents": len(p.taxonomy.entries), "two_level": p.taxonomy.two_level}
                   for p in parts}
     report = TaskReport(task=f"intent prediction ({'; '.join(_describe(p.taxonomy) for p in parts)})",
-                        metrics=metrics, problems=_problems(metrics), reference=[TABLE4_INTENT], ns=ns, errors=errors,
+                        metrics=metrics, problems=_problems(metrics), ns=ns, errors=errors,
                         details={"taxonomies": taxonomies})
     if len(parts) == 1:
         report.tables, report.notes = parts[0].tables, [*parts[0].notes, MAPPING_NOTE]

@@ -19,10 +19,28 @@ import numpy as np
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.loaders import read_pair
 from ragjudge.bench.cxm.models import PAIR_KINDS, Article
+from ragjudge.bench.cxm.paper import KB_K, KB_THRESHOLD
 from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad
 
 DEFAULT_THRESHOLDS = tuple(round(float(t), 2) for t in np.arange(0.3, 0.96, 0.05))
+PAPER_THRESHOLD, PAPER_K = KB_THRESHOLD, KB_K
+
+HELD_OUT_THRESHOLD = "held-out threshold (picked on the dev half)"
+HELD_OUT = "held-out similar {} (test half)"
+ORACLE_THRESHOLD = "oracle threshold (picked on all gold pairs: upper bound)"
+ORACLE_F1 = "oracle similar F1 (upper bound, not a result)"
+
+
+def baseline_name(model: str) -> str:
+    """How the embedding baseline's figures are named, so that none is read as the system's: `baseline:minilm`,
+    `baseline:openai-text-embedding-3-large` (the model, `/` as `-`)."""
+    return f"baseline:{model.replace('/', '-')}"
+
+
+def baseline_metric(baseline: str, what: str) -> str:
+    """`baseline:minilm held-out similar F1 (test half)`: one of the analysis' figures, named as the baseline's."""
+    return f"{baseline} {what}"
 
 
 def read_predicted_pairs(rows: Rows, path: Path | None = None) -> dict[str, set[frozenset[str]]]:
@@ -81,19 +99,23 @@ def baseline_analysis(candidates: Candidates, gold: set[frozenset[str]], thresho
     return out
 
 
-def _analysis_tables(analysis: dict[str, Any], label: str, metrics: dict[str, Any], notes: list[str]) -> list[Any]:
+def _analysis_tables(analysis: dict[str, Any], label: str, baseline: str, metrics: dict[str, Any],
+                     notes: list[str]) -> list[Any]:
     oracle, held = analysis["oracle"], analysis["held_out"]
+    named = {what: baseline_metric(baseline, what) for what in (HELD_OUT_THRESHOLD, ORACLE_THRESHOLD, ORACLE_F1,
+                                                                  *(HELD_OUT.format(x) for x in ("precision", "recall",
+                                                                                                 "F1")))}
     if held is not None:
-        metrics.update({"held-out threshold (picked on the dev half)": held["threshold"],
-                        "held-out similar precision (test half)": held["precision"],
-                        "held-out similar recall (test half)": held["recall"],
-                        "held-out similar F1 (test half)": held["f1"]})
+        metrics.update({named[HELD_OUT_THRESHOLD]: held["threshold"],
+                        named[HELD_OUT.format("precision")]: held["precision"],
+                        named[HELD_OUT.format("recall")]: held["recall"], named[HELD_OUT.format("F1")]: held["f1"]})
     else:
-        notes.append("no gold similar pair falls within the dev half of the articles: no held-out threshold")
+        notes.append(f"{baseline}: no gold similar pair falls within the dev half of the articles: no held-out "
+                     f"threshold")
     if oracle is not None:
-        metrics.update({"oracle threshold (picked on all gold pairs: upper bound)": oracle["threshold"],
-                        "oracle similar F1 (upper bound, not a result)": oracle["f1"]})
-    return [table(f"{label}: similar pairs by threshold (analysis, not the baseline's result)",
+        metrics.update({named[ORACLE_THRESHOLD]: oracle["threshold"], named[ORACLE_F1]: oracle["f1"]})
+    return [table(f"{baseline} ({label}): similar pairs by threshold (an analysis of the embedding baseline, not a "
+                  f"result)",
                   ["threshold", "predicted", "right", "precision", "recall", "F1"],
                   [[r["threshold"], r["predicted"], r["tp"], r["precision"], r["recall"], r["f1"]]
                    for r in analysis["sweep"]],
@@ -102,8 +124,10 @@ def _analysis_tables(analysis: dict[str, Any], label: str, metrics: dict[str, An
 
 def score_pairs(gold: dict[str, set[frozenset[str]]], rows: Rows | None, path: Path | None = None,
                 articles: dict[str, Article] | None = None, analysis: dict[str, Any] | None = None,
-                label: str = "embedding baseline", kinds: Sequence[str] = PAIR_KINDS) -> TaskReport:
-    """P/R/F1 per kind over unordered pairs (`kinds`: the kinds the predictions cover), plus the analysis."""
+                label: str = "embedding baseline", kinds: Sequence[str] = PAIR_KINDS,
+                baseline: str = "baseline:minilm") -> TaskReport:
+    """P/R/F1 per kind over unordered pairs (`kinds`: the kinds the predictions cover), plus the analysis of the
+    embedding baseline, its figures named `baseline` (`baseline_name`) so none is read as the system's."""
     metrics: dict[str, Any] = {}
     tables = []
     notes: list[str] = []
@@ -123,7 +147,7 @@ def score_pairs(gold: dict[str, set[frozenset[str]]], rows: Rows | None, path: P
             if unknown:
                 notes.append(f"{len(unknown)} predicted article id(s) are not in the KB, e.g. {unknown[0]}")
     if analysis is not None:
-        tables += _analysis_tables(analysis, label, metrics, notes)
+        tables += _analysis_tables(analysis, label, baseline, metrics, notes)
     if articles is not None:
         unknown_gold = sorted({a for pairs in gold.values() for p in pairs for a in p} - set(articles))
         if unknown_gold:

@@ -10,7 +10,6 @@ from typing import Any
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.loaders import normalize_message_id, parse_answer
 from ragjudge.bench.cxm.models import QualityCase
-from ragjudge.bench.cxm.paper import TABLE5_QUALITY
 from ragjudge.bench.cxm.report import TaskReport, table
 from ragjudge.bench.cxm.score.common import Rows, bad, ids, known_id
 
@@ -39,18 +38,13 @@ def _paper_outcomes(case: QualityCase, answers: dict[str, Any], unreadable: set[
 
 def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = None,
                   protocol: str = "ragjudge") -> TaskReport:
-    spoiled = [c for c in cases if c.error]
-    cases = [c for c in cases if not c.error]
     by_id = {c.case_id: c for c in cases}
-    known = set(by_id) | {c.case_id for c in spoiled}
+    known = set(by_id)
     preds: dict[str, dict[str, Any]] = {}
     for line, row in rows:
         case_id = known_id(row, "case_id", known, path, line, "case")
         if case_id in preds:
             raise bad(path, line, "case_id", f"second prediction for case {case_id!r}")
-        if case_id not in by_id:  # a case whose gold data is malformed: reported below, not scored
-            preds[case_id] = {"error": None, "answers": {}, "unreadable": set()}
-            continue
         answers = {}
         items = row.get("answers") or []
         if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
@@ -85,6 +79,7 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
                                         tuple(q.evidence) if q.evidence is not None else None, evidence)
             outcomes.append(outcome)
             by_text.setdefault(q.text, []).append(outcome.correct)
+    spoiled = [q for c in cases for q in c.questions if q.evidence_error]
     prf = M.binary_prf(outcomes)
     ev = M.evidence_prf(outcomes)
     ours = M.question_accuracy(outcomes)
@@ -92,7 +87,7 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
     first = {PAPER_ACCURACY: theirs, "question accuracy": ours} if protocol == "paper" else \
         {"question accuracy": ours, PAPER_ACCURACY: theirs}
     metrics = {
-        "cases": len(cases) + len(spoiled), "scored cases": len({o.case_id for o in outcomes}),
+        "cases": len(cases), "scored cases": len({o.case_id for o in outcomes}),
         "questions": len(outcomes), **first, "questions answered": len(paper),
         "question precision (true)": prf["precision"], "question recall (true)": prf["recall"],
         "question F1 (true)": prf["f1"],
@@ -100,7 +95,7 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
         "evidence precision": ev["precision"], "evidence recall": ev["recall"], "evidence F1": ev["f1"],
         "questions with gold evidence": ev["questions"],
         "unreadable answers": sum(o.pred == M.UNPARSABLE for o in outcomes),
-        "cases with malformed gold": len(spoiled), "errors": len(errors), "missing": len(missing),
+        "questions with malformed gold evidence": len(spoiled), "errors": len(errors), "missing": len(missing),
     }
     question_rows = sorted(([t, len(v), M.ratio(sum(v), len(v))] for t, v in by_text.items()),
                            key=lambda r: (-r[1], r[0]))[:20]
@@ -109,7 +104,8 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
                    for g in ("true", "false", "na") if any(grid[(g, p)] for p in ("true", "false", "na", "unreadable"))]
     notes = [f"no prediction for {len(missing)} case(s), e.g. {missing[0]}"] if missing else []
     if spoiled:
-        notes.append(f"{len(spoiled)} case(s) left out, their gold data is malformed; first: {spoiled[0].error}")
+        notes.append(f"{len(spoiled)} question(s) whose gold evidence is malformed are left out of the evidence "
+                     f"metrics (their answers are scored); first: {spoiled[0].evidence_error}")
     notes.append("question accuracy counts a question the model left unanswered as wrong; the paper protocol "
                  "(CXMArena's evaluator) skips it; both count case accuracy only when every question is right")
     scored_cases = metrics["scored cases"]
@@ -123,6 +119,6 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
         tables=[table("Answers (gold × predicted)", ["", "pred true", "pred false", "pred na", "unreadable"],
                       answer_rows),
                 table("By question", ["question", "n", "accuracy"], question_rows)],
-        notes=notes, problems=len(errors) + len(missing) + len(spoiled), reference=[TABLE5_QUALITY], ns=ns,
+        notes=notes, problems=len(errors) + len(missing), ns=ns,
         errors={name: len(errors) for name in ns},
         headline=[(leading, "questions"), ("case accuracy (all questions right)", "conversations")])
