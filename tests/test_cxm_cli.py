@@ -625,3 +625,24 @@ def test_a_tool_call_prediction_out_of_range_or_mistyped_is_one_line(monkeypatch
     assert code == 2 and out == ""
     [message] = err.strip().splitlines()
     assert message.startswith(f"error: {path}:2: field '{field}': ")
+
+
+def test_a_second_kb_score_reads_every_article_embedding_from_the_store(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`cxm score` of the same KB twice: the first encodes the articles (with a progress bar), the second none."""
+    import shutil
+
+    monkeypatch.setenv("RAGJUDGE_CACHE_DIR", str(tmp_path / "cache"))
+    data = shutil.copytree(EXAMPLE, tmp_path / "data")
+    (data / "predictions" / "kb-refinement.jsonl").unlink()  # the baseline is what is scored
+    args = ["cxm", "score", "--task", "kb-refinement", "--data", str(data)]
+    code, out, err = run_cli(monkeypatch, capsys, *args)
+    assert code == 0, err
+    first = next(line for line in out.splitlines() if "article embeddings:" in line)
+    assert "embed articles" in err  # the progress bar of the first encode
+    assert "0 read from the embedding store" in first
+    code, out, err = run_cli(monkeypatch, capsys, *args, "--format", "json")
+    assert code == 0, err
+    [summary] = json.loads(out)
+    [note] = [n for n in summary["notes"] if n.startswith("article embeddings:")]
+    encoded = int(first.split(", ")[-1].split()[0])
+    assert encoded > 0 and note == f"article embeddings: {encoded} read from the embedding store, 0 encoded"

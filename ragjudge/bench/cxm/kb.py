@@ -179,6 +179,8 @@ class KbRefinementBench(CxmBench[KbOptions]):
         self.articles: dict[str, Article] | None = None
         self.vectors: np.ndarray | None = None
         self.truncated: list[dict[str, Any]] = []
+        self.embedded: tuple[int, int] | None = None
+        """(article texts read from the embedding store, encoded now): a second score of the same KB encodes none."""
         self._candidates: dict[int, Candidates] = {}
 
     def load(self) -> list[Any]:
@@ -218,6 +220,8 @@ class KbRefinementBench(CxmBench[KbOptions]):
                 encoder = SentenceTransformerEncoder(self.model)
                 self.vectors = await asyncio.to_thread(encoder.encode, texts, advance)
                 self.truncated = encoder_truncation(encoder, texts)
+            distinct = len(set(texts))
+            self.embedded = (distinct - encoder.encoded, encoder.encoded)
         return self.vectors
 
     def candidates(self, k: int, ctx: RunContext | None = None) -> Candidates:
@@ -271,6 +275,9 @@ class KbRefinementBench(CxmBench[KbOptions]):
         elif analysis is not None:
             report.notes.insert(0, f"the figures named {baseline} are the embedding baseline's ({label}, k={o.k}), "
                                 f"not those of the predictions scored")
+        if self.embedded is not None:
+            report.notes.append(f"article embeddings: {self.embedded[0]} read from the embedding store, "
+                                f"{self.embedded[1]} encoded")
         for t in self.truncated:
             if t["truncated"]:
                 report.notes.append(f"{t['encoder']} reads at most {t['max_tokens']} tokens: {t['truncated']} of "
