@@ -23,7 +23,6 @@ def test_vectors_and_token_states_round_trip_exactly_each_in_its_own_space(tmp_p
     rng = np.random.default_rng(1)
     store = EmbeddingStore(tmp_path)
     a = VectorSpace(store, {"model": "a"}, "model a")
-    b = VectorSpace(store, {"model": "b"}, "model b")
     matrix = rng.standard_normal((3, 8)).astype(np.float32)
     a.put(["x", "y", "z"], matrix)
     tokens = TokenSpace(store, {"model": "a"}, "model a tokens")  # same model, token entries: another space
@@ -39,7 +38,6 @@ def test_vectors_and_token_states_round_trip_exactly_each_in_its_own_space(tmp_p
     back = TokenSpace(again, {"model": "a"}, "model a tokens").get(["x"])["x"]
     assert np.array_equal(back.ids, emb.ids) and np.array_equal(back.vectors, emb.vectors)
     assert sorted((s.label, s.entries) for s in again.info().spaces) == [("model a", 3), ("model a tokens", 1)]
-    _ = b
 
 
 def test_a_foreign_or_damaged_file_is_a_clear_error_never_vectors(tmp_path: Path) -> None:

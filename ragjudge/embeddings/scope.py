@@ -1,7 +1,7 @@
 """Which embedding store a run uses: its `--cache-dir`, or none with `--no-cache`.
 
 Encoders are made deep inside pipelines and benches; rather than thread the choice through every constructor,
-a run declares it once (`embedding_store_scope`) and encoders ask `active_store()` when they encode. The choice is
+a run declares it once (`embedding_store_scope`) and encoders ask their `StoreHandle` when they encode. The choice is
 a context variable, so it follows the run into its tasks and `asyncio.to_thread` workers and never leaks into
 another run in the same process. Outside any run (a notebook building a retriever by hand) the default store
 is used: `$RAGJUDGE_CACHE_DIR` or `~/.cache/ragjudge`.
@@ -41,13 +41,9 @@ def embedding_store_scope(cache_dir: str | Path | None, enabled: bool = True) ->
             store.close()
 
 
-def active_store() -> EmbeddingStore | None:
-    """The store of the run in progress; the default store outside a run; None when the run said --no-cache."""
-    return StoreHandle().get()
-
-
 class StoreHandle:
-    """An encoder's way to its store: the run's when inside one, else a default store opened once for it."""
+    """An encoder's way to its store: the run's when inside one (None if it said --no-cache), else a default
+    store opened once for this encoder."""
 
     def __init__(self) -> None:
         self._own: EmbeddingStore | None = None

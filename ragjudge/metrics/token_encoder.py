@@ -64,6 +64,18 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+def use_cores(threads: int | None = None) -> None:
+    """Torch intra-op threads: `threads`, else one per core this process may use (OMP_NUM_THREADS, if set, wins)."""
+    import torch
+
+    if threads is None:
+        if "OMP_NUM_THREADS" in os.environ:
+            return
+        threads = available_cores()
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+
+
 class TokenEncoder:
     """A BERTScore model as bert-score loads it (slow tokenizer, layers cut at `num_layers`).
 
@@ -76,7 +88,8 @@ class TokenEncoder:
         self.model_type = model_type
         self.num_layers = num_layers
         self.device = device
-        self.threads = threads if threads is not None or "OMP_NUM_THREADS" in os.environ else available_cores()
+        self.threads = threads
+        """None: one per available core (`use_cores`)."""
         with quiet_model_loading():
             self.tokenizer = get_tokenizer(model_type, use_fast=False)  # bert-score's default: same token ids
         self._model = None
@@ -88,11 +101,9 @@ class TokenEncoder:
     @property
     def model(self):
         if self._model is None:
-            import torch
             from bert_score.utils import get_model
 
-            if self.threads and torch.get_num_threads() != self.threads:
-                torch.set_num_threads(self.threads)  # one intra-op thread per available core
+            use_cores(self.threads)
             with quiet_model_loading():
                 self._model = get_model(self.model_type, self.num_layers, all_layers=False).to(self.device)
         return self._model

@@ -27,6 +27,7 @@ from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
 from ragjudge.llm.preflight import check_credentials
 from ragjudge.llm.routes import ModelRoute
 from ragjudge.metrics._quiet import quiet_model_loading
+from ragjudge.metrics.token_encoder import use_cores
 
 BUNDLED_MODELS = ("minilm", "bundled")
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"
@@ -90,7 +91,7 @@ class SentenceTransformerEncoder:
                                      f"{str(exc).splitlines()[0][:200]}{hint}") from None
                 if self.max_seq_length:
                     self._model.max_seq_length = self.max_seq_length
-                match_threads_to_cores()
+                use_cores()
         return self._model
 
     def space(self) -> VectorSpace | None:
@@ -146,16 +147,6 @@ class SentenceTransformerEncoder:
                 self.encoded += len(batch)
                 work.add(batch, vectors)
         return work.matrix(self.dimension if not texts else None)
-
-
-def match_threads_to_cores() -> None:
-    """One torch intra-op thread per core this process may use (unless OMP_NUM_THREADS says otherwise)."""
-    import torch
-
-    from ragjudge.metrics.token_encoder import available_cores
-
-    if "OMP_NUM_THREADS" not in os.environ and torch.get_num_threads() != available_cores():
-        torch.set_num_threads(available_cores())
 
 
 class LiteLLMEncoder:
