@@ -53,6 +53,8 @@ class RunContext:
     bars: ProgressBars = field(default_factory=lambda: ProgressBars(None))
     paths: OutputPaths | None = None
     """Where the run writes (None: nothing is written); benches put extra files at `paths.artifact(name)`."""
+    cut_by_limit: bool = False
+    """--limit left some of the bench's samples out: figures over the whole data (a paper's) do not describe it."""
 
     def require_gateway(self) -> LLMGateway:
         if self.gateway is None:  # a bench asked for an LLM it did not declare in llm_models()

@@ -55,16 +55,17 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
     try:
         with embedding_store_scope(options.cache_dir, options.use_cache), recording_inputs(exclude) as inputs:
             samples = bench.load()
+            cut = bool(options.limit) and len(samples) > options.limit  # type: ignore[operator]
             if options.limit:
                 samples = samples[: options.limit]
             _check_unique(bench, samples)
             if paths is None:
                 return _execute(bench, samples, options, build_gateway(options, bench.llm_models()), None, started,
-                                inputs)
+                                inputs, cut)
             with OutputLock(paths.lock, paths.owner):
                 gateway = build_gateway(options, bench.llm_models(), paths.usage, paths.batches)
                 try:
-                    return _execute(bench, samples, options, gateway, paths, started, inputs)
+                    return _execute(bench, samples, options, gateway, paths, started, inputs, cut)
                 finally:
                     if gateway is not None:
                         gateway.usage.close()
@@ -75,9 +76,9 @@ def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths
 
 
 def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions, gateway: LLMGateway | None,
-             paths: OutputPaths | None, started: float, inputs: InputLog) -> RunOutcome:
+             paths: OutputPaths | None, started: float, inputs: InputLog, cut_by_limit: bool) -> RunOutcome:
     with progress_bars(options.show_progress) as bars:
-        ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths)
+        ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths, cut_by_limit=cut_by_limit)
         if gateway is not None and gateway.batcher is not None:
             gateway.batcher.bars = bars
         results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))

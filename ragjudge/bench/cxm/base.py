@@ -111,22 +111,7 @@ class CxmBench(Bench[O, Any]):
         if not self.data.is_dir():
             raise UsageError(f"--data {self.data} is not a folder")
         self.partial = False
-        """Whether the run stopped at --limit (then no paper figure describes it)."""
-        self.n_loaded: int | None = None
-        """How many samples `load` gave (the engine runs the first --limit of them)."""
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        """Each task's `load` also records how many samples it gave, so a run knows whether --limit cut it."""
-        super().__init_subclass__(**kwargs)
-        load = cls.__dict__.get("load")
-        if load is not None:
-            def counted(self: CxmBench[Any], _load: Any = load) -> list[Any]:
-                samples = _load(self)
-                self.n_loaded = len(samples)
-                return samples
-
-            counted.__doc__ = load.__doc__
-            cls.load = counted  # type: ignore[method-assign]
+        """Whether --limit left samples out (then no paper figure describes the run): the engine says so."""
 
     def require_one_system(self) -> None:
         """A model under test or a predictions file: exactly one of them (the engine's one vocabulary)."""
@@ -180,8 +165,7 @@ class CxmBench(Bench[O, Any]):
     # -- Bench ----------------------------------------------------------------------------------------
 
     def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> Summary:
-        limit = ctx.options.limit
-        self.partial = limit is not None and limit < (self.n_loaded if self.n_loaded is not None else len(results) + 1)
+        self.partial = ctx.cut_by_limit
         return self.summary_of(results, self.report(results))
 
     @staticmethod
