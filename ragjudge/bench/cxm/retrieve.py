@@ -137,11 +137,10 @@ def encoder_truncation(encoder: Any, texts: Sequence[str]) -> list[dict[str, Any
 
     if not isinstance(encoder, SentenceTransformerEncoder):
         return []  # embedding APIs refuse over-long input instead of cutting it
-    model = encoder._load()
-    limit = int(getattr(model, "max_seq_length", 0) or 0)
+    limit = encoder.max_tokens
     if not limit:
         return []
-    lengths = [len(ids) for ids in model.tokenizer(list(texts), add_special_tokens=True, verbose=False)["input_ids"]]
+    lengths = encoder.token_counts(texts)
     return [{"encoder": encoder.model_name, "max_tokens": limit, "passages": len(texts),
              "truncated": sum(n > limit for n in lengths), "longest": max(lengths, default=0)}]
 
