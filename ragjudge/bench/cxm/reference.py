@@ -15,13 +15,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragjudge.bench import paper_rows
 from ragjudge.bench.cxm import paper as T
 from ragjudge.engine.summary import Reference
 from ragjudge.retrieval.corpus import CHARACTERS, ChunkingSpec
 from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec, load_pipeline
 
-NONE_SHOWN = "no paper figure is shown: "
-"""How the one note line of a run that matches no paper cell begins."""
+NONE_SHOWN = paper_rows.NONE_SHOWN
 FILE = "this run scores a predictions file, which names no system (model, retriever, prompts) to match the paper's rows"
 PARTIAL = "this run stops at --limit, the paper's figures are over the whole release"
 COLUMNS = ["figure", "paper", "ours"]
@@ -40,14 +40,8 @@ def none_shown(*why: str) -> Shown:
 
 
 def paper_row(name: str | None, rows: Iterable[str]) -> str | None:
-    """The paper's row among `rows` that a model name is: one of the row's exact names (`paper.ALIASES`), compared
-    without case, after any route or organisation before a '/' (`openai/gpt-4o`, `Qwen/Qwen2.5-7B-Instruct`)."""
-    if not name:
-        return None
-    parts = name.strip().lower().split("/")
-    candidates = {"/".join(parts[i:]) for i in range(len(parts))}
-    found = [row for row in rows if candidates & {alias.lower() for alias in T.ALIASES.get(row, ())}]
-    return found[0] if len(found) == 1 else None
+    """The paper's row among `rows` that a model name is (`paper.ALIASES`, exact names only)."""
+    return paper_rows.paper_row(name, T.ALIASES, rows)
 
 
 def _dense_model(options: dict[str, Any]) -> str:

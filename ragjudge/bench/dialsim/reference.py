@@ -19,6 +19,7 @@ from typing import Any
 from ragjudge.bench.dialsim.memory import DEFAULT_K
 from ragjudge.bench.dialsim.plan import TKG_RATIO
 from ragjudge.bench.dialsim.summary import ShowFigures
+from ragjudge.bench.paper_rows import NONE_SHOWN, paper_row
 from ragjudge.engine.summary import Reference
 
 _PAPER = Path(__file__).resolve().parent / "paper.json"
@@ -33,13 +34,9 @@ def paper() -> dict[str, Any]:
 
 
 def paper_model(gen: str) -> str | None:
-    """The paper's row for a `--gen` value: the exact name, or what follows any '/' of it (a litellm route such as
-    `openai/` or `hosted_vllm/` may precede it), equal (without case) to one of the row's names in the alias table.
-    Never a prefix or a nearby name: `gemini-2.5-flash-lite` is not Gemini 2.5 Flash."""
-    parts = gen.strip().lower().split("/")
-    candidates = {"/".join(parts[i:]) for i in range(len(parts))}
-    found = {model for model, names in paper()["aliases"].items() for name in names if name.lower() in candidates}
-    return found.pop() if len(found) == 1 else None
+    """The paper's row for a `--gen` value: one of the row's exact names in paper.json's alias table (a litellm
+    route such as `openai/` or `hosted_vllm/` may precede it). Never a prefix or a nearby name."""
+    return paper_row(gen, paper()["aliases"])
 
 
 @dataclass(frozen=True)
@@ -135,10 +132,6 @@ def differences(cond: RunConditions) -> str:
 
 def _pct(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 2)
-
-
-NONE_SHOWN = "no paper figure is shown: "
-"""How the one note line of a run that matches no paper cell begins."""
 
 
 def paper_references(cond: RunConditions, shows: dict[str, ShowFigures]) -> tuple[list[Reference], list[str]]:
