@@ -31,6 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from ragjudge.formats.beir import read_corpus
+from ragjudge.retrieval.base import index_text
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "mtrag" / "corpus"
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -102,7 +105,8 @@ def dense(n: int, work: Path) -> None:
     queries.write_text("".join(json.dumps({"_id": f"q{i}", "text": q}) + "\n" for i, q in enumerate(
         ["what is the capital gains tax on shares", "who wrote the declaration of independence",
          "how do index funds work", "when did the roman empire fall"])))
-    print(f"dense retrieval, {n:,} passages (bundled MiniLM):", flush=True)
+    distinct = len({index_text(p) for p in read_corpus(corpus_file)})  # what the store holds when all is encoded
+    print(f"dense retrieval, {n:,} passages, {distinct:,} distinct texts (bundled MiniLM):", flush=True)
     cold, summary = retrieve(corpus_file, queries, work / "c1", work / "i1", work / "a.jsonl")
     print(f"  cold     {cold:7.1f} s  ({n / cold:.0f} passages/s, {summary['pipeline']['index']['from_store']} from "
           f"the store)", flush=True)
@@ -110,14 +114,17 @@ def dense(n: int, work: Path) -> None:
     held = stored(work / "c2")
     print(f"  killed   {killed:7.1f} s  (SIGKILL with {held:,} passages in the store)", flush=True)
     resumed, summary = retrieve(corpus_file, queries, work / "c2", work / "i2", work / "b.jsonl")
+    encoded_again = distinct - summary["pipeline"]["index"]["from_store"]
     print(f"  resumed  {resumed:7.1f} s  ({summary['pipeline']['index']['from_store']:,} from the store, "
-          f"{n - summary['pipeline']['index']['from_store']:,} encoded); killed + resumed = "
+          f"{encoded_again:,} encoded); killed + resumed = "
           f"{(killed + resumed) / cold:.2f}x cold", flush=True)
     warm, summary = retrieve(corpus_file, queries, work / "c1", work / "i3", work / "c.jsonl")
     print(f"  warm     {warm:7.1f} s  ({summary['pipeline']['index']['from_store']:,} from the store): "
           f"{cold / warm:.0f}x faster than cold", flush=True)
     same = (work / "a.jsonl").read_text() == (work / "b.jsonl").read_text() == (work / "c.jsonl").read_text()
     print(f"  same results all three ways: {same}", flush=True)
+    if not same or summary["pipeline"]["index"]["from_store"] != distinct or encoded_again != distinct - held:
+        raise SystemExit("dense retrieval: the store changed results, lost vectors, or re-encoded finished work")
 
 
 def kb(articles: int, work: Path) -> None:
@@ -139,6 +146,8 @@ def kb(articles: int, work: Path) -> None:
         print(f"  {label} `cxm score`: {took:7.1f} s" + ("  (target < 30 s)" if label == "second" else ""),
               flush=True)
     print(f"  similar F1 both times: {results[0]} / {results[1]}", flush=True)
+    if took >= 30 or results[0] != results[1]:
+        raise SystemExit("KB refinement: the second score missed its target (< 30 s, the same F1)")
 
 
 def main() -> None:

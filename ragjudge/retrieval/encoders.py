@@ -47,7 +47,8 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 
 
 def _configured_limit(folder: Path) -> int | None:
-    """max_seq_length of a sentence-transformers folder whose Transformer module is the folder itself."""
+    """max_seq_length of a sentence-transformers folder whose Transformer module is the folder itself and feeds
+    text to its tokenizer unchanged; None for any other layout (the caller then loads the model)."""
     try:
         modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
         first = modules[0]
@@ -56,7 +57,9 @@ def _configured_limit(folder: Path) -> int | None:
         return None
     if not isinstance(first, dict) or first.get("path") or "Transformer" not in str(first.get("type")):
         return None
-    limit = config.get("max_seq_length") if isinstance(config, dict) else None
+    if not isinstance(config, dict) or config.get("do_lower_case"):
+        return None  # the module lowercases before tokenizing; the bare tokenizer would count other text
+    limit = config.get("max_seq_length")
     return limit if isinstance(limit, int) and limit > 0 else None
 
 
