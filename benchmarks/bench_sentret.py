@@ -95,7 +95,7 @@ def synthetic(folder: Path, seed: int = 0) -> None:
 
 
 def run_bench(folder: Path, out: Path, permutations: int, pipeline: list[str], collection: str | None = None):
-    from ragjudge.bench.options import build_options
+    from ragjudge.engine.bench_options import build_options
     from ragjudge.bench.sentence_retrieval.bench import SentenceRetrievalBench
     from ragjudge.engine import OutputPaths
     from ragjudge.engine import run_bench as engine_run

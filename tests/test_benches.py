@@ -283,7 +283,7 @@ def test_an_option_of_two_types_names_both() -> None:
     """`benches show cxm-multiturn-retrieval` printed the chunk option's type as 'Union'."""
     from typing import Annotated, Literal
 
-    from ragjudge.bench.options import describe_type
+    from ragjudge.engine.bench_options import describe_type
 
     assert describe_type(Annotated[int, "x"] | Literal["pipeline"]) == "a whole number or one of: pipeline"
     assert describe_type(int | None) == "a whole number"

@@ -176,7 +176,7 @@ def test_resume_after_a_real_kill(tmp_path: Path) -> None:
 
 
 def test_every_registered_bench_has_a_case() -> None:
-    from ragjudge.bench import registry
+    from ragjudge.engine import registry
 
     missing = sorted(set(registry.entries()) - set(SPECS))
     assert not missing, f"benches without a conformance case in tests/test_conformance.py: {missing}"
@@ -223,7 +223,7 @@ def _bench_class(name: str, spec: Spec) -> type:
         kit.check_data_fault(kind).assert_ok(allow_skip=kind == "out_of_range")  # type: ignore[arg-type]
 
     body["test_data_fault"] = test_data_fault
-    from ragjudge.bench import registry
+    from ragjudge.engine import registry
 
     options = spec.case.bench.Options if not isinstance(spec.case.bench, str) else registry.get(name).load().Options
     if option_range_faults(options):

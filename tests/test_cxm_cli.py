@@ -364,7 +364,7 @@ def test_every_numeric_option_declares_its_range() -> None:
     from pydantic import ValidationError
 
     from ragjudge.bench.cxm.benches import BY_TASK
-    from ragjudge.bench.options import describe_option
+    from ragjudge.engine.bench_options import describe_option
 
     checked = []
     for cls in BY_TASK.values():

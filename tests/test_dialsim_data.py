@@ -353,7 +353,7 @@ def test_option_ranges_are_declared(tmp_path: Path, monkeypatch, capsys, option:
     the range (an out-of-range value is not "expected a number")."""
     from pydantic import ValidationError
 
-    from ragjudge.bench.options import _pre
+    from ragjudge.engine.bench_options import _pre
 
     parsed = _pre(value, DialSimOptions.model_fields[option])
     with pytest.raises(ValidationError) as info:

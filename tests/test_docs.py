@@ -46,7 +46,7 @@ import yaml
 from conftest import REPO
 from shared_data import FOUND
 
-from ragjudge.bench.registry import BUILTIN
+from ragjudge.engine.registry import BUILTIN
 
 DOCS = REPO / "docs"
 MKDOCS_YML = REPO / "mkdocs.yml"
@@ -451,7 +451,7 @@ CXM_COMMON = ("data", "predictions", "judge_dir")
 def test_every_bench_option_is_documented(name: str) -> None:
     """A bench's page names every option it takes, as `-T key` (a CXMArena bench: in its own section of the page, but
     the options every cxm-* bench shares): an option added without a word fails here."""
-    from ragjudge.bench.registry import get
+    from ragjudge.engine.registry import get
 
     page = DOCS / "benches" / f"{BENCH_PAGES.get(name, 'cxmarena')}.md"
     text = page.read_text(encoding="utf-8")

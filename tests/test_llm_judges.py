@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import run_cli_once
 
-from ragjudge.bench.mtrag.conditioning import answerability_correct, condition
+from ragjudge.judges.conditioning import answerability_correct, condition
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 PANEL = ["openai/j1", "openai/j2", "openai/j3"]

@@ -22,7 +22,7 @@ import bert_score  # noqa: E402,F401
 import ragjudge.judges.rl_f  # noqa: E402,F401
 import ragjudge.pytest_plugin.evaluator  # noqa: E402,F401
 from ragjudge.errors import InputError  # noqa: E402
-from ragjudge.bench.mtrag.conditioning import answerability_correct  # noqa: E402
+from ragjudge.judges.conditioning import answerability_correct  # noqa: E402
 from ragjudge.judges import JudgeRegistry  # noqa: E402
 from ragjudge.models import JudgeResult, Passage, Turn  # noqa: E402
 from ragjudge.pytest_plugin import load_tasks, read_dataset, recall_at_k  # noqa: E402

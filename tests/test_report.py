@@ -16,7 +16,7 @@ import pytest
 from scipy import stats as sps
 
 from conftest import MINI, run_cli
-from ragjudge.bench.base import Bench
+from ragjudge.engine.bench import Bench
 from ragjudge.bench.cxm.report_view import CxmView
 from ragjudge.bench.mtrag.report_view import MtragView
 from ragjudge.report.compare import compare_metric

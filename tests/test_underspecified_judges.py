@@ -17,7 +17,7 @@ from conftest import REPO, run_cli_once
 from mtrag_un_official import official
 from shared_data import SHARED_DATA, requires_shared
 
-from ragjudge.bench.mtrag.conditioning import condition_underspecified
+from ragjudge.judges.conditioning import condition_underspecified
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
 from ragjudge.judges.labelled import judge_answers, read_reference_set, score
 from ragjudge.models import Prediction, Task, Turn

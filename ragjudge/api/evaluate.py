@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from ragjudge.api.loading import Data, as_input, locate
 from ragjudge.api.result import EvalResult, load_run
-from ragjudge.bench.options import COMMON_FLAGS
+from ragjudge.engine.bench_options import COMMON_FLAGS
 from ragjudge.errors import InputError, UsageError
 
 T = TypeVar("T")

@@ -1,9 +1,10 @@
-"""Benchmarks as one shape (see `base.py`), found by name (`registry.py`), their options from `-T` (`options.py`).
+"""The benchmarks: one plug-in folder each (`mtrag/`, `cxm/`, `dialsim/`, `cdr/`, `sentence_retrieval/`).
 
-One subpackage or module per benchmark: `mtrag/`, `mtrag_retrieval.py`, `cxm/`, ...
+The Bench interface itself lives in `ragjudge.engine` (`engine/bench.py`, found by name through
+`engine/registry.py`); it is re-exported here because a plug-in author writes `from ragjudge.bench import Bench`.
 """
 
-from ragjudge.bench.base import (
+from ragjudge.engine.bench import (
     Bench,
     BenchOptions,
     EachScorer,

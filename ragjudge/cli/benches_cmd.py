@@ -11,8 +11,8 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 
-from ragjudge.bench import registry
-from ragjudge.bench.options import option_rows
+from ragjudge.engine import registry
+from ragjudge.engine.bench_options import option_rows
 from ragjudge.cli import common
 from ragjudge.errors import UsageError
 

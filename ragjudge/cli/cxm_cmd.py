@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from ragjudge.bench.base import default_out
+from ragjudge.engine.bench import default_out
 from ragjudge.bench.cxm.base import TASKS, default_predictions, task_name
 from ragjudge.bench.cxm.benches import BY_TASK
-from ragjudge.bench.options import COMMON_FLAGS, build_options, parse_task_args
+from ragjudge.engine.bench_options import COMMON_FLAGS, build_options, parse_task_args
 from ragjudge.cli import common
 from ragjudge.engine import EngineOptions, OutputPaths, run_bench
 from ragjudge.engine.render import print_outcome, print_summaries

@@ -11,9 +11,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ragjudge.bench import registry
-from ragjudge.bench.base import Bench, default_out
-from ragjudge.bench.options import build_options, parse_task_args
+from ragjudge.engine import registry
+from ragjudge.engine.bench import Bench, default_out
+from ragjudge.engine.bench_options import build_options, parse_task_args
 from ragjudge.cli import common
 from ragjudge.engine import OutputPaths, run_bench
 from ragjudge.engine.context import EngineOptions

@@ -8,9 +8,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ragjudge.bench.base import Bench
+from ragjudge.engine.bench import Bench
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
-from ragjudge.bench.mtrag_un import MtragUnBench, MtragUnOptions, has_underspecified_tasks
+from ragjudge.bench.mtrag.un.bench import MtragUnBench, MtragUnOptions, has_underspecified_tasks
 from ragjudge.cli import common
 from ragjudge.engine import OutputPaths, run_bench
 from ragjudge.engine.context import EngineOptions

@@ -1,7 +1,7 @@
 """How often an "I don't know" judge agrees with the answerability labels.
 
 Correct means the judge says the response declined (IDK yes = 1) exactly when the task is unanswerable
-(the definition of `ragjudge.bench.mtrag.conditioning.answerability_correct`, which the runner uses for
+(the definition of `ragjudge.judges.conditioning.answerability_correct`, which the runner uses for
 `answerability_acc`): partial (0.5) and no (0) count as answering. Conversational turns have no right
 answer here and are counted but not scored, unless they are asked to be treated as unanswerable.
 UNDERSPECIFIED turns (MTRAG-UN) are scored as MTRAG-UN's official conditioning scores them
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import Any
 
-from ragjudge.bench.mtrag.conditioning import answerability_correct, condition_underspecified
+from ragjudge.judges.conditioning import answerability_correct, condition_underspecified
 
 IDK_METRICS = ("idk_eval", "idk_lexical")
 """Metric names of ragjudge's IDK judges (`idk`, `idk_lexical`)."""

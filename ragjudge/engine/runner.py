@@ -17,7 +17,7 @@ from typing import Any
 
 from ragjudge import __version__
 from ragjudge.embeddings.scope import embedding_store_scope
-from ragjudge.bench.base import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
+from ragjudge.engine.bench import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
 from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
 from ragjudge.engine.journal import Journal
 from ragjudge.engine.parallel import all_or_none

@@ -199,7 +199,7 @@ def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
     an answerable (or partially answerable) one. Uses the LLM `idk` judge when a judge model is
     configured, else the offline `idk_lexical` judge; `judge=` forces one."""
     __tracebackhide__ = True
-    from ragjudge.bench.mtrag.conditioning import answerability_correct
+    from ragjudge.judges.conditioning import answerability_correct
 
     assertion = "assert_idk_correct"
     label = result.answerability

@@ -65,7 +65,7 @@ def _verdict(name: str, judgement: JudgeResult, result: RagResult, settings: Set
         last = checks[-1]
         return last.passed, last.threshold if last.threshold is not None else "answerability"
     if name in IDK_JUDGES:
-        from ragjudge.bench.mtrag.conditioning import answerability_correct
+        from ragjudge.judges.conditioning import answerability_correct
 
         correct = answerability_correct(judgement.value, result.answerability)
         return (None, None) if correct is None else (bool(correct), "answerability")

@@ -161,7 +161,7 @@ def default_label(results: Path) -> str:
 
 def find_view(name: str, run_info: dict[str, Any], records: list[dict[str, Any]]) -> tuple[ReportView, list[str]]:
     """The bench's own view (by the summary's bench name), else MTRAG's for MTRAG-shaped records, else the generic."""
-    from ragjudge.bench import registry
+    from ragjudge.engine import registry
 
     if name:
         if name in registry.entries():

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
-from ragjudge.bench.base import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver, failed
+from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver, failed
 from ragjudge.bench.cdr import data as cdr_data
 from ragjudge.bench.cdr import display, paper
 from ragjudge.bench.cdr.compare import OtherRun, compare

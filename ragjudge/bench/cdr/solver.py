@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.bench.base import Record, Scorer, Solver, fingerprint
+from ragjudge.engine.bench import Record, Scorer, Solver, fingerprint
 from ragjudge.bench.cdr.data import CdrQuery
 from ragjudge.bench.cdr.metrics import HEADLINE, METRICS, score_queries
 from ragjudge.bench.cdr.ranking import search_conversations

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
+from ragjudge.engine.bench import Bench, BenchOptions, Record, SampleResult, Solver
 from ragjudge.bench.cxm.reference import Shown
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.score.common import check_row

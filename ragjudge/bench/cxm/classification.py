@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ragjudge.bench.base import EachScorer, EachSolver, MetricInfo, Record, SampleResult, Scorer, Solver
+from ragjudge.engine.bench import EachScorer, EachSolver, MetricInfo, Record, SampleResult, Scorer, Solver
 from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
+from ragjudge.engine.bench import MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm import prompts as P

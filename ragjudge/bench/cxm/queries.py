@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
-from ragjudge.bench.base import Record
+from ragjudge.engine.bench import Record
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm.models import RagCase
 from ragjudge.bench.cxm.reference import QueryFormation

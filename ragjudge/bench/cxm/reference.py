@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.bench import paper_rows
+from ragjudge.engine import paper_rows
 from ragjudge.bench.cxm import paper as T
 from ragjudge.engine.summary import Reference
 from ragjudge.retrieval.corpus import CHARACTERS, ChunkingSpec

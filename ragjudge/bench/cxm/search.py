@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 from pydantic import Field
 
-from ragjudge.bench.base import MetricInfo, Record, SampleResult, Solver
+from ragjudge.engine.bench import MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import score as S
 from ragjudge.bench.cxm.base import CxmBench, CxmOptions, FileRowsSolver, optional_articles

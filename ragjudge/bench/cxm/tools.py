@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import EachSolver, MetricInfo, Record, SampleResult, Solver
+from ragjudge.engine.bench import EachSolver, MetricInfo, Record, SampleResult, Solver
 from ragjudge.bench.cxm import loaders, reference, setups
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm import score as S

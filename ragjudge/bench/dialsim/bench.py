@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from ragjudge.bench.base import (
+from ragjudge.engine.bench import (
     Bench,
     BenchOptions,
     SampleResult,

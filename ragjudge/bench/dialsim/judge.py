@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.bench.base import fingerprint
+from ragjudge.engine.bench import fingerprint
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.json_parse import parse_json_output
 from ragjudge.judges.llm_judge import render

@@ -19,7 +19,7 @@ from typing import Any
 from ragjudge.bench.dialsim.memory import DEFAULT_K
 from ragjudge.bench.dialsim.plan import TKG_RATIO
 from ragjudge.bench.dialsim.summary import ShowFigures
-from ragjudge.bench.paper_rows import NONE_SHOWN, paper_row
+from ragjudge.engine.paper_rows import NONE_SHOWN, paper_row
 from ragjudge.engine.summary import Reference
 
 _PAPER = Path(__file__).resolve().parent / "paper.json"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragjudge.bench.base import Record, Scorer, fingerprint
+from ragjudge.engine.bench import Record, Scorer, fingerprint
 from ragjudge.bench.dialsim.judge import AnswerJudge
 from ragjudge.bench.dialsim.plan import PlannedQuestion
 from ragjudge.bench.dialsim.prompts import AnswerFormat, question_line

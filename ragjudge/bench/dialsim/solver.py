@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.bench.base import Record, Solver
+from ragjudge.engine.bench import Record, Solver
 from ragjudge.bench.dialsim.agents import Agent
 from ragjudge.bench.dialsim.memory import MemoryUnavailable, ShowMemory
 from ragjudge.bench.dialsim.plan import PlannedQuestion

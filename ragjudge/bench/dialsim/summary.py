@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.bench.base import MetricInfo, SampleResult, failed
+from ragjudge.engine.bench import MetricInfo, SampleResult, failed
 from ragjudge.bench.dialsim.plan import PlannedQuestion
 from ragjudge.engine.summary import (
     Breakdown,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ragjudge.bench.mtrag.conditioning import (
+from ragjudge.judges.conditioning import (
     ANSWERABILITY_ACCURACY,
     CONDITIONED_SUFFIX,
     UNDERSPECIFIED_SUFFIX,

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ragjudge.bench.base import Record, Scorer, fingerprint
+from ragjudge.engine.bench import Record, Scorer, fingerprint
 from ragjudge.bench.mtrag.solvers import passage_ids
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.judges import Judge, JudgeContext, JudgeItem

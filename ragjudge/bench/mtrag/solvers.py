@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.bench.base import EachSolver, Record, Solver
+from ragjudge.engine.bench import EachSolver, Record, Solver
 from ragjudge.bench.mtrag.settings import MAX_REFERENCES_FOR_TOP_UP, RAG_PASSAGES, generation_inputs
 from ragjudge.generation import GenerationInput, Generator
 from ragjudge.models import Passage, Prediction, Task

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from ragjudge.bench.base import (
+from ragjudge.engine.bench import (
     Bench,
     BenchOptions,
     MetricInfo,

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import fingerprint
+from ragjudge.engine.bench import fingerprint
 from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.errors import InputError
 from ragjudge.llm import LLMGateway

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragjudge.bench.base import Record, Scorer, Solver, fingerprint
+from ragjudge.engine.bench import Record, Scorer, Solver, fingerprint
 from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.bench.sentence_retrieval.metrics import METRICS, measure
 from ragjudge.bench.sentence_retrieval.queries import (

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ragjudge.bench.base import fingerprint
+from ragjudge.engine.bench import fingerprint
 from ragjudge.bench.sentence_retrieval import lexical
 from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.bench.sentence_retrieval.neural import CrossEncoderScorer, DenseScorer

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from ragjudge.bench.base import Bench
+    from ragjudge.engine.bench import Bench
     from ragjudge.testing.conformance.cli import CliResult
     from ragjudge.testing.replies import Responder
 
@@ -139,7 +139,7 @@ def as_args(system: Sequence[str] | Mapping[str, Any]) -> list[str]:
     option that has one (`--gen`), else `-T name=value` (lists comma-separated, booleans true/false)."""
     if not isinstance(system, Mapping):
         return list(system)
-    from ragjudge.bench.options import COMMON_FLAGS
+    from ragjudge.engine.bench_options import COMMON_FLAGS
 
     args: list[str] = []
     for key, value in system.items():

@@ -15,7 +15,7 @@ from ragjudge.testing.conformance.option_ranges import OptionRangeCheck
 from ragjudge.testing.conformance.resume import ResumeCheck
 
 if TYPE_CHECKING:
-    from ragjudge.bench.base import Bench
+    from ragjudge.engine.bench import Bench
 
 
 class Conformance(ContractChecks, ResumeCheck, DataFaultCheck, OptionRangeCheck, DownstreamChecks):

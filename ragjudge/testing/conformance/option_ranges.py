@@ -16,7 +16,7 @@ from ragjudge.testing.conformance.runs import BenchRuns
 class OptionRangeCheck(BenchRuns):
     def check_option_ranges(self) -> CheckReport:
         """Each numeric option with a range, given a value outside it, says the range."""
-        from ragjudge.bench import registry
+        from ragjudge.engine import registry
 
         report = CheckReport("option ranges", self.name)
         options = registry.get(self.name).load().Options
@@ -43,7 +43,7 @@ def option_range_faults(options: type[Any]) -> list[tuple[str, str, str]]:
 
 def _out_of_range_values(info: Any) -> Iterator[tuple[str, str]]:
     """(value just outside the range, the range as the CLI states it) for each bound of a numeric option."""
-    from ragjudge.bench.options import _bounds, _range
+    from ragjudge.engine.bench_options import _bounds, _range
 
     for kind, metadata, _ in _numeric_members(info.annotation, info.metadata):
         bounds = _bounds(metadata)
@@ -58,7 +58,7 @@ def _out_of_range_values(info: Any) -> Iterator[tuple[str, str]]:
 
 def _numeric_members(annotation: Any, metadata: Sequence[Any]) -> Iterator[tuple[type, list[Any], bool]]:
     """(int or float, bound metadata, is a list item) for each numeric part of an option's type."""
-    from ragjudge.bench.options import _flatten, _strip_optional
+    from ragjudge.engine.bench_options import _flatten, _strip_optional
 
     annotation = _strip_optional(annotation)
     origin = get_origin(annotation)
@@ -80,7 +80,7 @@ def _numeric_members(annotation: Any, metadata: Sequence[Any]) -> Iterator[tuple
 
 def _without_option(args: list[str], key: str) -> list[str]:
     """`args` without `-T key=...` and without the common flag that fills `key`."""
-    from ragjudge.bench.options import COMMON_FLAGS
+    from ragjudge.engine.bench_options import COMMON_FLAGS
 
     flag = COMMON_FLAGS.get(key)
     out: list[str] = []

@@ -19,7 +19,7 @@ from ragjudge.testing.conformance.cli import WIDE, CliResult, run_cli
 from ragjudge.testing.conformance.summaries import differences, read_output_json
 
 if TYPE_CHECKING:
-    from ragjudge.bench.base import Bench
+    from ragjudge.engine.bench import Bench
     from ragjudge.testing.openai_server import OpenAIServer
 
 
@@ -76,7 +76,7 @@ class BenchRuns:
     @contextlib.contextmanager
     def _registered(self, cls: type[Bench[Any, Any]]) -> Iterator[None]:
         """A bench class that is not installed, registered as pip would: a dist-info with its entry point."""
-        from ragjudge.bench import registry
+        from ragjudge.engine import registry
 
         target = f"{cls.__module__}:{cls.__qualname__}"
         known = registry.entries().get(cls.name)
@@ -130,7 +130,7 @@ class BenchRuns:
         return ["eval", "--bench", self.name, *args, "--out", str(out)]
 
     def _calls_llms(self) -> bool:
-        from ragjudge.bench import registry
+        from ragjudge.engine import registry
 
         return registry.get(self.name).load().llm != "no"
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.bench.base import Bench, BenchOptions, Record, SampleResult, Solver
-from ragjudge.bench.mtrag_retrieval_paper import paper_tables
+from ragjudge.engine.bench import Bench, BenchOptions, Record, SampleResult, Solver
+from ragjudge.bench.mtrag.retrieval.paper import paper_tables
 from ragjudge.engine.summary import Breakdown, Group, Reference, Stat, Summary
 from ragjudge.retrieval_eval.breakdowns import Labels, resolve_dimensions
 from ragjudge.retrieval_eval.metrics import METRIC_INFOS, label

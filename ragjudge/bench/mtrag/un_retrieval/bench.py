@@ -7,7 +7,7 @@ The release gives only qrels (`retrieval/qrels/<domain>.tsv`): every query id is
 an LLM's standalone rewrite of the last turn (`-T rewrite_model=MODEL`; cached, and a malformed answer falls back
 to the last turn, counted). The corpora are MTRAG's four and are not in the release: `--corpus` names the
 domain's passage-level corpus. Everything else (solver, ranx scoring, run files, breakdowns) is
-`ragjudge.bench.mtrag_retrieval`'s.
+`ragjudge.bench.mtrag.retrieval.bench`'s.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from ragjudge.bench.base import SampleResult, Solver
-from ragjudge.bench.mtrag_retrieval import (KIND_NAMES, MtragRetrievalBench, PipelineSolver, QueryKind,
+from ragjudge.engine.bench import SampleResult, Solver
+from ragjudge.bench.mtrag.retrieval.bench import (KIND_NAMES, MtragRetrievalBench, PipelineSolver, QueryKind,
                                             RetrievalOptions, RetrievalQuery, _find)
-from ragjudge.bench.mtrag_un_paper import retrieval_reference
+from ragjudge.bench.mtrag.un.paper import retrieval_reference
 from ragjudge.engine.summary import Reference, Summary
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.mtrag import read_tasks

@@ -3,10 +3,10 @@
 MTRAG-UN keeps MTRAG's task format and adds UNDERSPECIFIED questions, whose right answer asks the user to
 clarify. Its official evaluation runs a clarification judge on every answer (`underspecified_eval`) and
 conditions RL_F, RB_llm and RB_agg on it and on the IDK judge over every task (`*_idk_underspecified`,
-`ragjudge.bench.mtrag.conditioning.condition_underspecified`). Everything else is the `mtrag` bench: generation
+`ragjudge.judges.conditioning.condition_underspecified`). Everything else is the `mtrag` bench: generation
 settings, judges, resumable runs; its breakdowns add the four answerability classes and, where the tasks say,
 standalone vs non-standalone questions; the paper's Table 4 and Table 5 are printed beside a run's figures
-(`ragjudge.bench.mtrag_un_paper`).
+(`ragjudge.bench.mtrag.un.paper`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from pathlib import Path
 
 from pydantic import Field
 
-from ragjudge.bench.base import SampleResult
+from ragjudge.engine.bench import SampleResult
 from ragjudge.bench.mtrag.assemble import CLARIFICATION_METRIC
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
-from ragjudge.bench.mtrag_un_paper import generation_reference, response_types
+from ragjudge.bench.mtrag.un.paper import generation_reference, response_types
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import RagjudgeError

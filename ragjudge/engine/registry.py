@@ -16,16 +16,16 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from ragjudge.bench.base import Bench
+from ragjudge.engine.bench import Bench
 from ragjudge.errors import UsageError
 
 ENTRY_POINT_GROUP = "ragjudge.benches"
 
 BUILTIN: dict[str, str] = {
     "mtrag": "ragjudge.bench.mtrag.bench:MtragBench",
-    "mtrag-un": "ragjudge.bench.mtrag_un:MtragUnBench",
-    "mtrag-retrieval": "ragjudge.bench.mtrag_retrieval:MtragRetrievalBench",
-    "mtrag-un-retrieval": "ragjudge.bench.mtrag_un_retrieval:MtragUnRetrievalBench",
+    "mtrag-un": "ragjudge.bench.mtrag.un.bench:MtragUnBench",
+    "mtrag-retrieval": "ragjudge.bench.mtrag.retrieval.bench:MtragRetrievalBench",
+    "mtrag-un-retrieval": "ragjudge.bench.mtrag.un_retrieval.bench:MtragUnRetrievalBench",
     "dialsim": "ragjudge.bench.dialsim.bench:DialSimBench",
     "cxm-intent": "ragjudge.bench.cxm.benches:IntentBench",
     "cxm-quality": "ragjudge.bench.cxm.benches:QualityBench",
