@@ -6,13 +6,9 @@ so `import ragjudge` stays light (the CLI and the pytest plugin import this pack
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = version("ragjudge")
-except PackageNotFoundError:  # running from a source tree without an install
-    __version__ = "0.0.0+source"
+from ragjudge.version import __version__
 
 if TYPE_CHECKING:
     from ragjudge.api import EvalResult, evaluate, evaluate_async, load_run, run_bench

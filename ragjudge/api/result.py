@@ -1,7 +1,8 @@
-"""`EvalResult`: a finished run as Python objects, read back from what the run wrote (`load_run`).
+"""`EvalResult`: a finished run as Python objects: its summary (the result contract) and its samples (the sample
+log's records), read back from a run's files by `load_run` or handed over by `evaluate` directly.
 
-Every result, whether from `evaluate` or from a CLI run folder, is read through the report's loader, so a
-DataFrame or a report made in a notebook matches the one made from the same files on the command line.
+Whether it came from `evaluate` or from a CLI run folder, a DataFrame or a report made from it shows the same
+samples through the same view, so a figure in a notebook and one on the command line are the same figure.
 """
 
 from __future__ import annotations
@@ -11,23 +12,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.engine.summary import Summary
+from ragjudge.formats.samples import Sample
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ragjudge.report.load import LoadedRun
-
 
 @dataclass
 class EvalResult:
-    """A run's summary (`summary`: what `--format json` prints), its results records (`results`: the lines of
-    results.jsonl) and where they are (`path`: the results file)."""
+    """A run's `summary` (what `--format json` prints), its `samples` (the lines of samples.jsonl, as `Sample`s) and
+    where the run's files are (`path`: its sample log)."""
 
     summary: Summary
-    results: list[dict[str, Any]]
+    samples: list[Sample]
     path: Path
     run_info: dict[str, Any] = field(default_factory=dict)
-    _loaded: LoadedRun | None = field(default=None, repr=False)
     _keep: Any = field(default=None, repr=False)
     """A temporary folder holding the run's files, removed when the result is garbage-collected."""
 
@@ -36,20 +35,27 @@ class EvalResult:
         return self.summary.bench
 
     def to_pandas(self) -> pd.DataFrame:
-        """One row per sample: `sample_id`, the breakdown labels the bench's report view gives (answerability,
-        domain, turn, question type... for MTRAG; a label with several values is joined with `, `), then one
-        column per metric (a sample's own value; NaN when it has none)."""
+        """One row per sample: `sample_id`, `question`, `answer`, `contexts` (the passages' texts, as RAGAS's
+        `retrieved_contexts`), `reference` when the samples have one, the breakdown labels (answerability, domain,
+        turn... for MTRAG; a label with several values is joined with `, `), then one column per metric (the sample's
+        own value; NaN when it has none)."""
         import pandas as pd
 
-        view = self._view()
         rows, labels, metrics = [], {}, {}
-        for record in self.results:
-            facets = {k: ", ".join(v) if isinstance(v, list) else v for k, v in view.facets(record).items()}
-            values = view.metrics(record)
+        with_reference = any(s.target is not None for s in self.samples)
+        for s in self.samples:
+            facets = {k: ", ".join(v) if isinstance(v, list) else v for k, v in s.labels.items()}
+            values = s.values()
             labels.update(dict.fromkeys(facets))
             metrics.update(dict.fromkeys(values))
-            rows.append({"sample_id": view.sample_id(record), **facets, **values})
-        columns = ["sample_id", *labels, *(m for m in metrics if m not in labels)]
+            row = {"sample_id": s.id, "question": s.question, "answer": s.output,
+                   "contexts": [p.text if p.text is not None else p.id for p in s.contexts]}
+            if with_reference:
+                row["reference"] = s.reference
+            rows.append({**row, **facets, **values})
+        base = ["sample_id", "question", "answer", "contexts", *(["reference"] if with_reference else [])]
+        columns = [*base, *(k for k in labels if k not in base), *(m for m in metrics if m not in labels
+                                                                  and m not in base)]
         return pd.DataFrame(rows, columns=columns)
 
     def report(self, path: str | Path) -> Path:
@@ -58,21 +64,11 @@ class EvalResult:
 
         return build_report([self.path], path).path
 
-    def _view(self) -> Any:
-        if self._loaded is None:
-            self._loaded = _load(self.path)
-        return self._loaded.view
-
-
-def _load(path: str | Path) -> LoadedRun:
-    from ragjudge.report.load import load_run as load
-
-    return load(path)
-
 
 def load_run(path: str | Path) -> EvalResult:
-    """Read a run: a `ragjudge eval` run folder, or a `ragjudge judge` results file (with its `.summary.json`
-    beside it). Anything that is not a run is an `InputError` saying what is missing."""
-    loaded = _load(path)
-    return EvalResult(summary=loaded.summary, results=loaded.records, path=loaded.path, run_info=loaded.run_info,
-                      _loaded=loaded)
+    """Read a run: a `ragjudge eval` run folder, or a `ragjudge judge` results file (with its `.summary.json` and
+    `.samples.jsonl` beside it). Anything that is not a run is an `InputError` saying what is missing."""
+    from ragjudge.report.load import load_run as load
+
+    loaded = load(path)
+    return EvalResult(summary=loaded.summary, samples=loaded.samples, path=loaded.path, run_info=loaded.run_info)

@@ -1,4 +1,5 @@
-"""`ragjudge schema summary`: the JSON Schema of the result contract every summary follows."""
+"""`ragjudge schema summary|sample`: the JSON Schemas of the result contract every summary follows and of the
+sample log every run writes."""
 
 from __future__ import annotations
 
@@ -9,14 +10,18 @@ import typer
 
 from ragjudge.errors import UsageError
 
-SCHEMAS = ("summary",)
+SCHEMAS = ("summary", "sample")
 
 
 def schema_command(name: Annotated[str, typer.Argument(help="Which schema: summary (summary.json, --format json "
-                                                       "of every bench and of retrieval-eval).")]) -> None:
+                                                       "of every bench and of retrieval-eval) or sample (each line "
+                                                       "of samples.jsonl).")]) -> None:
     """Print a JSON Schema of ragjudge's outputs."""
     if name not in SCHEMAS:
         raise UsageError(f"unknown schema {name!r} (available: {', '.join(SCHEMAS)})")
-    from ragjudge.engine.summary import json_schema
+    if name == "sample":
+        from ragjudge.formats.samples import json_schema
+    else:
+        from ragjudge.engine.summary import json_schema
 
     print(json.dumps(json_schema(), indent=2, ensure_ascii=False))

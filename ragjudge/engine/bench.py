@@ -26,12 +26,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from ragjudge.formats.samples import Sample
 from ragjudge.engine.summary import (Breakdown, Headline, Metric, MetricCatalog, MetricInfo, Reference, Summary,
                                      Table, headline_of)
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
-    from ragjudge.report.view import ReportView
 
 __all__ = ["Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "Record", "SampleResult", "Scorer",
            "Solver", "default_out", "failed", "fingerprint"]
@@ -168,6 +168,9 @@ class Bench(ABC, Generic[O, S]):
     breakdowns: ClassVar[Sequence[str]] = ()
     unit: ClassVar[str] = "samples"
     """What one sample is called in titles and the headline (tasks, queries, dialogues)."""
+    view: ClassVar[str] = ""
+    """How `ragjudge report` shows this bench's samples when the generic view is not enough: `module:Class` of a
+    `ragjudge.report.view.ReportView` subclass (named, not imported: the engine sits below the report)."""
 
     def __init__(self, options: O, *, label: str | None = None):
         self.options = options
@@ -240,9 +243,20 @@ class Bench(ABC, Generic[O, S]):
         """Every LLM a run with these options calls (checked before any work; needs a gateway)."""
         return []
 
-    def records(self, results: Sequence[SampleResult[S]]) -> list[Record]:
-        """The lines of results.jsonl."""
-        return [{"id": self.sample_id(r.sample), "output": r.output, "scores": r.scores} for r in results]
+    def sample(self, result: SampleResult[S]) -> Sample:
+        """The result as the sample log's record (samples.jsonl): what the report, the Python API, correlate,
+        retrieval-eval and export read. The default reads the sample and the output by convention (see
+        `engine.sample_log`); a bench whose samples have a known shape builds it directly."""
+        from ragjudge.engine.sample_log import default_sample
+
+        return default_sample(self.sample_id(result.sample), result.sample, result.output, result.scores,
+                              self.breakdowns)
+
+    def records(self, results: Sequence[SampleResult[S]]) -> list[Record] | None:
+        """The lines of results.jsonl in the bench's own record format, when it has one that other tools read
+        (MTRAG's official evaluation records, CXMArena's prediction rows); None (the default): no results.jsonl, the
+        sample log is the run's record."""
+        return None
 
     def rows(self, results: Sequence[SampleResult[S]]) -> list[Record]:
         """The tidy per-sample table (results.csv, results.parquet): flat values only."""
@@ -270,15 +284,6 @@ class Bench(ABC, Generic[O, S]):
 
     def close(self) -> None:
         """Release what the bench opened (indexes, models)."""
-
-    @classmethod
-    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
-        """How `ragjudge report` shows this bench's results.jsonl records and summary; `run_info` is the run's
-        run.json. The default reads records by convention (see `ragjudge.report.view`); override it to show a
-        known record shape better. A class method: a report never builds the bench (no models, no data)."""
-        from ragjudge.report.view import ReportView
-
-        return ReportView(run_info)
 
 
 def default_out(bench: Bench[Any, Any]) -> Path:

@@ -14,6 +14,7 @@ import pandas as pd
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import writing
 from ragjudge.formats.jsonl import to_jsonable, write_jsonl
+from ragjudge.formats.samples import Sample, write_samples
 
 
 @dataclass
@@ -21,6 +22,8 @@ class OutputPaths:
     """`ragjudge eval` writes a folder; `ragjudge judge` a results file with siblings."""
 
     results: Path
+    samples: Path
+    """The sample log (`ragjudge.sample/1`): one record per sample, for every bench."""
     solve_journal: Path
     score_journal: Path
     csv: Path
@@ -35,7 +38,7 @@ class OutputPaths:
 
     @classmethod
     def in_folder(cls, folder: Path) -> OutputPaths:
-        return cls(results=folder / "results.jsonl", solve_journal=folder / "predictions.jsonl",
+        return cls(results=folder / "results.jsonl", samples=folder / "samples.jsonl", solve_journal=folder / "predictions.jsonl",
                    score_journal=folder / "judgements.jsonl", csv=folder / "results.csv",
                    parquet=folder / "results.parquet", summary=folder / "summary.json", run=folder / "run.json",
                    lock=folder / ".ragjudge.lock", usage=folder / "usage.jsonl",
@@ -45,7 +48,7 @@ class OutputPaths:
     def beside(cls, results: Path) -> OutputPaths:
         stem = results.name.removesuffix(".jsonl")
         sibling = results.with_name
-        return cls(results=results, solve_journal=sibling(stem + ".predictions.jsonl"),
+        return cls(results=results, samples=sibling(stem + ".samples.jsonl"), solve_journal=sibling(stem + ".predictions.jsonl"),
                    score_journal=sibling(stem + ".judgements.jsonl"), csv=sibling(stem + ".csv"),
                    parquet=sibling(stem + ".parquet"), summary=sibling(stem + ".summary.json"),
                    run=sibling(stem + ".run.json"), lock=sibling(stem + ".lock"), usage=sibling(stem + ".usage.jsonl"),
@@ -148,11 +151,13 @@ def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     return frame
 
 
-def write_outputs(paths: OutputPaths, records: list[dict[str, Any]], frame: pd.DataFrame,
+def write_outputs(paths: OutputPaths, samples: list[Sample], records: list[dict[str, Any]] | None, frame: pd.DataFrame,
                   summary: dict[str, Any], run_info: dict[str, Any], artifacts: dict[str, str] | None = None) -> None:
+    write_samples(paths.samples, samples)
     for name, text in (artifacts or {}).items():
         atomic_write(paths.artifact(name), lambda p, text=text: p.write_text(text, encoding="utf-8"))
-    write_jsonl(paths.results, records)
+    if records is not None:
+        write_jsonl(paths.results, records)
     atomic_write(paths.csv, lambda p: frame.to_csv(p, index=False))
     atomic_write(paths.parquet, lambda p: frame.to_parquet(p, index=False))
     atomic_write(paths.summary, lambda p: p.write_text(json.dumps(to_jsonable(summary), indent=2,

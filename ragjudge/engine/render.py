@@ -290,7 +290,9 @@ def print_footer(outcome: RunOutcome, console: Console) -> None:
         where = f" (see the 'errors' column of {paths.csv})" if paths else ""
         console.print(f"[yellow]{failed} sample(s) had errors{escape(where)}[/yellow]", highlight=False)
     if paths is not None:  # one path a line: a long path may wrap, a label never breaks
-        for label, path in (("results", paths.results), ("summary", paths.summary), ("table", paths.csv)):
+        shown = (("results", paths.results), ("samples", paths.samples), ("summary", paths.summary),
+                 ("table", paths.csv))
+        for label, path in ((label, path) for label, path in shown if label != "results" or path.exists()):
             console.print(f"{label + ':':9s}{path}", soft_wrap=True, highlight=False, markup=False)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragjudge import __version__
+from ragjudge.version import __version__
 from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.engine.bench import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
 from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
@@ -25,6 +25,7 @@ from ragjudge.engine.outputs import OutputLock, OutputPaths, tidy_frame, write_o
 from ragjudge.engine.summary import RunFacts, Summary
 from ragjudge.errors import InputError
 from ragjudge.formats.files import InputLog, recording_inputs
+from ragjudge.formats.samples import Sample
 from ragjudge.llm import LLMGateway
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.llm.usage import logged_usage
@@ -35,6 +36,8 @@ from ragjudge.progress import progress_bars
 class RunOutcome:
     bench: Bench[Any, Any]
     results: list[SampleResult[Any]]
+    samples: list[Sample]
+    """The sample log's records, one per result (what samples.jsonl holds)."""
     summary: Summary
     paths: OutputPaths | None
     gateway: LLMGateway | None
@@ -83,6 +86,7 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
             gateway.batcher.bars = bars
         results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))
     summary = bench.summarize(results, ctx)
+    sample_log = [bench.sample(r) for r in results]
     extra = bench.run_info()
     summary.run = RunFacts(ragjudge_version=__version__, bench=bench.name,
                            options=bench.options.model_dump(mode="json"), models=extra.get("models") or {},
@@ -100,9 +104,9 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
             **({"batches": gateway.batcher.report} if gateway is not None and gateway.batcher is not None else {}),
             "seconds": round(time.time() - started, 2),
         }
-        write_outputs(paths, bench.records(results), tidy_frame(bench.rows(results)), summary.to_json(), run_info,
+        write_outputs(paths, sample_log, bench.records(results), tidy_frame(bench.rows(results)), summary.to_json(), run_info,
                       bench.artifacts(results, summary))
-    return RunOutcome(bench=bench, results=results, summary=summary, paths=paths, gateway=gateway,
+    return RunOutcome(bench=bench, results=results, samples=sample_log, summary=summary, paths=paths, gateway=gateway,
                       exit_code=1 if summary.n_errors else 0, seconds=round(time.time() - started, 2))
 
 

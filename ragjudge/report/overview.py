@@ -165,11 +165,11 @@ def settings(run: LoadedRun, s: RunSamples) -> dict[str, Any]:
     if info.get("engine"):
         rows.append(["engine", display(info["engine"], 300)])
     rows.append(["data hash", str(info.get("data_hash") or "not recorded (run made before ragjudge recorded it)")])
-    rows.append(["results sha256", run.results_sha256[:16]])
+    rows.append(["samples sha256", run.samples_sha256[:16]])
     rows.append(["ragjudge", str(info.get("ragjudge_version", "unknown"))])
     if info.get("seconds") is not None:
         rows.append(["run time", f"{info['seconds']} s"])
-    rows.append(["results", str(run.path)])
+    rows.append(["samples", str(run.path)])
     return {"label": run.label, "rows": rows}
 
 

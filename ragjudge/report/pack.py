@@ -24,7 +24,7 @@ MAX_FACET_VALUES = 30
 
 @dataclass
 class RunSamples:
-    """One run's records as its view reads them, in file order."""
+    """One run's samples as its view reads them, in file order."""
 
     ids: list[str] = field(default_factory=list)
     titles: list[str] = field(default_factory=list)
@@ -40,20 +40,21 @@ class RunSamples:
 
 
 def read_samples(run: LoadedRun) -> RunSamples:
-    """Each record as its bench's view reads it; a record the view cannot read is an input error naming its line
-    (records are type-checked when loaded: this is the last guard, never an internal error)."""
+    """Each sample as its bench's view reads it; a sample the view cannot read is an input error naming its line
+    (samples are validated when loaded: this is the last guard against a bench view's assumptions, never an
+    internal error)."""
     out = RunSamples()
     seen: dict[str, int] = {}
     view = run.view
-    for n, record in enumerate(run.records):
+    for n, sample in enumerate(run.samples):
         try:
-            sid = view.sample_id(record) or f"#{n + 1}"
-            row = (view.title(record), view.facets(record),
-                   {k: v for k, v in view.metrics(record).items() if math.isfinite(v)}, view.judges(record),
-                   view.errors(record), view.flags(record), view.blocks(record))
+            sid = view.sample_id(sample) or f"#{n + 1}"
+            row = (view.title(sample), view.facets(sample),
+                   {k: v for k, v in view.metrics(sample).items() if math.isfinite(v)}, view.judges(sample),
+                   view.errors(sample), view.flags(sample), view.blocks(sample))
         except (AttributeError, TypeError, KeyError, ValueError, IndexError) as exc:
             line = run.lines[n] if n < len(run.lines) else None
-            raise InputError(f"the {run.bench} view cannot read this result ({type(exc).__name__}: {exc})",
+            raise InputError(f"the {run.bench} view cannot read this sample ({type(exc).__name__}: {exc})",
                              file=str(run.path), line=line) from None
         seen[sid] = seen.get(sid, 0) + 1
         if seen[sid] > 1:  # ids that repeat (one query under two query kinds) stay apart, in file order

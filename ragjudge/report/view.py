@@ -1,144 +1,118 @@
-"""How `ragjudge report` shows a bench's samples: the generic view, which any bench's results.jsonl fits.
+"""How `ragjudge report` shows a bench's samples: the generic view, which reads any run's sample log.
 
-A bench says how its samples are shown by returning a `ReportView` from `Bench.report_view(run_info)`; the
-default is this class, which reads records by convention (the run as a whole is its summary, which the overview
-reads without a view: the result contract says everything it needs):
+Every run writes `samples.jsonl` (`ragjudge.formats.samples`): the question or conversation, the reference, the
+answer, the passages, every score, the breakdown labels. The view turns one `Sample` into what the page shows: an id,
+a title, the facets the task list filters by (the sample's labels), the metrics, the judges (scores that carry a
+judge's verdict: raw answer, rationale, panel members), the errors, and the detail as blocks. The run as a whole is
+its summary, which the overview reads without a view (the result contract says everything it needs).
 
-- the sample id from the first of `id`, `sample_id`, `task_id`, `case_id`, `query_id`, `_id`;
-- metrics from `metrics` ({name: number or [number]}), from `scores` ({name: {"value": number}}: the engine's
-  default record) and from top-level booleans and floats;
-- judges from `scores` and `ragjudge.judges` entries shaped like `ragjudge.models.JudgeResult` (value, label,
-  rationale, raw, error, model, tokens, latency, panel `members`);
-- errors from `error`, `parse_error`, `errors` at the top level, in `output` and in each score;
-- facets (what the task list filters by) from short categorical fields;
-- the detail of a sample as blocks: lists of `{speaker|role, text}` are conversations, lists of `{text, ...}`
-  passages, long strings texts, everything else a field table.
-
-A bench whose records have a known shape subclasses this and overrides what it knows better (see
-`ragjudge.bench.mtrag.report_view`). Blocks are plain dicts (`kind` conversation, passages, text, judges,
-metrics, fields, errors); `shared: True` marks a block that is the same for every run of the same task (the
-conversation, the reference), shown once above the runs' columns when comparing.
+A bench adds what only it knows by subclassing this (`Bench.view` names the class, e.g. MTRAG's flags of IDK vs
+RB disagreement). Blocks are plain dicts (`kind` conversation, passages, text, judges, metrics, fields, errors);
+`shared: True` marks a block that is the same for every run of the same task (the conversation, the reference),
+shown once above the runs' columns when comparing.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
+from ragjudge.formats.samples import Passage, Sample, Score
 
-Record = dict[str, Any]
 Block = dict[str, Any]
-
-ID_FIELDS = ("id", "sample_id", "task_id", "case_id", "query_id", "_id")
-TITLE_FIELDS = ("question", "query", "title", "prompt", "text", "answer", "response")
-ERROR_FIELDS = ("error", "parse_error", "errors")
-JUDGE_KEYS = ("value", "label", "rationale", "raw", "error", "model", "members")
-LONG_TEXT = 120
-"""Strings at least this long (or with a line break) get a text block rather than a field row."""
+JUDGE_FIELDS = ("judge", "model", "raw", "rationale", "members")
+"""A score with any of these carries a judge's verdict (shown in the judges block and the Judges tab)."""
 
 
 class ReportView:
-    """The generic view: every method reads one results.jsonl record (or the summary) by convention."""
+    """The generic view: every method reads one `Sample`."""
 
     def __init__(self, run_info: dict[str, Any] | None = None):
         self.run_info = run_info or {}
 
     # -- per sample ---------------------------------------------------------------------------------
 
-    def check_record(self, record: Record, path: Path, line: int) -> None:
-        """Refuse a results line whose fields this view reads with the wrong type (an InputError naming
-        `path:line` and the field): the report stops with one line, as `export` and `correlate` do, instead of
-        drawing a wrong figure. The generic checks (`report.load.check_record`) come first; a bench's view adds
-        its own fields."""
+    def sample_id(self, sample: Sample) -> str:
+        return sample.id
 
-    def sample_id(self, record: Record) -> str | None:
-        for key in ID_FIELDS:
-            if isinstance(record.get(key), (str, int)) and not isinstance(record.get(key), bool):
-                return str(record[key])
-        return None
+    def title(self, sample: Sample) -> str:
+        """One line for the task list: the question."""
+        return sample.question.strip() or sample.id
 
-    def title(self, record: Record) -> str:
-        """One line for the task list: the question, query or answer."""
-        for source in (record, record.get("output") if isinstance(record.get("output"), dict) else {}):
-            for key in TITLE_FIELDS:
-                if isinstance(source.get(key), str) and source[key].strip():
-                    return source[key].strip()
-        return ""
+    def facets(self, sample: Sample) -> dict[str, str | list[str]]:
+        """What the task list filters by: the sample's labels (the report keeps those with 2 to 30 values)."""
+        return dict(sample.labels)
 
-    def facets(self, record: Record) -> dict[str, str | list[str]]:
-        """Categorical fields to filter by; the report keeps those with 2 to 30 distinct values."""
-        out: dict[str, str | list[str]] = {}
-        for key, value in record.items():
-            if key in ID_FIELDS:
-                continue
-            if isinstance(value, bool):
-                out[key] = "yes" if value else "no"
-            elif isinstance(value, (str, int)) and len(str(value)) <= 40:
-                out[key] = str(value)
-            elif isinstance(value, list) and value and all(isinstance(v, str) and len(v) <= 40 for v in value):
-                out[key] = list(value)
-        return out
+    def metrics(self, sample: Sample) -> dict[str, float]:
+        return {k: v for k, v in sample.values().items() if math.isfinite(v)}
 
-    def metrics(self, record: Record) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for key, value in record.items():
-            if isinstance(value, bool) or (isinstance(value, float) and key not in ID_FIELDS):
-                out[key] = float(value)
-        for name, value in (record.get("metrics") or {}).items():
-            number = _number(value[0] if isinstance(value, list) and len(value) == 1 else value)
-            if number is not None:
-                out[name] = number
-        for name, score in (record.get("scores") or {}).items():
-            if isinstance(score, dict) and (number := _number(score.get("value"))) is not None:
-                out[name] = number
-        return out
-
-    def judges(self, record: Record) -> dict[str, dict[str, Any]]:
-        """Judge-shaped results: `ragjudge.judges` first, then the engine's `scores`."""
+    def judges(self, sample: Sample) -> dict[str, dict[str, Any]]:
+        """Scores that carry a judge's verdict, by judge name (the metric they gave as `metric`)."""
         found: dict[str, dict[str, Any]] = {}
-        nested = (record.get("ragjudge") or {}).get("judges") if isinstance(record.get("ragjudge"), dict) else None
-        for source in (nested or {}, record.get("scores") or {}):
-            for name, result in source.items():
-                if isinstance(result, dict) and any(k in result for k in JUDGE_KEYS):
-                    found.setdefault(name, result)
+        for name, score in sample.scores.items():
+            if any(getattr(score, f) for f in JUDGE_FIELDS):
+                found.setdefault(score.judge or name, {"metric": name, **_judge_dict(score)})
         return found
 
-    def errors(self, record: Record) -> dict[str, str]:
-        out: dict[str, str] = {}
-        _collect_errors(record, "", out)
-        if isinstance(record.get("output"), dict):
-            _collect_errors(record["output"], "output", out)
-        for name, result in self.judges(record).items():
-            if result.get("error"):
-                out[name] = str(result["error"])
-        nested = record.get("ragjudge")
-        if isinstance(nested, dict) and isinstance(nested.get("errors"), dict):
-            out.update({k: str(v) for k, v in nested["errors"].items()})
-        return out
+    def errors(self, sample: Sample) -> dict[str, str]:
+        return sample.errors()
 
-    def flags(self, record: Record) -> dict[str, bool]:
+    def flags(self, sample: Sample) -> dict[str, bool]:
         """Named yes/no disagreements the task list can filter by (e.g. MTRAG's IDK vs RB)."""
         return {}
 
-    def error_blocks(self, record: Record) -> list[Block]:
+    def error_blocks(self, sample: Sample) -> list[Block]:
         """The sample's errors, shown first when there are any."""
-        errors = self.errors(record)
+        errors = self.errors(sample)
         return [errors_block(errors)] if errors else []
 
-    def blocks(self, record: Record) -> list[Block]:
-        """What a sample's detail shows, in order."""
-        blocks = self.error_blocks(record)
-        judges = self.judges(record)
-        skip = set(ERROR_FIELDS) | {"ragjudge"} | ({"scores"} if judges else set())
-        blocks += generic_blocks(record, skip)
-        metrics = self.metrics(record)
+    def blocks(self, sample: Sample) -> list[Block]:
+        """What a sample's detail shows, in order: errors, the question, the passages (references marked), the
+        answer, the reference, metrics, judges, and the bench's other fields."""
+        blocks = self.error_blocks(sample)
+        if isinstance(sample.input, list):
+            blocks.append(conversation_block([m.model_dump() for m in sample.input], "Conversation", shared=True,
+                                             current_last_user=True))
+        else:
+            blocks.append(text_block("Question", sample.input, shared=True))
+        blocks += self.passage_blocks(sample)
+        if sample.output is not None or not sample.error:
+            blocks.append(text_block("Answer", sample.output if sample.output is not None else "(no answer)"))
+        for i, reference in enumerate([sample.target] if isinstance(sample.target, str) else sample.target or []):
+            blocks.append(text_block("Reference" if i == 0 else f"Reference {i + 1}", reference, shared=True))
+        metrics = self.metrics(sample)
         if metrics:
             blocks.append({"kind": "metrics", "title": "Metrics", "items": [[k, v] for k, v in metrics.items()]})
+        judges = self.judges(sample)
         if judges:
             blocks.append(judges_block(judges))
+        if sample.metadata:
+            blocks += generic_blocks(sample.metadata)
         return blocks
+
+    def passage_blocks(self, sample: Sample) -> list[Block]:
+        """The reference passages (shared by every run of the task), then the passages the system retrieved or was
+        shown, each marked when it is a reference."""
+        blocks = []
+        refs = {p.id for p in sample.target_contexts if p.id is not None}
+        if sample.target_contexts:
+            blocks.append(passages_block([passage_item(p, "reference") for p in sample.target_contexts],
+                                         "Reference passages", shared=True))
+        if sample.contexts:
+            same = refs and [p.id for p in sample.contexts] == [p.id for p in sample.target_contexts]
+            if same:
+                blocks.append(passages_block([], "Passages the system saw", note="the reference passages above"))
+            else:
+                hits = sum(p.id in refs for p in sample.contexts)
+                note = f"{hits} of {len(sample.contexts)} are reference passages" if refs else None
+                blocks.append(passages_block([passage_item(p, "reference" if p.id in refs else None)
+                                              for p in sample.contexts], "Passages", note=note))
+        return blocks
+
+
+def _judge_dict(score: Score) -> dict[str, Any]:
+    return score.model_dump(mode="json", exclude_defaults=True)
 
 # -- helpers views share ---------------------------------------------------------------------------
 
@@ -148,20 +122,6 @@ def _number(value: Any) -> float | None:
     if isinstance(value, (int, float)) and math.isfinite(value):
         return float(value)
     return None
-
-
-def _collect_errors(source: Record, prefix: str, out: dict[str, str]) -> None:
-    for key in ERROR_FIELDS:
-        value = source.get(key)
-        if not value:
-            continue
-        where = prefix or key
-        if isinstance(value, dict):
-            out.update({f"{where}.{k}" if prefix else str(k): str(v) for k, v in value.items() if v})
-        elif isinstance(value, list):
-            out.update({f"{where}[{i}]": str(v) for i, v in enumerate(value) if v})
-        else:
-            out[where] = str(value)
 
 
 def display(value: Any, limit: int = 4000) -> str:
@@ -193,9 +153,13 @@ def conversation_block(turns: list[dict[str, Any]], title: str = "Conversation",
     return {"kind": "conversation", "title": title, "turns": out, "shared": shared}
 
 
-def passage_item(p: dict[str, Any], mark: str | None = None) -> dict[str, Any]:
-    item = {"id": str(p.get("document_id", p.get("_id", p.get("id", "")))), "title": p.get("title") or "",
-            "text": p.get("text", ""), "score": _number(p.get("score"))}
+def passage_item(p: Passage | dict[str, Any], mark: str | None = None) -> dict[str, Any]:
+    if isinstance(p, Passage):
+        item = {"id": p.id or "", "title": p.title or "", "text": p.text or "", "score": _number(p.score)}
+        mark = mark or p.metadata.get("origin")
+    else:
+        item = {"id": str(p.get("document_id", p.get("_id", p.get("id", "")))), "title": p.get("title") or "",
+                "text": p.get("text", ""), "score": _number(p.get("score"))}
     if mark:
         item["mark"] = mark
     return item
@@ -211,16 +175,6 @@ def passages_block(items: list[dict[str, Any]], title: str = "Passages", *, shar
 
 def text_block(title: str, text: str, *, shared: bool = False) -> Block:
     return {"kind": "text", "title": title, "text": text, "shared": shared}
-
-
-def object_field(value: Any, field: str) -> dict[str, Any]:
-    """A field a view reads as an object (None: empty); anything else is a TypeError, which the report turns into
-    an error naming the results file and line."""
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise TypeError(f"field '{field}' must be an object, got {type(value).__name__}")
-    return value
 
 
 def errors_block(errors: dict[str, str]) -> Block:
@@ -250,21 +204,23 @@ def judge_item(name: str, result: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def generic_blocks(record: Record, skip: set[str]) -> list[Block]:
-    """Conversations, passages, long texts and one field table for everything else, in the record's order
-    (the engine's default `output` dict is opened: its fields are the sample's)."""
+def generic_blocks(metadata: dict[str, Any]) -> list[Block]:
+    """A sample's other fields: conversations, passage lists and long texts as their own blocks, the rest in one
+    field table (nested objects opened one level, `output.model`)."""
     blocks: list[Block] = []
     fields: list[list[str]] = []
-    _walk_fields(record, skip, "", blocks, fields)
+    _walk_fields(metadata, "", blocks, fields)
     if fields:
         blocks.insert(0, {"kind": "fields", "title": "Fields", "items": fields})
     return blocks
 
 
-def _walk_fields(record: Record, skip: set[str], prefix: str, blocks: list[Block], fields: list[list[str]]) -> None:
+LONG_TEXT = 120
+"""Strings at least this long (or with a line break) get a text block rather than a field row."""
+
+
+def _walk_fields(record: dict[str, Any], prefix: str, blocks: list[Block], fields: list[list[str]]) -> None:
     for key, value in record.items():
-        if key in skip:
-            continue
         label = prefix + key
         if is_conversation(value):
             blocks.append(conversation_block(value, label))
@@ -272,9 +228,7 @@ def _walk_fields(record: Record, skip: set[str], prefix: str, blocks: list[Block
             blocks.append(passages_block([passage_item(p) for p in value], label))
         elif isinstance(value, str) and (len(value) >= LONG_TEXT or "\n" in value):
             blocks.append(text_block(label, value))
-        elif isinstance(value, dict) and key == "output" and not prefix:
-            _walk_fields(value, set(ERROR_FIELDS), f"{key}.", blocks, fields)
-        elif key == "metrics" and isinstance(value, dict):
-            continue  # shown in the metrics block
+        elif isinstance(value, dict) and value and not prefix:
+            _walk_fields(value, f"{key}.", blocks, fields)
         else:
             fields.append([label, display(value)])

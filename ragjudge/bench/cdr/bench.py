@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, field_validator
 
@@ -34,9 +34,6 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Breakdown, Group, Metric, Reference, Summary, Table, headline_of, stat
 from ragjudge.errors import UsageError
 from ragjudge.formats.runs import Run, qrels_lines, trec_run_lines
-
-if TYPE_CHECKING:
-    from ragjudge.report.view import ReportView
 
 
 class CdrOptions(BenchOptions):
@@ -259,14 +256,6 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
     def _models(self) -> dict[str, Any]:
         encoders = [str(encoder.model_name) for encoder, _ in encoders_of(self.pipeline.retriever)]
         return {"encoders": list(dict.fromkeys(encoders))} if encoders else {}
-
-    @classmethod
-    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
-        """Each query with its ranking; its figures under the summary's names (the generic view would read the
-        scorer `metrics` as one metric and one judge)."""
-        from ragjudge.bench.cdr.report_view import CdrView
-
-        return CdrView(run_info)
 
     def out_slug(self) -> list[str]:
         return [Path(self.options.pipeline).stem, self.unit_spec.slug]

@@ -25,7 +25,6 @@ from ragjudge.formats.jsonl import read_jsonl
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
-    from ragjudge.report.view import ReportView
 
 TASKS = ("intent", "quality", "tool-calls", "answer-classification", "kb-refinement", "article-search",
          "multiturn-retrieval")
@@ -205,13 +204,6 @@ class CxmBench(Bench[O, Any]):
     def out_slug(self) -> list[str]:
         gen = getattr(self.options, "gen", None)
         return [gen or ("predictions" if self.predictions_path else "none")]
-
-    @classmethod
-    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
-        from ragjudge.bench.cxm.report_view import CxmView
-
-        return CxmView(run_info)
-
 
 def headline(metrics: dict[str, Metric], wanted: Sequence[tuple[str, str]]) -> Headline | None:
     """`NAME 0.541 over 37 UNIT; NAME ...`: the first of `wanted` (metric, what its n counts) that has a value

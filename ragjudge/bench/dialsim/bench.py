@@ -7,7 +7,7 @@ import hashlib
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -46,9 +46,6 @@ from ragjudge.bench.dialsim.timeline import Timeline
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
-
-if TYPE_CHECKING:
-    from ragjudge.report.view import ReportView
 
 RETRIEVAL_MEMORIES = ("utterance", "session", "summary")
 TABLE3_HELP = (
@@ -375,14 +372,6 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         found = {show: m.searcher.describe()["index"] for show, m in self._solver.memories.items()
                  if hasattr(m.searcher, "describe")}
         return found or None
-
-    @classmethod
-    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
-        """Each question with its options, answer and verdict; `score`'s values as `accuracy` and
-        `accuracy_calibrated` (the summary's names), which the generic view does not read."""
-        from ragjudge.bench.dialsim.report_view import DialSimView
-
-        return DialSimView(run_info)
 
     def out_slug(self) -> list[str]:
         o = self.options

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field
 
 from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.bench.mtrag.assemble import CLARIFICATION_METRIC, TaskOutcome, assemble, metric_names, partial_panels
 from ragjudge.bench.mtrag.data import resolve_bench
+from ragjudge.bench.mtrag.samples import outcome_sample
 from ragjudge.bench.mtrag.scorers import JudgeScorer
 from ragjudge.bench.mtrag.settings import check_setting, needs_retrieval, tasks_for_setting
 from ragjudge.bench.mtrag.solvers import GeneratorSolver, PredictionsSolver
@@ -19,12 +20,10 @@ from ragjudge.bench.mtrag.summary import HEADLINE, summarize, tidy_table
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.errors import UsageError
+from ragjudge.formats.samples import Sample
 from ragjudge.formats.mtrag import read_predictions, read_tasks, require_questions, result_record
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.models import JudgeResult, Prediction, Task
-
-if TYPE_CHECKING:
-    from ragjudge.report.view import ReportView
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
 LLM_JUDGES = ["idk", "rb_alg", "rb_llm", "rl_f"]
@@ -58,6 +57,7 @@ class MtragOptions(BenchOptions):
 
 
 class MtragBench(Bench[MtragOptions, Task]):
+    view = "ragjudge.bench.mtrag.view:MtragView"
     name = "mtrag"
     description = "MTRAG multi-turn RAG generation: answers judged by IDK, RB_alg, RB_llm, RL_F, with the paper's breakdowns."
     Options = MtragOptions
@@ -248,6 +248,10 @@ class MtragBench(Bench[MtragOptions, Task]):
     def _retrieval_info(self) -> dict[str, Any] | None:
         return self._solver.retrieval_info if isinstance(self._solver, GeneratorSolver) else None
 
+    def sample(self, result: SampleResult[Task]) -> Sample:
+        return outcome_sample(self.outcomes([result])[0], metric_names(self.judges),
+                              self.options.setting if self.options.gen else None)
+
     def records(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
         out = []
         for o in self.outcomes(results):
@@ -279,9 +283,3 @@ class MtragBench(Bench[MtragOptions, Task]):
     def close(self) -> None:
         if self.pipeline is not None:
             self.pipeline.close()
-
-    @classmethod
-    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
-        from ragjudge.bench.mtrag.report_view import MtragView
-
-        return MtragView(run_info)

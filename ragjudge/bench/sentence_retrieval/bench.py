@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -60,9 +60,6 @@ from ragjudge.bench.sentence_retrieval.systems import (
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Headline, Metric, Summary, describe
 from ragjudge.errors import UsageError
-
-if TYPE_CHECKING:
-    from ragjudge.report.view import ReportView
 
 
 class SentenceRetrievalOptions(BenchOptions):
@@ -419,14 +416,6 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
                 "systems": {n: {**self.systems[n].describe(), "spec": self.specs[n][0].record()}
                             for n in self.selected if n in self.systems},
                 "metrics": list(METRICS), **({"models": {"llm": models}} if (models := self.llm_models()) else {})}
-
-    @classmethod
-    def report_view(cls, run_info: dict[str, Any]) -> ReportView:
-        """Each dialogue with its query and every system's figures on it (`<system> AP`, `nDCG@5`, `RR`), which
-        the generic view does not read."""
-        from ragjudge.bench.sentence_retrieval.report_view import SentenceRetrievalView
-
-        return SentenceRetrievalView(run_info)
 
     def out_slug(self) -> list[str]:
         return [Path(self.options.data).resolve().name]

@@ -1,0 +1,258 @@
+"""The sample log (`samples.jsonl`, schema `ragjudge.sample/1`): one typed record per sample, for every bench.
+
+What Inspect AI's `EvalSample` is to its viewer: the engine writes one `Sample` per sample of every run, and
+everything that reads a run's samples reads these (the report, `EvalResult.to_pandas()`, `correlate`,
+`retrieval-eval`, `export`), so none of them guesses a bench's record shape. A bench's own file formats (MTRAG's
+official records, CXM predictions, TREC runs) are written from the same results beside it.
+
+- `input`: the question (a string) or the conversation (`Message`s, the last user message being the question);
+- `target`: the reference answer(s), or a gold label; `target_contexts`: the reference passages or relevant
+  documents (with their relevance grade in `score`);
+- `output`: the system's answer (or predicted label); `contexts`: the passages it retrieved or was shown, in rank
+  order with their scores (for a retrieval bench, the ranking itself);
+- `scores`: metric or judge name → `Score`; a failed score keeps its error (and the judge's raw text), never a
+  number;
+- `labels`: what the bench breaks its figures down by (domain, answerability, turn...);
+- `metadata`: anything else the bench keeps (JSON values).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragjudge.errors import InputError
+from ragjudge.formats.jsonl import read_jsonl, to_jsonable, write_jsonl
+
+SCHEMA_ID = "ragjudge.sample/1"
+FILE_NAME = "samples.jsonl"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Message(_Model):
+    """One turn of a conversation."""
+
+    role: str
+    """`user` or `assistant` (MTRAG's `agent` is written `assistant`), or a speaker's name in a multi-party
+    dialogue."""
+    content: str
+
+
+class Passage(_Model):
+    """A passage, document or sentence: retrieved, shown to the system, or a reference."""
+
+    id: str | None = None
+    text: str | None = None
+    title: str | None = None
+    score: float | None = None
+    """The retriever's score; for a reference, its relevance grade."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Score(_Model):
+    """One metric's or judge's value for one sample. `value` is None when it failed (`error` says why) or when the
+    score is a label only."""
+
+    value: float | None = None
+    label: str | None = None
+    """A categorical verdict (the IDK judge's `yes`, a predicted class)."""
+    error: str | None = None
+    judge: str | None = None
+    """The judge that gave it, when it is not the score's own name (`rb_llm` gives `RB_llm`)."""
+    model: str | None = None
+    rationale: str | None = None
+    raw: str | None = None
+    """The judge's answer as received: kept with an error, so an unparsable answer is never a number."""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency: float | None = None
+    members: list[Score] = Field(default_factory=list)
+    """A panel's members (RB_llm's judges); `value` is their aggregate."""
+    details: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("value")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("must be a finite number (a failed score keeps its error and no value)")
+        return value
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error)
+
+    @classmethod
+    def of(cls, record: Mapping[str, Any]) -> Score:
+        """A scorer's JSON record (`{"value": ..., "error": ...}`, a `JudgeResult` dump) as a Score: the known
+        fields by name, booleans as 0/1, anything else into `details`."""
+        known = set(cls.model_fields) - {"members", "details", "value"}
+        data: dict[str, Any] = {k: record[k] for k in known if record.get(k) is not None}
+        for key in ("label", "rationale", "raw", "error", "judge", "model"):
+            if key in data and not isinstance(data[key], str):
+                data[key] = str(data[key])
+        value = record.get("value")
+        if isinstance(value, bool):
+            data["value"] = float(value)
+        elif isinstance(value, (int, float)) and math.isfinite(value):
+            data["value"] = float(value)
+        elif isinstance(value, str) and "label" not in data:
+            data["label"] = value
+        members = record.get("members")
+        if isinstance(members, list):
+            data["members"] = [cls.of(m) for m in members if isinstance(m, Mapping)]
+        details = dict(record.get("details") or {}) if isinstance(record.get("details"), Mapping) else {}
+        details.update({k: v for k, v in record.items()
+                        if k not in cls.model_fields and k not in ("metric",) and v is not None})
+        if isinstance(value, (list, dict)):
+            details["value"] = value
+        data["details"] = to_jsonable(details)
+        return cls.model_validate(data)
+
+
+class Sample(_Model):
+    """One sample of a run, as every reader of runs sees it."""
+
+    schema_: Literal["ragjudge.sample/1"] = Field(SCHEMA_ID, alias="schema")
+    id: str
+    input: str | list[Message]
+    target: str | list[str] | None = None
+    target_contexts: list[Passage] = Field(default_factory=list)
+    output: str | None = None
+    contexts: list[Passage] = Field(default_factory=list)
+    scores: dict[str, Score] = Field(default_factory=dict)
+    labels: dict[str, str | list[str]] = Field(default_factory=dict)
+    error: str | None = None
+    """The system's failure on this sample (no output to score)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, use_attribute_docstrings=True)
+
+    @property
+    def question(self) -> str:
+        """The question asked: `input` itself, or the conversation's last user message."""
+        if isinstance(self.input, str):
+            return self.input
+        for message in reversed(self.input):
+            if message.role == "user":
+                return message.content
+        return self.input[-1].content if self.input else ""
+
+    @property
+    def reference(self) -> str | None:
+        """The (first) reference answer."""
+        if isinstance(self.target, list):
+            return self.target[0] if self.target else None
+        return self.target
+
+    def values(self) -> dict[str, float]:
+        """Every score that has a number, by name."""
+        return {name: s.value for name, s in self.scores.items() if s.value is not None}
+
+    def errors(self) -> dict[str, str]:
+        """What failed on this sample: the system (`solve`), then each score."""
+        found = {"solve": self.error} if self.error else {}
+        found.update({name: s.error for name, s in self.scores.items() if s.error})
+        return found
+
+    def to_json(self) -> dict[str, Any]:
+        """The line written to samples.jsonl (empty and unset fields left out, `schema` first)."""
+        return {"schema": SCHEMA_ID, **self.model_dump(mode="json", exclude_defaults=True, exclude={"schema_"})}
+
+
+def messages(turns: Iterable[Mapping[str, Any]]) -> list[Message]:
+    """Conversation turns in any of the shapes ragjudge reads (`{speaker, text}` as MTRAG, `{role, content}` as
+    OpenAI) as Messages; MTRAG's `agent` becomes `assistant`."""
+    out = []
+    for turn in turns:
+        role = str(turn.get("role", turn.get("speaker", "")))
+        out.append(Message(role="assistant" if role == "agent" else role,
+                           content=str(turn.get("content", turn.get("text", "")))))
+    return out
+
+
+def write_samples(path: Path, samples: Iterable[Sample]) -> None:
+    write_jsonl(path, (s.to_json() for s in samples))
+
+
+def iter_samples(path: Path) -> Iterator[tuple[int, Sample]]:
+    """(line, Sample) for each line; a line that is not a `ragjudge.sample/1` record is an InputError naming the file,
+    the line and the field."""
+    for line, record in read_jsonl(path):
+        schema = record.get("schema")
+        if schema != SCHEMA_ID:
+            what = "no 'schema'" if schema is None else f"schema {schema!r}"
+            raise InputError(f"not a {SCHEMA_ID} record ({what}); this ragjudge reads {SCHEMA_ID}", file=str(path),
+                             line=line, field="schema")
+        try:
+            yield line, Sample.model_validate(record)
+        except ValidationError as exc:
+            raise _input_error(exc, path, line) from None
+
+
+def read_samples(path: Path) -> list[Sample]:
+    samples = [s for _, s in iter_samples(path)]
+    if not samples:
+        raise InputError("no samples in this file", file=str(path))
+    return samples
+
+
+def _input_error(exc: ValidationError, path: Path, line: int) -> InputError:
+    err = exc.errors()[0]
+    loc = [p for p in err["loc"] if p not in ("str", "list[Message]", "list[str]", "function-after[_finite(), "
+                                             "nullable[float]]")]
+    where = ""
+    for part in loc:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    return InputError(_message(err), file=str(path), line=line, field=where or None)
+
+
+def _message(err: Any) -> str:
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    kind = err.get("type", "")
+    if kind == "missing":
+        return "is missing"
+    if kind == "extra_forbidden":
+        return "is not a field of a sample record"
+    if kind.endswith("_type") or kind.endswith("_parsing"):
+        return f"must be {msg.removeprefix('Input should be ').removeprefix('a valid ')}"
+    return msg
+
+
+def samples_file(results: Path) -> Path:
+    """Where the samples of the run whose results file is `results` are: `samples.jsonl` in a run folder, or
+    `<stem>.samples.jsonl` beside `ragjudge judge`'s results file."""
+    if results.name in ("results.jsonl", FILE_NAME):
+        return results.with_name(FILE_NAME)
+    return results.with_name(results.name.removesuffix(".jsonl") + "." + FILE_NAME)
+
+
+def json_schema() -> dict[str, Any]:
+    """The published JSON Schema of a sample record (`ragjudge schema sample`)."""
+    schema = Sample.model_json_schema(by_alias=True)
+    schema["$id"] = SCHEMA_ID
+    schema["title"] = "ragjudge sample"
+    return schema
+
+
+def contexts_of(passages: Sequence[Mapping[str, Any]]) -> list[Passage]:
+    """Passage records in the shapes benches keep (`document_id`/`_id`/`id`, `text`, `title`, `score`) as Passages;
+    any other field goes to `metadata`."""
+    out = []
+    for p in passages:
+        pid = p.get("document_id", p.get("_id", p.get("id")))
+        score = p.get("score")
+        extra = {k: v for k, v in p.items() if k not in ("document_id", "_id", "id", "text", "title", "score")}
+        out.append(Passage(id=None if pid is None else str(pid),
+                           text=p.get("text") if isinstance(p.get("text"), str) else None,
+                           title=p.get("title") if isinstance(p.get("title"), str) else None,
+                           score=float(score) if isinstance(score, (int, float)) and not isinstance(score, bool)
+                           and math.isfinite(score) else None,
+                           metadata=to_jsonable(extra)))
+    return out
