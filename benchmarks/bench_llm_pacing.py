@@ -36,7 +36,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
 
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions  # noqa: E402
-from ragjudge.engine import EngineOptions, OutputPaths, run_bench  # noqa: E402
+from ragjudge.engine import EngineOptions, OutputPaths, run  # noqa: E402
 from ragjudge.testing.openai_server import OpenAIServer, Request  # noqa: E402
 from ragjudge.testing.scripted_judges import NLI_MARK, STATEMENTS_MARK, judge_panel  # noqa: E402
 
@@ -81,7 +81,7 @@ def one_way(way: str, source: Path, rpm: float, latency: float, concurrency: int
         engine = EngineOptions(api_base=server.base_url, concurrency=concurrency, use_cache=False,
                                rpm=rpm if way == "--rpm" else None, show_progress=False, preflight=False)
         cpu, wall = time.process_time(), time.perf_counter()
-        outcome = run_bench(MtragBench(options), engine, OutputPaths.beside(folder / f"{way}.jsonl"))
+        outcome = run(MtragBench(options), engine, OutputPaths.beside(folder / f"{way}.jsonl"))
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         accepted = sorted(set(server.arrivals) - set(server.refused_at))
     failed = sum(1 for r in outcome.results if r.errors)

@@ -6,7 +6,7 @@ OpenAI-compatible test server; the generator is the extractive baseline):
     ragjudge eval --bench examples/mini --gen extractive --judges idk,rb_alg,rb_llm,rl_f \
         --judge-models openai/gpt-judge,openai/lenient,openai/strict --api-base <local server> \
         --out runs/report-demo/ref
-    ragjudge eval ... --setting rag --pipeline bm25 --corpus examples/mini/corpus.jsonl --out runs/report-demo/rag
+    ragjudge eval ... -T setting=rag --pipeline bm25 --corpus examples/mini/corpus.jsonl --out runs/report-demo/rag
     ragjudge report runs/report-demo/ref runs/report-demo/rag --out runs/report-demo/report.html
 
 then opens the report in headless Chromium (/usr/bin/chromium, through Playwright), opens one task and takes

@@ -52,7 +52,7 @@ def test_evaluate_gives_the_cli_summary(kind: str, cli_judged: tuple[dict[str, A
     want, _ = cli_judged
     assert_json_equal(without_run(result.summary.to_json()), without_run(want), MODEL_FLOATS)
     assert result.summary.headline is not None and result.summary.metrics["RB_agg"].n == 10
-    assert len(result.results) == 10
+    assert len(result.samples) == 10
 
 
 def test_sync_evaluate_inside_a_running_loop(cli_judged: tuple[dict[str, Any], Path]) -> None:
@@ -83,7 +83,15 @@ def test_a_second_evaluate_on_the_same_out_resumes(tmp_path: Path) -> None:
     second = ragjudge.evaluate(records(RESPONSES), judges=["idk_lexical"], out=tmp_path, show_progress=False)
     assert journal.read_text().splitlines() == lines  # nothing judged again
     assert second.summary.metrics == first.summary.metrics
-    assert second.path == tmp_path / "results.jsonl"
+    assert second.path == tmp_path / "samples.jsonl"
+
+
+def test_without_out_nothing_is_written_and_the_result_is_the_run_in_memory(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = ragjudge.evaluate(records(RESPONSES), judges=["idk_lexical"], show_progress=False)
+    assert result.path is None and result.files is None and list(tmp_path.iterdir()) == []
+    assert result.run_info["n_samples"] == 10 and result.run_info["bench"] == "mtrag"
+    assert result.report(tmp_path / "report.html").is_file()  # the report draws a run kept in memory too
 
 
 def test_load_run_of_a_judge_results_file(cli_judged: tuple[dict[str, Any], Path],
@@ -91,7 +99,7 @@ def test_load_run_of_a_judge_results_file(cli_judged: tuple[dict[str, Any], Path
     want, path = cli_judged
     loaded = ragjudge.load_run(path)
     assert without_run(loaded.summary.to_json()) == without_run(want)
-    assert loaded.results == records(path)
+    assert [s.id for s in loaded.samples] == [r["task_id"] for r in records(path)]
     got, expected = loaded.to_pandas(), from_list.to_pandas()
     assert list(got.columns) == list(expected.columns)
     assert got["sample_id"].tolist() == expected["sample_id"].tolist()
@@ -101,12 +109,17 @@ def test_load_run_of_a_judge_results_file(cli_judged: tuple[dict[str, Any], Path
 def test_to_pandas_has_a_row_per_sample_a_column_per_metric_and_the_labels(from_list: ragjudge.EvalResult) -> None:
     df = from_list.to_pandas()
     assert df.shape[0] == 10
-    assert {"sample_id", "answerability", "domain", "turn", "question_type"} <= set(df.columns)
+    assert list(df.columns[:5]) == ["sample_id", "question", "answer", "contexts", "reference"]
+    assert {"answerability", "domain", "turn", "question_type"} <= set(df.columns)
     assert {"idk_lexical", "BertKPrec", "RB_agg", "RougeL_stemFalse"} <= set(df.columns)
-    first = from_list.results[0]
+    first, task = from_list.samples[0], records(RESPONSES)[0]
     row = df.iloc[0]
-    assert row["RB_agg"] == first["metrics"]["RB_agg"][0]
-    assert row["answerability"] == first["answerability"][0]
+    assert row["RB_agg"] == first.scores["RB_agg"].value
+    assert row["answerability"] == task["answerability"][0]
+    assert row["question"] == next(t["text"] for t in reversed(task["input"]) if t["speaker"] == "user")
+    assert row["answer"] == task["predictions"][0]["text"]
+    assert row["contexts"] == [c["text"] for c in task["contexts"]]
+    assert row["reference"] == task["targets"][0]["text"]
     assert set(df["domain"]) >= {"clapnq"}
 
 
@@ -127,13 +140,34 @@ def test_run_bench_on_a_non_mtrag_bench() -> None:
     assert result.bench == "cdr" and result.summary.n_samples == 10
     assert result.summary.headline is not None and result.summary.headline.metric == "nDCG@10"
     df = result.to_pandas()
-    assert df.shape[0] == 10 and {"sample_id", "category", "nDCG@10", "R@10"} <= set(df.columns)
+    assert df.shape[0] == 10 and {"sample_id", "question", "contexts", "nDCG@10", "R@10"} <= set(df.columns)
     assert df["nDCG@10"].mean() == pytest.approx(result.summary.metrics["nDCG@10"].value, abs=1e-6)
 
 
 def test_run_bench_refuses_an_option_the_bench_does_not_have() -> None:
-    with pytest.raises(UsageError, match="-T colour"):
+    with pytest.raises(UsageError, match=r"unknown option options\['colour'\] for bench cdr"):
+        ragjudge.run_bench("cdr", data=REPO / "examples" / "cdr-mini", options={"colour": "red"},
+                           show_progress=False)
+    with pytest.raises(UsageError, match="run_bench\\(\\) got an unknown keyword argument 'colour'"):
         ragjudge.run_bench("cdr", data=REPO / "examples" / "cdr-mini", colour="red", show_progress=False)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"judges": [1]}, "judges: each value must be text, got 1"),
+    ({"limit": 0}, "limit must be a whole number >= 1, got 0"),
+    ({"concurrency": "many"}, "concurrency must be a whole number >= 1, got 'many'"),
+    ({"options": {"min_panel": 0}}, "options['min_panel'] must be a whole number >= 1, got 0"),
+    ({"judges": ["idk_lexical"], "metrics": ["idk_lexical"]}, "give judges= or metrics= (the same thing), not both"),
+])
+def test_a_bad_option_is_one_line_naming_the_parameter(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError) as info:
+        ragjudge.evaluate(RESPONSES, show_progress=False, **kwargs)
+    assert str(info.value) == message
+
+
+def test_metrics_is_judges_by_its_ragas_name() -> None:
+    by_metrics = ragjudge.evaluate(RESPONSES, metrics=["idk_lexical"], show_progress=False)
+    assert list(by_metrics.summary.metrics) == ["idk_lexical", "answerability_acc"]
 
 
 def test_report_writes_html(from_list: ragjudge.EvalResult, tmp_path: Path) -> None:

@@ -73,13 +73,13 @@ def cxm_predictions(task: str, second: list[str], faults: dict[str, Any] | None 
 SPECS: dict[str, Spec] = {
     "mtrag": Spec(BenchCase(
         "mtrag", EXAMPLES / "mini", judged=True,
-        systems=[["--gen", "extractive"], ["--gen", "extractive", "--setting", "rag", "--pipeline", "bm25", "--corpus",
+        systems=[["--gen", "extractive"], ["--gen", "extractive", "-T", "setting=rag", "--pipeline", "bm25", "--corpus",
                                            "{data}/corpus.jsonl", "--judges", "idk_lexical"]],
         field_faults={"corpus.jsonl": {"out_of_range": NO_RANGE}})),
     "mtrag-un": Spec(BenchCase(  # MTRAG's format and pipeline (rb_alg is covered by mtrag: left out for time)
         "mtrag-un", EXAMPLES / "mini", judged=True,
         systems=[["--gen", "extractive", "--judges", "idk_lexical,underspecified_lexical"],
-                 ["--gen", "extractive", "--setting", "rag", "--pipeline", "bm25", "--corpus", "{data}/corpus.jsonl",
+                 ["--gen", "extractive", "-T", "setting=rag", "--pipeline", "bm25", "--corpus", "{data}/corpus.jsonl",
                   "--judges", "idk_lexical,underspecified_lexical"]],
         field_faults={"corpus.jsonl": {"out_of_range": NO_RANGE}})),
     "mtrag-retrieval": Spec(BenchCase(  # no example under examples/: our miniature of the release (tests/fixtures)
@@ -202,6 +202,9 @@ class _BenchConformance:
 
     def test_schema(self, kit: Conformance) -> None:
         kit.check_schema().assert_ok(allow_skip=False)
+
+    def test_samples(self, kit: Conformance) -> None:
+        kit.check_samples().assert_ok(allow_skip=False)
 
     def test_systems(self, kit: Conformance) -> None:
         kit.check_systems().assert_ok(allow_skip=False)

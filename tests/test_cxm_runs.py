@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.bench.cxm.benches import BY_TASK
-from ragjudge.engine import EngineOptions, OutputPaths, RunOutcome, run_bench
+from ragjudge.engine import EngineOptions, OutputPaths, RunOutcome, run
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
@@ -52,7 +52,7 @@ def run_task(s: RunSettings) -> RunOutcome:
     bench = cls(cls.Options.model_validate({k: v for k, v in options.items() if v is not None}))
     engine = EngineOptions(limit=s.limit, api_base=s.api_base, cache_dir=s.cache_dir, max_retries=s.max_retries,
                            show_progress=False)
-    return run_bench(bench, engine, OutputPaths.in_folder(s.out))
+    return run(bench, engine, OutputPaths.in_folder(s.out))
 
 
 def settings(server: OpenAIServer, tmp_path: Path, task: str, **kw) -> RunSettings:

@@ -131,7 +131,7 @@ def test_unknown_bench_and_setting_are_usage_errors(tmp_path: Path, monkeypatch,
     code, _, err = run_cli(["eval", "--bench", "nope", "--gen", "extractive", "--out", str(tmp_path)], monkeypatch,
                            capsys)
     assert code == 2 and err.startswith("error: unknown bench 'nope'")
-    code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--setting", "magic", "--out",
+    code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "-T", "setting=magic", "--out",
                             str(tmp_path)], monkeypatch, capsys)
     assert code == 2 and err.startswith("error: unknown setting 'magic'")
 

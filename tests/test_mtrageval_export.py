@@ -35,7 +35,7 @@ def fixture_passages() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Task B's source (`ragjudge judge` on reference-passage answers) and task C's (`eval --setting rag` with
+    """Task B's source (`ragjudge judge` on reference-passage answers) and task C's (`eval -T setting=rag` with
     BM25 over a small corpus of the fixture's passages and fillers)."""
     tmp = tmp_path_factory.mktemp("mtrageval")
     corpus = tmp / "corpus.jsonl"
@@ -47,7 +47,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     code, _, err = run_cli_once(["judge", str(FIXTURE), "--judges", "idk_lexical", "--out", str(judged)])
     assert code == 0, err
     code, _, err = run_cli_once(["eval", "--bench", "mtrag-un", "--data", str(FIXTURE), "--gen", "extractive",
-                                 "--setting", "rag", "--pipeline", "bm25", "--corpus", str(corpus), "--judges",
+                                 "-T", "setting=rag", "--pipeline", "bm25", "--corpus", str(corpus), "--judges",
                                  "idk_lexical", "--out", str(tmp / "rag-run")])
     assert code == 0, err
     return {"b": judged, "c": tmp / "rag-run", "tmp": tmp}

@@ -16,9 +16,8 @@ import pytest
 from scipy import stats as sps
 
 from conftest import MINI, run_cli
-from ragjudge.engine.bench import Bench
-from ragjudge.bench.cxm.report_view import CxmView
-from ragjudge.bench.mtrag.report_view import MtragView
+from ragjudge.bench.mtrag.view import MtragView
+from ragjudge.formats.samples import Passage, Sample, Score
 from ragjudge.report.compare import compare_metric
 from ragjudge.report.load import find_view, load_run
 from ragjudge.report.pack import MIN_INTERNED, TextTable, page_data, read_samples
@@ -72,8 +71,14 @@ def write_summary(path: Path, bench: str, n: int, values: dict[str, float], unit
     path.write_text(json.dumps(summary.to_json()))
 
 
+def write_samples(path: Path, samples: list[Sample]) -> None:
+    path.write_text("".join(json.dumps(s.to_json()) + "\n" for s in samples))
+
+
 def with_summary(results: Path, text: str, summary: dict | None = None) -> Path:
-    results.write_text(text)
+    """`ragjudge judge`'s files: results (`X.jsonl`), its sample log (`X.samples.jsonl`, `text`) and summary."""
+    results.write_text('{"task_id": "t"}\n')
+    results.with_name(results.name.removesuffix(".jsonl") + ".samples.jsonl").write_text(text)
     sibling = results.with_name(results.name.removesuffix(".jsonl") + ".summary.json")
     if summary is None:
         write_summary(sibling, "faq", 2, {"m": 0.5})
@@ -97,10 +102,11 @@ def test_judge_output_is_valid_report_input(judged: Path, tmp_path: Path, monkey
     html = (tmp_path / "r.html").read_text()
     no_external_urls(html)
     data = page_json(html)
-    records = {r["task_id"].replace("<::>", "::"): r for r in map(json.loads, results.open())}
-    assert data["ids"] == list(records)
+    records = [json.loads(line) for line in results.open()]
+    samples = [json.loads(line) for line in (tmp_path / "scored.samples.jsonl").open()]
+    assert data["ids"] == [r["task_id"] for r in records] == [s["id"] for s in samples]
     idk = data["metrics"].index(next(m for m in data["metrics"] if m["name"] == "idk_lexical"))
-    assert data["runs"][0]["values"][idk] == [r["metrics"]["idk_lexical"][0] for r in records.values()]
+    assert data["runs"][0]["values"][idk] == [r["metrics"]["idk_lexical"][0] for r in records]
     assert {f["name"] for f in data["facets"]} >= {"answerability", "domain", "turn"}
     summary = json.loads((tmp_path / "scored.summary.json").read_text())
     assert f"{summary['metrics']['answerability_acc']['value']:.3f}" in html  # the overview's metric table
@@ -125,32 +131,31 @@ def test_same_data_same_hash_and_compare(judged: Path, tmp_path: Path, monkeypat
     assert "venus vs one" in html and "different data hashes" in html
 
 
-def test_cxm_run_uses_its_bench_view(tmp_path: Path, monkeypatch, capsys) -> None:
+def test_cxm_run_is_shown_from_its_samples(tmp_path: Path, monkeypatch, capsys) -> None:
     out = tmp_path / "cxm"
     predictions = CXM / "predictions" / "intent.jsonl"
     code, _, err = run_cli(["eval", "--bench", "cxm-intent", "--data", str(CXM), "-T", f"predictions={predictions}",
                             "--out", str(out)], monkeypatch, capsys)
     assert code == 0, err
-    run = load_run(out)
-    assert isinstance(run.view, CxmView)
     code, _, err = run_cli(["report", str(out), "--out", str(tmp_path / "cxm.html")], monkeypatch, capsys)
     assert code == 0, err
     html = (tmp_path / "cxm.html").read_text()
     summary = json.loads((out / "summary.json").read_text())
     assert "Per intent" in html and f"{summary['metrics']['macro-F1']['value']:.3f}" in html
     data = page_json(html)
-    assert data["ids"][:2] == ["c1", "c2"] and any(m["name"] == "verified_match" for m in data["metrics"])
-    assert any(f["name"] == "verified_by" for f in data["facets"])
+    assert len(data["ids"]) == summary["n_samples"]
 
 
 def test_generic_view_for_an_unknown_bench(tmp_path: Path, monkeypatch, capsys) -> None:
-    """The engine's default record shape from a bench this install does not have: shown by convention."""
+    """Samples of a bench this install does not have: shown by the generic view."""
     folder = tmp_path / "faq"
     folder.mkdir()
-    records = [{"id": f"q{i}", "output": {"answer": "Returns are free within 30 days. " * (2 * i + 1)},
-                "scores": {"mentions": {"value": i / 4, "missing": ["label"] if i < 4 else []}}} for i in range(5)]
-    records[2]["scores"]["mentions"] = {"error": "judge timed out"}
-    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    samples = [Sample(id=f"q{i}", input=f"How do returns work? ({i})",
+                      output="Returns are free within 30 days. " * (2 * i + 1),
+                      scores={"mentions": Score(value=i / 4, judge="mentions", raw="yes" if i % 2 else "no")},
+                      metadata={"channel": "chat"}) for i in range(5)]
+    samples[2].scores["mentions"] = Score(error="judge timed out", raw="(nothing parsable)")
+    write_samples(folder / "samples.jsonl", samples)
     (folder / "run.json").write_text(json.dumps({"bench": "support-faq-not-installed", "options": {"gen": "lookup"}}))
     write_summary(folder / "summary.json", "support-faq-not-installed", 5, {"mentions": 0.5})
     code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "faq.html")], monkeypatch, capsys)
@@ -162,21 +167,24 @@ def test_generic_view_for_an_unknown_bench(tmp_path: Path, monkeypatch, capsys) 
     assert data["runs"][0]["values"][mentions] == [0.0, 0.25, None, 0.75, 1.0]
     assert data["runs"][0]["errors"] == [0, 0, 1, 0, 0]
     kinds = [b["kind"] for b in data["runs"][0]["detail"][2]]
-    assert kinds == ["errors", "fields", "text", "judges"]  # the long answer is a text block, the id a field
+    assert kinds == ["errors", "text", "judges", "fields"]  # the answer; the judge's raw text; the metadata
 
 
-def test_retrieval_records_by_query_kind(tmp_path: Path) -> None:
-    """mtrag-retrieval's records (one per query kind, same task id): generic view, ids kept apart in order,
-    retrieved passages as passages; the summary's breakdown by query kind is the one drawn, and nothing else."""
+def test_retrieval_samples_by_query_kind(tmp_path: Path) -> None:
+    """A retrieval run's samples (one per query kind of a task): ids apart, the ranking as passages with the relevant
+    ones marked; the summary's breakdown by query kind is the one drawn, and nothing else."""
     folder = tmp_path / "retrieval"
     folder.mkdir()
-    rows = []
+    samples = []
     for n in range(4):
         for kind, recall in (("lastturn", 0.25 * n), ("rewrite", 0.25 * n + 0.1)):
-            rows.append({"task_id": f"c{n}::2", "queries": kind, "query": f"{kind} question {n}", "Collection": "mt-rag-x",
-                         "contexts": [{"document_id": f"d{n}", "score": 3.0, "text": "passage " * 30, "title": "t"}],
-                         "metrics": {"recall@5": recall, "ndcg@10": recall / 2}})
-    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+            samples.append(Sample(id=f"{kind}/c{n}::2", input=f"{kind} question {n}",
+                                  contexts=[Passage(id=f"d{n}", score=3.0, text="passage " * 30, title="t"),
+                                            Passage(id="x", score=1.0, text="other")],
+                                  target_contexts=[Passage(id=f"d{n}", score=1)],
+                                  scores={"R@5": Score(value=recall)}, labels={"queries": kind},
+                                  metadata={"query_id": f"c{n}::2"}))
+    write_samples(folder / "samples.jsonl", samples)
     (folder / "run.json").write_text(json.dumps({"bench": "mtrag-retrieval", "options": {"domain": "x"}}))
     by_kind = {kind: statistics.fmean(0.25 * n + bonus for n in range(4)) for kind, bonus in (("lastturn", 0), ("rewrite", 0.1))}
     write_summary(folder / "summary.json", "mtrag-retrieval", 8, {"R@5": by_kind["rewrite"]}, unit="queries",
@@ -184,42 +192,37 @@ def test_retrieval_records_by_query_kind(tmp_path: Path) -> None:
                                           "groups": {k: {"n": 4, "metrics": {"R@5": {"value": v, "n": 4}}}
                                                      for k, v in by_kind.items()}}})
     run = load_run(folder)
-    assert type(run.view) is ReportView
-    samples = read_samples(run)
-    assert samples.ids[:3] == ["c0::2", "c0::2 #2", "c1::2"]
+    read = read_samples(run)
+    assert read.ids[:3] == ["lastturn/c0::2", "rewrite/c0::2", "lastturn/c1::2"]
     from ragjudge.report.overview import build_overview
 
-    overview = build_overview([run], [samples])
+    overview = build_overview([run], [read])
     by_kind = next(b for b in overview.breakdowns if b.dimension == "queries")
     assert [row[0] for row in by_kind.rows] == ["lastturn", "rewrite"]
     assert by_kind.rows[1][2] == pytest.approx(statistics.fmean(0.25 * n + 0.1 for n in range(4)))
-    assert [b["kind"] for b in samples.blocks[0]] == ["fields", "passages", "metrics"]
+    kinds = [b["kind"] for b in read.blocks[0]]
+    assert kinds == ["text", "passages", "passages", "text", "metrics", "fields"]
+    ranking = read.blocks[0][2]
+    assert [p.get("mark") for p in ranking["items"]] == ["reference", None] and ranking["note"] == \
+        "1 of 2 are reference passages"
     assert [b.dimension for b in overview.breakdowns] == ["queries"]  # not the query text, not one collection
 
 
 def test_views_are_found_by_bench_name() -> None:
-    assert isinstance(find_view("mtrag", {}, [{}])[0], MtragView)
-    assert isinstance(find_view("cxm-quality", {}, [{}])[0], CxmView)
-    assert type(find_view("", {}, [{"id": 1}])[0]) is ReportView
-    assert isinstance(find_view("", {}, [{"task_id": "a::1", "input": [], "predictions": []}])[0], MtragView)
-    assert type(Bench.report_view({})) is ReportView  # the default every bench inherits
+    assert isinstance(find_view("mtrag", {})[0], MtragView)
+    assert type(find_view("cdr", {})[0]) is ReportView
+    view, notes = find_view("not-a-bench", {})
+    assert type(view) is ReportView and "not installed" in notes[0]
 
 
-def test_mtrag_passages_marked_by_setting() -> None:
-    ref = {"document_id": "d1", "text": "reference text", "title": "R"}
-    other = {"document_id": "d9", "text": "retrieved text", "title": "X"}
-    record = {"task_id": "c::1", "input": [{"speaker": "user", "text": "q"}], "contexts": [other, ref],
-              "ragjudge": {"judges": {}, "reference_contexts": [ref]}, "predictions": [{"text": "a"}]}
-    blocks = MtragView({"setting": "rag"}).blocks(record)
-    passages = [b for b in blocks if b["kind"] == "passages"]
-    assert passages[0]["title"] == "Reference passages" and passages[0]["shared"]
-    assert [p["mark"] for p in passages[1]["items"]] == ["retrieved", "retrieved, reference"]
-    assert passages[1]["note"] == "1 of 2 are reference passages"
-    mixed = {**record, "ragjudge": {"judges": {}}, "contexts": [{**ref, "origin": "reference"},
-                                                                 {**other, "origin": "retrieved"}]}
-    passages = [b for b in MtragView({"setting": "reference+rag"}).blocks(mixed) if b["kind"] == "passages"]
-    assert [p["id"] for p in passages[0]["items"]] == ["d1"]
-    assert [p["mark"] for p in passages[1]["items"]] == ["reference", "retrieved"]
+def test_mtrag_view_flags_idk_against_rb() -> None:
+    declined = Sample(id="c::1", input="q", output="I don't know.",
+                      scores={"idk": Score(value=1.0, judge="idk", raw="yes"), "RB_llm": Score(value=0.8)})
+    assert MtragView().flags(declined) == {"IDK says declined, RB ≥ 0.5": True}
+    answered = declined.model_copy(update={"scores": {"idk": Score(value=0.0, judge="idk"),
+                                                      "RB_llm": Score(value=0.8)}})
+    assert MtragView().flags(answered) == {"IDK says declined, RB ≥ 0.5": False}
+    assert MtragView().flags(Sample(id="c::2", input="q")) == {}
 
 
 def test_compare_metric_equals_scipy() -> None:
@@ -246,7 +249,7 @@ def test_texts_are_stored_once_across_tasks_and_runs(tmp_path: Path) -> None:
     samples = [read_samples(r) for r in runs]
     data = page_data(runs, samples, ["RB_llm"], ["RB_llm"], {"RB_llm": True})
     assert len(data["T"]) == len(set(data["T"]))
-    passages = {c["text"] for r in runs[0].records for c in r["contexts"]}
+    passages = {c.text for s in runs[0].samples for c in s.contexts}
     assert passages <= set(data["T"])
     # the conversation and reference are the same in both runs: kept once, in the shared list
     assert not any(b.get("shared") or b["kind"] == "conversation" for run in data["runs"] for d in run["detail"]
@@ -275,19 +278,30 @@ def test_correlate_json_and_png_are_embedded(tmp_path: Path, monkeypatch, capsys
     no_external_urls(html)
 
 
+OK = '{"schema": "ragjudge.sample/1", "id": "1", "input": "q"}'
+"""The smallest valid sample line."""
+
+
 @pytest.mark.parametrize("make, expected", [
     (lambda d: d / "missing", "no such run folder or results file"),
-    (lambda d: (d / "empty").mkdir() or d / "empty", "not a ragjudge run folder (it has no results.jsonl)"),
-    (lambda d: with_summary(d / "bad.jsonl", '{"id": 1}\n{"id": 2}\n{oops\n'), "bad.jsonl:3: invalid JSON"),
-    (lambda d: with_summary(d / "blank.jsonl", "\n"), "no results in this file"),
+    (lambda d: (d / "empty").mkdir() or d / "empty", "not a ragjudge run folder (it has no summary.json or samples"),
+    (lambda d: with_summary(d / "bad.jsonl", f'{OK}\n{OK}\n{{oops\n'), "bad.samples.jsonl:3: invalid JSON"),
+    (lambda d: with_summary(d / "blank.jsonl", "\n"), "no samples in this file"),
     (lambda d: (d / "tasks.jsonl").write_text('{"id": 1}\n') and d / "tasks.jsonl",
      "tasks.jsonl: not a ragjudge run: no tasks.summary.json beside it"),
-    (lambda d: with_summary(d / "old.jsonl", '{"id": 1}\n', {"n_tasks": 1, "metrics": {}}),
+    (lambda d: with_summary(d / "old.jsonl", f'{OK}\n', {"n_tasks": 1, "metrics": {}}),
      "old.summary.json: not a ragjudge.summary/1 summary (no 'schema'"),
-    (lambda d: with_summary(d / "typed.jsonl", '{"id": 1, "metrics": {}}\n{"id": 2, "metrics": "high"}\n'),
-     "typed.jsonl:2: field 'metrics': must be an object, got a string"),
-    (lambda d: with_summary(d / "mt.jsonl", '{"id": 1, "ragjudge": "done"}\n'), "mt.jsonl:1: field 'ragjudge': must be an object"),
-    (lambda d: with_summary(d / "cdr.jsonl", '{"id": 1, "scores": "0.4"}\n'), "cdr.jsonl:1: field 'scores': must be an object"),
+    (lambda d: with_summary(d / "noschema.jsonl", '{"id": "1", "input": "q"}\n'),
+     "noschema.samples.jsonl:1: field 'schema': not a ragjudge.sample/1 record (no 'schema')"),
+    (lambda d: with_summary(d / "typed.jsonl", f'{OK}\n{OK[:-1]}, "scores": {{"m": "high"}}}}\n'),
+     "typed.samples.jsonl:2: field 'scores.m': must be an object, got a string"),
+    (lambda d: with_summary(d / "value.jsonl", f'{OK[:-1]}, "scores": {{"m": {{"value": "high"}}}}}}\n'),
+     "value.samples.jsonl:1: field 'scores.m.value': must be a number, got a string"),
+    (lambda d: with_summary(d / "noid.jsonl", '{"schema": "ragjudge.sample/1", "input": "q"}\n'),
+     "noid.samples.jsonl:1: field 'id': is missing"),
+    (lambda d: (d / "old").mkdir() or (d / "old" / "results.jsonl").write_text('{"id": 1}\n') and
+     (write_summary(d / "old" / "summary.json", "faq", 1, {"m": 0.5}) or d / "old"),
+     "no sample log (samples.jsonl) beside this run: it was written by an older ragjudge"),
 ])
 def test_bad_runs_are_one_line_and_exit_2(make, expected: str, tmp_path: Path, monkeypatch, capsys) -> None:
     code, _, err = run_cli(["report", str(make(tmp_path)), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
@@ -315,28 +329,10 @@ def test_runs_of_different_benches_are_refused_together(tmp_path: Path, monkeypa
     mtrag = write_run(tmp_path / "mtrag", 8)
     other = tmp_path / "cdr"
     other.mkdir()
-    (other / "results.jsonl").write_text('{"id": "q1", "scores": {"hit@1": {"value": 1.0}}}\n')
+    write_samples(other / "samples.jsonl", [Sample(id="q1", input="q", scores={"hit@1": Score(value=1.0)})])
     write_summary(other / "summary.json", "cdr", 1, {"hit@1": 1.0}, unit="queries")
     code, _, err = run_cli(["report", str(mtrag), str(other), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "different benches" in err and "mtrag" in err and "cdr" in err, err
-    assert not (tmp_path / "r.html").exists()
-
-
-def test_a_benchs_view_refuses_its_own_mistyped_fields(tmp_path: Path, monkeypatch, capsys) -> None:
-    """The generic checks know `metrics`, `scores`...; a bench's view checks the fields it reads (CXM's
-    `verified_match` given as text was drawn as a match before)."""
-    out = tmp_path / "cxm"
-    code, _, err = run_cli(["eval", "--bench", "cxm-intent", "--data", str(CXM), "-T",
-                            f"predictions={CXM / 'predictions' / 'intent.jsonl'}", "--out", str(out)], monkeypatch, capsys)
-    assert code == 0, err
-    lines = (out / "results.jsonl").read_text().splitlines()
-    row = json.loads(lines[1])
-    row["verified_match"] = "yes"
-    lines[1] = json.dumps(row)
-    (out / "results.jsonl").write_text("\n".join(lines) + "\n")
-    code, _, err = run_cli(["report", str(out), "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
-    assert code == 2 and err == (f"error: {out / 'results.jsonl'}:2: field 'verified_match': verified_match must be "
-                                 "true, false or null, got 'yes'\n")
     assert not (tmp_path / "r.html").exists()
 
 

@@ -195,7 +195,7 @@ def test_dark_theme(browser, reports: dict[str, Path], tmp_path: Path) -> None:
 def test_two_run_comparison_in_chromium(browser, mini: dict[str, Path], reports: dict[str, Path],
                                         tmp_path: Path) -> None:
     ref, rag = results(mini["ref"]), results(mini["rag"])
-    # with --setting rag the contexts are what was retrieved; the task's references are kept for the report
+    # with -T setting=rag the contexts are what was retrieved; the task's references are kept for the report
     assert all(rag[t]["ragjudge"]["reference_contexts"] == ref[t]["contexts"] for t in ref)
     assert any(rag[t]["contexts"] != ref[t]["contexts"] for t in ref)
     metric = "RB_llm_idk"

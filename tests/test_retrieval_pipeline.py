@@ -158,7 +158,7 @@ def test_eval_rag_setting_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("RAGJUDGE_CACHE_DIR", str(tmp_path / "cache"))
     out = tmp_path / "run"
     code, stdout, stderr = run_cli(["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive",
-                                    "--setting", "rag", "--pipeline", "bm25", "--corpus", str(MINI / "corpus.jsonl"),
+                                    "-T", "setting=rag", "--pipeline", "bm25", "--corpus", str(MINI / "corpus.jsonl"),
                                     "--judges", "idk_lexical", "--out", str(out), "--format", "json"],
                                    monkeypatch, capsys)
     assert code == 0, stderr
@@ -180,8 +180,8 @@ def test_eval_rag_setting_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyP
     predictions = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
     assert len(predictions) == 40
 
-    code, _, stderr = run_cli(["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive", "--setting",
-                               "reference+rag", "--pipeline", "bm25", "--corpus", str(MINI / "corpus.jsonl"),
+    code, _, stderr = run_cli(["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive", "-T",
+                               "setting=reference+rag", "--pipeline", "bm25", "--corpus", str(MINI / "corpus.jsonl"),
                                "--judges", "idk_lexical", "--out", str(tmp_path / "rr"), "--format", "json"],
                               monkeypatch, capsys)
     assert code == 0, stderr
@@ -195,13 +195,13 @@ def test_eval_rag_setting_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--setting", "rag"], "error: --setting rag retrieves passages: pass --pipeline NAME and --corpus FILE"),
+    (["-T", "setting=rag"], "error: -T setting=rag retrieves passages: pass --pipeline NAME and --corpus FILE"),
     (["--pipeline", "bm25"], "error: --pipeline, --corpus, --rewrite-model, --pipeline-dir and --index-dir are for "
-                             "--setting reference+rag or rag"),
-    (["--setting", "rag", "--pipeline", "bm25"], "error: pipeline bm25 (bm25) indexes a corpus: pass --corpus FILE"),
-    (["--setting", "rag", "--pipeline", "bm25_rewrite", "--corpus", "c.jsonl"],
+                             "-T setting=reference+rag or rag"),
+    (["-T", "setting=rag", "--pipeline", "bm25"], "error: pipeline bm25 (bm25) indexes a corpus: pass --corpus FILE"),
+    (["-T", "setting=rag", "--pipeline", "bm25_rewrite", "--corpus", "c.jsonl"],
      "error: pipeline bm25_rewrite rewrites queries: pass --rewrite-model MODEL (or set query.model)"),
-    (["--setting", "rag", "--pipeline", "nope", "--corpus", "c.jsonl"], "error: unknown pipeline 'nope'"),
+    (["-T", "setting=rag", "--pipeline", "nope", "--corpus", "c.jsonl"], "error: unknown pipeline 'nope'"),
 ])
 def test_eval_setting_errors(args: list[str], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:

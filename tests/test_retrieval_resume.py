@@ -20,7 +20,7 @@ def answer_and_passages(record: dict) -> tuple[str, list[str]]:
     return record["predictions"][0]["text"], [c["document_id"] for c in record["contexts"]]
 
 
-EVAL = ["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive", "--setting", "rag",
+EVAL = ["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive", "-T", "setting=rag",
         "--corpus", str(MINI / "corpus.jsonl"), "--judges", "idk_lexical", "--format", "json"]
 
 
@@ -116,7 +116,7 @@ def test_retrieve_usage_errors_come_before_indexing(tmp_path: Path, monkeypatch:
                f"nothing to search for")
     code, _, stderr = run_cli([*base, "--queries", str(tasks), "--pipeline", "bm25"], monkeypatch, capsys)
     assert code == 2 and stderr.strip() == message
-    code, _, stderr = run_cli(["eval", "--bench", str(tasks), "--gen", "extractive", "--setting", "rag", "--pipeline",
+    code, _, stderr = run_cli(["eval", "--bench", str(tasks), "--gen", "extractive", "-T", "setting=rag", "--pipeline",
                                "bm25", "--corpus", str(MINI / "corpus.jsonl"), "--index-dir", str(index_dir),
                                "--out", str(tmp_path / "out")], monkeypatch, capsys)
     assert code == 2 and stderr.strip() == message

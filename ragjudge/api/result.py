@@ -17,22 +17,40 @@ from ragjudge.formats.samples import Sample
 if TYPE_CHECKING:
     import pandas as pd
 
+    from ragjudge.engine.outputs import OutputPaths
+    from ragjudge.engine.runner import RunOutcome
+    from ragjudge.llm.usage import ModelUsage
+
 
 @dataclass
 class EvalResult:
-    """A run's `summary` (what `--format json` prints), its `samples` (the lines of samples.jsonl, as `Sample`s) and
-    where the run's files are (`path`: its sample log)."""
+    """A run's `summary` (what `--format json` prints), its `samples` (the lines of samples.jsonl, as `Sample`s),
+    `run_info` (what run.json holds) and, when it wrote files, where (`path`: its sample log; `files`: all of them)."""
 
     summary: Summary
     samples: list[Sample]
-    path: Path
+    path: Path | None = None
     run_info: dict[str, Any] = field(default_factory=dict)
-    _keep: Any = field(default=None, repr=False)
-    """A temporary folder holding the run's files, removed when the result is garbage-collected."""
+    files: OutputPaths | None = field(default=None, repr=False)
+    usage: dict[str, ModelUsage] = field(default_factory=dict, repr=False)
+    """LLM usage of this invocation by model (calls, cached, tokens, cost)."""
+
+    @classmethod
+    def of(cls, outcome: RunOutcome) -> EvalResult:
+        """The engine's outcome of a run, as it is: nothing read back from disk."""
+        usage = dict(outcome.gateway.usage.by_model) if outcome.gateway is not None else {}
+        return cls(summary=outcome.summary, samples=outcome.samples, run_info=outcome.run_info,
+                   path=outcome.paths.samples if outcome.paths is not None else None, files=outcome.paths,
+                   usage=usage)
 
     @property
     def bench(self) -> str:
         return self.summary.bench
+
+    @property
+    def exit_code(self) -> int:
+        """What the CLI exits with: 0, or 1 when any sample had an error (the summary's n_errors)."""
+        return 1 if self.summary.n_errors else 0
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample: `sample_id`, `question`, `answer`, `contexts` (the passages' texts, as RAGAS's
@@ -61,8 +79,10 @@ class EvalResult:
     def report(self, path: str | Path) -> Path:
         """Write the HTML report of this run (what `ragjudge report RUN --out PATH` writes); returns its path."""
         from ragjudge.report.build import build_report
+        from ragjudge.report.load import in_memory_run
 
-        return build_report([self.path], path).path
+        run = self.path if self.path is not None else in_memory_run(self.summary, self.samples, self.run_info)
+        return build_report([run], path).path
 
 
 def load_run(path: str | Path) -> EvalResult:

@@ -1,4 +1,4 @@
-"""Options shared by commands, and turning the run-level ones into EngineOptions."""
+"""Options shared by commands, and the run settings (`ragjudge.api.RunSettings`) the run-level flags give."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperArgument, TyperCommand
 
-from ragjudge.engine.context import EngineOptions
 from ragjudge.errors import UsageError
 
 
@@ -85,25 +84,13 @@ EvalTimeoutOpt = Annotated[float | None, typer.Option("--timeout", min=0.1, help
                                                       "(default: 120).")]
 
 
-def engine_options(*, bench_name: str, uses_llm: bool, limit: int | None, concurrency: int | None,
-                   cache_dir: str | None, no_cache: bool, api_base: str | None, max_retries: int | None,
-                   timeout: float | None, models: str | None = None, rpm: float | None = None,
-                   tpm: float | None = None, retry_seconds: float | None = None, no_preflight: bool = False,
-                   retry_errors: bool = False, batch: bool = False) -> EngineOptions:
-    """The run's options; LLM flags given to a bench that never calls an LLM are an error."""
-    llm_flags = {"--concurrency": concurrency, "--cache-dir": cache_dir, "--no-cache": no_cache or None,
-                 "--api-base": api_base, "--max-retries": max_retries, "--timeout": timeout, "--models": models,
-                 "--rpm": rpm, "--tpm": tpm, "--retry-seconds": retry_seconds, "--no-preflight": no_preflight or None,
-                 "--retry-errors": retry_errors or None, "--batch": batch or None}
-    given = [flag for flag, value in llm_flags.items() if value is not None]
-    if given and not uses_llm:
-        raise UsageError(f"{', '.join(given)} {'is' if len(given) == 1 else 'are'} not used by bench {bench_name} "
-                         "(it calls no LLM)")
-    values: dict[str, Any] = {"limit": limit, "cache_dir": cache_dir, "use_cache": not no_cache, "api_base": api_base,
-                              "models": models, "rpm": rpm, "tpm": tpm, "preflight": not no_preflight,
-                              "retry_errors": retry_errors, "batch": batch}
-    for key, value in (("concurrency", concurrency), ("max_retries", max_retries), ("timeout", timeout),
-                       ("retry_seconds", retry_seconds)):
-        if value is not None:
-            values[key] = value
-    return EngineOptions(**values)
+def run_settings(*, limit: int | None, concurrency: int | None, cache_dir: str | None, no_cache: bool,
+                 api_base: str | None, max_retries: int | None, timeout: float | None, models: str | None = None,
+                 rpm: float | None = None, tpm: float | None = None, retry_seconds: float | None = None,
+                 no_preflight: bool = False, retry_errors: bool = False, batch: bool = False) -> dict[str, Any]:
+    """The run settings the flags give (`ragjudge.api.RunSettings`), leaving out what was not given."""
+    values = {"limit": limit, "concurrency": concurrency, "cache_dir": cache_dir, "use_cache": False if no_cache
+              else None, "api_base": api_base, "max_retries": max_retries, "timeout": timeout, "models": models,
+              "rpm": rpm, "tpm": tpm, "retry_seconds": retry_seconds, "preflight": False if no_preflight else None,
+              "retry_errors": retry_errors or None, "batch": batch or None}
+    return {k: v for k, v in values.items() if v is not None}

@@ -22,8 +22,8 @@ from ragjudge.bench.cxm.base import TASKS, default_predictions, task_name
 from ragjudge.bench.cxm.benches import BY_TASK
 from ragjudge.engine.bench_options import COMMON_FLAGS, build_options, parse_task_args
 from ragjudge.cli import common
-from ragjudge.engine import EngineOptions, OutputPaths, run_bench
-from ragjudge.engine.render import print_outcome, print_summaries
+from ragjudge.engine import EngineOptions, OutputPaths, run
+from ragjudge.engine.render import print_run, print_summaries
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import input_folder, output_folder
@@ -179,7 +179,7 @@ def score_command(
         with speaking(words):
             bench = BY_TASK[name](_options(name, given))
             slow = name == "kb-refinement" and not from_file  # the baseline embeds the KB: minutes the first time
-            summaries.append(run_bench(bench, EngineOptions(show_progress=slow and fmt == "table"), paths=None).summary)
+            summaries.append(run(bench, EngineOptions(show_progress=slow and fmt == "table"), paths=None).summary)
     print_summaries(summaries, fmt)
     if fmt == "json":  # the tables' format prints them after the tables
         for summary in summaries:
@@ -284,8 +284,9 @@ def run_command(
     with speaking({key: flag for key, (flag, _) in given.items()}, typed=set(extra)):
         bench = cls(_options(name, given, extra), label=f"cxm-{name}")
         folder = output_folder(out or default_out(bench), "--out folder")
-        outcome = run_bench(bench, engine, OutputPaths.in_folder(folder))
-    print_outcome(outcome, fmt)
+        outcome = run(bench, engine, OutputPaths.in_folder(folder))
+    print_run(outcome.summary, fmt, failed=sum(1 for r in outcome.results if r.errors),
+              usage=outcome.gateway.usage.by_model if outcome.gateway else None, paths=outcome.paths)
     raise typer.Exit(outcome.exit_code)
 
 

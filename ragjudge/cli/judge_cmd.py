@@ -4,19 +4,18 @@ predictions solver; a file with UNDERSPECIFIED tasks is MTRAG-UN's unless --benc
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from ragjudge.engine.bench import Bench
-from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
-from ragjudge.bench.mtrag.un.bench import MtragUnBench, MtragUnOptions, has_underspecified_tasks
+from ragjudge.api import prepare_judging
 from ragjudge.cli import common
-from ragjudge.engine import OutputPaths, run_bench
-from ragjudge.engine.context import EngineOptions
-from ragjudge.engine.render import print_outcome
-from ragjudge.errors import UsageError
-from ragjudge.formats.files import output_file
+from ragjudge.engine.bench_options import COMMON_FLAGS, Spelling
+from ragjudge.engine.render import print_run
+
+JUDGE_CLI = Spelling(flag=lambda k: COMMON_FLAGS.get(k, "--" + k.replace("_", "-")),
+                     task=lambda k: "--" + k.replace("_", "-"), needs=lambda k: "--" + k.replace("_", "-") + " VALUE")
+"""`ragjudge judge` spells every option as a flag (`--min-panel`), none as `-T`."""
 
 
 def judge_command(
@@ -50,32 +49,15 @@ def judge_command(
 ) -> None:
     """Score an existing predictions file the way the benchmark's scripts do, resumably."""
     fmt = common.check_format(fmt)
-    instance, engine = prepare_judge(
-        predictions, bench, judges=judges, judge_models=judge_models, judge_dir=judge_dir,
-        bertscore_model=bertscore_model, conversational_as_unanswerable=conversational_as_unanswerable,
-        min_panel=min_panel, limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
-        api_base=api_base, max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm,
-        retry_seconds=retry_seconds, no_preflight=no_preflight, retry_errors=retry_errors, batch=batch)
-    results = output_file(out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl"), "results file")
-    outcome = run_bench(instance, engine, OutputPaths.beside(results))
-    print_outcome(outcome, fmt)
-    raise typer.Exit(outcome.exit_code)
-
-
-def prepare_judge(predictions: Path, bench: str | None = None, *, judges: str | None = None,
-                  judge_models: str | None = None, judge_dir: list[str] | None = None,
-                  bertscore_model: str | None = None, conversational_as_unanswerable: bool = False,
-                  min_panel: int | None = None, **engine_flags: Any) -> tuple[Bench[Any, Any], EngineOptions]:
-    """The bench instance and engine options `ragjudge judge` runs on a predictions file (`judges` and
-    `judge_models` comma-separated, as typed); shared with the Python API (`ragjudge.evaluate`)."""
-    if bench not in (None, "mtrag", "mtrag-un"):
-        raise UsageError(f"--bench must be mtrag or mtrag-un, got {bench!r}")
-    if bench is None:
-        bench = "mtrag-un" if has_underspecified_tasks(predictions) else "mtrag"
-    bench_class, options_class = (MtragUnBench, MtragUnOptions) if bench == "mtrag-un" else (MtragBench, MtragOptions)
-    options = options_class(predictions=str(predictions), judges=common.split_list(judges),
-                            judge_models=common.split_list(judge_models) or [], judge_dir=judge_dir or [],
-                            bertscore_model=bertscore_model,
-                            conversational_as_unanswerable=conversational_as_unanswerable, min_panel=min_panel)
-    engine = common.engine_options(bench_name=bench, uses_llm=True, **engine_flags)
-    return bench_class(options), engine
+    options = {"min_panel": min_panel, "conversational_as_unanswerable": conversational_as_unanswerable or None}
+    prepared = prepare_judging(
+        predictions, bench, judges=judges, judge_models=judge_models, judge_dir=judge_dir or None,
+        bertscore_model=bertscore_model, options={k: v for k, v in options.items() if v is not None},
+        spelling=JUDGE_CLI, **common.run_settings(
+            limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
+            max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm, retry_seconds=retry_seconds,
+            no_preflight=no_preflight, retry_errors=retry_errors, batch=batch))
+    result = prepared.execute(results_file=out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl"))
+    print_run(result.summary, fmt, failed=sum(1 for s in result.samples if s.errors()), usage=result.usage,
+              paths=result.files)
+    raise typer.Exit(result.exit_code)

@@ -114,10 +114,12 @@ def retrieve_command(
                     raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(queries),
                                      field="text")
         if kind == "tasks":
-            pipe.gateway = build_rewrite_gateway(pipe.llm_models, common.engine_options(
-                bench_name="retrieve", uses_llm=True, limit=None, concurrency=concurrency, cache_dir=cache_dir,
-                no_cache=no_cache, api_base=api_base, max_retries=None, timeout=None, models=models, rpm=rpm,
-                tpm=tpm, no_preflight=no_preflight))
+            from ragjudge.engine.prepare import engine_options
+
+            pipe.gateway = build_rewrite_gateway(pipe.llm_models, engine_options(common.run_settings(
+                limit=None, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
+                max_retries=None, timeout=None, models=models, rpm=rpm, tpm=tpm, no_preflight=no_preflight),
+                bench_name="retrieve", uses_llm=True))
         with embedding_store_scope(cache_dir, not no_cache):  # the queries are encoded through it too
             try:
                 with progress_bars(fmt == "table") as bars:

@@ -12,7 +12,7 @@ from typing import Any
 _EXPORTS = {
     "EngineOptions": "ragjudge.engine.context", "RunContext": "ragjudge.engine.context",
     "OutputPaths": "ragjudge.engine.outputs", "RunOutcome": "ragjudge.engine.runner",
-    "run_bench": "ragjudge.engine.runner",
+    "run": "ragjudge.engine.runner",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -18,12 +20,33 @@ from ragjudge.errors import UsageError
 
 COMMON_FLAGS: dict[str, str] = {
     "data": "--data", "gen": "--gen", "judges": "--judges", "judge_models": "--judge-models",
-    "pipeline": "--pipeline", "corpus": "--corpus", "setting": "--setting", "rewrite_model": "--rewrite-model",
+    "pipeline": "--pipeline", "corpus": "--corpus", "rewrite_model": "--rewrite-model",
     "pipeline_dir": "--pipeline-dir", "index_dir": "--index-dir", "judge_dir": "--judge-dir",
-    "bertscore_model": "--bertscore-model", "conversational_as_unanswerable": "--conversational-as-unanswerable",
-    "min_panel": "--min-panel",
+    "bertscore_model": "--bertscore-model",
 }
-"""Option field → the `ragjudge eval` flag that fills it (any bench whose Options has the field uses it)."""
+"""Option field → the `ragjudge eval` flag that fills it (any bench whose Options has the field uses it): what
+several benches share. An option of one bench only is a `-T` key."""
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How an error names an option: as the user typed it, on the command line (`--gen`, `-T seed`) or in Python
+    (`gen`, `options['seed']`), so a message always points at what the user can change."""
+
+    flag: Callable[[str], str]
+    task: Callable[[str], str]
+    needs: Callable[[str], str]
+    """How to give a required option: `--data VALUE`, `-T seed=VALUE`, `data=...`."""
+
+    def of(self, key: str, from_flags: set[str] | None = None) -> str:
+        return self.flag(key) if key in COMMON_FLAGS and (from_flags is None or key in from_flags) \
+            else self.task(key)
+
+
+CLI = Spelling(flag=lambda k: COMMON_FLAGS.get(k, "--" + k.replace("_", "-")), task=lambda k: f"-T {k}",
+               needs=lambda k: f"{COMMON_FLAGS[k]} VALUE" if k in COMMON_FLAGS else f"-T {k}=VALUE")
+PYTHON = Spelling(flag=lambda k: k, task=lambda k: f"options[{k!r}]",
+                  needs=lambda k: f"{k}=..." if k in COMMON_FLAGS else f"options={{{k!r}: ...}}")
 
 
 def parse_task_args(pairs: list[str] | None) -> dict[str, str]:
@@ -40,24 +63,20 @@ def parse_task_args(pairs: list[str] | None) -> dict[str, str]:
     return out
 
 
-def source_of(key: str, from_flags: set[str]) -> str:
-    return COMMON_FLAGS[key] if key in from_flags and key in COMMON_FLAGS else f"-T {key}"
-
-
-def build_options(bench_name: str, model: type[BaseModel], task_args: dict[str, str],
-                  flags: dict[str, Any] | None = None) -> BaseModel:
-    """Validate -T values (strings) and common-flag values against `model`; a flag the bench has no field
-    for is an error, never silently ignored."""
+def build_options(bench_name: str, model: type[BaseModel], task_args: Mapping[str, Any],
+                  flags: Mapping[str, Any] | None = None, spelling: Spelling = CLI) -> BaseModel:
+    """Validate -T values (strings from the command line, any value from Python) and common-flag values against
+    `model`; a flag the bench has no field for is an error, never silently ignored."""
     flags = {k: v for k, v in (flags or {}).items() if v is not None}
     fields = model.model_fields
     for key in flags:
         if key not in fields:
-            raise UsageError(f"{COMMON_FLAGS.get(key, key)} is not used by bench {bench_name}")
+            raise UsageError(f"{spelling.flag(key)} is not used by bench {bench_name}")
         if key in task_args:
-            raise UsageError(f"{key} is given twice: as {COMMON_FLAGS.get(key, key)} and as -T {key}")
+            raise UsageError(f"{key} is given twice: as {spelling.flag(key)} and as {spelling.task(key)}")
     unknown = [k for k in task_args if k not in fields]
     if unknown:
-        raise UsageError(f"unknown option -T {unknown[0]} for bench {bench_name} "
+        raise UsageError(f"unknown option {spelling.task(unknown[0])} for bench {bench_name} "
                          f"(valid: {', '.join(fields) or 'none'}; see `ragjudge benches show {bench_name}`)")
     values: dict[str, Any] = {}
     for key, value in {**task_args, **flags}.items():
@@ -65,7 +84,7 @@ def build_options(bench_name: str, model: type[BaseModel], task_args: dict[str, 
     try:
         return model.model_validate(values)
     except ValidationError as exc:
-        raise UsageError(_describe(exc, bench_name, model, values, set(flags))) from None
+        raise UsageError(_describe(exc, bench_name, model, values, set(flags), spelling)) from None
 
 
 def _pre(value: Any, info: FieldInfo) -> Any:
@@ -78,13 +97,13 @@ def _pre(value: Any, info: FieldInfo) -> Any:
 
 
 def _describe(exc: ValidationError, bench: str, model: type[BaseModel], values: dict[str, Any],
-              from_flags: set[str]) -> str:
+              from_flags: set[str], spelling: Spelling) -> str:
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"]]
     key = loc[0] if loc else ""
     info = model.model_fields.get(key)
     if err["type"] == "missing" and info is not None:
-        how = f"{COMMON_FLAGS[key]} VALUE" if key in COMMON_FLAGS else f"-T {key}=VALUE"
+        how = spelling.needs(key)
         help_text = f" ({info.description})" if info.description else ""
         return f"bench {bench} needs {how}{help_text}"
     if info is None:  # a model-level check (e.g. two options that exclude each other)
@@ -93,13 +112,13 @@ def _describe(exc: ValidationError, bench: str, model: type[BaseModel], values: 
     expected = describe_option(info)
     message = err["msg"].removeprefix("Value error, ")
     if err["type"] in ("value_error", "assertion_error"):
-        return f"{source_of(key, from_flags)}: {message}"
+        return f"{spelling.of(key, from_flags)}: {message}"
     if len(loc) > 1 and isinstance(given, list) and loc[1].isdigit() and int(loc[1]) < len(given):
         item = given[int(loc[1])]  # one value of a comma-separated list
-        return f"{source_of(key, from_flags)}: each value must be {_item_expected(info)}, got {item!r}"
+        return f"{spelling.of(key, from_flags)}: each value must be {_item_expected(info)}, got {item!r}"
     if err["type"] in RANGE_ERRORS:
-        return f"{source_of(key, from_flags)} must be {expected}, got {_shown(given)}"
-    return f"{source_of(key, from_flags)}: expected {expected}, got {given!r}"
+        return f"{spelling.of(key, from_flags)} must be {expected}, got {_shown(given)}"
+    return f"{spelling.of(key, from_flags)}: expected {expected}, got {given!r}"
 
 
 RANGE_ERRORS = {"greater_than", "greater_than_equal", "less_than", "less_than_equal", "too_short", "too_long"}

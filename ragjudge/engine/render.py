@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ from rich.table import Table as RichTable
 from ragjudge.formats.jsonl import to_jsonable
 
 if TYPE_CHECKING:
-    from ragjudge.engine.runner import RunOutcome
+    from ragjudge.engine.outputs import OutputPaths
     from ragjudge.engine.summary import Metric, Stat, Summary
     from ragjudge.llm.usage import ModelUsage
 
@@ -264,28 +264,29 @@ def print_summaries(summaries: Sequence[Summary], output_format: str) -> None:
             print(warning, file=sys.stderr)
 
 
-def print_outcome(outcome: RunOutcome, output_format: str) -> None:
-    summary = outcome.summary
+def print_run(summary: Summary, output_format: str, *, failed: int = 0,
+              usage: Mapping[str, ModelUsage] | None = None, paths: OutputPaths | None = None) -> None:
+    """What `ragjudge eval` and `ragjudge judge` print for a finished run: the summary (tables and headline, or its
+    JSON on stdout), then on stderr the judges' models, the LLM usage, the samples with errors and the files."""
     err = Console(stderr=True)
     if output_format == "json":
         print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
     else:
         print_summary(summary, Console())
-    print_footer(outcome, err)
+    print_footer(summary, err, failed=failed, usage=usage or {}, paths=paths)
     for warning in summary.warnings:
         print(warning, file=sys.stderr)
 
 
-def print_footer(outcome: RunOutcome, console: Console) -> None:
-    run = outcome.summary.run
+def print_footer(summary: Summary, console: Console, *, failed: int, usage: Mapping[str, ModelUsage],
+                 paths: OutputPaths | None) -> None:
+    run = summary.run
     for judge, models in ((run.models.get("judges") if run is not None else None) or {}).items():
         if models:
             console.print(f"[dim]{escape(judge)}: {escape(', '.join(models))}[/dim]", highlight=False)
-    if outcome.gateway is not None and outcome.gateway.usage.by_model:
-        for line in usage_lines(outcome.gateway.usage.by_model, console.width):
+    if usage:
+        for line in usage_lines(dict(usage), console.width):
             console.print(line, highlight=False, soft_wrap=True, markup=False)
-    failed = sum(1 for r in outcome.results if r.errors)
-    paths = outcome.paths
     if failed:
         where = f" (see the 'errors' column of {paths.csv})" if paths else ""
         console.print(f"[yellow]{failed} sample(s) had errors{escape(where)}[/yellow]", highlight=False)

@@ -39,6 +39,8 @@ class RunOutcome:
     samples: list[Sample]
     """The sample log's records, one per result (what samples.jsonl holds)."""
     summary: Summary
+    run_info: dict[str, Any]
+    """What run.json holds (written there when the run writes files)."""
     paths: OutputPaths | None
     gateway: LLMGateway | None
     exit_code: int
@@ -46,7 +48,7 @@ class RunOutcome:
     seconds: float
 
 
-def run_bench(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | None) -> RunOutcome:
+def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | None) -> RunOutcome:
     """Everything a run does, in order: samples are loaded and every model checked before any paid work.
 
     `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
@@ -91,22 +93,24 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
     summary.run = RunFacts(ragjudge_version=__version__, bench=bench.name,
                            options=bench.options.model_dump(mode="json"), models=extra.get("models") or {},
                            seconds=round(time.time() - started, 2))
+    run_info = {
+        "ragjudge_version": __version__, "bench": bench.name, "options": bench.options.model_dump(mode="json"),
+        **extra,
+        "engine": options.model_dump(mode="json", exclude={"show_progress", "cache_dir"}),
+        "n_samples": len(samples), "data_hash": data_hash(bench, samples),
+        "inputs": inputs.entries(),
+        "usage": logged_usage(paths.usage) if gateway and paths is not None else  # every invocation, resumes too
+        (gateway.usage.as_dict() if gateway else {}),
+        "usage_this_invocation": gateway.usage.as_dict() if gateway else {},
+        "rate_limits": {name: vars(limiter.stats) for name, limiter in gateway.limiters.items()} if gateway else {},
+        **({"batches": gateway.batcher.report} if gateway is not None and gateway.batcher is not None else {}),
+        "seconds": round(time.time() - started, 2),
+    }
     if paths is not None:
-        run_info = {
-            "ragjudge_version": __version__, "bench": bench.name, "options": bench.options.model_dump(mode="json"),
-            **extra,
-            "engine": options.model_dump(mode="json", exclude={"show_progress", "cache_dir"}),
-            "n_samples": len(samples), "data_hash": data_hash(bench, samples),
-            "inputs": inputs.entries(),
-            "usage": logged_usage(paths.usage) if gateway else {},  # every invocation of this run, resumes included
-            "usage_this_invocation": gateway.usage.as_dict() if gateway else {},
-            "rate_limits": {name: vars(limiter.stats) for name, limiter in gateway.limiters.items()} if gateway else {},
-            **({"batches": gateway.batcher.report} if gateway is not None and gateway.batcher is not None else {}),
-            "seconds": round(time.time() - started, 2),
-        }
-        write_outputs(paths, sample_log, bench.records(results), tidy_frame(bench.rows(results)), summary.to_json(), run_info,
-                      bench.artifacts(results, summary))
-    return RunOutcome(bench=bench, results=results, samples=sample_log, summary=summary, paths=paths, gateway=gateway,
+        write_outputs(paths, sample_log, bench.records(results), tidy_frame(bench.rows(results)), summary.to_json(),
+                      run_info, bench.artifacts(results, summary))
+    return RunOutcome(bench=bench, results=results, samples=sample_log, summary=summary, run_info=run_info,
+                      paths=paths, gateway=gateway,
                       exit_code=1 if summary.n_errors else 0, seconds=round(time.time() - started, 2))
 
 

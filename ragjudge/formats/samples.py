@@ -26,7 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import read_jsonl, to_jsonable, write_jsonl
+from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable, write_jsonl
 
 SCHEMA_ID = "ragjudge.sample/1"
 FILE_NAME = "samples.jsonl"
@@ -213,16 +213,20 @@ def _input_error(exc: ValidationError, path: Path, line: int) -> InputError:
     return InputError(_message(err), file=str(path), line=line, field=where or None)
 
 
+EXPECTED = {"float": "a number", "int": "a whole number", "string": "text", "bool": "true or false",
+            "dict": "an object", "model": "an object", "list": "a list", "literal": "ragjudge.sample/1"}
+
+
 def _message(err: Any) -> str:
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    kind = err.get("type", "")
+    kind = str(err.get("type", ""))
     if kind == "missing":
         return "is missing"
     if kind == "extra_forbidden":
         return "is not a field of a sample record"
-    if kind.endswith("_type") or kind.endswith("_parsing"):
-        return f"must be {msg.removeprefix('Input should be ').removeprefix('a valid ')}"
-    return msg
+    for prefix, expected in EXPECTED.items():
+        if kind.startswith(prefix) and (kind.endswith("_type") or kind.endswith("_parsing") or kind.endswith("_error")):
+            return f"must be {expected}, got {json_type(err.get('input'))}"
+    return str(err["msg"]).removeprefix("Value error, ")
 
 
 def samples_file(results: Path) -> Path:

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ragjudge import __version__
+from ragjudge.version import __version__
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import atomic_output
 from ragjudge.report.charts import heatmap
@@ -39,7 +39,7 @@ class BuiltReport:
     runs: list[str]
 
 
-def build_report(runs: list[str | Path], out: str | Path, *, labels: list[str] | None = None,
+def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels: list[str] | None = None,
                  correlate: list[str | Path] | None = None, compress: bool = True) -> BuiltReport:
     """Write the report of `runs` (run folders or results files) to `out`."""
     started = time.perf_counter()
@@ -47,7 +47,8 @@ def build_report(runs: list[str | Path], out: str | Path, *, labels: list[str] |
         raise UsageError("give at least one run folder or results file")
     if labels and len(labels) != len(runs):
         raise UsageError(f"--label was given {len(labels)} time(s) for {len(runs)} run(s): give one per run or none")
-    loaded = [load_run(path, labels[k] if labels else None) for k, path in enumerate(runs)]
+    loaded = [run if isinstance(run, LoadedRun) else load_run(run, labels[k] if labels else None)
+              for k, run in enumerate(runs)]
     by_bench: dict[str, list[str]] = {}
     for run in loaded:
         by_bench.setdefault(run.bench, []).append(str(run.path))

@@ -25,7 +25,7 @@ def eval_args(name: str, out: Path, api_base: str, judges: str = "idk,idk_lexica
     args = ["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", judges, "--judge-models",
             ",".join(PANEL), "--api-base", api_base, "--out", str(out / name)]
     if name == "rag":
-        args += ["--setting", "rag", "--pipeline", "bm25", "--corpus", str(MINI / "corpus.jsonl"),
+        args += ["-T", "setting=rag", "--pipeline", "bm25", "--corpus", str(MINI / "corpus.jsonl"),
                  "--index-dir", str(out / "indexes")]
     return args
 

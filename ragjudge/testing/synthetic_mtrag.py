@@ -17,9 +17,11 @@ from typing import Any
 
 from ragjudge.bench.mtrag.assemble import assemble
 from ragjudge.bench.mtrag.bench import MtragBench
+from ragjudge.bench.mtrag.samples import outcome_sample
 from ragjudge.bench.mtrag.summary import HEADLINE, summarize
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.formats.jsonl import write_jsonl
+from ragjudge.formats.samples import write_samples
 from ragjudge.formats.mtrag import result_record
 from ragjudge.models import JudgeResult, Passage, Prediction, Task, Turn
 
@@ -85,7 +87,7 @@ def judge_results(rng: random.Random, words: Words, answer_declines: bool) -> di
 
 def write_run(folder: Path, n_tasks: int = 1000, *, seed: int = 0, system: int = 0,
               turns_per_conversation: int = 8) -> Path:
-    """A run folder (results.jsonl, summary.json, run.json) of `n_tasks` synthetic MTRAG tasks.
+    """A run folder (samples.jsonl, results.jsonl, summary.json, run.json) of `n_tasks` synthetic MTRAG tasks.
 
     `seed` makes the tasks (conversations, passages, references), `system` the answers and judgements: runs
     with the same seed and different systems are two systems on the same tasks."""
@@ -130,6 +132,7 @@ def write_run(folder: Path, n_tasks: int = 1000, *, seed: int = 0, system: int =
         records.append(result_record(o.task, o.prediction, {k: [v] for k, v in o.metrics.items()}, details))
     folder.mkdir(parents=True, exist_ok=True)
     write_jsonl(folder / "results.jsonl", records)
+    write_samples(folder / "samples.jsonl", [outcome_sample(o, METRICS, "reference") for o in outcomes])
     metrics, breakdowns = summarize(outcomes, METRICS, {}, MetricCatalog(MtragBench.metrics, "mtrag"))
     judges = {"idk": [PANEL[0]], "rb_alg": ["microsoft/deberta-xlarge-mnli"], "rb_llm": list(PANEL), "rl_f": [PANEL[0]]}
     summary = Summary(bench="mtrag", title=f"mtrag: {n_tasks} tasks", unit="tasks", n_samples=n_tasks, n_errors=0,

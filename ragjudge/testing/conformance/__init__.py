@@ -37,6 +37,9 @@ What is checked (each `check_*` returns a `CheckReport`: what passed, every prob
   published JSON Schema (`ragjudge schema summary`), `schema` is `ragjudge.summary/1`, the headline names a
   metric with its value, the last line printed in text format is the headline's text, a rerun of a finished
   run reproduces its summary, and run.json lists every data file read with its sha256.
+- `check_samples`: each system's `samples.jsonl` holds one `ragjudge.sample/1` record per sample (the model and
+  its JSON Schema, `ragjudge schema sample`), unique ids, as many as the summary counts, labelled by every
+  breakdown dimension the summary has.
 - `check_systems`: every declared system (at least two: two `--gen`, `--pipeline` or option sets) exits 0, and
   `ragjudge report` shows them together.
 - `check_resume`: a run stopped part-way gives, when rerun, exactly the clean run's metrics and breakdowns (times

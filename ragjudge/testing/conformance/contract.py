@@ -1,5 +1,5 @@
-"""Checks 1 and 2: every system's summary keeps the result contract (`check_schema`), and several systems run and
-are reported together (`check_systems`)."""
+"""Checks 1 and 2: every system's summary keeps the result contract (`check_schema`) and its sample log the sample
+record (`check_samples`), and several systems run and are reported together (`check_systems`)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,41 @@ class ContractChecks(BenchRuns):
             problems += self._inputs_problems(run) + run.problems
             if problems:
                 report.problems += [f"{where}: {p}" for p in problems]
+            else:
+                report.passed.append(where)
+        return report
+
+    def check_samples(self) -> CheckReport:
+        """samples.jsonl: one `ragjudge.sample/1` record per sample (the model and its published JSON Schema), unique
+        ids, as many as the summary counts, and the summary's breakdown dimensions among the samples' labels (so a
+        reader of samples can break figures down as the bench does)."""
+        from ragjudge.formats.samples import Sample, json_schema
+
+        report = CheckReport("samples", self.name)
+        schema = json_schema()
+        for system in range(len(self.case.systems)):
+            run = self.clean(system)
+            where = f"system {system} (`{shlex.join(run.args)}`)"
+            path = run.out / "samples.jsonl"
+            if not path.is_file():
+                report.problems.append(f"{where}: no samples.jsonl in the run folder")
+                continue
+            lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            problems: list[str] = []
+            for n, line in enumerate(lines, 1):
+                problems += validate(line, Sample, schema, f"samples.jsonl:{n}")
+            ids = [line.get("id") for line in lines]
+            if len(set(ids)) != len(ids):
+                problems.append("samples.jsonl repeats a sample id")
+            if len(lines) != run.summary.get("n_samples"):
+                problems.append(f"samples.jsonl has {len(lines)} samples, the summary counts "
+                                f"{run.summary.get('n_samples')}")
+            labels = {k for line in lines for k in (line.get("labels") or {})}
+            missing = [d for d in (run.summary.get("breakdowns") or {}) if d not in labels]
+            if missing:
+                problems.append(f"no sample is labelled by the summary's breakdown(s) {', '.join(missing)}")
+            if problems:
+                report.problems += [f"{where}: {p}" for p in problems[:10]]
             else:
                 report.passed.append(where)
         return report

@@ -25,11 +25,11 @@ class Conformance(ContractChecks, ResumeCheck, DataFaultCheck, OptionRangeCheck,
     `CheckReport`, `check_all` runs them all and raises AssertionError listing every problem."""
 
     def check_all(self, skip: Mapping[str, str] | None = None) -> list[CheckReport]:
-        """Every check; `skip` maps a check name (schema, systems, resume, data faults, option ranges, downstream)
+        """Every check; `skip` maps a check name (schema, samples, systems, resume, data faults, option ranges, downstream)
         to why it does not apply. Raises AssertionError listing every problem of every check."""
         skip = dict(skip or {})
         checks: dict[str, Callable[[], CheckReport]] = {
-            "schema": self.check_schema, "systems": self.check_systems, "resume": self.check_resume,
+            "schema": self.check_schema, "samples": self.check_samples, "systems": self.check_systems, "resume": self.check_resume,
             "data faults": self.check_data_faults, "option ranges": self.check_option_ranges,
             "downstream": self.check_downstream}
         reports = []
