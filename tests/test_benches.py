@@ -235,7 +235,7 @@ def test_kill_then_resume_repeats_no_finished_call(bench: str, tmp_path: Path, p
     total = json.loads(stdout)["n_samples"]
     assert before < total  # really stopped midway
     assert len(set(keys)) == total and len(keys) - len(set(keys)) <= 1  # only the call in flight at the kill
-    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    rows = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     assert len(rows) == total
 
 
@@ -276,7 +276,7 @@ def test_a_second_run_on_the_same_folder_stops_at_once(tmp_path: Path, plugin_en
                                      "to finish or pass another --out")
     assert first.returncode == 0, stderr
     assert len(keys) == len(set(keys)) == json.loads(stdout)["n_samples"]  # nothing sent twice
-    assert len((out / "results.jsonl").read_text().splitlines()) == 7
+    assert len((out / "samples.jsonl").read_text().splitlines()) == 7
 
 
 def test_an_option_of_two_types_names_both() -> None:

@@ -35,6 +35,8 @@ class PreparedRun:
 
     bench: Bench[Any, Any]
     engine: EngineOptions
+    spelling: Spelling = PYTHON
+    """How errors name options (`out` or `--out`)."""
 
     def default_out(self) -> Path:
         """Where `ragjudge eval` writes when no --out is given: runs/<bench>-<options>."""
@@ -52,7 +54,7 @@ class PreparedRun:
             raise UsageError("give an output folder or a results file, not both")
         paths = None
         if out is not None:
-            paths = OutputPaths.in_folder(output_folder(Path(out), "output folder (out)"))
+            paths = OutputPaths.in_folder(output_folder(Path(out), f"output folder ({self.spelling.flag('out')})"))
         elif results_file is not None:
             paths = OutputPaths.beside(output_file(Path(results_file), "results file"))
         engine = self.engine.model_copy(update={"show_progress": show_progress})
@@ -74,7 +76,7 @@ def prepare_run(bench: str, *, data: str | Path | None = None, gen: str | None =
              "judge_models": judge_models, "judge_dir": _paths(judge_dir), "bertscore_model": bertscore_model}
     instance = make_bench(bench, _options(options, spelling), _plain(flags), spelling)
     return PreparedRun(instance, engine_options(check_settings("run_bench", settings), bench_name=instance.name,
-                                                uses_llm=instance.llm != "no", spelling=spelling))
+                                                uses_llm=instance.llm != "no", spelling=spelling), spelling)
 
 
 def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges: Names = None,
@@ -94,7 +96,7 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
     task_args = {**_options(options, spelling), "predictions": str(predictions)}
     instance = make_bench(name, task_args, _plain(flags), spelling)
     return PreparedRun(instance, engine_options(check_settings("evaluate", settings), bench_name=name,
-                                                uses_llm=True, spelling=spelling))
+                                                uses_llm=True, spelling=spelling), spelling)
 
 
 def run_bench(name: str, *, data: str | Path | None = None, gen: str | None = None, pipeline: str | None = None,
