@@ -83,20 +83,32 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
                     judge_models: Names = None, judge_dir: Sequence[str | Path] | None = None,
                     bertscore_model: str | None = None, options: Mapping[str, Any] | None = None,
                     spelling: Spelling = PYTHON, **settings: Unpack[RunSettings]) -> PreparedRun:
-    """MTRAG's judge layer over a predictions file (MTRAG-format tasks with `predictions`): the `mtrag` bench, or
-    `mtrag-un` when a task is UNDERSPECIFIED (or `bench` says so). `options`: the bench's own (`min_panel`,
+    """Judges over answers already made: plain RAG records (question, answer, contexts, reference; the `rag` bench)
+    or an MTRAG predictions file (MTRAG-format tasks with `predictions`: the `mtrag` bench, or `mtrag-un` when a task
+    is UNDERSPECIFIED), found from the file, or named by `bench`. `options`: the bench's own (`min_panel`,
     `conversational_as_unanswerable`)."""
-    from ragjudge.bench.mtrag.un.bench import has_underspecified_tasks
+    from ragjudge.formats.rag_records import holds_mtrag_tasks
 
-    if bench not in (None, "mtrag", "mtrag-un"):
-        raise UsageError(f"{spelling.flag('bench')} must be mtrag or mtrag-un, got {bench!r}")
-    name = bench or ("mtrag-un" if has_underspecified_tasks(Path(predictions)) else "mtrag")
+    if bench not in (None, "mtrag", "mtrag-un", "rag"):
+        raise UsageError(f"{spelling.flag('bench')} must be rag, mtrag or mtrag-un, got {bench!r}")
+    name = bench or _judging_bench(Path(predictions), holds_mtrag_tasks)
     flags = {"judges": judges, "judge_models": judge_models, "judge_dir": _paths(judge_dir),
              "bertscore_model": bertscore_model}
-    task_args = {**_options(options, spelling), "predictions": str(predictions)}
-    instance = make_bench(name, task_args, _plain(flags), spelling)
+    source = {"data" if name == "rag" else "predictions": str(predictions)}
+    instance = make_bench(name, {**_options(options, spelling), **source}, _plain(flags), spelling)
     return PreparedRun(instance, engine_options(check_settings("evaluate", settings), bench_name=name,
-                                                uses_llm=True, spelling=spelling), spelling)
+                                                uses_llm=instance.llm != "no", spelling=spelling), spelling)
+
+
+def _judging_bench(path: Path, holds_mtrag_tasks: Callable[[Path], bool]) -> str:
+    from ragjudge.bench.mtrag.un.bench import has_underspecified_tasks
+    from ragjudge.formats.files import input_file
+
+    if not path.is_dir():
+        input_file(path, "file of records")
+    if not holds_mtrag_tasks(path):
+        return "rag"
+    return "mtrag-un" if has_underspecified_tasks(path) else "mtrag"
 
 
 def run_bench(name: str, *, data: str | Path | None = None, gen: str | None = None, pipeline: str | None = None,

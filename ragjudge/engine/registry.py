@@ -35,6 +35,7 @@ BUILTIN: dict[str, str] = {
     "cxm-article-search": "ragjudge.bench.cxm.benches:ArticleSearchBench",
     "sentence-retrieval": "ragjudge.bench.sentence_retrieval.bench:SentenceRetrievalBench",
     "cdr": "ragjudge.bench.cdr.bench:CdrBench",
+    "rag": "ragjudge.bench.rag.bench:RagBench",
     "cxm-multiturn-retrieval": "ragjudge.bench.cxm.benches:MultiTurnRetrievalBench",
 }
 

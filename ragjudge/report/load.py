@@ -47,8 +47,9 @@ class LoadedRun:
 
 
 def run_files(path: Path) -> tuple[Path, Path, Path]:
-    """(sample log, summary, run info) of RUN: a run folder, `ragjudge judge`'s results file, or a sample log."""
-    if not path.exists():
+    """(sample log, summary, run info) of RUN: a run folder, `ragjudge judge`'s results file (which a bench without a
+    record format of its own does not write: its siblings are the run), or a sample log."""
+    if not path.exists() and not (path.suffix == ".jsonl" and samples_file(path).is_file()):
         raise InputError("no such run folder or results file", file=str(path))
     if path.is_dir():
         if not (path / "summary.json").is_file() and not (path / FILE_NAME).is_file():

@@ -1,0 +1,1 @@
+"""`--bench rag`: your own RAG app's records (question or conversation, answer, passages, reference), judged."""

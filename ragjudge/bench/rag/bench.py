@@ -1,0 +1,114 @@
+"""`--bench rag` (what `ragjudge.evaluate(rows)` and `ragjudge judge rows.csv` run on plain records): your own RAG
+app's records — question or conversation, answer, passages, reference, under ragjudge's, RAGAS's or DeepEval's field
+names, from JSONL, JSON, CSV or Parquet — judged by any judge spec, each figure broken down by the records' labels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pydantic import Field
+
+from ragjudge.bench.rag.data import load_records
+from ragjudge.bench.rag.samples import record_sample
+from ragjudge.bench.rag.scorers import RecordScorer
+from ragjudge.bench.rag.solver import RecordedAnswers
+from ragjudge.bench.rag.summary import breakdowns, catalog, metrics
+from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Scorer, Solver
+from ragjudge.engine.context import RunContext
+from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
+from ragjudge.errors import UsageError
+from ragjudge.formats.rag_records import RagRecord
+from ragjudge.formats.samples import Sample
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
+
+OFFLINE_JUDGES = ("rb_alg",)
+"""Without a judge model: what needs none (RB_alg: BERTScore and ROUGE-L against the reference)."""
+LLM_JUDGES = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "answer_correctness")
+"""With judge models: RAGAS's metrics, those the records have the fields for."""
+NEEDS_REFERENCE = ("rb_alg", "context_recall", "answer_correctness")
+
+
+class RagOptions(BenchOptions):
+    data: str = Field(description="The records: a JSONL, JSON, CSV or Parquet file of question (or messages), "
+                      "answer, contexts, reference (ragjudge's, RAGAS's or DeepEval's field names).")
+    judges: list[str] | None = Field(None, description="Judges (default: rb_alg offline; faithfulness, "
+                                     "answer_relevancy, context_precision, context_recall, answer_correctness with "
+                                     "--judge-models, those the records have the fields for).")
+    judge_models: list[str] = Field(default_factory=list, description="litellm judge models; a panel judge takes "
+                                    "the median of all, other LLM judges use the first.")
+    judge_dir: list[str] = Field(default_factory=list, description="Extra folders of judge specs.")
+    bertscore_model: str | None = Field(None, description="RB_alg's BERTScore model: auto, bundled, or a name/path.")
+    min_panel: int | None = Field(None, ge=1, description="Panel members that must answer for a panel score "
+                                  "(default: a majority).")
+
+
+class RagBench(Bench[RagOptions, RagRecord]):
+    name = "rag"
+    description = "Your own RAG app's records (question, answer, contexts, reference), judged"
+    Options = RagOptions
+    llm = "optional"
+    unit = "records"
+    data_help = ("Your own records: a JSONL, JSON, CSV or Parquet file (`-T data=` or --data) with question (or "
+                 "messages), answer, contexts and reference, under ragjudge's, RAGAS's or DeepEval's names; see "
+                 "docs/your-rag-app.md.")
+    metrics: ClassVar[Sequence[Any]] = ()
+
+    def __init__(self, options: RagOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        self.registry = JudgeRegistry(options.judge_dir)
+        self.judges: list[Judge] = self.registry.build_many(self._judge_names(),
+                                                            {"bertscore_model": options.bertscore_model})
+        needing = [j.name for j in self.judges if j.needs_llm]
+        if needing and not options.judge_models:
+            raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
+                             f"(offline judges: {', '.join(OFFLINE_JUDGES)})")
+
+    def _judge_names(self) -> list[str]:
+        o = self.options
+        if o.judges is not None:
+            return list(o.judges)
+        wanted = LLM_JUDGES if o.judge_models else OFFLINE_JUDGES
+        return [n for n in wanted if n in self.registry.specs]
+
+    @property
+    def catalog(self) -> MetricCatalog:
+        return catalog(self.judges, self.name)
+
+    def load(self) -> list[RagRecord]:
+        return load_records(self.options.data)
+
+    def sample_id(self, sample: RagRecord) -> str:
+        return sample.key
+
+    def llm_models(self) -> list[str]:
+        return list(self.options.judge_models) if any(j.needs_llm for j in self.judges) else []
+
+    def solver(self, ctx: RunContext) -> Solver[RagRecord]:
+        return RecordedAnswers()
+
+    def scorers(self, ctx: RunContext) -> list[Scorer[RagRecord]]:
+        o = self.options
+        judge_ctx = JudgeContext(gateway=ctx.gateway, judge_models=o.judge_models,
+                                 retry_errors=ctx.options.retry_errors, min_panel=o.min_panel,
+                                 cache_dir=Path(ctx.options.cache_dir) if ctx.options.cache_dir else None,
+                                 use_cache=ctx.options.use_cache)
+        return [RecordScorer(judge, judge_ctx) for judge in self.judges]
+
+    def summarize(self, results: Sequence[SampleResult[RagRecord]], ctx: RunContext) -> Summary:
+        found = metrics(results, self.judges, self.catalog)
+        names = list(found)  # every judge's figure on the headline line, in the order the judges were named
+        return self.summary(results, found, breakdowns=breakdowns(results, self.judges),
+                            headline=headline_of(found, names, self.unit, also=names))
+
+    def sample(self, result: SampleResult[RagRecord]) -> Sample:
+        return record_sample(result, self.judges)
+
+    def run_info(self) -> dict[str, Any]:
+        judges = {j.name: j.describe_models(JudgeContext(judge_models=self.options.judge_models))
+                  for j in self.judges}
+        return {"judges": judges, "models": {"judges": judges}}
+
+    def out_slug(self) -> list[str]:
+        return [Path(self.options.data).stem]

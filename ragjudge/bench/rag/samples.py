@@ -1,0 +1,36 @@
+"""A judged RAG record as the sample log's record: the question (or the conversation), the app's answer and
+passages, the reference and its passages, each judge's verdict under its metric's name, the record's labels."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragjudge.engine.bench import SampleResult
+from ragjudge.formats.rag_records import RagRecord
+from ragjudge.formats.samples import Message, Passage, Sample, Score
+from ragjudge.judges import Judge
+from ragjudge.models import Passage as RecordPassage
+
+
+def record_sample(result: SampleResult[RagRecord], judges: Sequence[Judge]) -> Sample:
+    record = result.sample
+    question: str | list[Message] = record.question if len(record.turns) == 1 else \
+        [Message(role="assistant" if t.speaker == "agent" else t.speaker, content=t.text) for t in record.turns]
+    scores = {}
+    for judge in judges:
+        if judge.name in result.scores:
+            verdict: Mapping[str, Any] = result.scores[judge.name]
+            scores[judge.metric] = Score.of({k: v for k, v in verdict.items() if k != "metric"})
+    references = _passages(record.reference_contexts) + [Passage(id=i) for i in record.reference_context_ids
+                                                         if i not in {p.document_id for p in record.reference_contexts}]
+    return Sample(id=record.id, input=question, target=record.reference, target_contexts=references,
+                  output=record.answer, contexts=_passages(record.contexts), scores=scores, labels=dict(record.labels),
+                  error=str(result.output["error"]) if result.output.get("error") else None,
+                  metadata=dict(record.metadata))
+
+
+def _passages(passages: Sequence[RecordPassage]) -> list[Passage]:
+    return [Passage(id=p.document_id, text=p.text or None, title=p.title, score=p.score,
+                    metadata=p.model_dump(exclude={"document_id", "text", "title", "score"}, exclude_none=True))
+            for p in passages]

@@ -1,0 +1,67 @@
+"""A `rag` run's summary: each judge's metric as the mean over the records it judged (its failures and the records it
+could not judge counted apart, never as zeros), and a breakdown by every label the records carry."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from ragjudge.engine.bench import SampleResult, failed
+from ragjudge.engine.summary import Breakdown, Group, Metric, MetricCatalog, MetricInfo, stat
+from ragjudge.formats.rag_records import RagRecord
+from ragjudge.judges import Judge
+
+MAX_GROUPS = 30
+"""A label with more values than this is an identifier, not something to break figures down by."""
+
+
+def catalog(judges: Sequence[Judge], bench: str) -> MetricCatalog:
+    """Each judge's metric, with the direction and kind its spec declares."""
+    return MetricCatalog([MetricInfo(j.metric, j.spec.description.split(". ")[0].rstrip("."),
+                                     higher_is_better=j.spec.higher_is_better, kind=j.spec.metric_kind,
+                                     counts="records the judge could judge (not applicable ones are left out)")
+                          for j in judges], bench)
+
+
+def values(results: Sequence[SampleResult[RagRecord]], judge: Judge) -> list[float | None]:
+    """Each record's value of one judge (None: failed, not judged or not applicable)."""
+    out = []
+    for r in results:
+        value = r.scores.get(judge.name, {}).get("value")
+        out.append(float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
+    return out
+
+
+def metrics(results: Sequence[SampleResult[RagRecord]], judges: Sequence[Judge],
+            cat: MetricCatalog) -> dict[str, Metric]:
+    out = {}
+    for judge in judges:
+        got = [v for v in values(results, judge) if v is not None]
+        errors = sum(1 for r in results if not failed(r.output) and failed(r.scores.get(judge.name)))
+        out[judge.metric] = cat.metric(judge.metric, statistics.fmean(got) if got else None, n=len(got),
+                                       errors=errors, std=statistics.stdev(got) if len(got) > 1 else None)
+    return out
+
+
+def breakdowns(results: Sequence[SampleResult[RagRecord]], judges: Sequence[Judge]) -> dict[str, Breakdown]:
+    """By each label with 2 to MAX_GROUPS values (a record with several values counts under each)."""
+    out: dict[str, Breakdown] = {}
+    names = list(dict.fromkeys(k for r in results for k in r.sample.labels))
+    per_judge = {j.metric: values(results, j) for j in judges}
+    for name in names:
+        groups: dict[str, list[int]] = {}
+        for i, r in enumerate(results):
+            label = r.sample.labels.get(name)
+            for value in label if isinstance(label, list) else [label] if label is not None else []:
+                groups.setdefault(value, []).append(i)
+        if not 2 <= len(groups) <= MAX_GROUPS:
+            continue
+        table = {}
+        for value, members in sorted(groups.items()):
+            stats = {}
+            for metric, got in per_judge.items():
+                present = [got[i] for i in members if got[i] is not None]
+                stats[metric] = stat(statistics.fmean(present) if present else None, n=len(present))
+            table[value] = Group(n=len(members), metrics=stats)
+        out[name] = Breakdown(title=f"By {name}", label=name, columns=list(per_judge), groups=table)
+    return out

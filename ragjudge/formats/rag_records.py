@@ -1,0 +1,354 @@
+"""Your own RAG app's records: a question (or a conversation), the answer, the passages it used, a reference.
+
+The fields are read under ragjudge's names and under the names RAGAS and DeepEval users already have in their
+files, so a dataset built for either is read as it is:
+
+| ragjudge              | RAGAS (`SingleTurnSample`, `MultiTurnSample`) | DeepEval (`LLMTestCase`) |
+| --------------------- | --------------------------------------------- | ------------------------ |
+| `question`/`messages` | `user_input` (a string, or a list of messages) | `input`                  |
+| `answer`              | `response`                                     | `actual_output`          |
+| `contexts`            | `retrieved_contexts`                           | `retrieval_context`      |
+| `reference`           | `reference` (`ground_truth` in RAGAS 0.1)      | `expected_output`        |
+| `reference_contexts`  | `reference_contexts`                           | `context`                |
+
+plus `id`, `reference_context_ids` / `retrieved_context_ids` (as RAGAS names them), `labels` (what to break the
+figures down by) and `metadata` (kept). Passages are strings or `{id, text}` objects; a conversation is a list of
+`{role, content}` (or MTRAG's `{speaker, text}`), its last user message the question. A field under no known name is
+one error listing the accepted names, never dropped. From a CSV, a list is a JSON array or a Python list literal (what
+`pandas.DataFrame.to_csv` writes for a RAGAS dataset).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragjudge.errors import InputError
+from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable
+from ragjudge.models import Passage, Prediction, Task, Turn, normalize_task_id
+
+FIELDS: dict[str, tuple[str, ...]] = {
+    "id": ("id", "sample_id"),
+    "question": ("question", "user_input", "input", "query"),
+    "messages": ("messages", "conversation"),
+    "answer": ("answer", "response", "actual_output"),
+    "contexts": ("contexts", "retrieved_contexts", "retrieval_context"),
+    "reference": ("reference", "ground_truth", "expected_output"),
+    "reference_contexts": ("reference_contexts", "context"),
+    "reference_context_ids": ("reference_context_ids",),
+    "retrieved_context_ids": ("retrieved_context_ids",),
+    "labels": ("labels",),
+    "metadata": ("metadata",),
+}
+"""Each field's accepted names: ragjudge's first, then RAGAS's and DeepEval's."""
+NAMES = {alias: field for field, aliases in FIELDS.items() for alias in aliases}
+ROLES = {"user": "user", "human": "user", "assistant": "agent", "agent": "agent", "ai": "agent"}
+"""Conversation roles as MTRAG's speakers (OpenAI's and LangChain's names too); system messages are dropped."""
+
+
+class RagRecord(BaseModel):
+    """One record of a RAG app, read: the conversation ending with the question, and what the app answered with."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str
+    turns: list[Turn]
+    answer: str | None = None
+    contexts: list[Passage] = Field(default_factory=list)
+    reference: str | None = None
+    reference_contexts: list[Passage] = Field(default_factory=list)
+    reference_context_ids: list[str] = Field(default_factory=list)
+    labels: dict[str, str | list[str]] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def question(self) -> str:
+        return self.turns[-1].text
+
+    @property
+    def key(self) -> str:
+        """The id as the judges key a task (MTRAG's `<::>` and `::` compare equal)."""
+        return normalize_task_id(self.id)
+
+    def task(self) -> Task:
+        """The record as the judges read a task (MTRAG's model): the conversation, the passages, the reference."""
+        return Task(task_id=self.id, conversation_id=self.id, turn=sum(t.speaker == "user" for t in self.turns),
+                    input=list(self.turns), contexts=list(self.contexts),
+                    targets=[Turn(speaker="agent", text=self.reference)] if self.reference else [])
+
+    def prediction(self) -> Prediction:
+        return Prediction(task_id=self.id, text=self.answer or "", contexts=list(self.contexts))
+
+
+def is_mtrag_record(record: Mapping[str, Any]) -> bool:
+    """An MTRAG task (its own format: `task_id`, `input` as `{speaker, text}` turns), read by MTRAG's reader."""
+    turns = record.get("input")
+    return "task_id" in record and isinstance(turns, list) and bool(turns) and \
+        all(isinstance(t, Mapping) and "speaker" in t for t in turns)
+
+
+def holds_mtrag_tasks(path: str | Path) -> bool:
+    """Whether a file (or folder) of records to judge is MTRAG's own format rather than plain RAG records: a folder,
+    or JSON Lines whose first record is an MTRAG task. CSV, Parquet and JSON arrays are plain records."""
+    path = Path(path)
+    if path.is_dir():
+        return True
+    if path.suffix.lower() in (".csv", ".parquet", ".json"):
+        return False
+    for _, record in read_jsonl(path):
+        return is_mtrag_record(record)
+    return True  # empty: MTRAG's reader says so
+
+
+def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = None, line: int | None = None
+               ) -> RagRecord:
+    """One record under any accepted names; `position` (1-based) makes its id when it has none. A bad field is an
+    InputError naming it (and the file and line)."""
+    where = {"file": file, "line": line}
+    values: dict[str, tuple[str, Any]] = {}
+    for name, value in record.items():
+        field = NAMES.get(str(name))
+        if field is None:
+            raise InputError(f"is not a field of a RAG record (accepted: {accepted()}; put anything else under "
+                             "labels or metadata)", field=str(name), **where)
+        if field in values:
+            raise InputError(f"gives the {field} twice (as {values[field][0]!r} and {name!r})", field=str(name),
+                             **where)
+        if not _missing(value):
+            values[field] = (str(name), value)
+
+    def value(field: str) -> tuple[str, Any] | None:
+        return values.get(field)
+
+    turns = _turns(value("messages"), value("question"), where)
+    rid = value("id")
+    if rid is not None and (isinstance(rid[1], bool) or not isinstance(rid[1], (str, int))):
+        raise InputError(f"must be text or a whole number, got {json_type(rid[1])}", field=rid[0], **where)
+    passages = _passages(value("contexts"), "retrieved", where)
+    ids = _strings(value("retrieved_context_ids"), where)
+    if ids:
+        if passages and len(ids) != len(passages):
+            raise InputError(f"has {len(ids)} ids for {len(passages)} contexts", field="retrieved_context_ids",
+                             **where)
+        passages = [p.model_copy(update={"document_id": i}) for p, i in zip(passages, ids, strict=False)] \
+            if passages else [Passage(id=i, text="") for i in ids]
+    return RagRecord(id=str(rid[1]) if rid is not None else str(position), turns=turns,
+                     answer=_text(value("answer"), where), contexts=passages,
+                     reference=_text(value("reference"), where),
+                     reference_contexts=_passages(value("reference_contexts"), "reference", where),
+                     reference_context_ids=_strings(value("reference_context_ids"), where),
+                     labels=_labels(value("labels"), where), metadata=_object(value("metadata"), where))
+
+
+def rag_records(records: Iterable[Mapping[str, Any]], *, file: str | None = None,
+                lines: Sequence[int] | None = None) -> list[RagRecord]:
+    """Every record; ids made from positions where absent, and unique."""
+    out: list[RagRecord] = []
+    seen: dict[str, int] = {}
+    for n, record in enumerate(records, 1):
+        line = lines[n - 1] if lines is not None else None
+        if not isinstance(record, Mapping):
+            raise InputError(f"must be a record (an object), got {json_type(record)}", file=file, line=line)
+        read = rag_record(record, n, file=file, line=line)
+        if read.id in seen:
+            raise InputError(f"repeats id {read.id!r} (first in record {seen[read.id]})", file=file, line=line,
+                             field="id")
+        seen[read.id] = n
+        out.append(read)
+    if not out:
+        raise InputError("holds no records", file=file)
+    return out
+
+
+def read_rag_records(path: str | Path) -> list[RagRecord]:
+    """A file of records: JSON Lines, a JSON array, CSV or Parquet (by its suffix)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        from ragjudge.formats.files import csv_rows
+
+        rows = list(csv_rows(path, "CSV file", header=True))
+        return rag_records([_from_csv(row, path, line) for line, row in rows], file=str(path),
+                           lines=[line for line, _ in rows])
+    if suffix == ".parquet":
+        import pandas as pd
+        import pyarrow
+
+        from ragjudge.formats.files import open_binary
+
+        with open_binary(path, "Parquet file") as fh:  # recorded as an input of the run, like every file read
+            try:
+                frame = pd.read_parquet(fh)
+            except (pyarrow.ArrowException, OSError, ValueError) as exc:
+                raise InputError(f"not a Parquet file ({type(exc).__name__}: {exc})", file=str(path)) from None
+        return rag_records(frame_records(frame), file=str(path), lines=[n + 2 for n in range(len(frame))])
+    if suffix == ".json":
+        from ragjudge.formats.jsonl import read_json
+
+        data = read_json(path, "JSON file of records")
+        if not isinstance(data, list):
+            raise InputError(f"must be a JSON array of records, got {json_type(data)}", file=str(path))
+        return rag_records(data, file=str(path))
+    numbered = list(read_jsonl(path))
+    return rag_records([r for _, r in numbered], file=str(path), lines=[n for n, _ in numbered])
+
+
+def frame_records(frame: Any) -> list[dict[str, Any]]:
+    """A DataFrame's rows as records, leaving out the cells pandas filled in for a missing value (NaN, None)."""
+    return [{str(k): to_jsonable(v) for k, v in row.items() if not _missing(v)}
+            for row in frame.to_dict(orient="records")]
+
+
+def accepted() -> str:
+    return ", ".join(a for aliases in FIELDS.values() for a in aliases)
+
+
+# -- the fields -----------------------------------------------------------------------------------------------
+
+LIST_FIELDS = {"messages", "contexts", "reference_contexts", "reference_context_ids", "retrieved_context_ids",
+               "labels", "metadata"}
+
+
+def _from_csv(row: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
+    """A CSV row: empty cells are absent; a list or object field is a JSON (or Python literal) text."""
+    out: dict[str, Any] = {}
+    for name, cell in row.items():
+        if name is None:
+            raise InputError("has more cells than the header names", file=str(path), line=line)
+        if cell is None or cell == "":
+            continue
+        field = NAMES.get(name)
+        if field in LIST_FIELDS or (field == "question" and cell.lstrip().startswith("[")):
+            out[name] = _literal(cell, path, line, name)
+        else:
+            out[name] = cell
+    return out
+
+
+def _literal(cell: str, path: Path, line: int, name: str) -> Any:
+    try:
+        return json.loads(cell)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return ast.literal_eval(cell)
+    except (ValueError, SyntaxError):
+        raise InputError("must be a JSON list or object (or a Python list literal)", file=str(path), line=line,
+                         field=name) from None
+
+
+def _turns(messages: tuple[str, Any] | None, question: tuple[str, Any] | None,
+           where: dict[str, Any]) -> list[Turn]:
+    if question is not None and isinstance(question[1], list):  # RAGAS's multi-turn user_input
+        if messages is not None:
+            raise InputError(f"gives the conversation twice (as {messages[0]!r} and {question[0]!r})",
+                             field=question[0], **where)
+        messages, question = question, None
+    turns: list[Turn] = []
+    if messages is not None:
+        name, items = messages
+        if not isinstance(items, list):
+            raise InputError(f"must be a list of {{role, content}} messages, got {json_type(items)}", field=name,
+                             **where)
+        for i, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InputError(f"must be a {{role, content}} message, got {json_type(item)}", field=f"{name}[{i}]",
+                                 **where)
+            role = item.get("role", item.get("speaker", item.get("type")))
+            content = item.get("content", item.get("text"))
+            if role == "system":
+                continue
+            if role not in ROLES:
+                raise InputError(f"role must be user or assistant, got {role!r}", field=f"{name}[{i}].role", **where)
+            if not isinstance(content, str):
+                raise InputError(f"must be text, got {json_type(content)}", field=f"{name}[{i}].content", **where)
+            turns.append(Turn(speaker=ROLES[role], text=content))  # type: ignore[arg-type]
+    if question is not None:
+        text = question[1]
+        if not isinstance(text, str):
+            raise InputError(f"must be text, got {json_type(text)}", field=question[0], **where)
+        if not turns or turns[-1].speaker != "user" or turns[-1].text != text:
+            turns.append(Turn(speaker="user", text=text))
+    if not turns:
+        raise InputError(f"is missing: give a question (or messages) under one of: "
+                         f"{', '.join(FIELDS['question'] + FIELDS['messages'])}", field="question", **where)
+    if turns[-1].speaker != "user" or not turns[-1].text.strip():
+        raise InputError("must end with the user's question", field=(messages or question or ("messages",))[0],
+                         **where)
+    return turns
+
+
+def _passages(given: tuple[str, Any] | None, kind: str, where: dict[str, Any]) -> list[Passage]:
+    if given is None:
+        return []
+    name, items = given
+    if not isinstance(items, list):
+        raise InputError(f"must be a list of passages (strings or {{id, text}}), got {json_type(items)}", field=name,
+                         **where)
+    out = []
+    for i, item in enumerate(items):
+        if isinstance(item, str):
+            out.append(Passage(id=f"{kind}-{i + 1}", text=item))
+        elif isinstance(item, Mapping):
+            pid = item.get("id", item.get("document_id", item.get("_id")))
+            text = item.get("text", item.get("content"))
+            if not isinstance(text, str):
+                raise InputError(f"must be text, got {json_type(text)}", field=f"{name}[{i}].text", **where)
+            if pid is not None and (isinstance(pid, bool) or not isinstance(pid, (str, int))):
+                raise InputError(f"must be text, got {json_type(pid)}", field=f"{name}[{i}].id", **where)
+            extra = {k: v for k, v in item.items() if k not in ("id", "document_id", "_id", "text", "content")}
+            out.append(Passage.model_validate({"id": str(pid) if pid is not None else f"{kind}-{i + 1}",
+                                               "text": text, **extra}))
+        else:
+            raise InputError(f"must be a string or an {{id, text}} object, got {json_type(item)}",
+                             field=f"{name}[{i}]", **where)
+    return out
+
+
+def _text(given: tuple[str, Any] | None, where: dict[str, Any]) -> str | None:
+    if given is None:
+        return None
+    if not isinstance(given[1], str):
+        raise InputError(f"must be text, got {json_type(given[1])}", field=given[0], **where)
+    return given[1]
+
+
+def _strings(given: tuple[str, Any] | None, where: dict[str, Any]) -> list[str]:
+    if given is None:
+        return []
+    name, items = given
+    if not isinstance(items, list) or not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in items):
+        raise InputError("must be a list of ids", field=name, **where)
+    return [str(i) for i in items]
+
+
+def _labels(given: tuple[str, Any] | None, where: dict[str, Any]) -> dict[str, str | list[str]]:
+    labels = _object(given, where)
+    out: dict[str, str | list[str]] = {}
+    for key, value in labels.items():
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            out[key] = value
+        elif isinstance(value, (str, int, float, bool)):
+            out[key] = str(value)
+        else:
+            raise InputError(f"must be text or a list of texts, got {json_type(value)}", field=f"labels.{key}",
+                             **where)
+    return out
+
+
+def _object(given: tuple[str, Any] | None, where: dict[str, Any]) -> dict[str, Any]:
+    if given is None:
+        return {}
+    if not isinstance(given[1], Mapping):
+        raise InputError(f"must be an object, got {json_type(given[1])}", field=given[0], **where)
+    return {str(k): v for k, v in given[1].items()}
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
