@@ -40,6 +40,24 @@ class ProgressBars:
         return lambda n: self._progress.advance(task, n)  # type: ignore[union-attr]
 
 
+def progress_console(jupyter: bool | None = None) -> Console:
+    """stderr, as a terminal or a notebook shows it. In Jupyter rich draws bars with ipywidgets; without it installed
+    it would warn once per bar ("install ipywidgets for Jupyter support"), so there the bars are drawn as plain text
+    instead: no animation, the finished bars once, no warning."""
+    console = Console(stderr=True)
+    if jupyter is None:
+        jupyter = console.is_jupyter
+    if jupyter and not _has_ipywidgets():
+        return Console(stderr=True, force_jupyter=False, force_terminal=False)
+    return console if jupyter == console.is_jupyter else Console(stderr=True, force_jupyter=jupyter)
+
+
+def _has_ipywidgets() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
 @contextmanager
 def progress_bars(enabled: bool = True) -> Iterator[ProgressBars]:
     if not enabled:
@@ -52,7 +70,7 @@ def progress_bars(enabled: bool = True) -> Iterator[ProgressBars]:
     fixed = Column(no_wrap=True)
     progress = Progress(label, bar, MofNCompleteColumn(table_column=fixed), RateColumn(table_column=fixed),
                         TimeElapsedColumn(table_column=fixed),
-                        TimeRemainingColumn(table_column=fixed), console=Console(stderr=True), transient=False)
+                        TimeRemainingColumn(table_column=fixed), console=progress_console(), transient=False)
     with progress:
         try:
             yield ProgressBars(progress)
