@@ -10,12 +10,14 @@ ranks of well-separated scores, formulas on given inputs).
 from __future__ import annotations
 
 import contextlib
+from contextlib import contextmanager
 import io
 import math
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -181,3 +183,32 @@ def truncated_in_line_4(path: Path) -> None:
 def folder_instead(path: Path) -> None:
     path.unlink()
     path.mkdir()
+
+
+# -- permissions: as root they do not apply, so tests that need them step down ---------------------------------
+
+NOBODY = 65534
+
+
+@contextmanager
+def unprivileged() -> Iterator[None]:
+    """File permissions apply to us: as root they do not, so root steps down to `nobody` for the block."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.setegid(NOBODY)
+    os.seteuid(NOBODY)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A folder every user may traverse (pytest's tmp_path is private to its owner)."""
+    folder = Path(tempfile.mkdtemp(prefix="ragjudge-os-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

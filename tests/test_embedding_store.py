@@ -54,12 +54,21 @@ def test_a_foreign_or_damaged_file_is_a_clear_error_never_vectors(tmp_path: Path
     assert (foreign / STORE_FILE).exists()
 
     damaged = tmp_path / "damaged"
-    damaged.mkdir()
-    (damaged / STORE_FILE).write_bytes(b"this is not a database at all" * 200)
+    damage(damaged)
     with pytest.raises(EmbeddingStoreError, match="not a usable ragjudge embedding store"):
-        VectorSpace(EmbeddingStore(damaged), {"m": 1}, "m").get(["x"])
+        EmbeddingStore(damaged).verify()  # found before any work
     EmbeddingStore(damaged).clear()  # a damaged store of ours is removed
     assert not (damaged / STORE_FILE).exists()
+
+    for name, content in (("text", b"my notes\n" * 100), ("png", b"\x89PNG\r\n\x1a\n" + bytes(500))):
+        other = tmp_path / name
+        other.mkdir()
+        (other / STORE_FILE).write_bytes(content)
+        with pytest.raises(ForeignStoreError, match="not a database at all"):
+            VectorSpace(EmbeddingStore(other), {"m": 1}, "m").get(["x"])
+        with pytest.raises(ForeignStoreError, match="not deleted"):
+            EmbeddingStore(other).clear()
+        assert (other / STORE_FILE).read_bytes() == content
 
     newer = tmp_path / "newer"
     store = EmbeddingStore(newer)
@@ -72,8 +81,18 @@ def test_a_foreign_or_damaged_file_is_a_clear_error_never_vectors(tmp_path: Path
         VectorSpace(EmbeddingStore(newer), {"m": 1}, "m").get(["x"])
 
 
+def damage(folder: Path) -> None:
+    """A store of ours whose header survives but whose pages do not (a disk fault, a copy cut short)."""
+    store = EmbeddingStore(folder)
+    VectorSpace(store, {"m": 1}, "m").put([f"text {i}" for i in range(300)], np.ones((300, 64), dtype=np.float32))
+    store.close()
+    data = bytearray((folder / STORE_FILE).read_bytes())
+    data[4096:len(data) - 4096] = b"\x07garbage" * ((len(data) - 8192) // 8) + b"\x07" * ((len(data) - 8192) % 8)
+    (folder / STORE_FILE).write_bytes(bytes(data))
+
+
 def test_the_cli_says_a_damaged_store_in_one_line_exit_2(tmp_path: Path, monkeypatch, capsys) -> None:
-    (tmp_path / STORE_FILE).write_bytes(b"\x00garbage" * 500)
+    damage(tmp_path)
     code, _, err = run_cli(["retrieve", "--corpus", str(MINI / "corpus.jsonl"), "--queries", str(MINI / "tasks.jsonl"),
                             "--pipeline", "dense", "--out", str(tmp_path / "run.jsonl"), "--cache-dir", str(tmp_path),
                             "--index-dir", str(tmp_path / "idx")], monkeypatch, capsys)

@@ -19,34 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import MINI, run_cli, tmpfs
-
-NOBODY = 65534
-
-
-@contextmanager
-def unprivileged() -> Iterator[None]:
-    """File permissions apply to us: as root they do not, so root steps down to `nobody` for the block."""
-    if os.geteuid() != 0:
-        yield
-        return
-    os.setegid(NOBODY)
-    os.seteuid(NOBODY)
-    try:
-        yield
-    finally:
-        os.seteuid(0)
-        os.setegid(0)
-
-
-@pytest.fixture
-def open_dir() -> Iterator[Path]:
-    """A folder every user may traverse (pytest's tmp_path is private to its owner)."""
-    folder = Path(tempfile.mkdtemp(prefix="ragjudge-os-"))
-    folder.chmod(0o755)
-    yield folder
-    shutil.rmtree(folder, ignore_errors=True)
-
+from conftest import MINI, open_dir, run_cli, tmpfs, unprivileged  # noqa: F401 (open_dir: a fixture)
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:

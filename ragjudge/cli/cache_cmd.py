@@ -17,7 +17,7 @@ import typer
 
 from ragjudge.cli import common
 from ragjudge.embeddings.store import EmbeddingStore
-from ragjudge.errors import UsageError
+from ragjudge.errors import InputError, UsageError
 
 app = typer.Typer(help="Show or clear ragjudge's cache: embeddings, indexes, LLM responses.", no_args_is_help=True)
 
@@ -41,15 +41,24 @@ def parse_age(text: str) -> float:
 
 
 def folder_of(cache_dir: str | None) -> Path:
+    """The cache folder: it may not exist yet (an empty cache), but a file there is a mistake, not an empty cache."""
     from ragjudge.llm.cache import default_cache_dir
 
-    return Path(cache_dir) if cache_dir else default_cache_dir()
+    folder = Path(cache_dir) if cache_dir else default_cache_dir()
+    if folder.exists() and not folder.is_dir():
+        raise InputError("is a file, expected the cache folder", file=str(folder),
+                         field="--cache-dir" if cache_dir else "RAGJUDGE_CACHE_DIR")
+    return folder
 
 
 def _size(path: Path) -> int:
-    if path.is_file():
-        return path.stat().st_size
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
+    """Bytes under `path`; a file removed while counting (a `cache clear` running beside) counts as gone."""
+    try:
+        if path.is_file():
+            return path.stat().st_size
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.is_dir() else 0
+    except FileNotFoundError:
+        return 0
 
 
 def _mb(n: int) -> str:
@@ -61,7 +70,7 @@ def _when(stamp: float | None) -> str:
 
 
 def gather(folder: Path) -> dict[str, Any]:
-    store = EmbeddingStore(folder)
+    store = EmbeddingStore(folder, read_only=True)  # looking changes nothing, and warns of nothing
     info = store.info()
     store.close()
     llm = folder / LLM_FILE
@@ -127,16 +136,25 @@ def clear_command(
     gone = 0
     if indexes.is_dir():
         for index in indexes.iterdir():
-            if cutoff is None or index.stat().st_mtime < cutoff:
-                shutil.rmtree(index) if index.is_dir() else index.unlink()
-                gone += 1
+            try:
+                if cutoff is None or index.stat().st_mtime < cutoff:
+                    shutil.rmtree(index) if index.is_dir() else index.unlink()
+                    gone += 1
+            except FileNotFoundError:  # removed by a clear running beside this one
+                continue
     said.append(f"indexes: {gone} removed")
     legacy = folder / LEGACY_EMBEDDINGS
     if legacy.is_dir() and age is None:
-        shutil.rmtree(legacy)
+        shutil.rmtree(legacy, onerror=_gone_is_fine)
         said.append("old RB_alg embedding files: removed")
     if llm_responses:
         for name in (LLM_FILE, LLM_FILE + "-wal", LLM_FILE + "-shm"):
             (folder / name).unlink(missing_ok=True)
         said.append("LLM responses: removed")
     typer.echo(f"{folder}: " + "; ".join(said))
+
+
+def _gone_is_fine(function: Any, path: str, exc_info: Any) -> None:
+    """rmtree's handler: a file another clear removed first is fine; anything else (read-only) is raised."""
+    if not isinstance(exc_info[1], FileNotFoundError):
+        raise exc_info[1]

@@ -44,6 +44,28 @@ class ForeignStoreError(EmbeddingStoreError):
     """The file is another program's SQLite database: never read, never deleted."""
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def file_owner(path: Path) -> str:
+    """Whose file `path` is, from its first bytes alone (nothing is opened as a database): `ragjudge` (a store,
+    perhaps damaged past its header, or an empty file a store was being created in), `sqlite` (another program's
+    database) or `other` (not a database at all: a text file, an image). Only ragjudge's is ever deleted."""
+    with path.open("rb") as fh:
+        head = fh.read(72)
+    if not head:
+        return "ragjudge"
+    if not head.startswith(SQLITE_HEADER):
+        return "other"
+    return "ragjudge" if len(head) >= 72 and int.from_bytes(head[68:72], "big") in (APPLICATION_ID, 0) else "sqlite"
+
+
+def _can_write(path: Path) -> bool:
+    """Whether this process may write `path`, by its effective user (what the OS checks when it writes)."""
+    effective = os.access in os.supports_effective_ids
+    return os.access(path, os.W_OK, effective_ids=effective)
+
+
 class EmbeddingStoreWarning(RagjudgeWarning):
     """The store cannot be written; encoding goes on without keeping what it computes."""
 
@@ -91,10 +113,12 @@ class StoreInfo:
 class EmbeddingStore:
     """The store in one folder. Thread-safe; several processes may share it (SQLite WAL, busy timeout)."""
 
-    def __init__(self, folder: str | Path):
+    def __init__(self, folder: str | Path, *, read_only: bool = False):
         self.folder = Path(folder)
         self.path = self.folder / STORE_FILE
-        self.writable = True
+        self.writable = not read_only
+        self.read_only = read_only
+        """Opened to look only (`ragjudge cache info`): never written, and no warning that writing is off."""
         self._db: sqlite3.Connection | None = None
         self._spaces: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -120,13 +144,15 @@ class EmbeddingStore:
                 self.disable(f"cannot write to {self.folder} ({exc.strerror or exc})")
         if not exists and not self.writable:
             return None
+        if exists and self.path.is_file() and file_owner(self.path) == "other":
+            raise ForeignStoreError(f"{self.path} is not a ragjudge embedding store (not a database at all); move "
+                                    f"it, or give another --cache-dir")
         try:
-            if self.writable and os.access(self.folder, os.W_OK) and (not exists or os.access(self.path, os.W_OK)):
+            if self.writable and _can_write(self.folder) and (not exists or _can_write(self.path)):
                 db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
             else:
                 self.disable(f"{self.path} is read-only")
-                db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=60, check_same_thread=False,
-                                     isolation_level=None)
+                db = self._read_only_connection()
             self._check(db, exists)
         except sqlite3.OperationalError as exc:  # cannot open or lock it (permissions, a read-only medium)
             self.disable(f"cannot open {self.path} ({exc})")
@@ -135,6 +161,19 @@ class EmbeddingStore:
             raise self._damaged(exc) from None
         self._db = db
         return db
+
+    def _read_only_connection(self) -> sqlite3.Connection:
+        """The file opened for reading. In a folder that cannot be written, SQLite cannot make the shared-memory
+        file a WAL database needs to be read: then it is read as immutable (what a checkpoint left; a write still in
+        the WAL file is not seen, which costs an encode, never a wrong vector)."""
+        uri = self.path.resolve().as_uri()
+        try:
+            db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60, check_same_thread=False, isolation_level=None)
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.OperationalError:
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=60, check_same_thread=False,
+                                   isolation_level=None)
 
     def _damaged(self, exc: Exception) -> EmbeddingStoreError:
         return EmbeddingStoreError(f"{self.path}: not a usable ragjudge embedding store ({exc}); nothing was read "
@@ -167,18 +206,28 @@ class EmbeddingStore:
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
 
     def verify(self) -> None:
-        """Refuse a foreign or damaged file now, before a run does any work (nothing is created)."""
+        """Refuse a foreign or damaged file now, before a run does any work (nothing is created): its header, its
+        schema and every page's structure (SQLite's quick_check: a read of the file, no vector decoded; entries
+        damaged inside are caught by their CRC when read)."""
         try:
             present = self.path.is_file()
         except OSError:  # unreadable folder: the first use says so, as a warning
             return
         if present:
             with self._lock:
-                self._connect()
+                db = self._connect()
+                if db is None:
+                    return
+                try:
+                    verdict = db.execute("PRAGMA quick_check(1)").fetchone()[0]
+                except sqlite3.DatabaseError as exc:
+                    raise self._damaged(exc) from None
+                if verdict != "ok":
+                    raise self._damaged(ValueError(str(verdict)))
 
     def disable(self, why: str) -> None:
         """Stop writing (reads go on where they can); say so once."""
-        if self.writable:
+        if self.writable and not self.read_only:
             self.writable = False
             warnings.warn(f"embedding cache off: {why}; texts are encoded without being kept",
                           EmbeddingStoreWarning, stacklevel=3)
@@ -273,13 +322,17 @@ class EmbeddingStore:
 
     # -- housekeeping --------------------------------------------------------------------------------------
     def info(self) -> StoreInfo:
+        if self.path.is_dir():
+            raise ForeignStoreError(f"{self.path} is a folder, not a ragjudge embedding store; move it, or give "
+                                    "another --cache-dir")
         size = sum(p.stat().st_size for p in self._files() if p.exists())
         if not self.path.exists():
             return StoreInfo(str(self.path), 0, [])
         with self._lock:
             try:
                 db = self._connect()
-                assert db is not None
+                if db is None:  # a folder this user may not read
+                    raise EmbeddingStoreError(f"{self.path}: cannot be read (permission denied?)")
                 if not self._has_tables(db):
                     return StoreInfo(str(self.path), size, [])
                 rows = db.execute("SELECT s.label, s.key, s.created, count(e.hash), coalesce(sum(length(e.value)), 0), "
@@ -291,32 +344,39 @@ class EmbeddingStore:
                                                 for label, key, created, n, b, used in rows])
 
     def clear(self, older_than: float | None = None) -> int:
-        """Remove entries not used for `older_than` seconds (None: everything, the file too); entries removed."""
+        """Remove entries not used for `older_than` seconds (None: everything, the file too); entries removed. A file
+        that is not ragjudge's store is never deleted (ForeignStoreError); a damaged one of ragjudge's is."""
+        if not self.path.exists():
+            return 0
+        if not self.path.is_file() or file_owner(self.path) != "ragjudge":
+            raise ForeignStoreError(f"{self.path} is not a ragjudge embedding store: not deleted; move it, or give "
+                                    "another --cache-dir")
+        if not (_can_write(self.folder) and _can_write(self.path)):
+            raise PermissionError(13, "Permission denied: cannot change the store", str(self.path))
         if older_than is None:
-            count = 0
-            if self.path.exists():
-                try:
-                    count = sum(s.entries for s in self.info().spaces)
-                except ForeignStoreError:
-                    raise
-                except EmbeddingStoreError:
-                    count = 0  # damaged: removed all the same
+            try:
+                count = sum(s.entries for s in EmbeddingStore(self.folder, read_only=True).info().spaces)
+            except ForeignStoreError:
+                raise
+            except EmbeddingStoreError:
+                count = 0  # damaged: removed all the same
             self.close()
             for p in self._files():
                 p.unlink(missing_ok=True)
             return count
-        if not self.path.exists():
-            return 0
         with self._lock:
             try:
                 db = self._connect()
-                assert db is not None
+                if db is None or not self.writable:
+                    raise PermissionError(13, "Permission denied", str(self.folder))
                 if not self._has_tables(db):
                     return 0
                 removed = db.execute("DELETE FROM entries WHERE used < ?", (time.time() - older_than,)).rowcount
                 db.execute("DELETE FROM spaces WHERE id NOT IN (SELECT DISTINCT space FROM entries)")
                 self._spaces.clear()
                 db.execute("VACUUM")
+            except sqlite3.OperationalError as exc:  # read-only, locked: the machine's, not the input's
+                raise PermissionError(13, f"cannot change the store ({exc})", str(self.path)) from None
             except sqlite3.DatabaseError as exc:
                 raise self._damaged(exc) from None
         return int(removed)
