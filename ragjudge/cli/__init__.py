@@ -7,7 +7,7 @@ import sys
 
 import typer
 
-from ragjudge import __version__
+from ragjudge.version import __version__
 from ragjudge.errors import EnvironmentFault, RagjudgeError, RagjudgeWarning
 from ragjudge.llm.redact import redact
 

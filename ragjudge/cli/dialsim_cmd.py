@@ -118,7 +118,7 @@ def score_command(
     api_base: common.ApiBaseOpt = None,
 ) -> None:
     """Rescore an official log with ragjudge's scorers and print both sets of figures side by side."""
-    from ragjudge import __version__
+    from ragjudge.version import __version__
     from ragjudge.bench.dialsim.judge import AnswerJudge
     from ragjudge.bench.dialsim.officiallog import read_log, rescore, summarize_log
     from ragjudge.engine.context import EngineOptions, build_gateway

@@ -32,7 +32,7 @@ def export_command(
     name: Annotated[str | None, typer.Option("--name", help="Experiment name shown in the UI.")] = None,
 ) -> None:
     """Write ragjudge results as an InspectorRAGet experiment file, or as a SemEval-2026 MTRAGEval submission."""
-    from ragjudge import __version__
+    from ragjudge.version import __version__
     from ragjudge.correlation.sources import default_model_id, parse_source, read_results, results_file
     from ragjudge.formats.files import output_file
     from ragjudge.formats.inspectorraget import write_inspectorraget

@@ -1,4 +1,4 @@
-"""The generator interface and the name → generator factory used by the CLI."""
+"""The generator interface: a batch of tasks with their passages in, one Prediction per task out."""
 
 from __future__ import annotations
 
@@ -24,14 +24,3 @@ class Generator(ABC):
     @abstractmethod
     async def generate(self, items: list[GenerationInput], on_progress: Callable[[int], None]) -> list[Prediction]:
         """Answer every item, in order; a failed item is a Prediction with `error` set."""
-
-
-def build_generator(name: str, **kwargs: object) -> Generator:
-    """`extractive` is the offline baseline; any other name is a litellm model."""
-    if name == "extractive":
-        from ragjudge.generation.extractive import ExtractiveGenerator
-
-        return ExtractiveGenerator()
-    from ragjudge.generation.llm import LLMGenerator
-
-    return LLMGenerator(name, **kwargs)  # type: ignore[arg-type]

@@ -37,10 +37,11 @@ from ragjudge.llm.batch_api import (
 )
 from ragjudge.llm.batch_journal import BatchJournal, JournaledBatch
 from ragjudge.llm.faults import LLMError
+from ragjudge.llm.wire import LLMResponse
 from ragjudge.progress import ProgressBars
 
 if TYPE_CHECKING:
-    from ragjudge.llm.gateway import LLMGateway, LLMResponse
+    from ragjudge.llm.gateway import LLMGateway
     from ragjudge.llm.routes import ModelRoute
 
 LINGER_SECONDS = 1.0

@@ -13,7 +13,7 @@ import dataclasses
 import random
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
@@ -46,8 +46,14 @@ from ragjudge.llm.redact import redact
 from ragjudge.llm.routes import ModelRoute, ModelRoutes
 from ragjudge.llm.usage import UsageTracker
 
-if TYPE_CHECKING:
-    from ragjudge.llm.batch import BatchCollector
+
+
+class Batcher(Protocol):
+    """What the gateway hands a request that missed the cache to with `--batch` (`ragjudge.llm.batch`'s
+    BatchCollector): it answers later, through a provider's batch interface."""
+
+    async def complete(self, route: ModelRoute, key: str, messages: list[dict[str, Any]],
+                       params: dict[str, Any]) -> LLMResponse: ...
 
 DEFAULT_TEMPERATURE = 0.0
 DEFAULT_RETRY_SECONDS = 600.0
@@ -107,7 +113,7 @@ class LLMGateway:
         self.breakers: dict[str, Breaker] = {}
         self.key_breakers: dict[str, Breaker] = {}
         """Per model: its key refused (401) this many times in a row, with no success, stops the run."""
-        self.batcher: BatchCollector | None = None
+        self.batcher: Batcher | None = None
         """With `--batch`: chat requests that miss the cache go through the provider's batch interface."""
         self._semaphore: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ragjudge import __version__
+from ragjudge.version import __version__
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, Settings
 

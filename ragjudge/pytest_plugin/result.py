@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragjudge.models import JudgeResult, Passage, Task
 from ragjudge.pytest_plugin.inputs import TurnInput, build_turn
@@ -15,7 +15,12 @@ from ragjudge.pytest_plugin.inputs import TurnInput, build_turn
 if TYPE_CHECKING:
     from ragjudge.pytest_plugin.config import Settings
     from ragjudge.pytest_plugin.evaluator import Evaluator
-    from ragjudge.pytest_plugin.report import Recorder
+
+
+class ResultSink(Protocol):
+    """Where a checked turn is recorded for the JSON report (`ragjudge.pytest_plugin.report.Recorder`)."""
+
+    def add(self, test: str | None, result: RagResult) -> None: ...
 
 
 @dataclass
@@ -136,7 +141,7 @@ class RagResult:
 class RagJudge:
     """The `rag_judge` fixture: evaluates turns of the app under test and records them for the report."""
 
-    def __init__(self, evaluator: Evaluator, recorder: Recorder | None = None, test: str | None = None,
+    def __init__(self, evaluator: Evaluator, recorder: ResultSink | None = None, test: str | None = None,
                  pending_skips: list[str] | None = None):
         self.evaluator = evaluator
         self.recorder = recorder

@@ -17,7 +17,7 @@ import email.policy
 import json
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs
 
 from ragjudge.testing.replies import (
@@ -28,8 +28,17 @@ from ragjudge.testing.replies import (
     completion_body,
 )
 
-if TYPE_CHECKING:
-    from ragjudge.testing.openai_server import OpenAIServer
+
+
+class BatchOwner(Protocol):
+    """What the batch desk needs of the server it serves (`OpenAIServer`): ids, faults, the scripted replies."""
+
+    responder: Any
+    errors: list[BaseException]
+
+    def _next_id(self) -> int: ...
+
+    def _take_faults(self, chat: bool) -> tuple[Any, Any]: ...
 
 FINAL = ("completed", "failed", "expired", "cancelled")
 
@@ -37,7 +46,7 @@ FINAL = ("completed", "failed", "expired", "cancelled")
 class BatchDesk:
     """State of the emulated files and batches; `delay` is how long a batch stays in progress."""
 
-    def __init__(self, owner: OpenAIServer, delay: float = 0.5):
+    def __init__(self, owner: BatchOwner, delay: float = 0.5):
         self.owner = owner
         self.delay = delay
         self.files: dict[str, dict[str, Any]] = {}
