@@ -36,8 +36,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 from ragjudge.embeddings.store import EmbeddingStore  # noqa: E402
 from ragjudge.formats.mtrag import read_predictions  # noqa: E402
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
-from ragjudge.metrics.bertscore import BertScorer  # noqa: E402
-from ragjudge.metrics.cached_bertscore import EmbeddingStats  # noqa: E402
+from ragjudge.embeddings.bertscore import BertScorer  # noqa: E402
+from ragjudge.embeddings.cached_bertscore import EmbeddingStats  # noqa: E402
 from ragjudge.metrics.rb_alg import rb_agg  # noqa: E402
 from ragjudge.metrics.rouge import rouge_l_f  # noqa: E402
 from ragjudge.models import Passage, Prediction, Task, Turn  # noqa: E402

@@ -18,11 +18,11 @@ import torch
 
 from conftest import MINI, REPO, model_close, run_cli, tmpfs
 from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
-from ragjudge.metrics.bertscore import BertScorer, resolve_model
-from ragjudge.metrics.cached_bertscore import CachedBertScorer
+from ragjudge.embeddings.bertscore import BertScorer, resolve_model
+from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning, pack, unpack
-from ragjudge.metrics.greedy_match import greedy_match, load_baseline, match_input, rescale
-from ragjudge.metrics.token_encoder import TokenEmbeddings, plan_batches
+from ragjudge.embeddings.greedy_match import greedy_match, load_baseline, match_input, rescale
+from ragjudge.embeddings.token_encoder import TokenEmbeddings, plan_batches
 from ragjudge.models import Passage, Prediction, Task, Turn
 
 MTRAG = REPO / "tests" / "fixtures" / "mtrag"

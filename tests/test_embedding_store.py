@@ -15,7 +15,7 @@ from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.embeddings.spaces import TokenSpace, VectorSpace
 from ragjudge.embeddings.store import STORE_FILE, EmbeddingStore, EmbeddingStoreError, ForeignStoreError
 from ragjudge.formats.beir import read_corpus
-from ragjudge.metrics.token_encoder import TokenEmbeddings
+from ragjudge.embeddings.token_encoder import TokenEmbeddings
 from ragjudge.retrieval.dense import DenseRetriever
 
 

@@ -161,7 +161,7 @@ def test_a_wrong_bertscore_model_is_refused_before_any_work(name, message, tmp_p
 def test_a_cached_hub_model_takes_bert_scores_layer_or_its_last(tmp_path, monkeypatch) -> None:
     """A model in the local Hugging Face cache is used offline; its layer is bert-score's tuned one when bert-score
     knows the model, else the model's last layer (read from its cached config)."""
-    from ragjudge.metrics.bertscore import resolve_model
+    from ragjudge.embeddings.bertscore import resolve_model
 
     for repo, layers in (("roberta-large", 24), ("someone/small-encoder", 6)):
         snapshot = tmp_path / f"models--{repo.replace('/', '--')}" / "snapshots" / "abc"

@@ -63,7 +63,7 @@ def plugin_args() -> list[str]:
 def warm_bert() -> None:
     """Load RB_alg's BERTScore model once here, so that the transformers modules it needs are imported
     before inner runs (which would drop them again)."""
-    from ragjudge.metrics.bertscore import BertScorer, resolve_model
+    from ragjudge.embeddings.bertscore import BertScorer, resolve_model
 
     BertScorer(resolve_model("bundled")).score(["warm"], ["up"])
 

@@ -234,7 +234,7 @@ def test_unknown_model_is_a_usage_error(pytester: pytest.Pytester) -> None:
 
 def test_example_suite_with_a_judge_panel(pytester: pytest.Pytester, server: OpenAIServer, env: None) -> None:
     """With judge models the example's grounding test runs instead of skipping, RB_llm joins RB_alg."""
-    from ragjudge.metrics.bertscore import BertScorer, resolve_model
+    from ragjudge.embeddings.bertscore import BertScorer, resolve_model
 
     BertScorer(resolve_model("bundled"))  # transformers' model modules, imported before the inner run
     before = server.chat_count()

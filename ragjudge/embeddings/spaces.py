@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning, pack, unpack
-from ragjudge.metrics.token_encoder import TokenEmbeddings
+from ragjudge.embeddings.token_encoder import TokenEmbeddings
 
 
 def model_files(model: str) -> Path | None:

@@ -8,8 +8,8 @@ from ragjudge.embeddings.store import EmbeddingStore
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm.cache import default_cache_dir
-from ragjudge.metrics.bertscore import resolve_model
-from ragjudge.metrics.cached_bertscore import CachedBertScorer
+from ragjudge.embeddings.bertscore import resolve_model
+from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 from ragjudge.metrics.rb_alg import rb_agg
 from ragjudge.metrics.rouge import rouge_l_f
 from ragjudge.models import JudgeResult

@@ -27,8 +27,8 @@ from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
 from ragjudge.llm.preflight import check_credentials
 from ragjudge.llm.routes import ModelRoute
-from ragjudge.metrics._quiet import quiet_model_loading
-from ragjudge.metrics.token_encoder import use_cores
+from ragjudge.embeddings.quiet_loading import quiet_model_loading
+from ragjudge.embeddings.token_encoder import use_cores
 
 BUNDLED_MODELS = ("minilm", "bundled")
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"

@@ -90,7 +90,7 @@ class CrossEncoderScorer:
             if self._model is None:
                 from sentence_transformers import CrossEncoder
 
-                from ragjudge.metrics._quiet import quiet_model_loading
+                from ragjudge.embeddings.quiet_loading import quiet_model_loading
 
                 try:
                     with quiet_model_loading():

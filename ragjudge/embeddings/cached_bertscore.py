@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from ragjudge.embeddings.spaces import TokenSpace, files_fingerprint, library_versions, model_files
 from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning
-from ragjudge.metrics.bertscore import BertScoreConfig
-from ragjudge.metrics.greedy_match import MatchInput, greedy_match, load_baseline, match_input, rescale
-from ragjudge.metrics.token_encoder import TokenEncoder
+from ragjudge.embeddings.bertscore import BertScoreConfig
+from ragjudge.embeddings.greedy_match import MatchInput, greedy_match, load_baseline, match_input, rescale
+from ragjudge.embeddings.token_encoder import TokenEncoder
 
 
 @dataclass(frozen=True)

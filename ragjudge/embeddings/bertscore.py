@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ragjudge.errors import UsageError
-from ragjudge.metrics._quiet import quiet_model_loading
+from ragjudge.embeddings.quiet_loading import quiet_model_loading
 
 PAPER_MODEL = "microsoft/deberta-xlarge-mnli"
 BUNDLED = "bundled"

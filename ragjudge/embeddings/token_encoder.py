@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ragjudge.metrics._quiet import quiet_model_loading
+from ragjudge.embeddings.quiet_loading import quiet_model_loading
 
 TOKEN_BUDGET = 4096
 """Padded tokens per forward pass: enough to keep the matrix products efficient on a few CPU cores."""
