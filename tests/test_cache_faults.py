@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import open_dir, run_cli, unprivileged  # noqa: F401 (open_dir: a fixture)
+from conftest import run_cli, unprivileged
 from ragjudge.embeddings.spaces import VectorSpace
 from ragjudge.embeddings.store import STORE_FILE, EmbeddingStore
 from test_embedding_store import damage

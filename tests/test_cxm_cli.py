@@ -322,7 +322,7 @@ def test_eval_bench_cxm_forced_tool_calls_through_the_cli(monkeypatch, capsys, t
 
 
 @pytest.mark.parametrize("bench, extra, message", [
-    ("cxm-quality", ["-T", "setting=rag"], "-T setting=is not used by bench cxm-quality"),
+    ("cxm-quality", ["-T", "setting=rag"], "unknown option -T setting for bench cxm-quality"),
     ("cxm-quality", ["--judges", "rb_alg"], "--judges is not used by bench cxm-quality"),
     ("cxm-intent", ["--judge-models", "openai/a,openai/b"], "takes one judge model"),
     ("cxm-quality", ["--judge-models", "openai/a"], "--judge-models is not used by bench cxm-quality"),

@@ -10,16 +10,14 @@ import gc
 import json
 import os
 import shutil
-import tempfile
 import threading
 import time
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import MINI, open_dir, run_cli, tmpfs, unprivileged  # noqa: F401 (open_dir: a fixture)
+from conftest import MINI, run_cli, tmpfs, unprivileged
 
 @pytest.fixture
 def tiny_disk(tmp_path: Path) -> Iterator[Path]:

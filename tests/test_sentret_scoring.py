@@ -8,12 +8,10 @@ import numpy as np
 import pytest
 
 from ragjudge.bench.sentence_retrieval import lexical
-from ragjudge.bench.sentence_retrieval.metrics import (
-    average_precision,
-    measure,
-    ndcg_at,
-    reciprocal_rank,
-)
+from ragjudge.bench.sentence_retrieval.metrics import measure
+from ragjudge.metrics.ranking import average_precision_rows as average_precision
+from ragjudge.metrics.ranking import ndcg_rows as ndcg_at
+from ragjudge.metrics.ranking import reciprocal_rank_rows as reciprocal_rank
 from ragjudge.bench.sentence_retrieval.systems import rrf_fuse
 from ragjudge.bench.sentence_retrieval.text import Analyzer, pool_stats
 

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 
 from ragjudge.correlation.stats import STATS
-from ragjudge.engine.render import Table, print_tables
+from ragjudge.engine.render import LaidOutTable, print_tables
 
 STAT_NAMES = {"spearman": "Spearman ρ", "kendall": "Kendall τ-b", "pearson": "Pearson r"}
 
@@ -33,7 +33,7 @@ def _by_pair(report: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["judge"], r["human"]): r for r in report["correlations"]}
 
 
-def report_tables(report: dict[str, Any]) -> list[Table]:
+def report_tables(report: dict[str, Any]) -> list[LaidOutTable]:
     """The report as the engine's tables, so they are laid out like every other ragjudge table: split to the
     console's width with the label columns repeated, confidence intervals never cut."""
     stat = report["stat"]
@@ -43,7 +43,7 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
           if report["bootstrap"] else "")
     tables = []
     if report["judges"]:
-        main = Table(f"{STAT_NAMES[stat]} of judges with human ratings{weighting}{ci}",
+        main = LaidOutTable(f"{STAT_NAMES[stat]} of judges with human ratings{weighting}{ci}",
                      ["judge", "n", *report["humans"]], [],
                      [f"{report['n_rated_items']} rated items, {report['n_tasks']} tasks, models: "
                       f"{', '.join(report['models'])}. * best judge per column."])
@@ -56,7 +56,7 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
     if report["judge_agreement"]:
         tables.append(_agreement_table(report["judge_agreement"], "Agreement between judge panel members"))
     if report["idk_accuracy"]:
-        idk = Table("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability (accuracy, n)"],
+        idk = LaidOutTable("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability (accuracy, n)"],
                     [])
         for judge, acc in report["idk_accuracy"].items():
             parts = [f"{label} {_num(g['accuracy'])} ({g['scored']})"
@@ -69,7 +69,7 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
                              f"judge says")
         tables.append(idk)
     if report.get("clarification"):
-        clar = Table("Clarification judges vs the UNDERSPECIFIED class",
+        clar = LaidOutTable("Clarification judges vs the UNDERSPECIFIED class",
                      ["judge", "n", "agreement", "precision", "recall", "asks, by answerability (share, n)"], [],
                      ["asking for clarification (value 1) is right exactly on UNDERSPECIFIED tasks; precision and "
                       "recall are those of asking for UNDERSPECIFIED"])
@@ -82,7 +82,7 @@ def report_tables(report: dict[str, Any]) -> list[Table]:
         for r in report["judge_vs_judge"]:
             pair[(r["a"], r["b"])] = pair[(r["b"], r["a"])] = r[stat]["value"]
         judges = report["judges"]
-        tables.append(Table(f"{STAT_NAMES[stat]} between judges", ["judge", *(f"#{i}" for i in range(1, len(judges) + 1))],
+        tables.append(LaidOutTable(f"{STAT_NAMES[stat]} between judges", ["judge", *(f"#{i}" for i in range(1, len(judges) + 1))],
                             [[f"#{i} {a}", *(1.0 if a == b else pair.get((a, b)) for b in judges)]
                              for i, a in enumerate(judges, start=1)]))
     return tables
@@ -94,8 +94,8 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     print_tables(report_tables(report), console)
 
 
-def _agreement_table(agreement: dict[str, Any], title: str) -> Table:
-    table = Table(title, ["metric", "items", "raters", "per item", "MTRAG", "exact", "Krippendorff α", "Cohen κ",
+def _agreement_table(agreement: dict[str, Any], title: str) -> LaidOutTable:
+    table = LaidOutTable(title, ["metric", "items", "raters", "per item", "MTRAG", "exact", "Krippendorff α", "Cohen κ",
                           "κ quadr."], [],
                   ["MTRAG: all agree, or a majority agrees and the rest are one step away."])
     for name, a in agreement.items():

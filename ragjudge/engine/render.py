@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Table:
-    """A table as the terminal and the report lay it out."""
+class LaidOutTable:
+    """A table as the terminal and the report lay it out (rows of cells, notes, a legend); the result contract's own
+    `engine.summary.Table` is what a bench declares, this is what is drawn from it."""
 
     title: str
     columns: list[str]
@@ -43,7 +44,7 @@ class Table:
         return to_jsonable(asdict(self))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Table:
+    def from_dict(cls, data: dict[str, Any]) -> LaidOutTable:
         return cls(title=str(data.get("title", "")), columns=list(data.get("columns", [])),
                    rows=[list(r) for r in data.get("rows", [])], notes=list(data.get("notes", [])),
                    legend=[list(r) for r in data.get("legend", [])])
@@ -87,7 +88,7 @@ def legend(metrics: dict[str, Metric]) -> list[list[str]]:
     return rows
 
 
-def cutoff_grid(summary: Summary) -> Table | None:
+def cutoff_grid(summary: Summary) -> LaidOutTable | None:
     """Metrics all named FAMILY@k (R@5, nDCG@10...) over the same samples, at several cutoffs: one row per family,
     one column per k, as retrieval papers print them."""
     metrics = summary.metrics
@@ -104,7 +105,7 @@ def cutoff_grid(summary: Summary) -> Table | None:
             for f in families]
     n, errors = counts.pop()
     title = summary.title + (f" (each over {n}, {errors} errors)" if errors else "")
-    return Table(title, ["metric", ""] + [f"@{k}" for k in ks], rows,
+    return LaidOutTable(title, ["metric", ""] + [f"@{k}" for k in ks], rows,
                  legend=[[f"{ARROWS[first[f].higher_is_better]} {f}@k", first[f].description] for f in families])
 
 
@@ -113,7 +114,7 @@ def _at_k(name: str) -> tuple[str, int] | None:
     return (family, int(k)) if at and family and k.isdigit() else None
 
 
-def metric_table(summary: Summary) -> Table:
+def metric_table(summary: Summary) -> LaidOutTable:
     if (grid := cutoff_grid(summary)) is not None:
         return grid
     metrics = summary.metrics
@@ -127,10 +128,10 @@ def metric_table(summary: Summary) -> Table:
                     + [m.n, m.errors] + ([m.details.get("partial_panels", 0)] if with_partial else []))
     notes = (["partial: scores from a judge panel that fewer members answered than asked (--min-panel N requires "
               "N answers)"] if with_partial else [])
-    return Table(summary.title, columns, rows, notes=notes, legend=legend(metrics))
+    return LaidOutTable(summary.title, columns, rows, notes=notes, legend=legend(metrics))
 
 
-def breakdown_tables(summary: Summary) -> list[Table]:
+def breakdown_tables(summary: Summary) -> list[LaidOutTable]:
     tables = []
     for breakdown in summary.breakdowns.values():
         if not breakdown.groups:
@@ -139,25 +140,25 @@ def breakdown_tables(summary: Summary) -> list[Table]:
         columns = [breakdown.label, "n"] + [f"{m} {ARROWS[summary.metrics[m].higher_is_better]}" for m in shown]
         rows = [[value, group.n] + [figure(group.metrics.get(m), summary.metrics[m].kind) for m in shown]
                 for value, group in breakdown.groups.items()]
-        tables.append(Table(breakdown.title, columns, rows, notes=[breakdown.note] if breakdown.note else []))
+        tables.append(LaidOutTable(breakdown.title, columns, rows, notes=[breakdown.note] if breakdown.note else []))
     return tables
 
 
-def summary_tables(summary: Summary) -> list[Table]:
+def summary_tables(summary: Summary) -> list[LaidOutTable]:
     """Everything the terminal shows of a summary, in order (the headline and notes come after)."""
     return ([metric_table(summary)] if summary.metrics else []) + breakdown_tables(summary) + own_tables(summary)
 
 
-def own_tables(summary: Summary) -> list[Table]:
+def own_tables(summary: Summary) -> list[LaidOutTable]:
     """The bench's own tables, then the paper's figures, each saying its source, units and when it compares."""
-    tables = [Table(t.title, list(t.columns), [list(r) for r in t.rows], notes=list(t.notes)) for t in summary.tables]
+    tables = [LaidOutTable(t.title, list(t.columns), [list(r) for r in t.rows], notes=list(t.notes)) for t in summary.tables]
     for ref in summary.reference:
         units = {"fraction": "fractions, as ours", "percent": "percentages (ours are fractions)",
                  "mixed": "units per column (see the notes)"}[ref.unit]
         notes = [*ref.notes, f"{ref.source}; {units}",
                  f"comparable with ours for {ref.comparable}" if ref.comparable else
                  "not comparable with this run's figures (shown for context)"]
-        tables.append(Table(ref.title, list(ref.columns), [list(r) for r in ref.rows], notes=notes))
+        tables.append(LaidOutTable(ref.title, list(ref.columns), [list(r) for r in ref.rows], notes=notes))
     return tables
 
 
@@ -170,7 +171,7 @@ def _longest_line(text: str) -> int:
     return max((len(line) for line in text.splitlines()), default=0)
 
 
-def _split_to_width(table: Table, width: int) -> list[Table]:
+def _split_to_width(table: LaidOutTable, width: int) -> list[LaidOutTable]:
     """A table too wide for the terminal becomes several, each repeating the leading label columns, so that
     numbers are never cut (`0.2…`) at 80 columns or in a pipe."""
     cells = [[_longest_line(fmt(v)) for v in row] for row in table.rows]
@@ -195,13 +196,13 @@ def _split_to_width(table: Table, width: int) -> list[Table]:
     for n, part in enumerate(parts):
         keep = list(range(labels)) + part
         title = table.title if n == 0 else f"{table.title} (continued)"
-        out.append(Table(title, [table.columns[i] for i in keep], [[row[i] if i < len(row) else None for i in keep]
+        out.append(LaidOutTable(title, [table.columns[i] for i in keep], [[row[i] if i < len(row) else None for i in keep]
                                                                     for row in table.rows],
                          table.notes if n == len(parts) - 1 else []))
     return out
 
 
-def print_tables(tables: list[Table], console: Console) -> None:
+def print_tables(tables: list[LaidOutTable], console: Console) -> None:
     from rich import box
 
     for whole in tables:

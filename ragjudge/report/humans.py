@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.correlation.render import STAT_NAMES
-from ragjudge.engine.render import Table
+from ragjudge.engine.render import LaidOutTable
 from ragjudge.errors import InputError
 from ragjudge.report.charts import heatmap
 
@@ -59,13 +59,13 @@ def correlate_section(report: dict[str, Any], source: str) -> dict[str, Any]:
                 s.get("ci_high") is not None else None
             rows.append([j, h, r.get("n"), s.get("value"), ci, s.get("p"),
                          "best" if (report.get("best") or {}).get(h) == j else ""])
-    tables = [Table(title, ["judge", "human", "n", name, "CI", "p", ""], rows,
+    tables = [LaidOutTable(title, ["judge", "human", "n", name, "CI", "p", ""], rows,
                     [f"{report.get('n_rated_items', '?')} rated items, {report.get('n_tasks', '?')} tasks; models: "
                      f"{', '.join(report.get('models') or [])}"])]
     for key, caption in (("agreement", "Agreement between human annotators"),
                          ("judge_agreement", "Agreement between judge panel members")):
         if report.get(key):
-            tables.append(Table(caption, AGREEMENT_COLUMNS, [
+            tables.append(LaidOutTable(caption, AGREEMENT_COLUMNS, [
                 [metric, a.get("n_items"), a.get("n_raters"), a.get("mtrag_agreement"), a.get("exact_agreement"),
                  a.get("krippendorff_alpha"), (a.get("cohen_kappa") or {}).get("mean"),
                  (a.get("cohen_kappa") or {}).get("mean_quadratic")] for metric, a in report[key].items()]))
@@ -75,9 +75,9 @@ def correlate_section(report: dict[str, Any], source: str) -> dict[str, Any]:
             groups = [f"{label} {g['accuracy']:.3f} ({g['scored']})" for label, g in
                       (acc.get("by_answerability") or {}).items() if g.get("scored") and g.get("accuracy") is not None]
             rows.append([judge, acc.get("n"), acc.get("accuracy"), ", ".join(groups)])
-        tables.append(Table("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability"], rows))
+        tables.append(LaidOutTable("IDK judges vs answerability labels", ["judge", "n", "accuracy", "by answerability"], rows))
     if report.get("clarification"):  # MTRAG-UN: does the judge say "asks for clarification" on UNDERSPECIFIED?
-        tables.append(Table("Clarification judges vs the UNDERSPECIFIED class",
+        tables.append(LaidOutTable("Clarification judges vs the UNDERSPECIFIED class",
                             ["judge", "n", "agreement", "precision", "recall", "tp", "fp", "fn", "tn"],
                             [[judge, c.get("n"), c.get("agreement"), c.get("precision"), c.get("recall"), c.get("tp"),
                               c.get("fp"), c.get("fn"), c.get("tn")] for judge, c in report["clarification"].items()]))

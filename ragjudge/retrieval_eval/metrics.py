@@ -17,7 +17,6 @@ gets rank-derived scores so that it cannot re-break ties its own way.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +25,7 @@ import numpy as np
 from ragjudge.engine.summary import MetricInfo
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.runs import Qrels, Run
+from ragjudge.metrics.ranking import ranx_scores
 
 FAMILIES = ("recall", "ndcg", "precision", "mrr", "map", "hit_rate")
 """ranx's names, used inside; results, reports and tables use LABELS (ragjudge's one retrieval vocabulary)."""
@@ -144,31 +144,9 @@ class Evaluation:
 
 
 def evaluate(run: Run, qrels: Qrels, metrics: Sequence[str], keys: Sequence[str]) -> Evaluation:
-    """Score `run` on exactly the queries `keys` (queries the run lacks get an empty ranking)."""
-    import numba
-    import ranx  # numba start-up cost only when evaluating
-    from numba.core.errors import NumbaTypeSafetyWarning
-
+    """Score `run` on exactly the queries `keys` (queries the run lacks get an empty ranking), through ranx
+    (`ragjudge.metrics.ranking.ranx_scores`)."""
     keys = list(keys)
-    # ranx stores doc ids in numpy `<U{longest id}` arrays and numba compiles its loaders anew for every
-    # width (seconds each, for every new corpus); fixed-width codes keep one compiled, cached signature.
-    codes: dict[str, str] = {}
-
-    def code(doc_id: str) -> str:
-        return codes.setdefault(doc_id, f"{len(codes):012d}")
-
-    ranx_qrels = ranx.Qrels({k: {code(d): r for d, r in qrels.relevant(k).items()} for k in keys})
-    ranked = {k: {code(h.doc_id): float(len(hits) - i) for i, h in enumerate(hits)}
-              for k in keys if (hits := run.rankings.get(k))}
-    ranx_run = ranx.Run(ranked) if ranked else ranx.Run()
-    ranx_run.make_comparable(ranx_qrels)
-    threads = numba.get_num_threads()
-    try:
-        with warnings.catch_warnings():
-            # ranx's numba kernels warn about an index cast that cannot overflow at these sizes.
-            warnings.simplefilter("ignore", NumbaTypeSafetyWarning)
-            ranx.evaluate(ranx_qrels, ranx_run, list(metrics), save_results_in_run=True)
-    finally:
-        numba.set_num_threads(threads)  # ranx drops to one thread for small qrels and never restores it
-    scores = {m: np.array([float(ranx_run.scores[m][k]) for k in keys]) for m in metrics}
+    rankings = {k: [h.doc_id for h in hits] for k in keys if (hits := run.rankings.get(k))}
+    scores = ranx_scores(rankings, {k: qrels.relevant(k) for k in keys}, metrics, keys)
     return Evaluation(run=run, keys=keys, metrics=list(metrics), scores=scores)

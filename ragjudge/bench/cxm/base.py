@@ -18,7 +18,7 @@ from ragjudge.engine.bench import Bench, BenchOptions, Record, SampleResult, Sol
 from ragjudge.bench.cxm.reference import Shown
 from ragjudge.bench.cxm.report import TaskReport
 from ragjudge.bench.cxm.score.common import check_row
-from ragjudge.engine.render import Table
+from ragjudge.engine.render import LaidOutTable
 from ragjudge.engine.summary import Headline, Metric, Summary, describe
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
@@ -215,15 +215,15 @@ def headline(metrics: dict[str, Metric], wanted: Sequence[tuple[str, str]]) -> H
     return Headline(metric=present[0][0], value=metrics[present[0][0]].value, text="; ".join(parts))
 
 
-def report_tables(summary: dict[str, Any]) -> list[Table]:
+def report_tables(summary: dict[str, Any]) -> list[LaidOutTable]:
     """The tables of a summary written before the result contract (a `reports` list), for `ragjudge report`'s
     CXMArena view until it reads the contract; a contract summary has none here (the report shows its own)."""
     tables = []
     for report in summary.get("reports") or []:
-        metrics = Table(f"CXMArena {report['task']}", ["metric", "value"],
+        metrics = LaidOutTable(f"CXMArena {report['task']}", ["metric", "value"],
                         [[k, v] for k, v in report["metrics"].items()], [f"note: {n}" for n in report["notes"]])
-        tables += [metrics, *(Table.from_dict(t) for t in report["tables"]),
-                   *(Table.from_dict(t) for t in report.get("reference") or [])]
+        tables += [metrics, *(LaidOutTable.from_dict(t) for t in report["tables"]),
+                   *(LaidOutTable.from_dict(t) for t in report.get("reference") or [])]
     return tables
 
 

@@ -1,4 +1,5 @@
-"""CXMArena metrics as pure functions over plain values (labels, id lists, pairs), no I/O.
+"""CXMArena's metrics: the protocol's own glue (tool-call matching, quality questions, KB pairs, the official article
+ranking) over ragjudge's metric functions (`ragjudge.metrics.classification`, `ragjudge.metrics.ranking`).
 
 A metric with nothing to average over is None ("not measured"), never 0.
 """
@@ -12,15 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from ragjudge.metrics import ranking
+from ragjudge.metrics.classification import accuracy, f1_of, macro_f1, per_label, prf, ratio
 
-def ratio(num: float, den: float) -> float | None:
-    return num / den if den else None
-
-
-def f1_of(precision: float | None, recall: float | None) -> float | None:
-    if precision is None or recall is None:
-        return None
-    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+__all__ = ["accuracy", "f1_of", "macro_f1", "per_label", "ratio"]  # the classification metrics CXM reports with
 
 
 # -- intent prediction ----------------------------------------------------------------------------------
@@ -29,53 +25,12 @@ UNPARSABLE = "<unparsable>"
 """The predicted label of an answer that could not be read: wrong for every gold intent."""
 
 
-def accuracy(gold: Sequence[Any], pred: Sequence[Any]) -> float | None:
-    if len(gold) != len(pred):
-        raise ValueError("gold and predictions differ in length")
-    return ratio(sum(g == p for g, p in zip(gold, pred)), len(gold))
-
-
 def confusion(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Counter[str]]:
     """gold label → Counter of predicted labels."""
     table: dict[str, Counter[str]] = {}
     for g, p in zip(gold, pred):
         table.setdefault(g, Counter())[p] += 1
     return table
-
-
-def per_label_prf(gold: Sequence[str], pred: Sequence[str], labels: Iterable[str]) -> dict[str, dict[str, float]]:
-    """Precision, recall, F1 and support per label (0 where undefined, as scikit-learn's zero_division=0)."""
-    out = {}
-    for label in labels:
-        tp = sum(g == label and p == label for g, p in zip(gold, pred))
-        n_pred = sum(p == label for p in pred)
-        n_gold = sum(g == label for g in gold)
-        precision = tp / n_pred if n_pred else 0.0
-        recall = tp / n_gold if n_gold else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        out[label] = {"precision": precision, "recall": recall, "f1": f1, "support": n_gold}
-    return out
-
-
-def macro_f1_python(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] | None = None) -> float | None:
-    labels = sorted(set(gold)) if labels is None else list(labels)
-    if not labels:
-        return None
-    scores = per_label_prf(gold, pred, labels)
-    return sum(s["f1"] for s in scores.values()) / len(labels)
-
-
-def macro_f1(gold: Sequence[str], pred: Sequence[str], labels: Sequence[str] | None = None) -> float | None:
-    """Mean F1 over `labels` (default: the gold labels present, so a never-needed intent is not averaged in
-    and an out-of-taxonomy answer only costs recall). scikit-learn when installed, else our own."""
-    labels = sorted(set(gold)) if labels is None else list(labels)
-    if not labels:
-        return None
-    try:
-        from sklearn.metrics import f1_score
-    except ImportError:  # pragma: no cover - scikit-learn is optional
-        return macro_f1_python(gold, pred, labels)
-    return float(f1_score(list(gold), list(pred), labels=labels, average="macro", zero_division=0))
 
 
 def level1(label: str | None) -> str | None:
@@ -106,11 +61,8 @@ def question_accuracy(outcomes: Sequence[QuestionOutcome]) -> float | None:
 
 def binary_prf(outcomes: Sequence[QuestionOutcome], positive: bool = True) -> dict[str, float | None]:
     """Precision/recall/F1 of the `positive` answer (True = the agent did it); NA and unreadable are negatives."""
-    tp = sum(o.gold is positive and o.pred is positive for o in outcomes)
-    n_pred = sum(o.pred is positive for o in outcomes)
-    n_gold = sum(o.gold is positive for o in outcomes)
-    precision, recall = ratio(tp, n_pred), ratio(tp, n_gold)
-    return {"precision": precision, "recall": recall, "f1": f1_of(precision, recall)}
+    return prf(sum(o.gold is positive and o.pred is positive for o in outcomes),
+               sum(o.pred is positive for o in outcomes), sum(o.gold is positive for o in outcomes))
 
 
 def case_accuracy(outcomes: Sequence[QuestionOutcome]) -> float | None:
@@ -127,8 +79,7 @@ def evidence_prf(outcomes: Sequence[QuestionOutcome]) -> dict[str, float | int |
     hit = sum(len(set(o.pred_evidence) & set(o.gold_evidence or ())) for o in scored)
     n_pred = sum(len(set(o.pred_evidence)) for o in scored)
     n_gold = sum(len(set(o.gold_evidence or ())) for o in scored)
-    precision, recall = ratio(hit, n_pred), ratio(hit, n_gold)
-    return {"precision": precision, "recall": recall, "f1": f1_of(precision, recall), "questions": len(scored)}
+    return {**prf(hit, n_pred, n_gold), "questions": len(scored)}
 
 
 # -- tool calls -----------------------------------------------------------------------------------------
@@ -214,9 +165,7 @@ def distribution(labels: Sequence[str], order: Sequence[str]) -> dict[str, dict[
 def pair_prf(gold: set[frozenset[str]], pred: set[frozenset[str]]) -> dict[str, float | int | None]:
     """Precision/recall/F1 over unordered pairs: (a, b) and (b, a) are the same pair."""
     tp = len(gold & pred)
-    precision, recall = ratio(tp, len(pred)), ratio(tp, len(gold))
-    return {"precision": precision, "recall": recall, "f1": f1_of(precision, recall), "tp": tp,
-            "predicted": len(pred), "gold": len(gold)}
+    return {**prf(tp, len(pred), len(gold)), "tp": tp, "predicted": len(pred), "gold": len(gold)}
 
 
 def nearest_pairs(vectors: np.ndarray, k: int, *, block: int = 512,
@@ -294,29 +243,22 @@ def dedupe(ranking: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(ranking))
 
 
-def precision_at_k(ranking: Sequence[str], relevant: Iterable[str], k: int) -> float:
-    """Relevant articles in the top k, over k (a ranking shorter than k is not padded out of the penalty)."""
-    rel = set(relevant)
-    return sum(doc in rel for doc in dedupe(ranking)[:k]) / k
+def precision_at_k(ranking_: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    """Over the deduplicated ranking (an article cited by two chunks counts once), over k."""
+    return ranking.precision_at(dedupe(ranking_), relevant, k)
 
 
-def recall_at_k(ranking: Sequence[str], relevant: Iterable[str], k: int) -> float:
-    rel = set(relevant)
-    return sum(doc in rel for doc in dedupe(ranking)[:k]) / len(rel) if rel else 0.0
+def recall_at_k(ranking_: Sequence[str], relevant: Iterable[str], k: int) -> float:
+    return ranking.recall_at(dedupe(ranking_), relevant, k)
 
 
-def reciprocal_rank(ranking: Sequence[str], relevant: Iterable[str]) -> float:
-    rel = set(relevant)
-    for rank, doc in enumerate(dedupe(ranking), start=1):
-        if doc in rel:
-            return 1.0 / rank
-    return 0.0
+def reciprocal_rank(ranking_: Sequence[str], relevant: Iterable[str]) -> float:
+    return ranking.reciprocal_rank(dedupe(ranking_), relevant)
 
 
-def hit_at_k(ranking: Sequence[str], relevant: Iterable[str], k: int) -> float:
+def hit_at_k(ranking_: Sequence[str], relevant: Iterable[str], k: int) -> float:
     """1 when any relevant article is in the top k: what the CXMArena paper calls retrieval "precision"."""
-    rel = set(relevant)
-    return float(any(doc in rel for doc in dedupe(ranking)[:k]))
+    return ranking.hit_at(dedupe(ranking_), relevant, k)
 
 
 def official_ranking(chunk_articles: Sequence[str], k: int) -> list[str]:

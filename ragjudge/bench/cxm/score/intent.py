@@ -105,7 +105,7 @@ def _part(cases: Sequence[IntentCase], taxonomy: Taxonomy, preds: dict[str, dict
               "out-of-taxonomy answers": sum(p != M.UNPARSABLE and p not in labels for p in pred),
               "verification errors": sum(1 for c in scored if preds[c.case_id].get("verify_error")),
               "errors": len(errors), "missing": len(missing)}
-    per_label = M.per_label_prf(gold, pred, sorted(set(gold)))
+    per_label = M.per_label(gold, pred, sorted(set(gold)))
     conf = M.confusion(gold, pred)
     label_rows = []
     for label, s in sorted(per_label.items(), key=lambda kv: (-kv[1]["support"], kv[0])):
