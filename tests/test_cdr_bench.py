@@ -86,11 +86,10 @@ def test_bm25_session_run_its_outputs_and_retrieval_eval_agree(tmp_path: Path, m
     assert all(len(r["rows"]) == 16 and r["unit"] == "fraction" for r in summary["reference"])
     assert summary["reference"][0]["comparable"] and "-T unit=session" in summary["reference"][0]["comparable"]
     assert details["paper"]["Table 11"]["rows"][0][:2] == ["Voyage-3-large", 0.6639]  # every published column
-    results = read(run / "results.jsonl")
-    for record in results:
-        scores = record["scores"]["metrics"]["metrics"]
+    for sample in read(run / "samples.jsonl"):
+        scores = {name: score["value"] for name, score in sample["scores"].items()}
         assert scores["hit@1"] == scores["P@1"] == scores["nDCG@1"] == scores["MRR@1"]
-        ranking = record["output"]["ranking"]
+        ranking = sample["contexts"]
         assert 0 < len(ranking) <= 20 and len({r["id"] for r in ranking}) == len(ranking)  # BM25 skips no-match
     category = summary["breakdowns"]["category"]
     groups = category["groups"]
@@ -196,7 +195,7 @@ def test_dense_minilm_windows_offline_with_truncation_and_index_reuse(tmp_path: 
     assert count["details"]["max_tokens"] == 256 and summary["metrics"]["units"]["value"] == 32
     assert summary["details"]["timing"]["index_reused"] is False
     assert summary["run"]["models"] == {"encoders": [trunc["encoder"]]}
-    assert all(len(r["output"]["ranking"]) == 12 for r in read(tmp_path / "run" / "results.jsonl"))  # all ranked
+    assert all(len(s["contexts"]) == 12 for s in read(tmp_path / "run" / "samples.jsonl"))  # all ranked
     code, _, err = cdr(["--data", str(data), "--pipeline", "dense", "-T", "unit=window:3"], tmp_path, monkeypatch,
                        capsys, out="again")
     assert code == 0, err
@@ -360,15 +359,15 @@ def test_every_data_file_of_the_example_blames_itself(name: str, case: str, muta
     where = f"{data / name}" + (f":{line}" if line else "") + ": " + (f"field '{field}': " if field else "")
     assert where in err and message in err, err
     assert not any(f"{data / other}:" in err for other in CDR_FILES if other != name), err
-    assert not (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / "results.jsonl").exists()
+    assert not (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / "samples.jsonl").exists()
 
 
 
-def test_report_reads_each_querys_figures_under_the_summarys_names(tmp_path: Path, monkeypatch, capsys) -> None:
-    """`ragjudge report` read a CDR record's scorer (`scores.metrics`, whose `value` is nDCG@10) as one metric and
-    one judge named `metrics` (the spurious "metrics ↑ 0.466" row): the bench's view reads the figures under the
-    summary's names, and a mistyped figure field is one line naming the file and line, with no report written."""
-    from ragjudge.bench.cdr.report_view import CdrView
+def test_each_query_is_a_sample_with_its_ranking_relevant_conversations_and_figures(tmp_path: Path, monkeypatch,
+                                                                                    capsys) -> None:
+    """A CDR query in the sample log: its figures under the summary's names (not one scorer called `metrics`), the
+    ranking as the passages with the relevant conversations marked, its category; `ragjudge report` reads it, and a
+    mistyped figure is one line naming the file and line, with no report written."""
     from ragjudge.report.load import load_run
     from ragjudge.report.pack import read_samples
 
@@ -376,33 +375,28 @@ def test_report_reads_each_querys_figures_under_the_summarys_names(tmp_path: Pat
     assert code == 0, err
     run = tmp_path / "run"
     loaded = load_run(run)
-    assert isinstance(loaded.view, CdrView) and loaded.notes == []
+    assert loaded.notes == []
     samples = read_samples(loaded)
-    records = read(run / "results.jsonl")
-    assert samples.metrics == [r["scores"]["metrics"]["metrics"] for r in records]
+    lines = read(run / "samples.jsonl")
     assert all(list(m) == list(METRICS) for m in samples.metrics)  # no metric (or judge) named `metrics`
-    assert samples.judges == [{}] * len(records) and samples.titles[0] == records[0]["query"]
+    assert samples.judges == [{}] * len(lines) and samples.titles[0] == lines[0]["input"]
     summary = json.loads((run / "summary.json").read_text())
-    mean = sum(m["nDCG@10"] for m in samples.metrics) / len(records)
+    mean = sum(m["nDCG@10"] for m in samples.metrics) / len(lines)
     assert mean == pytest.approx(summary["metrics"]["nDCG@10"]["value"], abs=1e-6)
     assert {f["category"] for f in samples.facets} == set(summary["breakdowns"]["category"]["groups"])
-    [ranking] = [b for b in samples.blocks[0] if b["title"] == "Ranking"]
-    first = records[0]["output"]["ranking"][0]["id"]
-    assert ranking["items"][0][0] == f"1. {first}" + (" ✓ relevant" if first in records[0]["relevant"] else "")
+    ranking = next(b for b in samples.blocks[0] if b["kind"] == "passages" and not b.get("shared"))
+    relevant = {p["id"] for p in lines[0]["target_contexts"]}
+    assert [item["id"] for item in ranking["items"]] == [p["id"] for p in lines[0]["contexts"]]
+    assert [item.get("mark") == "reference" for item in ranking["items"]] == \
+        [p["id"] in relevant for p in lines[0]["contexts"]]
     code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
     assert code == 0 and (tmp_path / "report.html").is_file(), err
 
-    for field, value in (("metrics", "high"), ("scores", "high")):
-        lines = (run / "results.jsonl").read_text().splitlines()
-        broken = json.loads(lines[2])
-        if field == "metrics":
-            broken["scores"]["metrics"]["metrics"] = value
-        else:
-            broken["scores"] = value
-        (run / "results.jsonl").write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n")
-        code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
-        assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-        assert f"{run / 'results.jsonl'}:3:" in err and field in err, err
-        assert not (tmp_path / "broken.html").exists()
-        lines[2] = json.dumps(records[2])
-        (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    text = (run / "samples.jsonl").read_text().splitlines()
+    broken = json.loads(text[2])
+    broken["scores"]["nDCG@10"]["value"] = "high"
+    (run / "samples.jsonl").write_text("\n".join([*text[:2], json.dumps(broken), *text[3:]]) + "\n")
+    code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert f"{run / 'samples.jsonl'}:3: field 'scores.nDCG@10.value'" in err, err
+    assert not (tmp_path / "broken.html").exists()

@@ -274,8 +274,8 @@ class Bench(ABC, Generic[O, S]):
         """Extra files for the run folder, name → text (e.g. `run.trec` and `qrels.trec` for retrieval-eval)."""
         return {}
 
-    def run_info(self) -> dict[str, Any]:
-        """Extra facts for run.json (models, pipeline, data hashes)."""
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
+        """Extra facts for run.json (models, pipeline, data hashes; what the run learnt is in `ctx.facts`)."""
         return {}
 
     def out_slug(self) -> list[str]:

@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,6 +55,9 @@ class RunContext:
     """Where the run writes (None: nothing is written); benches put extra files at `paths.artifact(name)`."""
     cut_by_limit: bool = False
     """--limit left some of the bench's samples out: figures over the whole data (a paper's) do not describe it."""
+    facts: dict[str, Any] = field(default_factory=dict)
+    """What the solver and scorers learnt about the run as a whole (an index's build time, the passages an encoder
+    cut short), handed to `summarize` and `run_info` explicitly rather than kept on the bench between hooks."""
 
     def require_gateway(self) -> LLMGateway:
         if self.gateway is None:  # a bench asked for an LLM it did not declare in llm_models()

@@ -89,7 +89,7 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
         results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))
     summary = bench.summarize(results, ctx)
     sample_log = [bench.sample(r) for r in results]
-    extra = bench.run_info()
+    extra = bench.run_info(ctx)
     summary.run = RunFacts(ragjudge_version=__version__, bench=bench.name,
                            options=bench.options.model_dump(mode="json"), models=extra.get("models") or {},
                            seconds=round(time.time() - started, 2))

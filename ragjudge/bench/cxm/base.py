@@ -198,7 +198,7 @@ class CxmBench(Bench[O, Any]):
     def rows(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
         return self.records(results)
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {"task": self.task, "data": str(self.data)}
 
     def out_slug(self) -> list[str]:

@@ -217,11 +217,11 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
             query_formation(self.strategy, self.book), self.predictions_path is not None, self.partial,
             report.metrics))
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
         models = {"generator": o.gen, "judge": o.judge_models[0] if o.judge_models else None,
                   "pipeline": o.pipeline if o.gen else None, "query_writer": o.rewrite_model if o.gen else None}
-        return {**super().run_info(), "query": self.strategy if o.gen else None, "index": self.index_info,
+        return {**super().run_info(ctx), "query": self.strategy if o.gen else None, "index": self.index_info,
                 "models": models}
 
     def out_slug(self) -> list[str]:

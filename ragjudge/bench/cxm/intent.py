@@ -177,7 +177,7 @@ class IntentBench(CxmBench[IntentOptions]):
         return self.cite(report, reference.intent(self.options.gen, self.predictions_path is not None, self.partial,
                                                   accuracy))
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
-        return {**super().run_info(), "models": {"generator": o.gen, "judge": o.judge_models[0] if o.judge_models
+        return {**super().run_info(ctx), "models": {"generator": o.gen, "judge": o.judge_models[0] if o.judge_models
                                                  else None}}

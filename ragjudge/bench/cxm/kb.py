@@ -288,9 +288,9 @@ class KbRefinementBench(CxmBench[KbOptions]):
         report.headline += [(baseline_metric(baseline, HELD_OUT.format("F1")), "")]
         return report
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
-        return {**super().run_info(), "models": {"embedding": self.model if self.predictions_path is None or
+        return {**super().run_info(ctx), "models": {"embedding": self.model if self.predictions_path is None or
                                                  o.baseline else None,
                                                  "judge": o.judge_models[0] if o.judge_models else None}}
 

@@ -120,10 +120,10 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
                                                      query_formation(self.strategy, self.book),
                                                      self.predictions_path is not None, self.partial, report.metrics))
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
         models = {"pipeline": o.pipeline, "query_writer": o.rewrite_model} if self.predictions_path is None else {}
-        return {**super().run_info(), "query": self.strategy, "index": self.index_info, "models": models}
+        return {**super().run_info(ctx), "query": self.strategy, "index": self.index_info, "models": models}
 
     def out_slug(self) -> list[str]:
         if self.predictions_path:

@@ -111,5 +111,5 @@ class QualityBench(CxmBench[QualityOptions]):
         return self.cite(report, reference.quality(self.options.gen, self.predictions_path is not None, self.partial,
                                                    report.metrics, PAPER_ACCURACY, "case accuracy (all questions right)"))
 
-    def run_info(self) -> dict[str, Any]:
-        return {**super().run_info(), "models": {"generator": self.options.gen}}
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
+        return {**super().run_info(ctx), "models": {"generator": self.options.gen}}

@@ -141,8 +141,8 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
         return self.cite(report, reference.search(self.spec, self.chunking, self.options.ks,
                                                   self.predictions_path is not None, self.partial, report.metrics))
 
-    def run_info(self) -> dict[str, Any]:
-        return {**super().run_info(), "index": self.index_info,
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
+        return {**super().run_info(ctx), "index": self.index_info,
                 "models": {"pipeline": self.options.pipeline} if self.predictions_path is None else {}}
 
     def out_slug(self) -> list[str]:

@@ -141,5 +141,5 @@ class ToolCallsBench(CxmBench[ToolOptions]):
                                                  self.predictions_path is not None, self.partial, report.metrics,
                                                  metric))
 
-    def run_info(self) -> dict[str, Any]:
-        return {**super().run_info(), "models": {"generator": self.options.gen}}
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
+        return {**super().run_info(ctx), "models": {"generator": self.options.gen}}

@@ -350,7 +350,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             files["summaries.jsonl"] = "".join(line + "\n" for line in lines)
         return files
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
         return {
             "data": {show: {"source": t.source.source, "layout": t.source.layout, "oracle": t.source.oracle,

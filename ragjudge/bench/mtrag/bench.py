@@ -268,7 +268,7 @@ class MtragBench(Bench[MtragOptions, Task]):
     def rows(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
         return tidy_table(self.outcomes(results), metric_names(self.judges)).to_dict("records")
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
         judges = {j.name: j.describe_models(JudgeContext(judge_models=o.judge_models)) for j in self.judges}
         return {"source": str(self.source), "generator": o.gen, "setting": o.setting if o.gen else None,

@@ -105,7 +105,7 @@ class RagBench(Bench[RagOptions, RagRecord]):
     def sample(self, result: SampleResult[RagRecord]) -> Sample:
         return record_sample(result, self.judges)
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         judges = {j.name: j.describe_models(JudgeContext(judge_models=self.options.judge_models))
                   for j in self.judges}
         return {"judges": judges, "models": {"judges": judges}}

@@ -411,7 +411,7 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
             files[f"run.{name}.trec"] = trec.run_text(name, [r.sample for r in ok], orders)
         return files
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {"data": self.options.data, "splits": str(self.splits_path) if self.splits_path else None,
                 "systems": {n: {**self.systems[n].describe(), "spec": self.specs[n][0].record()}
                             for n in self.selected if n in self.systems},

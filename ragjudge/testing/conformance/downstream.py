@@ -1,5 +1,6 @@
-"""Check 6: the results files feed the other commands (`report`, `retrieval-eval`, `export`, `correlate`), and each
-of them refuses a results line whose field is mistyped with one line naming `file:line` and the field."""
+"""Check 6: a run's files feed the other commands (`report`, `export` and `correlate` read its sample log,
+`retrieval-eval` its run files), and each of them refuses a line whose field is mistyped with one line naming
+`file:line` and the field."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ class DownstreamChecks(BenchRuns):
             report.problems.append(f"{command} of the clean run: {done.shown()}")
         else:
             report.passed.append(command)
-        self._mistyped(clean.out / "results.jsonl", report, lambda run, path: [
+        self._mistyped(clean.out / "samples.jsonl", report, lambda run, path: [
             command, str(run), "--out", str(path.parent / file_name)], folder=True)
         return report
 
@@ -97,7 +98,7 @@ class DownstreamChecks(BenchRuns):
             report.problems.append(f"correlate: {done.shown()}")
         else:
             report.passed.append("correlate")
-        self._mistyped(clean.out / "results.jsonl", report, lambda run, path: [
+        self._mistyped(clean.out / "samples.jsonl", report, lambda run, path: [
             "correlate", str(folder / "humans.json"), "--judges", f"{model}={run}", *common], folder=True)
         return report
 

@@ -251,7 +251,7 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
         """One MTRAG run file per query kind: `ragjudge retrieval-eval <run folder>/rewrite.jsonl --qrels ...`."""
         return {f"{kind}.jsonl": "".join(mtrag_run_lines(run)) for kind, run in self.runs(results).items()}
 
-    def run_info(self) -> dict[str, Any]:
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {"pipeline": self.pipeline.record(), "files": {k: str(v) for k, v in self.files.items()}}
 
     def out_slug(self) -> list[str]:

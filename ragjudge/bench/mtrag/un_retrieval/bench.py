@@ -185,6 +185,6 @@ class MtragUnRetrievalBench(MtragRetrievalBench):
                                  "does not label it; give labels with -T labels=FILE")
         return summary
 
-    def run_info(self) -> dict[str, Any]:
-        return {**super().run_info(), "queries": self.kinds,
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
+        return {**super().run_info(ctx), "queries": self.kinds,
                 "rewrite_model": self.rewrite.model if self.rewrite and "rewrite" in self.kinds else None}
