@@ -138,15 +138,16 @@ def test_results_that_match_nothing_are_an_error(runs: dict[str, Path], capsys: 
     assert "which model of" in err and "models: model-a, model-b, reference" in err
     code, _, err = cli(capsys, monkeypatch, "correlate", str(HUMANS), "--judges", "model-x=" + str(runs["a"]))
     assert code == 2 and "--judges: no model 'model-x'" in err
-    other = runs["root"] / "renamed.jsonl"
-    other.write_text("".join(json.dumps({**json.loads(line), "task_id": "zz::" + str(i)}) + "\n"
-                             for i, line in enumerate(runs["a"].read_text().splitlines())))
+    other = runs["root"] / "renamed.jsonl"  # a run whose sample log names other tasks
+    samples = runs["a"].with_name("samples.jsonl").read_text().splitlines()
+    other.with_name("renamed.samples.jsonl").write_text("".join(json.dumps({**json.loads(line), "id": "zz::" + str(i)})
+                                                                + "\n" for i, line in enumerate(samples)))
     code, _, err = cli(capsys, monkeypatch, "correlate", str(HUMANS), "--judges", "model-a=" + str(other))
     assert code == 2 and "no result matches a task of" in err and err.count("\n") == 1
     # Judge values that disagree with the same metric from another source are an error, not a silent pick.
     changed = runs["root"] / "changed.jsonl"
-    changed.write_text("".join(json.dumps({**json.loads(line), "metrics": {"RB_agg": [0.123]}}) + "\n"
-                               for line in runs["a"].read_text().splitlines()))
+    changed.with_name("changed.samples.jsonl").write_text("".join(
+        json.dumps({**json.loads(line), "scores": {"RB_agg": {"value": 0.123}}}) + "\n" for line in samples))
     code, _, err = cli(capsys, monkeypatch, "correlate", str(HUMANS), "--judges", str(runs["exported"]),
                        "--judges", "model-a=" + str(changed))
     assert code == 2 and "judge metric 'RB_agg' for task" in err and "is 0.123 here but" in err
@@ -168,9 +169,10 @@ def test_export_model_ids_and_errors(runs: dict[str, Path], tmp_path: Path, caps
     assert code == 2 and err == ("error: --to must be one of inspectorraget, mtrageval-a, mtrageval-b, mtrageval-c, "
                                  "got 'ragas'\n")
     code, err = export(str(FIXTURES / "human_eval.json"), "--out", str(out))
-    assert code == 2 and "human_eval.json:1: invalid JSON" in err
+    assert code == 2 and "human_eval.json: not a ragjudge run" in err
     code, err = export(str(FIXTURES / "predictions_model_a.jsonl"), "--out", str(out))
-    assert code == 2 and "predictions_model_a.jsonl:1: field 'metrics': is missing or not an object" in err
+    assert code == 2 and "predictions_model_a.jsonl: not a ragjudge run (no predictions_model_a.samples.jsonl beside " \
+        "it): judge it first" in err
 
 
 def test_an_inspectorraget_judge_file_that_matches_nothing(runs: dict[str, Path], tmp_path: Path,

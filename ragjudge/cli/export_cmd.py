@@ -20,7 +20,7 @@ def export_command(
     to: Annotated[str, typer.Option("--to", "--format", help="Target format: inspectorraget, or a SemEval-2026 "
                                     "MTRAGEval submission: mtrageval-a (retrieval: RESULTS is a retrieval run), "
                                     "mtrageval-b (generation from the reference passages), mtrageval-c (full "
-                                    "RAG: answers generated with --setting rag).")] = "inspectorraget",
+                                    "RAG: answers generated with -T setting=rag).")] = "inspectorraget",
     out: Annotated[Path | None, typer.Option("--out", help="File to write (InspectorRAGet: a .json to open in its "
                                              "UI, default ragjudge-inspectorraget.json; MTRAGEval: a .jsonl, "
                                              "default <format>.jsonl).")] = None,
@@ -71,7 +71,7 @@ def export_mtrageval(results: list[str], to: str, out: Path, tasks: Path | None,
                      name: str | None) -> None:
     """One RESULTS (a retrieval run for task A, a ragjudge results file or run folder for B and C) → one
     submission file, which the benchmark's format_checker.py accepts."""
-    from ragjudge.correlation.sources import parse_source, results_file
+    from ragjudge.correlation.sources import parse_source, read_results, results_file
     from ragjudge.formats.files import output_file
     from ragjudge.formats.jsonl import write_jsonl
     from ragjudge.formats.mtrageval import TASKS, submission
@@ -86,9 +86,10 @@ def export_mtrageval(results: list[str], to: str, out: Path, tasks: Path | None,
     output_file(out, "MTRAGEval submission (--out)")
     task = TASKS[to]
     source = path if task == "A" else results_file(path)
-    if task == "A" and not source.is_file():
-        raise UsageError(f"--to mtrageval-a reads a retrieval run file (ragjudge retrieve --out): {source} is not one")
-    lines = submission(task, source, tasks)
+    if task == "A" and not source.exists():
+        raise UsageError(f"--to mtrageval-a reads a retrieval run (a retrieval bench's run folder, or ragjudge "
+                         f"retrieve --out): {source} is not one")
+    lines = submission(task, source, tasks, [] if task == "A" else read_results(source))
     write_jsonl(out, lines)
     empty = sum(not line["contexts"] for line in lines)
     typer.echo(f"wrote {out}: MTRAGEval task {task}, {len(lines)} tasks"

@@ -15,15 +15,17 @@ from ragjudge.engine.render import print_summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import atomic_output, output_file
 from ragjudge.formats.jsonl import write_jsonl
-from ragjudge.formats.runs import read_qrels, read_run
+from ragjudge.formats.runs import is_sample_log, qrels_from_samples, read_qrels, read_run
 from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
 from ragjudge.retrieval_eval.breakdowns import BUILTIN
 
 
 def retrieval_eval_command(
-    run: Annotated[Path, typer.Argument(help="Run to score: MTRAG retrieval predictions (JSONL) or a TREC run.")],
-    qrels: Annotated[list[Path], typer.Option("--qrels", metavar="<file>", help="BEIR TSV or TREC qrels; repeat to merge several "
-                                               "(e.g. one per domain).")],
+    run: Annotated[Path, typer.Argument(help="Run to score: a ragjudge run folder (its samples' rankings), MTRAG "
+                                        "retrieval predictions (JSONL) or a TREC run.")],
+    qrels: Annotated[list[Path] | None, typer.Option("--qrels", metavar="<file>", help="BEIR TSV or TREC qrels; repeat "
+                                                     "to merge several (e.g. one per domain). Default for a run folder: "
+                                                     "its samples' relevant documents.")] = None,
     metrics: Annotated[str | None, typer.Option("--metrics", help="Comma-separated R, nDCG, P, MRR, MAP, hit "
                                                 "(or ranx's recall, ndcg, precision, mrr, map, hit_rate), each at "
                                                 "every cutoff or at one (nDCG@10). Default: all.")] = None,
@@ -52,9 +54,14 @@ def retrieval_eval_command(
     if per_query:
         output_file(per_query, "per-query file (--per-query)")
     the_run = read_run(run)
-    merged = read_qrels(qrels[0])
-    for path in qrels[1:]:
-        merged = merged.merge(read_qrels(path))
+    if not qrels:
+        if not is_sample_log(run):
+            raise UsageError("--qrels is required for a run file (a ragjudge run folder brings its own)")
+        merged = qrels_from_samples(run)
+    else:
+        merged = read_qrels(qrels[0])
+        for path in qrels[1:]:
+            merged = merged.merge(read_qrels(path))
     labels = read_labels(breakdown_file) if breakdown_file else None
     dims = resolve_dimensions(by, labels)
     unknown = [d for d in dims if d not in BUILTIN and labels is None]

@@ -1,4 +1,5 @@
-"""Where judge values come from: ragjudge results files (or run folders) and InspectorRAGet files."""
+"""Where judge values come from: ragjudge runs (their sample logs: a run folder, `ragjudge judge`'s results file) and
+InspectorRAGet files."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
-from ragjudge.formats.jsonl import json_type, read_jsonl
+from ragjudge.formats.jsonl import json_type
+from ragjudge.formats.samples import FILE_NAME, iter_samples, locate_run, run_sample_log
 
 
 def parse_source(spec: str) -> tuple[str | None, Path]:
@@ -26,34 +28,19 @@ def is_inspectorraget(path: Path) -> bool:
 
 
 def results_file(path: Path) -> Path:
-    """A results.jsonl, or the run folder `ragjudge eval` wrote it in."""
-    if path.is_dir():
-        candidate = path / "results.jsonl"
-        if not candidate.exists():
-            raise InputError("no results.jsonl in this folder (expected a ragjudge run folder)", file=str(path))
-        return candidate
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
-    return path
+    """The sample log of a ragjudge run (a run folder, `ragjudge judge`'s results file, or the log itself)."""
+    return run_sample_log(path)
 
 
 def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line, record) of a ragjudge results file, every line checked for shape: an MTRAG task (task_id, input,
-    contexts, targets), `metrics` an object and `ragjudge.judges` (when present) an object of judge results."""
-    from ragjudge.formats.mtrag import task_from_record
+    """(line, record) for each sample of a run's sample log, as an MTRAG results line (`record_from_sample`: the
+    task's fields, its conversation, passages and reference, `predictions`, `metrics`, `ragjudge.judges`). Each line
+    is validated as a `ragjudge.sample/1` record first: a mistyped field is one error naming file, line and field."""
+    from ragjudge.formats.mtrag import record_from_sample
 
-    rows = []
-    for line, record in read_jsonl(path):
-        if "task_id" not in record:
-            raise InputError("is missing (not a ragjudge results line)", file=str(path), line=line, field="task_id")
-        if not isinstance(record.get("metrics"), dict):
-            raise InputError("is missing or not an object (not a ragjudge results file: run `ragjudge eval` or "
-                             "`ragjudge judge` first)", file=str(path), line=line, field="metrics")
-        task_from_record(record, file=str(path), line=line)
-        judge_details(record, file=str(path), line=line)
-        rows.append((line, record))
+    rows = [(line, record_from_sample(sample)) for line, sample in iter_samples(path)]
     if not rows:
-        raise InputError("contains no results", file=str(path))
+        raise InputError("contains no samples", file=str(path))
     return rows
 
 
@@ -84,8 +71,8 @@ def default_model_id(path: Path) -> str:
     """The generator recorded beside the results (run.json of `eval`, NAME.run.json of `judge`), else the run
     folder's name for a results.jsonl, else the results file's name without `.judged`."""
     results = results_file(path)
-    stem = results.name.removesuffix(".jsonl")
-    for run_json in (results.with_name(stem + ".run.json"), results.with_name("run.json")):
+    _, _, run_json = locate_run(results)
+    for run_json in (run_json,):
         if not run_json.exists():
             continue
         try:
@@ -94,6 +81,6 @@ def default_model_id(path: Path) -> str:
             generator = None
         if isinstance(generator, str) and generator:
             return generator
-    if stem == "results":
+    if results.name == FILE_NAME:
         return results.parent.resolve().name
-    return stem.removesuffix(".judged")
+    return results.name.removesuffix("." + FILE_NAME).removesuffix(".judged")

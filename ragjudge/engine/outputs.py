@@ -46,6 +46,9 @@ class OutputPaths:
 
     @classmethod
     def beside(cls, results: Path) -> OutputPaths:
+        """`ragjudge judge --out X.jsonl`'s files, named after X; `--out DIR/results.jsonl` makes DIR a run folder."""
+        if results.name == "results.jsonl":
+            return cls.in_folder(results.parent)
         stem = results.name.removesuffix(".jsonl")
         sibling = results.with_name
         return cls(results=results, samples=sibling(stem + ".samples.jsonl"), solve_journal=sibling(stem + ".predictions.jsonl"),

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, read_jsonl
+from ragjudge.formats.samples import Sample, mtrag_turns
 from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn, normalize_task_id
 
 # Fields mapped onto Task attributes; everything else is kept in Task.enrichments.
@@ -230,6 +231,43 @@ def result_record(task: Task, prediction: Prediction, metrics: dict[str, Any], d
     record["metrics"] = metrics
     if details is not None:
         record["ragjudge"] = details
+    return record
+
+
+RECORD_FIELDS = ("input", "contexts", "predictions", "metrics", "ragjudge")
+"""The parts of an MTRAG results line a sample holds in its own fields; the rest of the task's record (`targets` too,
+with what MTRAG-UN keeps beside each reference) is kept whole in the sample's `metadata["record"]`."""
+
+
+def record_from_sample(sample: Sample) -> dict[str, Any]:
+    """A sample (from any bench's sample log) as an MTRAG results line: the task's own fields as read (MTRAG's
+    samples keep them in `metadata["record"]`), the conversation as `{speaker, text}` turns, the passages the answer
+    was made from, the reference, `predictions`, `metrics` (every value, as lists as MTRAG's scripts write them) and
+    `ragjudge.judges` (each judge's verdict with its panel). What `export` and `correlate` read."""
+    record: dict[str, Any] = dict(sample.metadata.get("record") or {})
+    if str(record.get("task_id")) != sample.id:  # the sample's id rules; the record's is kept only as written
+        record["task_id"] = sample.id
+    record["input"] = mtrag_turns(sample.input)
+    record["contexts"] = [{"document_id": p.id, **({"text": p.text} if p.text is not None else {}),
+                           **({"title": p.title} if p.title else {}), **({"score": p.score} if p.score is not None
+                                                                         else {}), **p.metadata}
+                          for p in sample.contexts]
+    if "targets" not in record:
+        targets = [sample.target] if isinstance(sample.target, str) else list(sample.target or [])
+        record["targets"] = [{"speaker": "agent", "text": t} for t in targets]
+    record["predictions"] = [{"text": sample.output}] if sample.output is not None else []
+    record["metrics"] = {name: [value] for name, value in sample.values().items()}
+    judges = {}
+    for name, score in sample.scores.items():
+        if score.judge is not None:
+            judges[score.judge] = {"judge": score.judge, "metric": name,
+                                   **score.model_dump(mode="json", exclude_defaults=True, exclude={"judge"})}
+    details: dict[str, Any] = {"judges": judges}
+    if sample.metadata.get("setting") in ("rag", "reference+rag"):
+        details["reference_contexts"] = [{"document_id": p.id, "text": p.text} for p in sample.target_contexts]
+    if sample.errors():
+        details["errors"] = sample.errors()
+    record["ragjudge"] = details
     return record
 
 

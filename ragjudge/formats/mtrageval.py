@@ -5,12 +5,12 @@ string `task_id`s as the task's input file, at most 10 `contexts`, each with a s
 numeric `score`):
 
 - **A, retrieval** (`retrieval_taska`): `task_id`, `Collection`, `contexts` (the top 10 passages of a retrieval
-  run: `ragjudge retrieve`'s MTRAG-format or TREC output);
+  run: a retrieval bench's run folder, or `ragjudge retrieve`'s MTRAG-format or TREC output);
 - **B, generation with reference passages** (`generation_taskb`): `task_id`, `input`, `contexts` (the task's
   reference passages), `predictions` (`[{"text": ...}]`), from a ragjudge results file of answers generated
-  from the reference passages (`ragjudge eval --setting reference`, or `ragjudge judge` on such answers);
+  from the reference passages (`ragjudge eval -T setting=reference`, or `ragjudge judge` on such answers);
 - **C, full RAG** (`rag_taskc`): `task_id`, `Collection`, `input`, `contexts` (the passages the answer was
-  generated from: the top 10 retrieved), `predictions`, from `ragjudge eval --setting rag` results.
+  generated from: the top 10 retrieved), `predictions`, from `ragjudge eval -T setting=rag` results.
 
 A passage without a score (reference passages have none) is written with score 1.0: the checker requires a
 number, and every reference passage is equally given. `--tasks` (the task's input file) checks that the
@@ -85,8 +85,8 @@ def generation_lines(records: Iterable[tuple[int, dict[str, Any]]], task: str, s
         retrieved = "reference_contexts" in details or any(isinstance(p, dict) and p.get("origin") == "retrieved"
                                                            for p in contexts)
         if task == "B" and retrieved:
-            raise UsageError(f"{source}:{line}: these answers were generated from retrieved passages (--setting "
-                             "rag or reference+rag): task B is generation from the reference passages alone")
+            raise UsageError(f"{source}:{line}: these answers were generated from retrieved passages (-T "
+                             "setting=rag or reference+rag): task B is generation from the reference passages alone")
         predictions = record.get("predictions")
         if not isinstance(predictions, list) or not predictions or not isinstance(predictions[0], dict) \
                 or not isinstance(predictions[0].get("text"), str):
@@ -131,13 +131,13 @@ def match_tasks(lines: list[dict[str, Any]], tasks: dict[str, tuple[str, str | N
     return lines
 
 
-def submission(task: str, source: Path, tasks_file: Path | None) -> list[dict[str, Any]]:
-    """The submission lines of task A, B or C (see the module's docstring)."""
+def submission(task: str, source: Path, tasks_file: Path | None,
+               records: Iterable[tuple[int, dict[str, Any]]] = ()) -> list[dict[str, Any]]:
+    """The submission lines of task A (from the retrieval run at `source`) or B and C (from `records`, a run's
+    samples as MTRAG results lines: `formats.mtrag.record_from_sample`); see the module's docstring."""
     tasks = task_collections(tasks_file) if tasks_file is not None else None
     if task == "A":
         lines = retrieval_lines(source)
     else:
-        from ragjudge.correlation.sources import read_results
-
-        lines = generation_lines(read_results(source), task, source)
+        lines = generation_lines(records, task, source)
     return match_tasks(lines, tasks, source=source, tasks_file=tasks_file, needs_collection=task in ("A", "C"))

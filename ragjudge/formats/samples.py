@@ -43,6 +43,8 @@ class Message(_Model):
     """`user` or `assistant` (MTRAG's `agent` is written `assistant`), or a speaker's name in a multi-party
     dialogue."""
     content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """What the source kept with the turn (MTRAG-UN: its author and time)."""
 
 
 class Passage(_Model):
@@ -168,12 +170,29 @@ class Sample(_Model):
 
 def messages(turns: Iterable[Mapping[str, Any]]) -> list[Message]:
     """Conversation turns in any of the shapes ragjudge reads (`{speaker, text}` as MTRAG, `{role, content}` as
-    OpenAI) as Messages; MTRAG's `agent` becomes `assistant`."""
+    OpenAI) as Messages; MTRAG's `agent` becomes `assistant`, a turn's other fields its metadata."""
     out = []
     for turn in turns:
         role = str(turn.get("role", turn.get("speaker", "")))
+        extra = {k: v for k, v in turn.items() if k not in ("role", "speaker", "content", "text")}
         out.append(Message(role="assistant" if role == "agent" else role,
-                           content=str(turn.get("content", turn.get("text", "")))))
+                           content=str(turn.get("content", turn.get("text", ""))),
+                           metadata=to_jsonable(extra.get("metadata", extra) if list(extra) == ["metadata"]
+                                                else extra)))
+    return out
+
+
+def mtrag_turns(sample_input: str | list[Message]) -> list[dict[str, Any]]:
+    """A sample's conversation in MTRAG's shape (`{speaker, text}`, `assistant` written `agent`, a turn's metadata
+    as MTRAG-UN keeps it): what MTRAG's own tools and submissions read."""
+    if isinstance(sample_input, str):
+        return [{"speaker": "user", "text": sample_input}]
+    out = []
+    for m in sample_input:
+        turn: dict[str, Any] = {"speaker": "agent" if m.role == "assistant" else m.role, "text": m.content}
+        if m.metadata:
+            turn["metadata"] = m.metadata
+        out.append(turn)
     return out
 
 
@@ -235,6 +254,46 @@ def samples_file(results: Path) -> Path:
     if results.name in ("results.jsonl", FILE_NAME):
         return results.with_name(FILE_NAME)
     return results.with_name(results.name.removesuffix(".jsonl") + "." + FILE_NAME)
+
+
+def locate_run(path: Path) -> tuple[Path, Path, Path]:
+    """(sample log, summary, run info) of RUN: a run folder, `ragjudge judge`'s results file (which a bench without a
+    record format of its own does not write: its siblings are the run), or a sample log itself. Only the existence of
+    RUN is checked here; readers say what is missing."""
+    if not path.exists() and not (path.suffix == ".jsonl" and samples_file(path).is_file()):
+        raise InputError("no such run folder or results file", file=str(path))
+    if path.is_dir():
+        return path / FILE_NAME, path / "summary.json", path / "run.json"
+    if path.name == FILE_NAME:
+        return path, path.with_name("summary.json"), path.with_name("run.json")
+    stem = path.name.removesuffix(".jsonl").removesuffix("." + FILE_NAME.removesuffix(".jsonl"))
+    samples = path if path.name.endswith("." + FILE_NAME) else samples_file(path)
+    return samples, path.with_name(stem + ".summary.json"), path.with_name(stem + ".run.json")
+
+
+def run_sample_log(path: Path) -> Path:
+    """The sample log of RUN (see `locate_run`), or one line saying why there is none."""
+    samples, _, _ = locate_run(path)
+    if not samples.is_file():
+        if path.is_dir() and not (path / "summary.json").is_file():
+            raise InputError("not a ragjudge run folder (it has no summary.json or samples.jsonl)", file=str(path))
+        if path.is_file() and path.suffix != ".jsonl":
+            raise InputError("not a ragjudge run (a run folder, `ragjudge judge`'s results file or a samples.jsonl)",
+                             file=str(path))
+        if path.is_file() and not _judged(path):
+            raise InputError(f"not a ragjudge run (no {samples.name} beside it): judge it first, e.g. `ragjudge judge "
+                             f"{path.name}`", file=str(path))
+        raise InputError(f"no sample log ({samples.name}) beside this run: it was written by an older ragjudge; rerun "
+                         "the command that made it with the same --out: it resumes without repeating work and writes "
+                         "the sample log", file=str(path))
+    return samples
+
+
+def _judged(path: Path) -> bool:
+    """Whether a results file's first line is an older ragjudge's judged record (with `metrics`)."""
+    for _, record in read_jsonl(path):
+        return "metrics" in record
+    return False
 
 
 def json_schema() -> dict[str, Any]:

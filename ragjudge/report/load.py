@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from ragjudge.engine.summary import SCHEMA_ID, Summary
 from ragjudge.errors import InputError, RagjudgeError
 from ragjudge.formats.files import read_text
-from ragjudge.formats.samples import FILE_NAME, Sample, iter_samples, samples_file
+from ragjudge.formats.samples import FILE_NAME, Sample, iter_samples, locate_run, run_sample_log
 from ragjudge.report.view import ReportView
 
 
@@ -44,22 +44,6 @@ class LoadedRun:
     @property
     def bench(self) -> str:
         return self.summary.bench
-
-
-def run_files(path: Path) -> tuple[Path, Path, Path]:
-    """(sample log, summary, run info) of RUN: a run folder, `ragjudge judge`'s results file (which a bench without a
-    record format of its own does not write: its siblings are the run), or a sample log."""
-    if not path.exists() and not (path.suffix == ".jsonl" and samples_file(path).is_file()):
-        raise InputError("no such run folder or results file", file=str(path))
-    if path.is_dir():
-        if not (path / "summary.json").is_file() and not (path / FILE_NAME).is_file():
-            raise InputError("not a ragjudge run folder (it has no summary.json or samples.jsonl)", file=str(path))
-        return path / FILE_NAME, path / "summary.json", path / "run.json"
-    if path.name == FILE_NAME:
-        return path, path.with_name("summary.json"), path.with_name("run.json")
-    stem = path.name.removesuffix(".jsonl").removesuffix("." + FILE_NAME.removesuffix(".jsonl"))
-    samples = samples_file(path) if not path.name.endswith("." + FILE_NAME) else path
-    return samples, path.with_name(stem + ".summary.json"), path.with_name(stem + ".run.json")
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -97,12 +81,11 @@ def read_summary(path: Path, results: Path) -> Summary:
 
 
 def load_run(path: str | Path, label: str | None = None) -> LoadedRun:
-    samples_path, summary_path, run_path = run_files(Path(path))
+    _, summary_path, run_path = locate_run(Path(path))
+    if Path(path).is_dir() and not summary_path.is_file() and not (Path(path) / FILE_NAME).is_file():
+        raise InputError("not a ragjudge run folder (it has no summary.json or samples.jsonl)", file=str(path))
     summary = read_summary(summary_path, Path(path))
-    if not samples_path.is_file():
-        raise InputError(f"no sample log ({samples_path.name}) beside this run: it was written by an older ragjudge; "
-                         "rerun the command that made it with the same --out: it resumes without repeating work and "
-                         "writes the sample log", file=str(path))
+    samples_path = run_sample_log(Path(path))
     samples, lines = [], []
     for line, sample in iter_samples(samples_path):
         samples.append(sample)

@@ -87,9 +87,13 @@ class ReportView:
         judges = self.judges(sample)
         if judges:
             blocks.append(judges_block(judges))
-        if sample.metadata:
-            blocks += generic_blocks(sample.metadata)
+        if shown := self.metadata(sample):
+            blocks += generic_blocks(shown)
         return blocks
+
+    def metadata(self, sample: Sample) -> dict[str, Any]:
+        """The sample's other fields, as the detail shows them (a bench may leave out what its other blocks show)."""
+        return dict(sample.metadata)
 
     def passage_blocks(self, sample: Sample) -> list[Block]:
         """The reference passages (shared by every run of the task), then the passages the system retrieved or was

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from ragjudge.bench.mtrag.assemble import TaskOutcome
 from ragjudge.bench.mtrag.summary import standalone_label
+from ragjudge.formats.mtrag import RECORD_FIELDS
 from ragjudge.formats.samples import Passage, Sample, Score, messages
 from ragjudge.models import Passage as TaskPassage
 from ragjudge.models import Task
@@ -22,7 +23,7 @@ from ragjudge.models import Task
 def outcome_sample(outcome: TaskOutcome, metric_order: Sequence[str], setting: str | None) -> Sample:
     """`setting`: the generator's setting, or None when the predictions were read from a file."""
     task, prediction = outcome.task, outcome.prediction
-    shown = prediction.contexts if prediction.contexts is not None else task.contexts
+    passages = prediction.contexts if prediction.contexts is not None else task.contexts
     references = task.contexts if setting is not None else []
     scores: dict[str, Score] = {}
     for name in [*metric_order, *(m for m in outcome.metrics if m not in metric_order)]:
@@ -33,13 +34,12 @@ def outcome_sample(outcome: TaskOutcome, metric_order: Sequence[str], setting: s
         verdict = Score.of(result.model_dump(exclude_none=True, exclude={"judge", "metric"}))
         scores[key] = verdict.model_copy(update={"judge": judge, "value": outcome.metrics.get(key, verdict.value)})
     return Sample(
-        id=task.task_id, input=messages(t.model_dump() for t in task.input),
+        id=task.task_id, input=messages(t.model_dump(exclude_none=True) for t in task.input),
         target=[t.text for t in task.targets if t.text] or None,
         target_contexts=_passages(references), output=prediction.text if not prediction.error else None,
-        contexts=_passages(shown), scores=scores, labels=labels(task), error=prediction.error,
-        metadata={k: v for k, v in {"conversation_id": task.conversation_id, "turn": task.turn,
-                                    "collection": task.collection, "setting": setting,
-                                    "generator": prediction.model}.items() if v is not None})
+        contexts=_passages(passages), scores=scores, labels=labels(task), error=prediction.error,
+        metadata={k: v for k, v in {"record": {k: v for k, v in task.raw.items() if k not in RECORD_FIELDS},
+                                    "setting": setting, "generator": prediction.model}.items() if v})
 
 
 def labels(task: Task) -> dict[str, str | list[str]]:
