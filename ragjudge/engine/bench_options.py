@@ -22,7 +22,7 @@ COMMON_FLAGS: dict[str, str] = {
     "data": "--data", "gen": "--gen", "judges": "--judges", "judge_models": "--judge-models",
     "pipeline": "--pipeline", "corpus": "--corpus", "rewrite_model": "--rewrite-model",
     "pipeline_dir": "--pipeline-dir", "index_dir": "--index-dir", "judge_dir": "--judge-dir",
-    "bertscore_model": "--bertscore-model",
+    "bertscore_model": "--bertscore-model", "criteria": "--criterion",
 }
 """Option field → the `ragjudge eval` flag that fills it (any bench whose Options has the field uses it): what
 several benches share. An option of one bench only is a `-T` key."""

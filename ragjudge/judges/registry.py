@@ -31,6 +31,15 @@ class JudgeRegistry:
                                      file=str(path), field="name")
                 self.specs[spec.name] = spec
 
+    def add(self, spec: JudgeSpec) -> None:
+        """A judge made in code rather than read from a folder (a criterion in one line, `ragjudge.criterion`); a
+        name a different built-in or folder spec already has is refused, the same spec again is fine."""
+        known = self.specs.get(spec.name)
+        if known is not None and known != spec:
+            raise UsageError(f"judge name {spec.name!r} is taken (a judge spec of that name exists): name the "
+                             "criterion otherwise")
+        self.specs[spec.name] = spec
+
     @property
     def names(self) -> list[str]:
         return sorted(n for n, spec in self.specs.items() if spec.bench == self.bench)

@@ -40,6 +40,7 @@ from ragjudge.llm.wire import (
     exception_headers,
     pack_vector,
     response_headers,
+    top_logprobs_of,
     unpack_vector,
 )
 from ragjudge.llm.redact import redact
@@ -353,6 +354,7 @@ class LLMGateway:
             completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             cost=cost_of(raw),
             latency=latency,
+            top_logprobs=top_logprobs_of(choice),
         )
 
     @staticmethod

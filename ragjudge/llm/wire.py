@@ -25,6 +25,35 @@ class LLMResponse:
     cached: bool = False
     cache_key: str | None = None
     """Lets a caller that cannot read the answer take it out of the cache (`LLMGateway.forget`)."""
+    top_logprobs: list[dict[str, float]] | None = None
+    """With `logprobs=True, top_logprobs=N` asked and given: per generated token, the N likeliest tokens and their
+    log-probabilities (what G-Eval weighs a score with); None when the provider gave none."""
+
+
+def top_logprobs_of(choice: Any) -> list[dict[str, float]] | None:
+    """The per-token alternatives of a chat choice (OpenAI's `logprobs.content[i].top_logprobs`), or None."""
+    logprobs = getattr(choice, "logprobs", None)
+    if isinstance(logprobs, dict):
+        content = logprobs.get("content")
+    else:
+        content = getattr(logprobs, "content", None)
+    if not content:
+        return None
+    out = []
+    for position in content:
+        get = position.get if isinstance(position, dict) else lambda k, p=position: getattr(p, k, None)
+        alternatives = get("top_logprobs") or []
+        entry: dict[str, float] = {}
+        for alt in alternatives:
+            token = alt.get("token") if isinstance(alt, dict) else getattr(alt, "token", None)
+            value = alt.get("logprob") if isinstance(alt, dict) else getattr(alt, "logprob", None)
+            if isinstance(token, str) and isinstance(value, (int, float)):
+                entry.setdefault(token, float(value))
+        chosen, value = get("token"), get("logprob")
+        if isinstance(chosen, str) and isinstance(value, (int, float)):
+            entry.setdefault(chosen, float(value))
+        out.append(entry)
+    return out
 
 
 @dataclass

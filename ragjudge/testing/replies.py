@@ -34,6 +34,9 @@ class Reply:
     garbage: bool = False
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    top_logprobs: list[dict[str, float]] | None = None
+    """Per generated token, the likeliest tokens and their log-probabilities, returned as OpenAI's `logprobs` when the
+    request asks for them (`logprobs: true`); the first of each position is the token generated."""
 
 
 @dataclass
@@ -194,10 +197,26 @@ def completion_body(request: Request, reply: Reply, next_id: Callable[[], str]) 
     return {
         "id": f"chatcmpl-{next_id()}", "object": "chat.completion", "created": int(time.time()),
         "model": request.model, "system_fingerprint": None,
-        "choices": [{"index": 0, "message": message, "logprobs": None,
+        "choices": [{"index": 0, "message": message, "logprobs": logprobs_of(request, reply),
                      "finish_reason": "tool_calls" if tool_calls else "stop"}],
         "usage": usage_of(request, reply, tool_calls),
     }
+
+
+def logprobs_of(request: Request, reply: Reply) -> dict[str, Any] | None:
+    """OpenAI's `logprobs` object for a reply that scripts them, when the request asked (`logprobs: true`, the
+    alternatives cut to `top_logprobs`)."""
+    if not reply.top_logprobs or not request.body.get("logprobs"):
+        return None
+    keep = int(request.body.get("top_logprobs") or 0)
+    content = []
+    for position in reply.top_logprobs:
+        ranked = sorted(position.items(), key=lambda kv: -kv[1])
+        token, logprob = ranked[0]
+        content.append({"token": token, "logprob": logprob, "bytes": list(token.encode()),
+                        "top_logprobs": [{"token": t, "logprob": lp, "bytes": list(t.encode())}
+                                         for t, lp in ranked[:keep]]})
+    return {"content": content, "refusal": None}
 
 
 def _word_count(text: str) -> int:

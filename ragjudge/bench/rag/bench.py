@@ -22,6 +22,7 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.rag_records import RagRecord
 from ragjudge.formats.samples import Sample
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
+from ragjudge.judges.criterion import CriterionOption
 
 OFFLINE_JUDGES = ("rb_alg",)
 """Without a judge model: what needs none (RB_alg: BERTScore and ROUGE-L against the reference)."""
@@ -42,6 +43,9 @@ class RagOptions(BenchOptions):
     bertscore_model: str | None = Field(None, description="RB_alg's BERTScore model: auto, bundled, or a name/path.")
     min_panel: int | None = Field(None, ge=1, description="Panel members that must answer for a panel score "
                                   "(default: a majority).")
+    criteria: list[CriterionOption] = Field(default_factory=list, description="Criteria in one line, judged "
+                                            "G-Eval's way (--criterion NAME=\"criterion\", repeatable): each a "
+                                            "judge and a metric of that name.")
 
 
 class RagBench(Bench[RagOptions, RagRecord]):
@@ -58,6 +62,8 @@ class RagBench(Bench[RagOptions, RagRecord]):
     def __init__(self, options: RagOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         self.registry = JudgeRegistry(options.judge_dir)
+        for criterion in options.criteria:
+            self.registry.add(criterion.spec())
         self.judges: list[Judge] = self.registry.build_many(self._judge_names(),
                                                             {"bertscore_model": options.bertscore_model})
         needing = [j.name for j in self.judges if j.needs_llm]
@@ -67,8 +73,11 @@ class RagBench(Bench[RagOptions, RagRecord]):
 
     def _judge_names(self) -> list[str]:
         o = self.options
+        criteria = [c.name for c in o.criteria]
         if o.judges is not None:
-            return list(o.judges)
+            return [*o.judges, *(c for c in criteria if c not in o.judges)]
+        if criteria:  # criteria named alone are what the user asked for
+            return criteria
         wanted = LLM_JUDGES if o.judge_models else OFFLINE_JUDGES
         return [n for n in wanted if n in self.registry.specs]
 
