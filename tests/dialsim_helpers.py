@@ -47,7 +47,7 @@ def as_parquet(folder: Path, oracle: bool = True) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ragjudge.bench.dialsim.layouts import nested_to_hf_rows
+    from ragjudge.bench.dialsim.parquet_layout import nested_to_hf_rows
 
     target = folder / "dialsim-mini" / "data"
     target.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ import pytest
 from conftest import run_cli
 from dialsim_helpers import MINI_DIR
 
+from ragjudge.formats.samples import Sample, read_samples
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request, by_model
 
 BASE = ["eval", "--bench", "dialsim", "--data", str(MINI_DIR)]
@@ -21,14 +22,15 @@ def run(monkeypatch, capsys, out: Path, *args: str) -> tuple[int, str, str]:
     return run_cli([*BASE, *args, "--out", str(out)], monkeypatch, capsys)
 
 
-def results(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+def results(out: Path) -> list[Sample]:
+    """The run's sample log (DialSim writes no results.jsonl: it has no record format other tools read)."""
+    return read_samples(out / "samples.jsonl")
 
 
 def decisions(out: Path) -> list[tuple]:
     """What must not depend on timing: question, answer, memory shown, verdicts."""
-    return [(r["id"], r["question"], r["output"]["answer"], r["output"]["memory"], r["score"]["verdict"],
-             r["score"]["calibrated"]) for r in results(out)]
+    return [(s.id, s.input, s.output, [(p.id, p.title) for p in s.contexts], s.scores["accuracy"].label,
+             s.scores["accuracy_calibrated"].label) for s in results(out)]
 
 
 def test_offline_session_bm25_prints_the_breakdowns(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -43,8 +45,9 @@ def test_offline_session_bm25_prints_the_breakdowns(tmp_path: Path, monkeypatch,
     assert re.search(r"idk_precision\s+↑", stdout) and re.search(r"ambiguous\s+↓\s+0\s", stdout)  # counts: whole
     assert stdout.rstrip().splitlines()[-1].startswith("accuracy 0.")  # the headline, last
     folder = tmp_path / "run"
-    assert {p.name for p in folder.iterdir()} >= {"plan.jsonl", "results.jsonl", "results.csv", "summary.json",
+    assert {p.name for p in folder.iterdir()} >= {"plan.jsonl", "samples.jsonl", "results.csv", "summary.json",
                                                    "run.json", "predictions.jsonl", "judgements.jsonl"}
+    assert not (folder / "results.jsonl").exists()
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["breakdowns"]["source"]["groups"].keys() == {"fan", "temporal"}
     assert summary["metrics"]["accuracy"]["value"] > 0.25  # well above always-(E) and random on this show
@@ -53,7 +56,7 @@ def test_offline_session_bm25_prints_the_breakdowns(tmp_path: Path, monkeypatch,
         f"{summary['metrics']['accuracy']['n']} questions"
     assert stdout.rstrip().splitlines()[-1] == summary["headline"]["text"]  # one line, as summary.json has it
     rows = results(folder)
-    assert all(r["output"]["memory"] and r["score"]["judged_by"] == "rule" for r in rows)
+    assert all(r.contexts and r.scores["accuracy"].details["judged_by"] == "rule" for r in rows)
 
 
 def test_offline_utterance_memory_with_the_bundled_dense_encoder(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -66,8 +69,8 @@ def test_offline_utterance_memory_with_the_bundled_dense_encoder(tmp_path: Path,
     assert run_info["retriever"]["retriever"]["name"] == "dense" and run_info["k"] == 20
     assert run_info["indexes"]["mini"]["passages"] > 100  # one vector per utterance, computed once
     rows = results(tmp_path / "run")
-    assert all(all(", Utterance #" in label for label in r["output"]["memory"]) for r in rows)
-    assert all(len(r["output"]["memory"]) <= 20 for r in rows)
+    assert all(all(", Utterance #" in (p.title or "") for p in r.contexts) for r in rows)
+    assert all(len(r.contexts) <= 20 for r in rows)
 
 
 def test_same_seed_same_plan_and_results_at_concurrency_1_and_8(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -106,7 +109,7 @@ def test_a_saved_plan_asks_every_agent_the_same_questions(tmp_path: Path, monkey
                        "-T", "memory=oracle")
     assert code == 0, err
     assert (tmp_path / "b" / "plan.jsonl").read_text() == plan.read_text()
-    assert [r["question"] for r in results(tmp_path / "b")] == [r["question"] for r in results(tmp_path / "a")]
+    assert [r.input for r in results(tmp_path / "b")] == [r.input for r in results(tmp_path / "a")]
     code, _, err = run(monkeypatch, capsys, tmp_path / "c", "--gen", "mc-idk", "-T", f"plan={plan}",
                        "-T", "names=generic")
     assert code == 2 and "the plan was made with names=swapped" in err and err.startswith(f"error: {plan}:1")
@@ -147,7 +150,7 @@ def test_llm_agent_gets_the_official_prompt(tmp_path: Path, monkeypatch, capsys)
     rows = results(tmp_path / "run")
     assert len(requests) == len(rows)
     # Requests run concurrently, so arrival order is not the plan's: take the request of the plan's first question.
-    [first] = [r for r in requests if f"[Question] {rows[0]['asker']}: {rows[0]['question']}\n" in r.last_user]
+    [first] = [r for r in requests if f"[Question] {rows[0].input}\n[Answer]" in r.last_user]
     system, user = first.messages
     assert system == {"role": "system", "content": "You are a helpful assistant."}
     assert all(re.search(r"\[Retrieved Dialog History\]\n\[Date: \w+ \d+, \d{4}, Session #\d+\]\n", r.last_user)
@@ -160,8 +163,8 @@ def test_llm_agent_gets_the_official_prompt(tmp_path: Path, monkeypatch, capsys)
     assert "3. This question is being asked in the context of March 4, 2021." in text
     assert all(r.body["temperature"] == 0.2 and r.body["top_p"] == 0.1 for r in requests)
     accuracy = json.loads(stdout)["metrics"]["accuracy"]["value"]
-    assert accuracy == pytest.approx(sum(r["gold"] == "(A)" for r in rows) / len(rows), abs=1e-6)
-    assert all(r["output"]["answer"] == "(A)" and r["output"]["latency"] >= 0 for r in rows)
+    assert accuracy == pytest.approx(sum(r.metadata["gold"] == "(A)" for r in rows) / len(rows), abs=1e-6)
+    assert all(r.output == "(A)" and r.metadata["latency"] >= 0 for r in rows)
 
 
 def test_open_ended_answers_with_the_llm_judge(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -183,12 +186,16 @@ def test_open_ended_answers_with_the_llm_judge(tmp_path: Path, monkeypatch, caps
                                 "--judge-models", "openai/judge", "--api-base", server.base_url, "--format", "json")
         judged = [r for r in server.requests if r.model == "judge"]
     rows = results(tmp_path / "run")
-    errors = [r for r in rows if r["score"].get("error")]
+    errors = [r for r in rows if r.scores["accuracy"].error]
     assert code == (1 if errors else 0), err
-    unanswerable = [r for r in rows if r["answerability"] == "unanswerable" and r["output"]["answer"] == "I don't know."]
-    assert unanswerable and all(r["score"]["judged_by"] == "exact" for r in unanswerable)  # no judge call needed
+    unanswerable = [r for r in rows if r.labels["answerability"] == "unanswerable" and r.output == "I don't know."]
+    assert unanswerable and all(r.scores["accuracy"].details["judged_by"] == "exact" for r in unanswerable)
+    assert all(r.scores["accuracy"].raw is None for r in unanswerable)  # no judge call needed
     assert len(judged) == len(rows) - len(unanswerable)
-    assert all(r["score"]["judge_raw"] == "certainly correct" and "no JSON" in r["score"]["error"] for r in errors)
+    assert all(r.scores["accuracy"].raw == "certainly correct" and "no JSON" in (r.scores["accuracy"].error or "")
+               and r.scores["accuracy"].model == "openai/judge" for r in errors)
+    verdicts = [r.scores["accuracy"] for r in rows if not r.scores["accuracy"].error and r not in unanswerable]
+    assert verdicts and all(v.judge == "dialsim_judge" and v.model == "openai/judge" and v.raw for v in verdicts)
     summary = json.loads(stdout)
     assert summary["n_errors"] == len(errors) and summary["details"]["judges"] == {"dialsim": ["openai/judge"]}
     assert summary["run"]["models"]["judges"] == {"dialsim": ["openai/judge"]}
@@ -209,9 +216,9 @@ def test_summary_memory_resume_and_cache(tmp_path: Path, monkeypatch, capsys) ->
         code, _, err = run(monkeypatch, capsys, tmp_path / "run", *args)
         first = len(server.requests)
         summaries = [r for r in server.requests if r.last_user.startswith("Given the following dialog")]
-        failed = [r for r in results(tmp_path / "run") if r["output"].get("error")]
+        failed = [r for r in results(tmp_path / "run") if r.error]
         assert code == 1 and 0 < len(failed) < len(results(tmp_path / "run")) and "sample(s) had errors" in err
-        assert all("refused" in r["output"]["error"] for r in failed)
+        assert all("refused" in (r.error or "") and r.output is None for r in failed)
         failing["on"] = False
         code, _, err = run(monkeypatch, capsys, tmp_path / "run", *args)
         second = server.requests[first:]
@@ -220,8 +227,8 @@ def test_summary_memory_resume_and_cache(tmp_path: Path, monkeypatch, capsys) ->
     assert summaries and all("[Summary]" in r.last_user for r in summaries)
     lines = (tmp_path / "run" / "summaries.jsonl").read_text().splitlines()
     assert len(lines) == len(summaries) and json.loads(lines[0])["summary"].startswith("Summary: ")
-    memory = results(tmp_path / "run")[-1]["output"]["memory"]
-    assert memory and len(memory) <= 15
+    memory = results(tmp_path / "run")[-1].contexts
+    assert memory and len(memory) <= 15 and all(p.id and p.id.startswith("session-") for p in memory)
 
 
 def test_time_limit_abandons_slow_answers(tmp_path: Path, monkeypatch, capsys) -> None:
@@ -234,7 +241,8 @@ def test_time_limit_abandons_slow_answers(tmp_path: Path, monkeypatch, capsys) -
     summary = json.loads(stdout)
     assert summary["metrics"]["timed_out"]["value"] == 3 and summary["metrics"]["accuracy"]["value"] == 0
     assert summary["metrics"]["timed_out"]["kind"] == "count"
-    assert all(r["score"]["verdict"] == "timeout" and r["output"]["latency"] < 0.6 for r in results(tmp_path / "run"))
+    assert all(r.scores["accuracy"].label == "timeout" and r.metadata["latency"] < 0.6 and r.metadata["timed_out"]
+               for r in results(tmp_path / "run"))
 
 
 def test_benches_show_lists_the_options(monkeypatch, capsys) -> None:
@@ -267,7 +275,7 @@ def test_dense_memory_through_a_litellm_embeddings_model(tmp_path: Path, monkeyp
     sessions = sum(len(r.body["input"]) for r in embedded[:1])
     assert sessions == 16  # every finished session embedded once, in one batch
     rows = results(tmp_path / "run")
-    assert {r["seed"] for r in rows} == {2} and all(r["output"]["memory"] for r in rows)
+    assert {r.labels["seed"] for r in rows} == {"2"} and all(r.contexts for r in rows)
     # the first run embedded each query and partial session on its own
     assert all(len(r.body["input"]) == 1 for r in embedded[1:]) and len(embedded) == 2 * len(rows) + 1
     # the second run reuses the session index, and the embedding store has every query and partial session
@@ -287,10 +295,10 @@ def test_a_failed_summary_is_an_error_for_the_questions_after_it(tmp_path: Path,
                            "-T", "summary_model=openai/summarizer", "--api-base", server.base_url, "--max-retries", "0")
     assert code == 1 and "sample(s) had errors" in err
     rows = results(tmp_path / "run")
-    broken = [r for r in rows if r["output"].get("error")]
-    assert broken and all(r["session"] > 2 and "the summary of session 2 failed" in r["output"]["error"]
+    broken = [r for r in rows if r.error]
+    assert broken and all(r.metadata["session"] > 2 and "the summary of session 2 failed" in r.error
                           for r in broken)
-    assert all(not r["output"].get("error") for r in rows if r["session"] <= 2)
+    assert all(not r.error for r in rows if r.metadata["session"] <= 2)
     lines = [json.loads(line) for line in (tmp_path / "run" / "summaries.jsonl").read_text().splitlines()]
     assert [line["session"] for line in lines if line["error"]] == [2]
 
@@ -326,7 +334,8 @@ def test_summary_metrics_carry_the_declared_direction_and_kind(tmp_path: Path, m
     assert declared["invented_rate"] == (False, "rate") and declared["accuracy@*s"] == (True, "score")
     assert "answerable" not in declared and "seed" in json.loads(shown)["breakdowns"]
     records = results(tmp_path / "run")
-    assert all("answerable" not in r and r["answerability"] in ("answerable", "unanswerable") for r in records)
+    assert all("answerable" not in r.labels and r.labels["answerability"] in ("answerable", "unanswerable")
+               for r in records)
     assert summary["notes"] == ["no paper figure is shown: the paper reports no figures for mc-idk (models are "
                                 "matched by exact name, paper.json's alias table)"] and summary["reference"] == []
     inputs = json.loads((tmp_path / "run" / "run.json").read_text())["inputs"]  # every file read, through one door
@@ -442,9 +451,10 @@ def test_failed_answers_count_wrong_in_the_headline_and_are_left_out_of_accuracy
         code, stdout, err = run(monkeypatch, capsys, tmp_path / "run", "--gen", "openai/agent", "--api-base",
                                 server.base_url, "--max-retries", "0", "--format", "json")
     rows = results(tmp_path / "run")
-    failed = [r for r in rows if r["output"].get("error")]
+    failed = [r for r in rows if r.error]
     assert code == 1 and 0 < len(failed) < len(rows), err
-    right = sum(r["score"].get("value") == 1 for r in rows if not r["output"].get("error"))
+    assert all(r.scores["accuracy"].error and r.scores["accuracy"].value is None for r in failed)
+    right = sum(r.scores["accuracy"].value == 1 for r in rows if not r.error)
     summary = json.loads(stdout)
     accuracy, answered = summary["metrics"]["accuracy"], summary["metrics"]["accuracy_answered"]
     assert (accuracy["value"], accuracy["n"], accuracy["errors"]) == (round(right / len(rows), 6), len(rows), 0)
@@ -462,41 +472,48 @@ def test_failed_answers_count_wrong_in_the_headline_and_are_left_out_of_accuracy
 
 
 def test_report_reads_each_questions_score(tmp_path: Path, monkeypatch, capsys) -> None:
-    """`ragjudge report` showed no figure per question: a DialSim record keeps its verdict under `score`, which the
-    generic view does not read. The bench's view reads it under the summary's names (so the task list's columns
-    and a comparison of two runs line up with the summary), shows the options with the gold one, the answer and
-    the verdict, and a mistyped `score` is one line naming the file and line, with no report written."""
-    from ragjudge.bench.dialsim.report_view import DialSimView
+    """`ragjudge report` reads the sample log: each question with its options, the memory recalled (evidence
+    sessions marked), the answer and the gold one; per-question accuracy and calibrated accuracy under the summary's
+    names (so the task list's columns and a comparison of two runs line up with the summary); the verdict as a
+    facet. A mistyped sample line is one line naming the file, line and field, with no report written."""
+    from ragjudge.bench.dialsim.view import DialSimView
     from ragjudge.report.load import load_run
-    from ragjudge.report.pack import read_samples
+    from ragjudge.report.pack import read_samples as view_samples
 
     folder = tmp_path / "run"
     code, _, err = run(monkeypatch, capsys, folder, "--gen", "mc-lexical")
     assert code == 0, err
     loaded = load_run(folder)
     assert isinstance(loaded.view, DialSimView) and loaded.notes == []
-    samples = read_samples(loaded)
+    shown = view_samples(loaded)
     summary = json.loads((folder / "summary.json").read_text())
     rows = results(folder)
-    assert [m["accuracy"] for m in samples.metrics] == [float(r["score"]["value"]) for r in rows]
-    assert all(set(m) == {"accuracy", "accuracy_calibrated"} for m in samples.metrics)  # the summary's names
-    accuracy = [m["accuracy"] for m in samples.metrics]
+    assert [m["accuracy"] for m in shown.metrics] == [r.scores["accuracy"].value for r in rows]
+    assert all(set(m) == {"accuracy", "accuracy_calibrated", "declined"} for m in shown.metrics)  # summary names
+    accuracy = [m["accuracy"] for m in shown.metrics]
     assert sum(accuracy) / len(accuracy) == pytest.approx(summary["metrics"]["accuracy"]["value"], abs=1e-6)
-    assert {f["verdict"] for f in samples.facets} <= {"correct", "wrong", "ambiguous"}
-    assert {f["answerability"] for f in samples.facets} == {"answerable", "unanswerable"}
-    question = samples.blocks[0][0]
-    assert question["title"] == "Question" and ["question", rows[0]["question"]] in question["items"]
-    assert [rows[0]["gold"], f"{rows[0]['gold_text']}  ← gold"] in question["items"]
-    assert ["verdict", rows[0]["score"]["verdict"]] in question["items"]
+    assert sum(m["declined"] for m in shown.metrics) == summary["metrics"]["declined"]["value"]
+    assert {f["verdict"] for f in shown.facets} <= {"correct", "wrong", "ambiguous"}
+    assert {f["answerability"] for f in shown.facets} == {"answerable", "unanswerable"}
+    blocks = {b["title"]: b for b in shown.blocks[0]}
+    assert blocks["Question"]["text"] == rows[0].input and "\t(E) " in rows[0].input
+    assert blocks["Reference"]["text"] == rows[0].target and rows[0].target.startswith(rows[0].metadata["gold"])
+    assert blocks["Answer"]["text"] == rows[0].output
+    assert [p["title"] for p in blocks["Memory recalled"]["items"]] == [p.title for p in rows[0].contexts]
+    assert [p["id"] for p in blocks["Evidence sessions"]["items"]] == [p.id for p in rows[0].target_contexts]
+    marked = [i for i, r in enumerate(rows) if any(p.get("mark") == "reference" for b in shown.blocks[i]
+                                                   if b["kind"] == "passages" for p in b["items"])]
+    assert marked  # session memory: recalled sessions holding the evidence are marked
     code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
     assert code == 0 and (tmp_path / "report.html").is_file(), err
 
-    lines = (folder / "results.jsonl").read_text().splitlines()
+    log = folder / "samples.jsonl"
+    lines = log.read_text().splitlines()
     broken = json.loads(lines[2])
-    broken["score"] = "high"
+    broken["scores"]["accuracy"] = "high"
     lines[2] = json.dumps(broken)
-    (folder / "results.jsonl").write_text("\n".join(lines) + "\n")
+    log.write_text("\n".join(lines) + "\n")
     code, _, err = run_cli(["report", str(folder), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-    assert f"{folder / 'results.jsonl'}:3:" in err and "score" in err
+    assert f"{log}:3:" in err and "scores.accuracy" in err
     assert not (tmp_path / "broken.html").exists()

@@ -14,7 +14,7 @@ from dialsim_helpers import MINI_DIR, SHOWS_FILE, as_parquet, as_pickles, nested
 
 from ragjudge.bench.dialsim import layouts
 from ragjudge.bench.dialsim.bench import DialSimBench, DialSimOptions
-from ragjudge.bench.dialsim.data import read_jsonl_show, write_jsonl_show
+from ragjudge.bench.dialsim.longdialqa import read_jsonl_show, write_jsonl_show
 from ragjudge.errors import InputError, UsageError
 
 

@@ -10,7 +10,7 @@ import pytest
 from dialsim_helpers import MINI_DIR
 
 from ragjudge.bench.dialsim import layouts
-from ragjudge.bench.dialsim.data import QA, SessionData, ShowData
+from ragjudge.bench.dialsim.longdialqa import QA, SessionData, ShowData
 from ragjudge.bench.dialsim.plan import (
     FUTURE_TYPE_CAP,
     UNANSWERABLE_FAN_CAP,

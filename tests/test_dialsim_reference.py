@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.bench.dialsim.reference import (
+from ragjudge.bench.dialsim.paper import (
     NONE_SHOWN,
     RunConditions,
     paper,

@@ -13,7 +13,7 @@ import pytest
 from conftest import run_cli
 
 from ragjudge.bench.dialsim.judge import AnswerJudge
-from ragjudge.bench.dialsim.scoring import (
+from ragjudge.bench.dialsim.metrics import (
     calibrate,
     committed,
     declined,

@@ -33,7 +33,7 @@ def convert_command(
 
     Pickles are read with a loader that builds plain data only; still, only convert pickles you trust."""
     from ragjudge.bench.dialsim import layouts
-    from ragjudge.bench.dialsim.data import write_jsonl_show
+    from ragjudge.bench.dialsim.longdialqa import write_jsonl_show
     from ragjudge.bench.dialsim.script import (
         BUILTIN_SHOWS,
         SHOWS_FILE,

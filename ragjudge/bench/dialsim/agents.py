@@ -16,9 +16,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 from ragjudge.bench.dialsim.memory import Recall
+from ragjudge.bench.dialsim.metrics import normalize, phrase_in
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS, PlannedQuestion
 from ragjudge.bench.dialsim.prompts import PARAMS, SYSTEM, AnswerFormat
-from ragjudge.bench.dialsim.scoring import normalize, phrase_in
 from ragjudge.errors import UsageError
 from ragjudge.llm import LLMGateway
 

@@ -1,186 +1,131 @@
-"""LongDialQA as ragjudge reads it: one record per session, questions with their evidence dates.
+"""Loading a DialSim run's data: each show's timeline from LongDialQA in any layout (`layouts.py`), the questions
+planned over them (drawn from seeds, or an earlier run's plan.jsonl), and what the data lets the plan do.
 
-`SessionData` is the canonical form every layout is read into (`layouts.py`): the published pickles,
-the same nested layout as JSON, the Hugging Face parquet copy, and ragjudge's own JSONL (one line per
-session, what `ragjudge dialsim convert` writes). Question ids are the keys the data uses (the index
-in a hard-question list, the key of an easy question), so the oracle pickles can be joined to them.
+The evidence-date rule: the official simulator skips a candidate question whose evidence session has not happened
+yet, which needs the oracle files' evidence dates. Without them (always for the Hugging Face parquet copy) every
+candidate is taken, and more questions, some unanswerable from the dialogue so far, are asked than the official
+simulator would ask: the run warns, records it, and shows no paper figure.
 """
 
 from __future__ import annotations
 
-import calendar
-import re
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from ragjudge.bench.dialsim import layouts
+from ragjudge.bench.dialsim.longdialqa import DATA_HELP
+from ragjudge.bench.dialsim.memory import ShowMemory
+from ragjudge.bench.dialsim.plan import (
+    PlannedQuestion,
+    check_plan,
+    plan_show,
+    read_plan,
+)
+from ragjudge.bench.dialsim.script import NamesMode, load_show_infos
+from ragjudge.bench.dialsim.timeline import Timeline
+from ragjudge.engine.bench import fingerprint
+from ragjudge.errors import UsageError
 
-from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type, read_json, read_jsonl, write_jsonl
-
-IDK_OPTION_INDEX = 4
-"""Option (E), "I don't know": the answer to every unanswerable question."""
-N_OPTIONS = 5
-
-FAN_TYPES_WITH_DATES = ("ans_w_time", "dont_know_unans_time")
-"""Fan-quiz question types whose evidence the oracle pickle dates; the others use the episode's sessions."""
-
-DATA_HELP = (
-    "LongDialQA cannot be downloaded by ragjudge. Get dialsim_v1.1.zip from the Google Drive folder linked in "
-    "https://github.com/jiho283/Simulator (README) and unzip it (friends_dialsim.pickle, friends_oracle_tkg.pickle, "
-    "friends_oracle_fan.pickle, ...), or clone the Hugging Face copies https://huggingface.co/datasets/jiho283/"
-    "dialsim-friends (also dialsim-bigbang, dialsim-theoffice; parquet, no oracle dates), then pass --data FOLDER")
+DATA_ENV = "RAGJUDGE_DIALSIM_DATA"
 
 
-_MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name} | \
-    {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name} | {"sept": 9}
-_DATE = re.compile(r"^([A-Za-z]+)\.? (\d{1,2}), (\d{1,4})$")
-
-
-def date_problem(value: str) -> str | None:
-    """Why `value` cannot be a session's (or an evidence) date, or None. Dates are written as the release
-    writes them, `March 4, 2021`: one in that shape must exist in the calendar (a day out of its month's range
-    cannot be placed on the timeline); other shapes are taken as given (the sessions are ordered by the data,
-    and a date is compared as text)."""
-    if not value.strip():
-        return "an empty date"
-    match = _DATE.match(value.strip())
-    if match is None or match.group(1).lower() not in _MONTHS:
-        return None
-    month, day, year = _MONTHS[match.group(1).lower()], int(match.group(2)), int(match.group(3))
-    if year < 1:
-        return f"{value!r} is not a date: year {year} is out of range"
-    last = calendar.monthrange(year, month)[1]
-    if not 1 <= day <= last:
-        return f"{value!r} is not a date: day {day} is out of range for {calendar.month_name[month]} {year} (1-{last})"
-    return None
-
-
-def read_json_document(path: Path, what: str) -> Any:
-    """A whole JSON file through ragjudge.formats.files: a folder, bytes that are not UTF-8, an empty or cut-off
-    file and bad JSON are each one InputError naming the file (and line and column)."""
-    return read_json(path, what)
-
-
-class QA(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    id: str
-    questions: dict[str, str]
-    """Asker -> the question in that character's style; `default` for anyone else. In the data's own order: the
-    first entry is the text the official simulator's current-year filter and its oracle fallback read."""
-    options: list[str]
-    answer: str
-    evidence_dates: list[str] | None = None
-    """Dates of the sessions holding the evidence (from the oracle pickles); entries containing 'fu' mark
-    future evidence. None when the data has no oracle dates for this question."""
-
-    def first_text(self) -> str:
-        """The question's first text as the data orders it (`list(q['questions'])[0]` in simulator.py), which is
-        what the current-year filter reads and what the oracle pickle's fallback key is, whichever asker it is."""
-        return next(iter(self.questions.values()), "")
-
-
-class SessionData(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    show: str
-    episode: str
-    scene: str
-    date: str
-    script: str
-    hard_q: dict[str, list[QA]] = {}
-    """Temporal-knowledge-graph questions by type: past, cur, fu (one hop), past_fu, cur_past... (two hops)."""
-    easy_q: dict[str, list[QA]] = {}
-    """Fan-quiz questions by type: ans_w_time, ans_wo_time, before_event_unans, dont_know_unans, ..."""
-
-    @field_validator("date")
-    @classmethod
-    def _a_date(cls, value: str) -> str:
-        problem = date_problem(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    @field_validator("hard_q", "easy_q")
-    @classmethod
-    def _by_type_name(cls, value: dict[str, list[QA]]) -> dict[str, list[QA]]:
-        """Types in name order and none empty, whatever the layout's order (the parquet copy orders its
-        columns its own way): the seeded draws then pick the same questions from every layout."""
-        return {t: value[t] for t in sorted(value) if value[t]}
-
-    def record(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+def data_path(data: str | None) -> Path:
+    """--data, else $RAGJUDGE_DIALSIM_DATA."""
+    value = data or os.environ.get(DATA_ENV)
+    if not value:
+        raise UsageError(f"bench dialsim needs --data FOLDER (or ${DATA_ENV}). {DATA_HELP}")
+    return Path(value)
 
 
 @dataclass
-class ShowData:
-    name: str
-    sessions: list[SessionData]
-    source: str
-    layout: str
-    """jsonl, json, pickle or parquet."""
-    oracle: bool
-    """Whether evidence dates were read (oracle pickles, or JSONL converted from them)."""
-    skipped_questions: int = 0
-    """Questions dropped at load because they have fewer than five options (they cannot be asked)."""
-    notes: list[str] = field(default_factory=list)
+class Simulation:
+    """What a run plays: each show's timeline, the questions planned over them, a digest of the data (part of every
+    answer's fingerprint), and each show's memory (made from the options at load, built when the solver prepares)."""
+
+    timelines: dict[str, Timeline]
+    plan: list[PlannedQuestion]
+    digest: str
+    memories: dict[str, ShowMemory] = field(default_factory=dict)
+
+    @property
+    def names(self) -> NamesMode | None:
+        return next(iter(self.timelines.values())).names if self.timelines else None
+
+    def evidence_rule(self) -> dict[str, bool]:
+        """show -> whether the plan could apply the official evidence-date rule (it needs the oracle files' dates)."""
+        lacking = {q.show for q in self.plan if q.evidence_sessions is None}
+        return {show: t.source.oracle and show not in lacking for show, t in self.timelines.items()}
+
+    def evidence_warnings(self) -> list[str]:
+        out = []
+        for show, applied in self.evidence_rule().items():
+            if not applied:
+                undated = sum(1 for q in self.plan if q.show == show and q.evidence_sessions is None)
+                out.append(f"warning: {show}: no evidence dates (the oracle files {show}_oracle_tkg.pickle and "
+                           f"{show}_oracle_fan.pickle are not beside the data), so the plan cannot skip questions "
+                           f"whose evidence session has not happened yet, as the official simulator does: "
+                           f"{undated} question(s) asked without that check (run.json: evidence_date_rule)")
+        return out
+
+    def notes(self) -> list[str]:
+        """What loading left out."""
+        return [f"{show}: {t.source.skipped_questions} question(s) with fewer than 5 options were skipped"
+                for show, t in self.timelines.items() if t.source.skipped_questions]
+
+    def sources(self) -> dict[str, Any]:
+        """Where each show was read from (run.json's `data`)."""
+        return {show: {"source": t.source.source, "layout": t.source.layout, "oracle": t.source.oracle,
+                       "sessions": len(t.sessions), "agent": t.info.agent} for show, t in self.timelines.items()}
+
+    def indexes(self) -> dict[str, Any] | None:
+        """The dense memories' indexes (built or loaded from --index-dir), by show."""
+        found = {show: m.searcher.describe()["index"] for show, m in self.memories.items()
+                 if hasattr(m.searcher, "describe")}
+        return found or None
+
+    def close(self) -> None:
+        for memory in self.memories.values():
+            close = getattr(memory.searcher, "close", None)
+            if close is not None:
+                close()
 
 
-def canonical_questions(value: Any, where: str, file: str) -> dict[str, str]:
-    """{asker: text} in the data's order (the official simulator reads the first entry); missing askers (null in
-    the parquet copy) dropped. The parquet copy orders askers as its column's struct fields, which need not be the
-    pickle's order: with it the first text may differ from the official one."""
-    if not isinstance(value, dict):
-        raise InputError(f"expected an object of asker -> question, got {json_type(value)}", file=file,
-                         field=f"{where}.questions")
-    out = {}
-    for key, text in value.items():
-        if text is None:
-            continue
-        if not isinstance(text, str):
-            raise InputError(f"expected text, got {json_type(text)}", file=file, field=f"{where}.questions.{key}")
-        out[str(key)] = text
-    return out
+def read_simulation(path: Path, *, shows: Sequence[str] | None, plan: Path | None, names: NamesMode | None,
+                    seeds: Sequence[int], tkg_ratio: float) -> Simulation:
+    """The shows in `path` (those named, those of a reused plan, or all), with `plan`'s questions or one plan per
+    seed. A show missing from the data, or a plan that does not fit it, is one line."""
+    found = layouts.find_shows(path)
+    reused = read_plan(plan) if plan is not None else None
+    wanted = list(shows or (dict.fromkeys(q.show for q in reused) if reused else found))
+    missing = [s for s in wanted if s not in found]
+    if missing:
+        flag = "-T shows" if shows else f"-T plan={plan}"
+        raise UsageError(f"{flag}: {', '.join(missing)} not in {path} (found: {', '.join(found)})")
+    mode: NamesMode = names or (reused[0].names if reused else "generic")
+    infos = load_show_infos(path if path.is_dir() else path.parent)
+    timelines: dict[str, Timeline] = {}
+    for show in wanted:
+        if show not in infos:
+            raise UsageError(f"show {show!r} is not one of {', '.join(infos)}: describe it (agent, names) in "
+                             f"dialsim_shows.json beside the data")
+        layout, source = found[show]
+        timelines[show] = Timeline.build(layouts.read_show(show, layout, source), infos[show], mode)
+    digest = fingerprint({show: [(x.episode, x.scene, x.date, x.script) for x in t.source.sessions]
+                          for show, t in timelines.items()})
+    if reused is not None:
+        assert plan is not None
+        check_plan(reused, timelines, plan)
+        return Simulation(timelines, reused, digest)
+    return Simulation(timelines, [q for show in wanted for seed in seeds
+                                  for q in plan_show(timelines[show], seed, tkg_ratio)], digest)
 
 
-def make_qa(raw: Any, qid: str, evidence: list[str] | None, where: str, file: str) -> QA | None:
-    """A question from its nested-layout dict; None when it has fewer than five options."""
-    if not isinstance(raw, dict):
-        raise InputError(f"expected a question object, got {json_type(raw)}", file=file, field=where)
-    options = raw.get("options")
-    if not isinstance(options, (list, tuple)) or not all(isinstance(o, str) for o in options):
-        raise InputError("expected a list of option texts", file=file, field=f"{where}.options")
-    answer = raw.get("answer")
-    if not isinstance(answer, str):
-        raise InputError("expected the answer text", file=file, field=f"{where}.answer")
-    if len(options) < N_OPTIONS:
-        return None
-    questions = canonical_questions(raw.get("questions"), where, file)
-    if not questions:
-        raise InputError("no question text", file=file, field=f"{where}.questions")
-    return QA(id=qid, questions=questions, options=list(options[:N_OPTIONS]), answer=answer, evidence_dates=evidence)
-
-
-def read_jsonl_show(path: Path) -> ShowData:
-    sessions: list[SessionData] = []
-    for line, record in read_jsonl(path):
-        try:
-            sessions.append(SessionData.model_validate(record))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise InputError(err["msg"].removeprefix("Value error, "), file=str(path), line=line,
-                             field=".".join(str(p) for p in err["loc"]) or None) from None
-    if not sessions:
-        raise InputError("no sessions", file=str(path))
-    names = {s.show for s in sessions}
-    if len(names) > 1:
-        raise InputError(f"one show per file, found {', '.join(sorted(names))}", file=str(path), field="show")
-    oracle = any(q.evidence_dates is not None for s in sessions for bank in (s.hard_q, s.easy_q)
-                 for qs in bank.values() for q in qs)
-    return ShowData(name=sessions[0].show, sessions=sessions, source=str(path), layout="jsonl", oracle=oracle)
-
-
-def write_jsonl_show(show: ShowData, path: Path) -> None:
-    write_jsonl(path, (s.record() for s in show.sessions))
+def require_evidence_dates(simulation: Simulation) -> None:
+    """memory=oracle shows the evidence sessions: every show needs its oracle files' dates."""
+    unknown = sorted(show for show, applied in simulation.evidence_rule().items() if not applied)
+    if unknown:
+        raise UsageError(f"memory=oracle needs the evidence dates of the oracle pickles ({unknown[0]}_oracle_"
+                         f"tkg.pickle, {unknown[0]}_oracle_fan.pickle) beside the data")

@@ -16,18 +16,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 from ragjudge.bench.dialsim.plan import PlannedQuestion
-from ragjudge.bench.dialsim.searchers import PrefixSearcher
+from ragjudge.bench.dialsim.searchers import (
+    DenseSearcher,
+    PrefixSearcher,
+    build_searcher,
+)
 from ragjudge.bench.dialsim.timeline import Session, Timeline
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.prefix_bm25 import PrefixBM25
+from ragjudge.retrieval.spec import PipelineSpec
 
 MemoryKind = Literal["recent", "utterance", "session", "summary", "oracle"]
 DEFAULT_K = {"utterance": 20, "session": 10, "summary": 15, "oracle": 20}
 """Top-k per the paper (Appendix G.2) and the official simulator (oracle: 20 sessions)."""
 CONTEXT_RESERVE = 500
+DEFAULT_CONTEXT = 16000
+"""memory=recent: the context window of a model litellm does not know (and of the offline agents)."""
 NO_HISTORY = "No history.\n"
 NO_EVIDENCE = "No Relevant History\n"
 
@@ -60,6 +68,10 @@ class Recall:
 
     def record(self) -> list[str]:
         return [item.label for item in self.items]
+
+    def sessions(self) -> list[int]:
+        """The session each item comes from: what the sample log matches against the evidence sessions."""
+        return [item.session for item in self.items]
 
 
 def utterance_items(timeline: Timeline) -> tuple[list[MemoryItem], list[int]]:
@@ -171,3 +183,43 @@ class ShowMemory:
         ranked = [r for r, _ in ranker.search(q.question, len(evidence), len(evidence))]
         ranked += [r for r in range(len(evidence)) if r not in set(ranked)]
         return Recall([evidence[r] for r in sorted(ranked[: self.k])], ranked=False)
+
+
+def context_budget(gen: str, context_tokens: int | None, offline: bool) -> int:
+    """memory=recent: the agent's context window in tokens: -T context_tokens, else litellm's figure for the model
+    (the paper's Base LLM fills the model's whole window), else DEFAULT_CONTEXT."""
+    if context_tokens:
+        return context_tokens
+    if not offline:
+        from ragjudge.llm._litellm import litellm
+
+        try:
+            found = litellm().get_model_info(gen).get("max_input_tokens")
+        except Exception:  # noqa: BLE001 - litellm raises a bare Exception for models it does not list
+            found = None
+        if found:
+            return int(found)
+    return DEFAULT_CONTEXT
+
+
+def show_memories(kind: MemoryKind, timelines: dict[str, Timeline], k: int, spec: PipelineSpec | None, *,
+                  token_budget: int = 0, index_dir: Path | None = None,
+                  pipeline_dirs: list[str] | None = None) -> dict[str, ShowMemory]:
+    """One memory per show, not yet built: retrieval memories get a searcher of `spec` each (dense ones share one
+    encoder, so one model is in memory), `recent` counts tokens against `token_budget`."""
+    counter = None
+    if kind == "recent":
+        from ragjudge.bench.dialsim.tokens import token_counter
+
+        counter = token_counter()
+    memories: dict[str, ShowMemory] = {}
+    shared: Any = None
+    for show, timeline in timelines.items():
+        searcher = build_searcher(spec, index_dir, pipeline_dirs or []) if spec is not None else None
+        if isinstance(searcher, DenseSearcher):
+            if shared is None:
+                shared = searcher.retriever.encoder
+            searcher.retriever.encoder = shared
+        memories[show] = ShowMemory(kind, timeline, k, searcher=searcher, token_budget=token_budget,
+                                    count_tokens=counter)
+    return memories

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragjudge.bench.dialsim.data import read_json_document
 from ragjudge.bench.dialsim.judge import AnswerJudge
+from ragjudge.bench.dialsim.longdialqa import read_json_document
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS
-from ragjudge.bench.dialsim.scorer import JudgeKind, finish, rule_score
+from ragjudge.bench.dialsim.scorers import JudgeKind, finish, rule_score
 from ragjudge.bench.dialsim.summary import figures
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.engine.summary import Summary, Table

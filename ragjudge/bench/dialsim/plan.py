@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragjudge.bench.dialsim.data import FAN_TYPES_WITH_DATES, IDK_OPTION_INDEX, QA
+from ragjudge.bench.dialsim.longdialqa import FAN_TYPES_WITH_DATES, IDK_OPTION_INDEX, QA
 from ragjudge.bench.dialsim.script import NamesMode
 from ragjudge.bench.dialsim.timeline import Session, Timeline
 from ragjudge.errors import InputError

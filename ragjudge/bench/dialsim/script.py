@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from ragjudge.bench.dialsim.data import read_json_document
+from ragjudge.bench.dialsim.longdialqa import read_json_document
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type
 

@@ -6,6 +6,9 @@ flight). Each answer records the memory it was given, and its latency: retrieval
 waiting for a free request slot included, as a deployed agent would wait. A reply from the response cache
 has no real latency (`cached`): time-limit figures leave it out. `-T time_limit=S` enforces a limit live:
 a slower answer is abandoned and counted as timed out (wrong), as the official simulator counts it.
+
+memory=summary: the sessions are summarised when the solver prepares, and the solver writes them to
+`summaries.jsonl` itself (nothing is kept for a later hook).
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.engine.bench import Record, Solver
 from ragjudge.bench.dialsim.agents import Agent
 from ragjudge.bench.dialsim.memory import MemoryUnavailable, ShowMemory
 from ragjudge.bench.dialsim.plan import PlannedQuestion
@@ -27,7 +29,9 @@ from ragjudge.bench.dialsim.prompts import (
     summary_prompt,
 )
 from ragjudge.bench.dialsim.timeline import Timeline
+from ragjudge.engine.bench import Record, Solver
 from ragjudge.engine.parallel import each_as_completed
+from ragjudge.formats.jsonl import dumps
 from ragjudge.llm import LLMError, LLMGateway
 
 if TYPE_CHECKING:
@@ -44,7 +48,6 @@ class SimulationSolver(Solver[PlannedQuestion]):
         self.identity = identity
         self.time_limit = time_limit
         self.summary_model = summary_model
-        self.summaries: dict[str, dict[int, str | Exception]] = {}
 
     def fingerprint(self, sample: PlannedQuestion) -> str:
         return self.identity
@@ -53,14 +56,17 @@ class SimulationSolver(Solver[PlannedQuestion]):
         last: dict[str, int] = {}
         for q in samples:
             last[q.show] = max(last.get(q.show, 0), q.session)
+        summarised: dict[str, dict[int, str | Exception]] = {}
         for show, memory in self.memories.items():
             if show not in last:
                 continue
             if memory.kind == "summary":
                 assert self.summary_model is not None
-                memory.summaries = self.summaries[show] = await summarize(
+                memory.summaries = summarised[show] = await summarize(
                     memory.timeline, last[show], self.summary_model, ctx.require_gateway(), ctx)
             await asyncio.to_thread(memory.build, ctx.bars, last[show])
+        if summarised:
+            write_artifact(ctx, "summaries.jsonl", summaries_text(self.memories, summarised))
 
     async def solve(self, samples: Sequence[PlannedQuestion], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
         async for q, output in each_as_completed(list(samples), self._answer):
@@ -76,8 +82,8 @@ class SimulationSolver(Solver[PlannedQuestion]):
         retrieval = time.perf_counter() - started
         history = recall.block()
         prompt = agent_prompt(q, self.fmt, memory.kind, history)
-        out: dict[str, Any] = {"memory": recall.record(), "memory_chars": len(history),
-                               "retrieval_seconds": round(retrieval, 4)}
+        out: dict[str, Any] = {"memory": recall.record(), "memory_sessions": recall.sessions(),
+                               "memory_chars": len(history), "retrieval_seconds": round(retrieval, 4)}
         if recall.scores is not None:
             out["memory_scores"] = recall.scores
         replying = time.perf_counter()
@@ -122,3 +128,24 @@ async def summarize(timeline: Timeline, upto: int, model: str, gateway: LLMGatew
     async for index, summary in each_as_completed([s.index for s in sessions], one):
         done[index] = summary
     return done
+
+
+def summaries_text(memories: dict[str, ShowMemory], summarised: dict[str, dict[int, str | Exception]]) -> str:
+    """summaries.jsonl: one line per session summarised (a failed summary keeps its error)."""
+    lines = []
+    for show, found in summarised.items():
+        for index, text in sorted(found.items()):
+            session = memories[show].timeline.sessions[index]
+            lines.append(dumps({"show": show, "session": index, "label": session.label,
+                                "summary": text if isinstance(text, str) else None,
+                                "error": None if isinstance(text, str) else str(text)}))
+    return "".join(line + "\n" for line in lines)
+
+
+def write_artifact(ctx: RunContext, name: str, text: str) -> None:
+    """A file of the run folder written now (the engine writes the others at the end): nothing when the run writes
+    no files."""
+    if ctx.paths is not None:
+        from ragjudge.engine.outputs import atomic_write
+
+        atomic_write(ctx.paths.artifact(name), lambda p: p.write_text(text, encoding="utf-8"))

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragjudge.engine.bench import MetricInfo, SampleResult, failed
 from ragjudge.bench.dialsim.plan import PlannedQuestion
+from ragjudge.engine.bench import MetricInfo, SampleResult, failed
 from ragjudge.engine.summary import (
     Breakdown,
     Group,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ragjudge.bench.dialsim.data import SessionData, ShowData
+from ragjudge.bench.dialsim.longdialqa import SessionData, ShowData
 from ragjudge.bench.dialsim.script import (
     NamesMode,
     Renamer,

@@ -1,4 +1,5 @@
-"""Reading the agent's answer: pure functions, no LLM.
+"""The per-answer metrics: pure functions that read the agent's answer, no LLM (`scorers.py` applies them,
+`summary.py` aggregates them).
 
 Multiple choice (`mc`), as the official `judge_eq`: correct iff the gold option token, e.g. `(B)`, appears
 and no other option token (upper or lower case) does; with another one it is *ambiguous* (counted wrong,

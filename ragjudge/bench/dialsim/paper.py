@@ -26,6 +26,17 @@ _PAPER = Path(__file__).resolve().parent / "paper.json"
 SOURCE = "DialSim (Kim et al., arXiv 2406.13144v6)"
 PAPER_EMBEDDING = "text-embedding-3-small"
 ITEMS = {"utterance": "utterances", "session": "sessions", "summary": "session summaries", "oracle": "sessions"}
+TABLE3_HELP = (
+    "The paper's Table 3 (Friends, generic names, multiple choice scored by rule, no time limit, 70% temporal "
+    "questions, the whole simulation), e.g. its GPT-4o-mini BM25 Session Entire cell: `ragjudge eval --bench dialsim "
+    "--data FOLDER --gen openai/gpt-4o-mini -T shows=friends -T memory=session -T retriever=bm25 -T seeds=0,1,2` "
+    "with FOLDER holding friends_dialsim.pickle and both oracle pickles (without them the plan cannot apply the "
+    "evidence-date rule and no paper cell is shown). Other columns: -T memory=recent (Base LLM), utterance or "
+    "summary; the Embedding columns: -T retriever=SPEC.yaml with `retriever: {name: dense, options: {encoder: "
+    "litellm, model: openai/text-embedding-3-small}}`. Keep -T format=mc, k, tkg_ratio and names at their defaults "
+    "and add no --limit or -T time_limit: the cell is printed beside the run only then. Appendix H: "
+    "-T shows=bigbang or theoffice; Appendix J: -T names=original or swapped.")
+"""How to reproduce a Table 3 cell (`ragjudge benches show dialsim`)."""
 
 
 @lru_cache(maxsize=1)

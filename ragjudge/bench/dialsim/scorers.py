@@ -9,11 +9,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ragjudge.engine.bench import Record, Scorer, fingerprint
 from ragjudge.bench.dialsim.judge import AnswerJudge
-from ragjudge.bench.dialsim.plan import PlannedQuestion
-from ragjudge.bench.dialsim.prompts import AnswerFormat, question_line
-from ragjudge.bench.dialsim.scoring import (
+from ragjudge.bench.dialsim.metrics import (
     calibrate,
     committed,
     declined,
@@ -22,6 +19,9 @@ from ragjudge.bench.dialsim.scoring import (
     lexical_verdict,
     strict_mc,
 )
+from ragjudge.bench.dialsim.plan import PlannedQuestion
+from ragjudge.bench.dialsim.prompts import AnswerFormat, question_line
+from ragjudge.engine.bench import Record, Scorer, fingerprint
 from ragjudge.engine.parallel import each_as_completed
 
 if TYPE_CHECKING:
