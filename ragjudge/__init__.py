@@ -1,7 +1,7 @@
 """ragjudge: evaluate retrieval-augmented generation on multi-turn conversations.
 
-The Python API (`evaluate`, `evaluate_async`, `run_bench`, `load_run`, `EvalResult`) is imported on first use,
-so `import ragjudge` stays light (the CLI and the pytest plugin import this package first).
+The Python API (`evaluate`, `evaluate_async`, `run_bench`, `load_run`, `EvalResult`, `criterion`) is imported on
+first use, so `import ragjudge` stays light (the CLI and the pytest plugin import this package first).
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from ragjudge.version import __version__
 
 if TYPE_CHECKING:
-    from ragjudge.api import EvalResult, evaluate, evaluate_async, load_run, run_bench
+    from ragjudge.api import EvalResult, criterion, evaluate, evaluate_async, load_run, run_bench
 
-__all__ = ["EvalResult", "__version__", "evaluate", "evaluate_async", "load_run", "run_bench"]
+__all__ = ["EvalResult", "__version__", "criterion", "evaluate", "evaluate_async", "load_run", "run_bench"]
 _API = frozenset(__all__) - {"__version__"}
 
 

@@ -19,17 +19,21 @@ from ragjudge.api.result import EvalResult
 from ragjudge.api.runs import Names, PreparedRun, blocking, prepare_judging, prepare_run
 from ragjudge.api.settings import RunSettings
 from ragjudge.errors import InputError, UsageError
+from ragjudge.judges.criterion import Criterion
+
+Judges = Sequence[str | Criterion] | str | Criterion | None
+"""Judge names (a list, or comma-separated) and criteria in one line."""
 
 
-def evaluate(data: Data, judges: Names = None, judge_models: Names = None, *, metrics: Names = None,
+def evaluate(data: Data, judges: Judges = None, judge_models: Names = None, *, metrics: Judges = None,
              bench: str | None = None, gen: str | None = None, judge_dir: Sequence[str | Path] | None = None,
              bertscore_model: str | None = None, options: Mapping[str, Any] | None = None,
              out: str | Path | None = None, show_progress: bool = True,
              **settings: Unpack[RunSettings]) -> EvalResult:
     """Judge `data` (a list of records, a DataFrame with their columns, or a path to a file or folder).
 
-    `judges` (or `metrics`, the name RAGAS and DeepEval use): judge names; `judge_models`: litellm models (a panel
-    judge takes the median of all). `bench`: mtrag or mtrag-un (default: mtrag-un when a task is UNDERSPECIFIED).
+    `judges` (or `metrics`, the name RAGAS and DeepEval use): judge names, and criteria in one line
+    (`ragjudge.criterion(...)`); `judge_models`: litellm models (a panel judge takes the median of all). `bench`: mtrag or mtrag-un (default: mtrag-un when a task is UNDERSPECIFIED).
     `gen`: generate the answers first with this generator. `options`: the bench's own options (`min_panel`,
     `conversational_as_unanswerable`, `setting`...). `out`: the run folder (rerunning resumes); None: in memory.
     `settings`: the run's (`limit`, `concurrency`, `use_cache`, `api_base`...: `RunSettings`)."""
@@ -37,7 +41,7 @@ def evaluate(data: Data, judges: Names = None, judge_models: Names = None, *, me
                                       bertscore_model, options, out, show_progress, settings))
 
 
-async def evaluate_async(data: Data, judges: Names = None, judge_models: Names = None, *, metrics: Names = None,
+async def evaluate_async(data: Data, judges: Judges = None, judge_models: Names = None, *, metrics: Judges = None,
                          bench: str | None = None, gen: str | None = None,
                          judge_dir: Sequence[str | Path] | None = None, bertscore_model: str | None = None,
                          options: Mapping[str, Any] | None = None, out: str | Path | None = None,
@@ -47,13 +51,24 @@ async def evaluate_async(data: Data, judges: Names = None, judge_models: Names =
                                    bertscore_model, options, out, show_progress, settings)
 
 
-def _judges(judges: Names, metrics: Names) -> Names:
+def _judges(judges: Judges, metrics: Judges) -> Judges:
     if judges is not None and metrics is not None:
         raise UsageError("give judges= or metrics= (the same thing), not both")
     return metrics if judges is None else judges
 
 
-def _evaluate(data: Data, judges: Names, judge_models: Names, bench: str | None, gen: str | None,
+def split_criteria(judges: Judges) -> tuple[Names, list[Criterion]]:
+    """Judge names and criteria (`ragjudge.criterion(...)`) given together in one list."""
+    if judges is None or isinstance(judges, str):
+        return judges, []
+    if isinstance(judges, Criterion):
+        return None, [judges]
+    criteria = [j for j in judges if isinstance(j, Criterion)]
+    names = [j for j in judges if not isinstance(j, Criterion)]
+    return (names or None) if criteria else names, criteria
+
+
+def _evaluate(data: Data, judges: Judges, judge_models: Names, bench: str | None, gen: str | None,
               judge_dir: Sequence[str | Path] | None, bertscore_model: str | None,
               options: Mapping[str, Any] | None, out: str | Path | None, show_progress: bool,
               settings: Mapping[str, Any]) -> EvalResult:
@@ -68,11 +83,12 @@ def _evaluate(data: Data, judges: Names, judge_models: Names, bench: str | None,
             raise locate(exc, path, records) from None
 
 
-def _prepare(path: Path, judges: Names, judge_models: Names, bench: str | None, gen: str | None,
+def _prepare(path: Path, judges: Judges, judge_models: Names, bench: str | None, gen: str | None,
              judge_dir: Sequence[str | Path] | None, bertscore_model: str | None, options: Mapping[str, Any] | None,
              settings: Mapping[str, Any]) -> PreparedRun:
-    shared = {"judges": judges, "judge_models": judge_models, "judge_dir": judge_dir,
-              "bertscore_model": bertscore_model, "options": options}
+    names, criteria = split_criteria(judges)
+    shared = {"judges": names, "judge_models": judge_models, "judge_dir": judge_dir,
+              "bertscore_model": bertscore_model, "criteria": criteria or None, "options": options}
     if gen is not None:  # generate, then judge: `ragjudge eval --bench BENCH --data PATH`
         if options and "data" in options:
             raise UsageError("give the tasks as `data`, not as options['data']")

@@ -66,14 +66,16 @@ def prepare_run(bench: str, *, data: str | Path | None = None, gen: str | None =
                 corpus: str | Path | None = None, rewrite_model: str | None = None,
                 pipeline_dir: Sequence[str | Path] | None = None, index_dir: str | Path | None = None,
                 judges: Names = None, judge_models: Names = None, judge_dir: Sequence[str | Path] | None = None,
-                bertscore_model: str | None = None, options: Mapping[str, Any] | None = None,
-                spelling: Spelling = PYTHON, **settings: Unpack[RunSettings]) -> PreparedRun:
+                bertscore_model: str | None = None, criteria: Sequence[Any] | None = None,
+                options: Mapping[str, Any] | None = None, spelling: Spelling = PYTHON,
+                **settings: Unpack[RunSettings]) -> PreparedRun:
     """`bench`: a registered name (`ragjudge benches`) or a path to MTRAG-format tasks. The keyword arguments before
     `options` are the options several benches share (`ragjudge eval`'s flags); `options` the bench's own (its `-T`
     keys, `ragjudge benches show NAME`); `settings` the run's (`RunSettings`)."""
     flags = {"data": data, "gen": gen, "pipeline": pipeline, "corpus": corpus, "rewrite_model": rewrite_model,
              "pipeline_dir": _paths(pipeline_dir), "index_dir": index_dir, "judges": judges,
-             "judge_models": judge_models, "judge_dir": _paths(judge_dir), "bertscore_model": bertscore_model}
+             "judge_models": judge_models, "judge_dir": _paths(judge_dir), "bertscore_model": bertscore_model,
+             "criteria": list(criteria) if criteria else None}
     instance = make_bench(bench, _options(options, spelling), _plain(flags), spelling)
     return PreparedRun(instance, engine_options(check_settings("run_bench", settings), bench_name=instance.name,
                                                 uses_llm=instance.llm != "no", spelling=spelling), spelling)
@@ -81,8 +83,9 @@ def prepare_run(bench: str, *, data: str | Path | None = None, gen: str | None =
 
 def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges: Names = None,
                     judge_models: Names = None, judge_dir: Sequence[str | Path] | None = None,
-                    bertscore_model: str | None = None, options: Mapping[str, Any] | None = None,
-                    spelling: Spelling = PYTHON, **settings: Unpack[RunSettings]) -> PreparedRun:
+                    bertscore_model: str | None = None, criteria: Sequence[Any] | None = None,
+                    options: Mapping[str, Any] | None = None, spelling: Spelling = PYTHON,
+                    **settings: Unpack[RunSettings]) -> PreparedRun:
     """Judges over answers already made: plain RAG records (question, answer, contexts, reference; the `rag` bench)
     or an MTRAG predictions file (MTRAG-format tasks with `predictions`: the `mtrag` bench, or `mtrag-un` when a task
     is UNDERSPECIFIED), found from the file, or named by `bench`. `options`: the bench's own (`min_panel`,
@@ -93,7 +96,7 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
         raise UsageError(f"{spelling.flag('bench')} must be rag, mtrag or mtrag-un, got {bench!r}")
     name = bench or _judging_bench(Path(predictions), holds_mtrag_tasks)
     flags = {"judges": judges, "judge_models": judge_models, "judge_dir": _paths(judge_dir),
-             "bertscore_model": bertscore_model}
+             "bertscore_model": bertscore_model, "criteria": list(criteria) if criteria else None}
     source = {"data" if name == "rag" else "predictions": str(predictions)}
     instance = make_bench(name, {**_options(options, spelling), **source}, _plain(flags), spelling)
     return PreparedRun(instance, engine_options(check_settings("evaluate", settings), bench_name=name,

@@ -40,6 +40,9 @@ JudgesOpt = Annotated[str | None, typer.Option("--judges", help="Comma-separated
                                                "offline; idk,rb_alg,rb_llm,rl_f with --judge-models).")]
 JudgeModelsOpt = Annotated[str | None, typer.Option("--judge-models", help="Comma-separated litellm model names; "
                                                     "panel judges (rb_llm) use all and take the median, others the first.")]
+CriterionOpt = Annotated[list[str] | None, typer.Option("--criterion", metavar="NAME=TEXT", help="A criterion in one "
+                                                        "line, judged G-Eval's way (repeatable): NAME=\"Does the "
+                                                        "answer cite the policy number?\"; its metric is NAME.")]
 FormatOpt = Annotated[str, typer.Option("--format", help="table or json (json: summary on stdout, nothing else).")]
 LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N tasks.")]
 ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent LLM requests.")]

@@ -39,6 +39,7 @@ def eval_command(
     index_dir: Annotated[Path | None, typer.Option("--index-dir", help="Where indexes are kept and reused.")] = None,
     judges: common.JudgesOpt = None,
     judge_models: common.JudgeModelsOpt = None,
+    criteria: common.CriterionOpt = None,
     judge_dir: common.JudgeDirOpt = None,
     bertscore_model: common.BertModelOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<bench>-<options>); "
@@ -64,7 +65,8 @@ def eval_command(
     prepared = prepare_run(
         bench, data=data, gen=gen, pipeline=pipeline, corpus=corpus, rewrite_model=rewrite_model,
         pipeline_dir=pipeline_dir or None, index_dir=index_dir, judges=judges, judge_models=judge_models,
-        judge_dir=judge_dir or None, bertscore_model=bertscore_model, options=parse_task_args(task_args),
+        judge_dir=judge_dir or None, bertscore_model=bertscore_model, criteria=criteria or None,
+        options=parse_task_args(task_args),
         spelling=CLI, **common.run_settings(limit=limit, concurrency=concurrency, cache_dir=cache_dir,
                                             no_cache=no_cache, api_base=api_base, max_retries=max_retries,
                                             timeout=timeout, models=models, rpm=rpm, tpm=tpm,

@@ -24,6 +24,7 @@ def judge_command(
                                              "current folder); rerunning with the same file resumes.")] = None,
     judges: common.JudgesOpt = None,
     judge_models: common.JudgeModelsOpt = None,
+    criteria: common.CriterionOpt = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
     concurrency: common.ConcurrencyOpt = 8,
@@ -52,7 +53,8 @@ def judge_command(
     options = {"min_panel": min_panel, "conversational_as_unanswerable": conversational_as_unanswerable or None}
     prepared = prepare_judging(
         predictions, bench, judges=judges, judge_models=judge_models, judge_dir=judge_dir or None,
-        bertscore_model=bertscore_model, options={k: v for k, v in options.items() if v is not None},
+        bertscore_model=bertscore_model, criteria=criteria or None,
+        options={k: v for k, v in options.items() if v is not None},
         spelling=JUDGE_CLI, **common.run_settings(
             limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
             max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm, retry_seconds=retry_seconds,

@@ -30,6 +30,7 @@ from ragjudge.pytest_plugin.plugin import (
 
 if TYPE_CHECKING:
     from ragjudge.pytest_plugin.assertions import (
+        assert_criterion,
         assert_grounded,
         assert_idk_correct,
         assert_matches_reference,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ragjudge.pytest_plugin.result import Check, RagJudge, RagResult
 
 _LAZY = {
-    "assert_grounded": "assertions", "assert_idk_correct": "assertions", "assert_matches_reference": "assertions",
+    "assert_criterion": "assertions", "assert_grounded": "assertions", "assert_idk_correct": "assertions", "assert_matches_reference": "assertions",
     "assert_retrieves": "assertions", "load_tasks": "dataset", "read_dataset": "dataset", "recall_at_k": "recall",
     "Check": "result", "RagJudge": "result", "RagResult": "result",
 }
@@ -63,6 +64,7 @@ __all__ = [
     "Check",
     "RagJudge",
     "RagResult",
+    "assert_criterion",
     "assert_grounded",
     "assert_idk_correct",
     "assert_matches_reference",

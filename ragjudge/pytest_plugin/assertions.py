@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from ragjudge.judges.criterion import Criterion
 from ragjudge.models import JudgeResult
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, RECALL
 from ragjudge.pytest_plugin.recall import recall_result
@@ -51,7 +52,8 @@ def _llm_available(result: RagResult) -> bool:
 
 
 def _defer(result: RagResult, check: Check) -> None:
-    """Record a check that could not run; the test is skipped at its end unless something fails."""
+    """Record a check that could not run: the test is skipped at its end when no check ran, else reported with
+    this check skipped."""
     result.checks.append(check)
     reason = f"ragjudge: {check.assertion} did not check {check.judge}: {check.note}"
     pending = result.owner.pending_skips if result.owner is not None else None
@@ -234,3 +236,15 @@ def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
         else:
             headline = f"the question is {label} but the app declined to answer ({name}: {verdict!r})"
         _fail(result, assertion, headline, [check], [name])
+
+
+def assert_criterion(result: RagResult, criterion: Criterion, min: float | None = None) -> None:  # noqa: A002
+    """The answer meets a criterion in one line (`ragjudge.criterion(...)`, judged G-Eval's way): its score, on the
+    criterion's own scale, is at least `min` (default: the scale's middle, 3 on 1-5)."""
+    __tracebackhide__ = True
+    low, high = criterion.scale
+    wanted = (low + high) / 2 if min is None else float(min)
+    if not low <= wanted <= high:
+        raise ValueError(f"assert_criterion: min must be on the criterion's scale, {low} to {high}, got {min}")
+    name = result.owner.evaluator.name_of(criterion) if result.owner is not None else criterion.name
+    _run_checks(result, "assert_criterion", {name: (wanted - low) / (high - low)})

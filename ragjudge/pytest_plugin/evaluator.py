@@ -84,6 +84,17 @@ class Evaluator:
             self._judges[name] = self.registry.build(name, options)
         return self._judges[name]
 
+    def name_of(self, judge: Any) -> str:
+        """A judge as the test named it: a name, or a criterion in one line (`ragjudge.criterion`), added here."""
+        from ragjudge.judges.criterion import Criterion
+
+        if isinstance(judge, Criterion):
+            self.registry.add(judge.spec())
+            return judge.name
+        if not isinstance(judge, str):
+            raise TypeError(f"judges= takes judge names and criteria (ragjudge.criterion), got {type(judge).__name__}")
+        return judge
+
     def metric(self, name: str) -> str:
         return self.registry.spec(name).metric
 

@@ -110,6 +110,7 @@ class SessionState:
 STATE = pytest.StashKey[SessionState]()
 SESSION_PLUGIN = "ragjudge-session"
 PENDING_SKIPS = pytest.StashKey[list[str]]()
+JUDGE = pytest.StashKey[Any]()
 
 
 def _judge_names(config: pytest.Config) -> list[str]:
@@ -148,17 +149,31 @@ def rag_judge(request: pytest.FixtureRequest) -> RagJudge:
     state = request.config.stash[STATE]
     pending: list[str] = []
     request.node.stash[PENDING_SKIPS] = pending  # fresh for each run of the test
-    return RagJudge(state.evaluator, state.recorder, test=request.node.nodeid, pending_skips=pending)
+    judge = RagJudge(state.evaluator, state.recorder, test=request.node.nodeid, pending_skips=pending)
+    request.node.stash[JUDGE] = judge
+    return judge
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, Any, Any]:
-    """A test whose every runnable check passed, but some needed an unavailable LLM judge, is skipped."""
+    """Checks that needed an unavailable LLM judge: a test where no check ran is skipped; a test where checks ran
+    passes or fails on those, and the checks that could not run are reported as skipped (a warning in pytest's
+    summary, the JSON report's checks)."""
     result = yield
     pending = item.stash.get(PENDING_SKIPS, None)
     if pending:
-        raise _skip_at_test("; ".join(pending))
+        judge = item.stash.get(JUDGE, None)
+        if judge is None or not any(r.checks_ran() for r in judge.results):
+            raise _skip_at_test("; ".join(pending))
+        import warnings
+
+        for reason in pending:
+            warnings.warn_explicit(SkippedCheck(reason), SkippedCheck, str(item.path), item.location[1] or 0)
     return result
+
+
+class SkippedCheck(UserWarning):
+    """A check of a test that passed on its other checks could not run (no judge model for its LLM judge)."""
 
 
 def _skip_at_test(reason: str) -> BaseException:

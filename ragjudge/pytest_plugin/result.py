@@ -117,6 +117,10 @@ class RagResult:
             return None
         return recall_at_k(self.expected_passage_ids, self.retrieved_ids, k)
 
+    def checks_ran(self) -> bool:
+        """Whether any check of this result was decided (passed or failed), not deferred or not applicable."""
+        return any(c.passed is not None for c in self.checks)
+
     def ensure(self, *judges: str) -> RagResult:
         """Run the named judges if this result does not have them yet (assertion helpers use this)."""
         missing = [j for j in judges if j not in self.judgements]
@@ -147,7 +151,10 @@ class RagJudge:
         self.recorder = recorder
         self.test = test
         self.pending_skips = pending_skips
-        """Reasons a check could not run; the plugin skips the test at its end if nothing failed."""
+        """Reasons a check could not run: the plugin skips the test at its end when no check ran, and reports them as
+        skipped checks of a test that passes or fails on the checks that ran."""
+        self.results: list[RagResult] = []
+        """Every turn this test judged (the checks that ran are theirs)."""
         self._count = 0
 
     @property
@@ -156,6 +163,7 @@ class RagJudge:
 
     def _result(self, turn: TurnInput, judgements: dict[str, JudgeResult], k: int) -> RagResult:
         result = RagResult(turn=turn, judgements=judgements, k=k, owner=self)
+        self.results.append(result)
         if self.recorder is not None:
             self.recorder.add(self.test, result)
         return result
@@ -217,12 +225,13 @@ class RagJudge:
                  ) -> tuple[TurnInput, list[str], int]:
         if inputs["answer"] is None:
             raise TypeError("evaluate() needs answer=")
-        if isinstance(judges, str):
-            judges = [judges]
+        if isinstance(judges, str) or not isinstance(judges, (list, tuple, type(None))):
+            judges = [judges]  # type: ignore[list-item]
         k = self.settings.recall_k if k is None else int(k)
         if k < 1:
             raise ValueError(f"k must be 1 or more, got {k}")
         self._count += 1
         turn = build_turn(task_id=f"{self.test or 'turn'}#{self._count}", **inputs)
-        names = list(judges) if judges is not None else self.evaluator.default_judges(turn)
+        names = [self.evaluator.name_of(j) for j in judges] if judges is not None else \
+            self.evaluator.default_judges(turn)
         return turn, names, k
