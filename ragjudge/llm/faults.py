@@ -18,7 +18,7 @@ from ragjudge.errors import RagjudgeError
 from ragjudge.llm._litellm import litellm
 
 
-class LLMError(Exception):
+class LLMError(RagjudgeError):
     """A call that failed for good (after retries, or at once for errors retrying cannot fix)."""
 
 

@@ -14,13 +14,13 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ragjudge.errors import InputError, UsageError
+from ragjudge.errors import InputError, RagjudgeError, UsageError
 from ragjudge.formats.jsonl import read_jsonl, write_jsonl
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
 
 
-class StaleIndex(Exception):
+class StaleIndex(RagjudgeError):
     """A saved index cannot be used (missing files, remote index gone): the caller rebuilds it."""
 
 

@@ -26,6 +26,7 @@ from ragjudge.bench.dialsim.searchers import (
     build_searcher,
 )
 from ragjudge.bench.dialsim.timeline import Session, Timeline
+from ragjudge.errors import RagjudgeError
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.prefix_bm25 import PrefixBM25
 from ragjudge.retrieval.spec import PipelineSpec
@@ -40,7 +41,7 @@ NO_HISTORY = "No history.\n"
 NO_EVIDENCE = "No Relevant History\n"
 
 
-class MemoryUnavailable(Exception):
+class MemoryUnavailable(RagjudgeError):
     """The memory a question needs could not be built (a session summary failed)."""
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ragjudge.errors import RagjudgeError
+
 if TYPE_CHECKING:
     from ragjudge.engine.bench import Bench
     from ragjudge.testing.conformance.cli import CliResult
@@ -126,11 +128,11 @@ class CheckReport:
         return self
 
 
-class ConformanceError(AssertionError):
+class ConformanceError(RagjudgeError, AssertionError):
     """A step every check needs (the clean run of a system) failed."""
 
 
-class NotApplicable(Exception):
+class NotApplicable(RagjudgeError):
     """This fault cannot be made in this file (the reason is recorded as a skip)."""
 
 
