@@ -86,11 +86,11 @@ def test_bm25_session_run_its_outputs_and_retrieval_eval_agree(tmp_path: Path, m
     assert all(len(r["rows"]) == 16 and r["unit"] == "fraction" for r in summary["reference"])
     assert summary["reference"][0]["comparable"] and "-T unit=session" in summary["reference"][0]["comparable"]
     assert details["paper"]["Table 11"]["rows"][0][:2] == ["Voyage-3-large", 0.6639]  # every published column
-    results = read(run / "results.jsonl")
-    for record in results:
-        scores = record["scores"]["metrics"]["metrics"]
+    assert not (run / "results.jsonl").exists()  # no record format of its own: the sample log is the record
+    for sample in read(run / "samples.jsonl"):
+        scores = {name: score["value"] for name, score in sample["scores"].items()}
         assert scores["hit@1"] == scores["P@1"] == scores["nDCG@1"] == scores["MRR@1"]
-        ranking = record["output"]["ranking"]
+        ranking = sample["contexts"]
         assert 0 < len(ranking) <= 20 and len({r["id"] for r in ranking}) == len(ranking)  # BM25 skips no-match
     category = summary["breakdowns"]["category"]
     groups = category["groups"]
@@ -196,7 +196,7 @@ def test_dense_minilm_windows_offline_with_truncation_and_index_reuse(tmp_path: 
     assert count["details"]["max_tokens"] == 256 and summary["metrics"]["units"]["value"] == 32
     assert summary["details"]["timing"]["index_reused"] is False
     assert summary["run"]["models"] == {"encoders": [trunc["encoder"]]}
-    assert all(len(r["output"]["ranking"]) == 12 for r in read(tmp_path / "run" / "results.jsonl"))  # all ranked
+    assert all(len(s["contexts"]) == 12 for s in read(tmp_path / "run" / "samples.jsonl"))  # all ranked
     code, _, err = cdr(["--data", str(data), "--pipeline", "dense", "-T", "unit=window:3"], tmp_path, monkeypatch,
                        capsys, out="again")
     assert code == 0, err
@@ -360,49 +360,92 @@ def test_every_data_file_of_the_example_blames_itself(name: str, case: str, muta
     where = f"{data / name}" + (f":{line}" if line else "") + ": " + (f"field '{field}': " if field else "")
     assert where in err and message in err, err
     assert not any(f"{data / other}:" in err for other in CDR_FILES if other != name), err
-    assert not (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / "results.jsonl").exists()
+    assert not (tmp_path / "run" / "summary.json").exists() and not (tmp_path / "run" / "samples.jsonl").exists()
 
+
+def test_the_sample_log_of_the_example_run(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Every line of the example run's samples.jsonl validates against `ragjudge schema sample` and holds what the
+    mapping promises: the query, its relevant conversations (titled, grade 1), the ranking with each conversation's
+    title, best unit and score, the query's figures under the summary's names (their means are the summary's), its
+    category; `load_run(...).to_pandas()` and `ragjudge report` read it."""
+    import jsonschema
+
+    from ragjudge.api import load_run
+    from ragjudge.bench.cdr.units import build_units, parse_unit
+    from ragjudge.formats.samples import json_schema
+
+    code, _, err = cdr(["--data", str(CDR_MINI), "-T", "unit=window:3"], tmp_path, monkeypatch, capsys)
+    assert code == 0, err
+    run = tmp_path / "run"
+    summary = json.loads((run / "summary.json").read_text())
+    queries = json.loads((CDR_MINI / "queries.json").read_text())
+    relevant = json.loads((CDR_MINI / "relevant_docs.json").read_text())
+    categories = json.loads((CDR_MINI / "categories.json").read_text())
+    corpus = json.loads((CDR_MINI / "corpus.json").read_text())
+    windows = {u.id: u.text for u in build_units(corpus, parse_unit("window:3")).units}
+    lines = read(run / "samples.jsonl")
+    assert [line["id"] for line in lines] == [q for q in queries if relevant.get(q)]
+    schema = json_schema()
+    for line in lines:
+        jsonschema.validate(line, schema)
+        qid = line["id"]
+        assert line["input"] == queries[qid] and "output" not in line and "target" not in line
+        assert [p["id"] for p in line["target_contexts"]] == list(dict.fromkeys(relevant[qid]))
+        assert all(p["score"] == 1.0 and corpus[p["id"]].splitlines()[0].removeprefix("user: ").startswith(
+            p["title"].rstrip("…")) for p in line["target_contexts"])
+        ranking = line["contexts"]
+        assert 0 < len(ranking) <= 20 and [p["score"] for p in ranking] == sorted((p["score"] for p in ranking),
+                                                                                     reverse=True)
+        for p in ranking:  # the text is the window that ranked the conversation, cut to the excerpt's length
+            assert p["metadata"]["unit"].startswith(p["id"] + "#window3s1-") and p["title"]
+            window = windows[p["metadata"]["unit"]]
+            assert p["text"] == window if len(window) <= 600 else p["text"] == window[:599].rstrip() + "…"
+        assert list(line["scores"]) == list(METRICS) and line["labels"] == {"category": categories[qid]}
+        assert line["metadata"]["listed"] == len(relevant[qid]) and line["metadata"]["seconds"] >= 0
+    for name in METRICS:  # each query's own figure: their mean is the summary's
+        mean = sum(line["scores"][name]["value"] for line in lines) / len(lines)
+        assert mean == pytest.approx(summary["metrics"][name]["value"], abs=1e-6)
+    frame = load_run(run).to_pandas()
+    assert list(frame["sample_id"]) == [line["id"] for line in lines] and frame["question"][0] == lines[0]["input"]
+    assert frame["contexts"][0][0] == lines[0]["contexts"][0]["text"]
+    assert frame["nDCG@10"].mean() == pytest.approx(summary["metrics"]["nDCG@10"]["value"], abs=1e-6)
 
 
 def test_report_reads_each_querys_figures_under_the_summarys_names(tmp_path: Path, monkeypatch, capsys) -> None:
-    """`ragjudge report` read a CDR record's scorer (`scores.metrics`, whose `value` is nDCG@10) as one metric and
-    one judge named `metrics` (the spurious "metrics ↑ 0.466" row): the bench's view reads the figures under the
-    summary's names, and a mistyped figure field is one line naming the file and line, with no report written."""
-    from ragjudge.bench.cdr.report_view import CdrView
+    """`ragjudge report` shows each query with its category, its figures under the summary's names (no metric or
+    judge named after the scorer), the relevant conversations and the ranking with the relevant ones marked; a
+    mistyped samples.jsonl field is one line naming the file, the line and the field, with no report written."""
     from ragjudge.report.load import load_run
     from ragjudge.report.pack import read_samples
+    from ragjudge.report.view import ReportView
 
     code, _, err = cdr(["--data", str(CDR_MINI)], tmp_path, monkeypatch, capsys)
     assert code == 0, err
     run = tmp_path / "run"
     loaded = load_run(run)
-    assert isinstance(loaded.view, CdrView) and loaded.notes == []
+    assert type(loaded.view) is ReportView and loaded.notes == []  # the generic view reads CDR's samples
     samples = read_samples(loaded)
-    records = read(run / "results.jsonl")
-    assert samples.metrics == [r["scores"]["metrics"]["metrics"] for r in records]
-    assert all(list(m) == list(METRICS) for m in samples.metrics)  # no metric (or judge) named `metrics`
-    assert samples.judges == [{}] * len(records) and samples.titles[0] == records[0]["query"]
-    summary = json.loads((run / "summary.json").read_text())
-    mean = sum(m["nDCG@10"] for m in samples.metrics) / len(records)
-    assert mean == pytest.approx(summary["metrics"]["nDCG@10"]["value"], abs=1e-6)
-    assert {f["category"] for f in samples.facets} == set(summary["breakdowns"]["category"]["groups"])
-    [ranking] = [b for b in samples.blocks[0] if b["title"] == "Ranking"]
-    first = records[0]["output"]["ranking"][0]["id"]
-    assert ranking["items"][0][0] == f"1. {first}" + (" ✓ relevant" if first in records[0]["relevant"] else "")
+    lines = read(run / "samples.jsonl")
+    assert samples.metrics == [{m: s["value"] for m, s in line["scores"].items()} for line in lines]
+    assert all(list(m) == list(METRICS) for m in samples.metrics)
+    assert samples.judges == [{}] * len(lines) and samples.titles[0] == lines[0]["input"]
+    assert {f["category"] for f in samples.facets} == set(json.loads((run / "summary.json").read_text())[
+        "breakdowns"]["category"]["groups"])
+    [references, ranking] = [b for b in samples.blocks[0] if b["kind"] == "passages"]
+    assert [p["id"] for p in references["items"]] == [p["id"] for p in lines[0]["target_contexts"]]
+    relevant = {p["id"] for p in lines[0]["target_contexts"]}
+    assert [p["id"] for p in ranking["items"]] == [p["id"] for p in lines[0]["contexts"]]
+    assert all((p.get("mark") == "reference") == (p["id"] in relevant) for p in ranking["items"])
     code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
     assert code == 0 and (tmp_path / "report.html").is_file(), err
 
-    for field, value in (("metrics", "high"), ("scores", "high")):
-        lines = (run / "results.jsonl").read_text().splitlines()
-        broken = json.loads(lines[2])
-        if field == "metrics":
-            broken["scores"]["metrics"]["metrics"] = value
-        else:
-            broken["scores"] = value
-        (run / "results.jsonl").write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n")
+    text = (run / "samples.jsonl").read_text().splitlines()
+    for field, value in (("scores", "high"), ("contexts", {"id": "corpus_1"})):
+        broken = json.loads(text[2])
+        broken[field] = value
+        (run / "samples.jsonl").write_text("\n".join([*text[:2], json.dumps(broken), *text[3:]]) + "\n")
         code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
         assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-        assert f"{run / 'results.jsonl'}:3:" in err and field in err, err
+        assert f"{run / 'samples.jsonl'}:3:" in err and field in err, err
         assert not (tmp_path / "broken.html").exists()
-        lines[2] = json.dumps(records[2])
-        (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    (run / "samples.jsonl").write_text("\n".join(text) + "\n")

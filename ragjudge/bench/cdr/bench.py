@@ -4,13 +4,11 @@ Each query ("Conversation where the user shifts from skepticism to trust") is se
 retrieval pipeline over the corpus cut into units (`-T unit=`); each conversation scores its best unit, and
 the conversation ranking is scored with the paper's metrics through ranx, beside the paper's 16 models.
 
-The summary (the result contract): `hit@k`, `P@k`, `R@k`, `nDCG@k`, `MRR@k` at k = 1, 5, 10, 20 (ragjudge's
-retrieval vocabulary; the paper's ACC@k is `hit@k`), each a mean over the queries that were ranked (`n`) with
-the queries that failed (`errors`); the paper's times as `ingestion_s` and `inference_s` (seconds), the units
-indexed and the units an encoder truncated as counts; the per-category figures as the `category` breakdown;
-the paper's Tables 9-12 (or 3) as `reference`; the data beside Table 2, the category shares and a comparison
-with another run as tables; everything else (timing parts, data statistics, truncation per encoder, the
-comparison's tests) in `details`. The headline is nDCG@10, the paper's main figure.
+The parts: `data` (the files, checked, and the units the pipeline indexes), `solver` (the search), `scorers` (each
+query's figures), `summary` (the run's Summary: what it holds is said there), `samples` (each query in the sample
+log), `trec` (the TREC files `retrieval-eval` reads), `paper` (the paper's figures). The bench holds what a run is
+built from (the pipeline, the inputs `load` read, the solver with its index); what the run computes passes through
+the results: each query's ranking and search time (the solver's output) and its figures (the scorer's).
 """
 
 from __future__ import annotations
@@ -21,19 +19,20 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver, failed
-from ragjudge.bench.cdr import data as cdr_data
-from ragjudge.bench.cdr import display, paper
-from ragjudge.bench.cdr.compare import OtherRun, compare
-from ragjudge.bench.cdr.data import CdrData, CdrQuery
-from ragjudge.bench.cdr.metrics import HEADLINE, METRICS, as_qrels, as_run, by_category, means
-from ragjudge.bench.cdr.solver import MetricsScorer, RetrievalSolver
-from ragjudge.bench.cdr.truncation import describe, encoders_of
-from ragjudge.bench.cdr.units import UnitSpec, UnitTable, build_units, parse_unit, split_messages, write_units
+from ragjudge.bench.cdr import samples
+from ragjudge.bench.cdr.compare import OtherRun
+from ragjudge.bench.cdr.data import CdrInputs, CdrQuery, load_inputs
+from ragjudge.bench.cdr.scorers import MetricsScorer
+from ragjudge.bench.cdr.solver import RetrievalSolver
+from ragjudge.bench.cdr.summary import summarize
+from ragjudge.bench.cdr.trec import trec_files
+from ragjudge.bench.cdr.truncation import encoders_of
+from ragjudge.bench.cdr.units import UnitSpec, parse_unit
+from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.engine.context import RunContext
-from ragjudge.engine.summary import Breakdown, Group, Metric, Reference, Summary, Table, headline_of, stat
+from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
-from ragjudge.formats.runs import Run, qrels_lines, trec_run_lines
+from ragjudge.formats.samples import Sample
 
 
 class CdrOptions(BenchOptions):
@@ -87,8 +86,6 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
     )
     breakdowns = ("category",)
     unit = "queries"
-    CATEGORY_COLUMNS = ("nDCG@10", "R@10", "P@10")
-    """What the category breakdown shows (Table 12's columns); summary.json has every metric."""
 
     def __init__(self, options: CdrOptions, *, label: str | None = None):
         super().__init__(options, label=label)
@@ -106,150 +103,56 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         self.index_dir = Path(o.index_dir) if o.index_dir else default_index_dir()
         self.pipeline = Pipeline(spec, extra_dirs=o.pipeline_dir, index_dir=self.index_dir)
         self.other = OtherRun(o.compare) if o.compare else None
-        self.data: CdrData | None = None
-        self.table: UnitTable | None = None
-        self.units_file: Path | None = None
-        self._solver: RetrievalSolver | None = None
+        self.inputs: CdrInputs | None = None
+        """Set by `load`."""
+        self.retrieval: RetrievalSolver | None = None
+        """Set by `solver`: the search, with its index."""
 
     # -- Bench ------------------------------------------------------------------------------------------
 
     def load(self) -> list[CdrQuery]:
-        self.data = cdr_data.load(cdr_data.locate(self.options.data), self.options.categories)
+        o = self.options
+        self.inputs = load_inputs(o.data, o.categories, self.unit_spec, self.index_dir / "cdr-units",
+                                  o.depth if "depth" in o.model_fields_set else None)
         if self.other is not None:
-            self.other.check_data(self.data.sha256)
-        messages = [len(split_messages(text)[0]) for text in self.data.corpus.values()]
-        self.data.stats["messages_per_conversation"] = round(sum(messages) / len(messages), 2)
-        conversations = len(self.data.corpus)
-        if "depth" in self.options.model_fields_set and self.options.depth > max(20, conversations):
-            raise UsageError(f"-T depth must be between 20 and {max(20, conversations)} (corpus.json has "
-                             f"{conversations:,} conversations), got {self.options.depth}")
-        self.table = build_units(self.data.corpus, self.unit_spec)
-        if not self.table.units:
-            raise UsageError(f"unit {self.unit_spec.label} gives no unit for any conversation")
-        self.units_file = write_units(self.table, self.index_dir / "cdr-units", self.data.sha256["corpus.json"])
-        return list(self.data.queries)
+            self.other.check_data(self.inputs.data.sha256)
+        return list(self.inputs.data.queries)
 
     def solver(self, ctx: RunContext) -> Solver[CdrQuery]:
-        assert self.table is not None and self.units_file is not None, "load() first"
-        self._solver = RetrievalSolver(self.pipeline, self.table, self.units_file, self.options.depth,
-                                       self.options.batch)
-        return self._solver
+        inputs = self._inputs()
+        self.retrieval = RetrievalSolver(self.pipeline, inputs.table, inputs.units_file, self.options.depth,
+                                         self.options.batch)
+        return self.retrieval
 
     def scorers(self, ctx: RunContext) -> list[Scorer[CdrQuery]]:
         return [MetricsScorer()]
 
     def summarize(self, results: Sequence[SampleResult[CdrQuery]], ctx: RunContext) -> Summary:
-        assert self.data is not None and self.table is not None and self._solver is not None
-        scored = {r.sample.id: r.scores["metrics"]["metrics"] for r in results if not r.errors}
-        failures = len(results) - len(scored)
-        overall = means(list(scored.values()))
-        catalog = self.catalog
-        metrics: dict[str, Metric] = {m: catalog.metric(m, overall[m], n=len(scored), errors=failures)
-                                      for m in METRICS}
-        timing = self._timing(results)
-        metrics["ingestion_s"] = catalog.metric("ingestion_s", timing["ingestion_s"],
-                                                index_reused=timing["index_reused"])
-        metrics["inference_s"] = catalog.metric("inference_s", timing["inference_s"], n=timing["queries"])
-        units = self.table.stats()
-        metrics["units"] = catalog.metric("units", units["units"], unit=units["unit"])
-        truncation = self._solver.truncation
-        known = [t for t in truncation if t["max_tokens"] is not None]
-        for t in known:  # one encoder (the usual case): `truncated_units`; several: one count each
-            name = "truncated_units" if len(known) == 1 else f"truncated_units[{t['encoder']}]"
-            metrics[name] = catalog.metric(name, t["truncated"], n=t["units"], encoder=t["encoder"],
-                                           max_tokens=t["max_tokens"], longest=t["longest"])
+        assert self.retrieval is not None, "solver() first"
+        return summarize(self, results, self._inputs(), self.retrieval.facts, self.pipeline.spec.name, self.other)
 
-        breakdowns: dict[str, Breakdown] = {}
-        tables: list[Table] = [display.facts(self.data.stats, units)]
-        if self.data.category_file is not None:
-            categories = {q.id: q.category for q in self.data.queries}
-            groups = by_category(scored, categories)
-            breakdowns["category"] = Breakdown(
-                title="By task category", label="category", columns=list(self.CATEGORY_COLUMNS),
-                groups={g: Group(n=v["n"], metrics={m: stat(v[m], n=v["n"]) for m in METRICS})
-                        for g, v in groups.items()},
-                note="queries without a category form the group 'unknown'" if "unknown" in groups else "")
-            tables.append(display.category_shares({g: v["n"] for g, v in groups.items()}))
-        details: dict[str, Any] = {"pipeline": self.pipeline.spec.name, "unit": self.unit_spec.label,
-                                   "timing": timing, "data": self.data.stats, "units": units,
-                                   "truncation": truncation,
-                                   "paper": paper.full_tables(paper.setting_of(self.unit_spec),
-                                                              self.data.category_file is not None)}
-        if self.other is not None:
-            details["comparison"] = compare(self._run(results), self.other, [r.sample for r in results])
-            tables.append(display.comparison(details["comparison"]))
-        notes = list(paper.NOTES)
-        if timing["index_reused"]:
-            notes.insert(0, "the index was reused: ingestion_s is the time it took to build it")
-        warnings = [f"warning: {w}" for w in self.data.warnings]
-        warnings += [f"note: {describe(t)}" for t in truncation if t.get("truncated")]
-        return self.summary(
-            results, metrics, breakdowns=breakdowns, tables=tables, reference=self._reference(), notes=notes,
-            warnings=warnings, details=details,
-            title=f"cdr: {len(results)} queries, pipeline {self.pipeline.spec.name}, unit {self.unit_spec.label}",
-            headline=headline_of(metrics, (HEADLINE,), self.unit, also=("R@10", "P@10")))
-
-    def _timing(self, results: Sequence[SampleResult[CdrQuery]]) -> dict[str, Any]:
-        assert self._solver is not None and self._solver.index is not None
-        index = self._solver.index
-        outputs = [r.output for r in results if not failed(r.output)]
-        return {"index_reused": index.reused, "ingestion_s": index.build_seconds,
-                "index_open_s": round(index.seconds, 3),
-                "inference_s": round(sum(o.get("seconds", 0.0) for o in outputs), 3), "queries": len(outputs),
-                "queries_searched_now": self._solver.searched_now,
-                "search_s_now": round(self._solver.search_seconds_now, 3)}
-
-    def _reference(self) -> list[Reference]:
-        """The paper's table for the setting this unit reproduces (Table 3 for other units), and Table 12 when
-        queries have categories."""
-        assert self.data is not None
-        setting = paper.setting_of(self.unit_spec)
-        tables = [paper.setting_table(setting) if setting else paper.overview_table()]
-        if self.data.category_file is not None:
-            tables.append(paper.category_table())
-        return tables
-
-    def _run(self, results: Sequence[SampleResult[CdrQuery]]) -> Run:
-        rankings = {r.sample.id: r.output.get("ranking", []) for r in results if not failed(r.output)}
-        return as_run(rankings, name=f"{self.pipeline.spec.name}-{self.unit_spec.slug}")
-
-    # -- outputs ----------------------------------------------------------------------------------------
-
-    def records(self, results: Sequence[SampleResult[CdrQuery]]) -> list[dict[str, Any]]:
-        return [{"id": r.sample.id, "query": r.sample.text, "category": r.sample.category,
-                 "relevant": r.sample.relevant, "output": r.output, "scores": r.scores} for r in results]
+    def sample(self, result: SampleResult[CdrQuery]) -> Sample:
+        inputs = self._inputs()
+        return samples.query_sample(result, inputs.data.corpus, inputs.unit_text,
+                                    categorised=inputs.data.category_file is not None)
 
     def rows(self, results: Sequence[SampleResult[CdrQuery]]) -> list[dict[str, Any]]:
-        rows = []
-        for r in results:
-            ranking = r.output.get("ranking") or []
-            row: dict[str, Any] = {"id": r.sample.id, "category": r.sample.category,
-                                   "n_relevant": len(r.sample.relevant), "n_listed": r.sample.listed,
-                                   "top_conversation": ranking[0]["id"] if ranking else None}
-            scores = (r.scores.get("metrics") or {}).get("metrics") or {}
-            row.update({m: scores.get(m) for m in METRICS})
-            row["errors"] = "; ".join(f"{k}: {v}" for k, v in r.errors.items()) or None
-            rows.append(row)
-        return rows
+        return [samples.row(r) for r in results]
 
     def artifacts(self, results: Sequence[SampleResult[CdrQuery]], summary: Summary) -> dict[str, str]:
-        """`run.trec` and `qrels.trec` (`ragjudge retrieval-eval run.trec --qrels qrels.trec` scores the same),
-        and `categories.tsv` for its `--breakdown-file ... --by category`."""
-        run = self._run(results)
-        files = {"run.trec": "".join(trec_run_lines(run, tag=run.name)),
-                 "qrels.trec": "".join(qrels_lines(as_qrels([r.sample for r in results]), fmt="trec"))}
-        if any(r.sample.category for r in results):
-            files["categories.tsv"] = "query_id\tcategory\n" + "".join(
-                f"{r.sample.id}\t{r.sample.category}\n" for r in results if r.sample.category)
-        return files
+        return trec_files(results, self.pipeline.spec.name, self.unit_spec)
+
+    def _inputs(self) -> CdrInputs:
+        assert self.inputs is not None, "load() first"
+        return self.inputs
 
     def run_info(self) -> dict[str, Any]:
-        data = self.data
+        data = self.inputs.data if self.inputs else None
         return {"data": {"folder": str(data.folder) if data else None, "sha256": data.sha256 if data else {},
                          "categories": str(data.category_file) if data and data.category_file else None},
-                "unit": self.unit_spec.label, "units_file": str(self.units_file) if self.units_file else None,
+                "unit": self.unit_spec.label, "units_file": str(self.inputs.units_file) if self.inputs else None,
                 "pipeline": self.pipeline.record(),
-                "truncation": self._solver.truncation if self._solver else None,
+                "truncation": self.retrieval.facts.truncation if self.retrieval else None,
                 "compare": str(self.other.folder) if self.other else None,
                 "models": self._models()}
 

@@ -41,7 +41,7 @@ class DownstreamChecks(BenchRuns):
             report.problems.append(f"{command} of the clean run: {done.shown()}")
         else:
             report.passed.append(command)
-        self._mistyped(clean.out / "results.jsonl", report, lambda run, path: [
+        self._mistyped(records_file(clean.out), report, lambda run, path: [
             command, str(run), "--out", str(path.parent / file_name)], folder=True)
         return report
 
@@ -97,7 +97,7 @@ class DownstreamChecks(BenchRuns):
             report.problems.append(f"correlate: {done.shown()}")
         else:
             report.passed.append("correlate")
-        self._mistyped(clean.out / "results.jsonl", report, lambda run, path: [
+        self._mistyped(records_file(clean.out), report, lambda run, path: [
             "correlate", str(folder / "humans.json"), "--judges", f"{model}={run}", *common], folder=True)
         return report
 
@@ -128,6 +128,11 @@ class DownstreamChecks(BenchRuns):
             problems = one_line_error(done, [f"{path}:{line}"], (key,) if key else ())
             label = f"{report.check}: {results.name} line {line} {'field ' + repr(key) if key else ''} mistyped"
             report.add_refusal(label, done, problems)
+
+
+def records_file(run: Path) -> Path:
+    """The run's records: results.jsonl for a bench with a record format of its own, else the sample log."""
+    return run / "results.jsonl" if (run / "results.jsonl").exists() else run / "samples.jsonl"
 
 
 def mistyped_fields(results: Path) -> Iterator[tuple[int, str, str]]:
