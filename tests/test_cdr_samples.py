@@ -11,8 +11,8 @@ from ragjudge.bench.cdr.samples import EXCERPT, query_sample, row, title
 from ragjudge.engine.bench import SampleResult
 from ragjudge.formats.samples import json_schema
 
-CORPUS = {"c1": "user: My order is late.\nassistant: Sorry to hear that.", "c2": "assistant: Hello!\nuser: " + "x" * 300,
-          "c3": "user:\nuser: Second try\nwith two lines"}
+CORPUS = {"c1": "user: My order is late.\nassistant: Sorry to hear that.",
+          "c2": "assistant: Hello!\nuser: " + "x" * 300, "c3": "user:\nuser: Second try\nwith two lines"}
 UNITS = {"c1#session-0": CORPUS["c1"], "c2#message-1": "user: " + "x" * 300 + " " + "y" * 400}
 QUERY = CdrQuery(id="q1", text="Conversation where the user complains", relevant=["c1", "gone"], listed=3,
                  category="Emotion & Feedback")
@@ -41,7 +41,8 @@ def test_a_ranked_query() -> None:
     assert uncategorised.labels == {"category": "unknown"}  # as the summary's breakdown groups it
     assert query_sample(SampleResult(QUERY, RANKING, {"metrics": {"value": 0.5, "metrics": figures}}), CORPUS, UNITS,
                         categorised=False).labels == {}
-    assert row(SampleResult(QUERY, RANKING, {"metrics": {"value": 0.5, "metrics": figures}}))["top_conversation"] == "c1"
+    ranked = row(SampleResult(QUERY, RANKING, {"metrics": {"value": 0.5, "metrics": figures}}))
+    assert ranked["top_conversation"] == "c1" and ranked["nDCG@10"] == 0.5
 
 
 def test_failures_keep_their_errors() -> None:
