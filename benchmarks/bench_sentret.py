@@ -98,7 +98,7 @@ def run_bench(folder: Path, out: Path, permutations: int, pipeline: list[str], c
     from ragjudge.engine.bench_options import build_options
     from ragjudge.bench.sentence_retrieval.bench import SentenceRetrievalBench
     from ragjudge.engine import OutputPaths
-    from ragjudge.engine import run_bench as engine_run
+    from ragjudge.engine import run as engine_run
     from ragjudge.engine.context import EngineOptions
 
     flags = {"data": str(folder), "pipeline": ",".join(pipeline)}
@@ -170,12 +170,12 @@ def main() -> None:
         started = time.perf_counter()
         outcome = run_bench(folder, Path(tmp) / "run", args.permutations, ["initial", "bm25_rerank"])
         total = time.perf_counter() - started
-        s = outcome.summary
+        s = outcome.summary.details
         bm25 = s["systems"]["bm25_rerank"]
         print(f"\n1. whole bench, initial + bm25_rerank (20 settings x {s['protocol']['n_splits']} splits, "
               f"{args.permutations:,} permutations): {total:.1f} s")
-        print(f"   bm25_rerank MAP {bm25['metrics']['MAP']['mean']:.3f} ± {bm25['metrics']['MAP']['std']:.3f}, "
-              f"initial MAP {s['systems']['initial']['metrics']['MAP']['mean']:.3f}; most picked "
+        print(f"   bm25_rerank MAP {bm25['metrics']['MAP']['value']:.3f} ± {bm25['metrics']['MAP']['std']:.3f}, "
+              f"initial MAP {s['systems']['initial']['metrics']['MAP']['value']:.3f}; most picked "
               f"{bm25['modal_pick']} ({bm25['picks'][bm25['modal_pick']]}/50)")
         started = time.perf_counter()
         run_bench(folder, Path(tmp) / "run", args.permutations, ["initial", "bm25_rerank"])
@@ -195,13 +195,14 @@ def main() -> None:
                 "rank: BM25 x 20 settings": "rank_one",
                 "measure AP/NDCG@5/RR": "measure",
                 "journal appends (fsync)": "append",
-                "tune + test over 50 splits": "evaluate",
+                "tune + test over 50 splits": ("protocol.py", "evaluate"),
                 "permutation tests": "paired_permutation_test",
                 "write outputs": "write_outputs",
             }
             print("   where the time goes (cProfile run, cumulative time, overlapping where nested):")
             for label, fn in parts.items():
-                cum = sum(v[3] for k, v in stats.stats.items() if k[2] == fn)
+                file, fn = fn if isinstance(fn, tuple) else ("", fn)
+                cum = sum(v[3] for k, v in stats.stats.items() if k[2] == fn and k[0].endswith(file))
                 print(f"     {label:<38} {cum:6.2f} s  {100 * cum / whole:5.1f}%")
 
         ours_s, ours, qlen = ours_dialogue_stats(folder)

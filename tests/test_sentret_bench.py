@@ -146,7 +146,9 @@ def test_tune_on_takes_the_paper_spelling(value: str, expected: str, tmp_path: P
 
 def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch, capsys, tmp_path: Path) -> None:
     summary = json.loads((mini_run / "summary.json").read_text())
-    records = {r["id"]: r for r in map(json.loads, (mini_run / "results.jsonl").read_text().splitlines())}
+    assert not (mini_run / "results.jsonl").exists()  # no record format of its own: the sample log is the record
+    ranked = {(j["stage"], j["key"]): j["value"] for j in map(json.loads, (mini_run / "judgements.jsonl").read_text()
+                                                              .splitlines())}  # each system's figures per setting
     for name in ("bm25_rerank", "lm_mixture", "initial"):
         per_query = tmp_path / f"{name}.jsonl"
         code, _, err = run_cli(["retrieval-eval", str(mini_run / f"run.{name}.trec"), "--qrels",
@@ -157,10 +159,11 @@ def test_trec_files_score_the_same_in_retrieval_eval(mini_run: Path, monkeypatch
         rows = [json.loads(line) for line in per_query.read_text().splitlines()]
         assert len(rows) == 12
         for row in rows:
-            ours = records[row["query_id"]]["systems"][name]["settings"][pick]
-            assert row["MAP@50"] == pytest.approx(ours["AP"], abs=1e-9)
-            assert row["nDCG@5"] == pytest.approx(ours["nDCG@5"], abs=1e-9)
-            assert row["MRR@50"] == pytest.approx(ours["RR"], abs=1e-9)
+            figures = ranked[name, row["query_id"]]
+            ap, ndcg, rr = figures["metrics"][figures["settings"].index(pick)]
+            assert row["MAP@50"] == pytest.approx(ap, abs=1e-9)
+            assert row["nDCG@5"] == pytest.approx(ndcg, abs=1e-9)
+            assert row["MRR@50"] == pytest.approx(rr, abs=1e-9)
     assert "%20" in (mini_run / "qrels.trec").read_text()  # page titles with spaces stay one TREC field
 
 
@@ -172,10 +175,19 @@ def test_no_splits_headline_equals_retrieval_eval(tmp_path: Path, monkeypatch, c
     summary = json.loads((out / "summary.json").read_text())
     details = summary["details"]
     assert details["protocol"]["n_splits"] == 0 and "splits" not in details["significance"]
+    per_query = tmp_path / "per_query.jsonl"
     code, text, err = run_cli(["retrieval-eval", str(out / "run.lm_rerank.trec"), "--qrels", str(out / "qrels.trec"),
-                               "--metrics", "map@50,ndcg@5,mrr@50", "--format", "json"], monkeypatch, capsys)
+                               "--metrics", "map@50,ndcg@5,mrr@50", "--format", "json", "--per-query",
+                               str(per_query)], monkeypatch, capsys)
     assert code == 0, err
     theirs = {name: m["value"] for name, m in json.loads(text)["metrics"].items()}
+    # one "split" holding every dialogue: each dialogue's figures in the sample log are those of its TREC ranking
+    samples = {line["id"]: line["scores"] for line in map(json.loads, (out / "samples.jsonl").read_text().splitlines())}
+    for row in map(json.loads, per_query.read_text().splitlines()):
+        mine = samples[row["query_id"]]
+        assert (row["MAP@50"], row["nDCG@5"], row["MRR@50"]) == pytest.approx(
+            (mine["MAP[lm_rerank]"]["value"], mine["nDCG@5[lm_rerank]"]["value"], mine["MRR[lm_rerank]"]["value"]),
+            abs=1e-9)
     ours = summary["breakdowns"]["system"]["groups"]["lm_rerank"]["metrics"]
     assert ours["MAP"]["value"] == pytest.approx(theirs["MAP@50"], abs=1e-6)
     assert ours["nDCG@5"]["value"] == pytest.approx(theirs["nDCG@5"], abs=1e-6)
@@ -318,7 +330,7 @@ def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) 
                           "--limit", "1", "-T", "no_splits=true", "-T", "permutations=10", "--out", str(out)],
                          monkeypatch, capsys)
     assert code == 0, err
-    first = json.loads((out / "results.jsonl").read_text().splitlines()[0])
+    first = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
     dialogue = json.loads((MINI / "dialogues.json").read_text())[0]
     model = CrossEncoder(str(tmp_path / "ce"))
     scores = model.predict([(dialogue["context"][-1]["body"], c["body"]) for c in dialogue["candidates"]])
@@ -333,41 +345,92 @@ def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) 
     assert all(s[a] >= s[b] or model_close(s[a], s[b]) for a, b in zip(ranking, ranking[1:]))
 
 
+def test_the_sample_log_of_the_example_run(mini_run: Path) -> None:
+    """Every line of the example run's samples.jsonl validates against `ragjudge schema sample` and holds what the
+    mapping promises: the thread under its authors' ids (never the reply that was written), the relevant candidates,
+    the best system's ranking at its most picked setting (its TREC run), every system's figures over the test halves
+    (the best's under the plain names too), the labels by which the summary breaks its figures down, the other
+    systems' rankings; `load_run(...).to_pandas()` reads it."""
+    import jsonschema
+
+    from ragjudge.api import load_run
+    from ragjudge.formats.samples import json_schema
+
+    summary = json.loads((mini_run / "summary.json").read_text())
+    best, systems = summary["details"]["best_system"], summary["details"]["systems"]
+    names = ["initial", "bm25_rerank", "lm_mixture"]
+    data = {d["id"]: d for f in ("dialogues.json", "wikipedia_grounded_dialogues.json")
+            for d in json.loads((MINI / f).read_text())}
+    rows = {r["id"]: r for r in csv.DictReader((mini_run / "results.csv").open(encoding="utf-8"))}
+    runs = {}
+    for name in names:  # dialogue -> candidate ids, best first, as the TREC run ranks them
+        for line in (mini_run / f"run.{name}.trec").read_text().splitlines():
+            qid, _, doc, _, _, _ = line.split()
+            runs.setdefault(name, {}).setdefault(qid, []).append(doc.replace("%20", " "))
+    ungrounded = {d["id"] for d in json.loads((MINI / "dialogues.json").read_text())}
+    lines = [json.loads(line) for line in (mini_run / "samples.jsonl").read_text().splitlines()]
+    assert [line["id"] for line in lines] == list(data)
+    schema = json_schema()
+    for line in lines:
+        jsonschema.validate(line, schema)
+        d = data[line["id"]]
+        assert line["input"] == [{"role": t["author_id"], "content": t["body"]} for t in d["context"]]
+        assert d["target"]["body"] not in json.dumps(line) and "output" not in line and "target" not in line
+        assert [p["id"] for p in line["target_contexts"]] == [c["id"] for c in d["candidates"] if c["label"] == 1]
+        assert [p["id"] for p in line["contexts"]] == runs[best][line["id"]]
+        assert {p["id"]: p["text"] for p in line["contexts"]} == {c["id"]: c["body"] for c in d["candidates"]}
+        assert line["labels"] == {"type": "ungrounded" if d["id"] in ungrounded else "grounded", "system": names}
+        meta = line["metadata"]
+        assert meta["best_system"] == best and meta["picks"] == {n: systems[n]["modal_pick"] for n in names}
+        assert meta["rankings"] == {n: runs[n][line["id"]] for n in names if n != best}
+        assert (meta["subreddit"], meta["title"]) == (d["subreddit"], d["title"]) and "last_turn" in meta["queries"]
+        scores = {k: v["value"] for k, v in line["scores"].items()}
+        assert set(scores) == {"MAP", "nDCG@5", "MRR", *(f"{m}[{n}]" for n in names for m in ("MAP", "nDCG@5", "MRR"))}
+        assert [scores[m] for m in ("MAP", "nDCG@5", "MRR")] == [scores[f"{m}[{best}]"] for m in ("MAP", "nDCG@5",
+                                                                                                  "MRR")]
+        for name in names:  # the same figures as results.csv's
+            for metric, column in (("MAP", "AP"), ("nDCG@5", "nDCG@5"), ("MRR", "RR")):
+                assert scores[f"{metric}[{name}]"] == pytest.approx(float(rows[line["id"]][f"{name} {column}"]))
+    frame = load_run(mini_run).to_pandas()
+    assert list(frame["sample_id"]) == list(data)
+    assert frame["question"][0] == data[lines[0]["id"]]["context"][-1]["body"]  # the last turn
+    assert frame["contexts"][0] == [p["text"] for p in lines[0]["contexts"]] and set(frame["type"]) == {
+        "ungrounded", "grounded"}
+
+
 def test_report_reads_every_systems_figures_per_dialogue(mini_run: Path, tmp_path: Path, monkeypatch,
                                                          capsys) -> None:
-    """`ragjudge report` read no figure of a sentence-retrieval record (each system's are under
-    `systems.<name>.tested`) and no title: the bench's view reads them as `<system> AP/nDCG@5/RR`, as results.csv
-    names them, titles each dialogue by its query, and a mistyped system entry is one line naming the file and
-    line, with no report written."""
-    from ragjudge.bench.sentence_retrieval.report_view import SentenceRetrievalView
+    """`ragjudge report` shows each dialogue with its last turn as title, its type, every system's figures over the
+    test halves (the best system's under the summary's names too), the best system's ranking with the relevant
+    candidates marked; a mistyped samples.jsonl field is one line naming the file, the line and the field, with no
+    report written."""
     from ragjudge.report.load import load_run
     from ragjudge.report.pack import read_samples
+    from ragjudge.report.view import ReportView
 
     run = tmp_path / "run"
     shutil.copytree(mini_run, run)
     loaded = load_run(run)
-    assert isinstance(loaded.view, SentenceRetrievalView) and loaded.notes == []
+    assert type(loaded.view) is ReportView and loaded.notes == []  # the generic view reads the samples
     samples = read_samples(loaded)
-    records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
-    systems = ("initial", "bm25_rerank", "lm_mixture")
-    for figures, record in zip(samples.metrics, records, strict=True):
-        assert figures == {f"{s} {m}": record["systems"][s]["tested"][m] for s in systems
-                           for m in ("AP", "nDCG@5", "RR")}
-    assert samples.titles[0] == records[0]["queries"]["last_turn"][-1][1]  # the query every reranker here ranks by
+    lines = [json.loads(line) for line in (run / "samples.jsonl").read_text().splitlines()]
+    assert samples.metrics == [{k: v["value"] for k, v in line["scores"].items()} for line in lines]
+    assert samples.titles[0] == lines[0]["input"][-1]["content"]  # the last turn: what most rerankers rank by
     assert {f["type"] for f in samples.facets} == {"ungrounded", "grounded"}
-    summary = json.loads((run / "summary.json").read_text())
-    rows = {r["id"]: r for r in csv.DictReader((run / "results.csv").open(encoding="utf-8"))}
-    assert all(float(rows[r["id"]]["bm25_rerank AP"]) == pytest.approx(m["bm25_rerank AP"])
-               for r, m in zip(records, samples.metrics, strict=True))  # results.csv's names and figures
-    assert summary["details"]["best_system"] in systems
+    assert samples.judges == [{}] * len(lines)  # rankers, not judges
+    [references, ranking] = [b for b in samples.blocks[0] if b["kind"] == "passages"]
+    relevant = {p["id"] for p in lines[0]["target_contexts"]}
+    assert [p["id"] for p in references["items"]] == [p["id"] for p in lines[0]["target_contexts"]]
+    assert [p["id"] for p in ranking["items"]] == [p["id"] for p in lines[0]["contexts"]]
+    assert all((p.get("mark") == "reference") == (p["id"] in relevant) for p in ranking["items"])
     code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "report.html")], monkeypatch, capsys)
     assert code == 0 and (tmp_path / "report.html").is_file(), err
 
-    lines = (run / "results.jsonl").read_text().splitlines()
-    broken = json.loads(lines[2])
-    broken["systems"]["initial"] = "high"
-    (run / "results.jsonl").write_text("\n".join([*lines[:2], json.dumps(broken), *lines[3:]]) + "\n")
+    text = (run / "samples.jsonl").read_text().splitlines()
+    broken = json.loads(text[2])
+    broken["labels"] = "high"
+    (run / "samples.jsonl").write_text("\n".join([*text[:2], json.dumps(broken), *text[3:]]) + "\n")
     code, _, err = run_cli(["report", str(run), "--out", str(tmp_path / "broken.html")], monkeypatch, capsys)
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
-    assert f"{run / 'results.jsonl'}:3:" in err and "systems.initial" in err, err
+    assert f"{run / 'samples.jsonl'}:3:" in err and "labels" in err, err
     assert not (tmp_path / "broken.html").exists()

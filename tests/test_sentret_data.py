@@ -243,4 +243,4 @@ def test_every_data_file_of_the_example_blames_itself(name: str, case: str, muta
     where = f"{data / name}" + (f":{line}" if line else "") + ": " + (f"field '{field}': " if field else "")
     assert where in err and message in err, err
     assert not any(f"{data / other}:" in err for other in DATA_FILES if other != name), err
-    assert not (out / "summary.json").exists() and not (out / "results.jsonl").exists()
+    assert not (out / "summary.json").exists() and not (out / "samples.jsonl").exists()

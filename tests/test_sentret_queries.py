@@ -105,7 +105,7 @@ def test_a_token_only_in_the_target_never_reaches_a_query(tmp_path: Path, monkey
                   "rewrite(openai/rewriter)"}
     assert strategies <= set(json.loads(queries.splitlines()[0])["value"]["queries"])
     if where == "target":
-        assert TOKEN not in prompts and TOKEN not in queries and TOKEN not in (out / "results.jsonl").read_text()
+        assert TOKEN not in prompts and TOKEN not in queries and TOKEN not in (out / "samples.jsonl").read_text()
     else:  # the control: the same token in the last turn reaches every strategy and the rewriting LLM
         assert TOKEN in prompts
         for line in queries.splitlines():

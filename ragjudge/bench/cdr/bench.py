@@ -21,21 +21,19 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from ragjudge.bench.cdr import data as cdr_data
 from ragjudge.bench.cdr.compare import OtherRun
-from ragjudge.bench.cdr.data import CdrData, CdrQuery
-from ragjudge.bench.cdr.metrics import METRICS, as_qrels
-from ragjudge.bench.cdr.samples import query_sample
+from ragjudge.bench.cdr.data import CdrData, CdrInputs, CdrQuery, load_inputs
+from ragjudge.bench.cdr.samples import query_sample, row
 from ragjudge.bench.cdr.scorers import MetricsScorer
 from ragjudge.bench.cdr.solver import RetrievalSolver, SearchFacts
-from ragjudge.bench.cdr.summary import CdrRun, ranking_run, summary_parts
+from ragjudge.bench.cdr.summary import CdrRun, summary_parts
+from ragjudge.bench.cdr.trec import trec_files
 from ragjudge.bench.cdr.truncation import encoders_of
-from ragjudge.bench.cdr.units import UnitSpec, UnitTable, build_units, parse_unit, split_messages, write_units
+from ragjudge.bench.cdr.units import UnitSpec, UnitTable, parse_unit
 from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
-from ragjudge.formats.runs import qrels_lines, trec_run_lines
 from ragjudge.formats.samples import Sample
 
 
@@ -108,6 +106,7 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         self.pipeline = Pipeline(spec, extra_dirs=o.pipeline_dir, index_dir=self.index_dir)
         self.other = OtherRun(o.compare) if o.compare else None
         # What load() read: the bench's data (run state, what the solver learns, passes through ctx.facts).
+        self.inputs: CdrInputs | None = None
         self.data: CdrData | None = None
         self.table: UnitTable | None = None
         self.units_file: Path | None = None
@@ -115,19 +114,12 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
     # -- Bench ------------------------------------------------------------------------------------------
 
     def load(self) -> list[CdrQuery]:
-        self.data = cdr_data.load(cdr_data.locate(self.options.data), self.options.categories)
+        o = self.options
+        self.inputs = load_inputs(o.data, o.categories, self.unit_spec, self.index_dir / "cdr-units",
+                                  o.depth if "depth" in o.model_fields_set else None)
+        self.data, self.table, self.units_file = self.inputs.data, self.inputs.table, self.inputs.units_file
         if self.other is not None:
             self.other.check_data(self.data.sha256)
-        messages = [len(split_messages(text)[0]) for text in self.data.corpus.values()]
-        self.data.stats["messages_per_conversation"] = round(sum(messages) / len(messages), 2)
-        conversations = len(self.data.corpus)
-        if "depth" in self.options.model_fields_set and self.options.depth > max(20, conversations):
-            raise UsageError(f"-T depth must be between 20 and {max(20, conversations)} (corpus.json has "
-                             f"{conversations:,} conversations), got {self.options.depth}")
-        self.table = build_units(self.data.corpus, self.unit_spec)
-        if not self.table.units:
-            raise UsageError(f"unit {self.unit_spec.label} gives no unit for any conversation")
-        self.units_file = write_units(self.table, self.index_dir / "cdr-units", self.data.sha256["corpus.json"])
         return list(self.data.queries)
 
     def solver(self, ctx: RunContext) -> Solver[CdrQuery]:
@@ -146,33 +138,19 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         return self.summary(results, **summary_parts(results, self._run(ctx), self.catalog))
 
     def sample(self, result: SampleResult[CdrQuery]) -> Sample:
-        return query_sample(result)
+        assert self.inputs is not None, "load() first"
+        return query_sample(result, self.inputs.data.corpus, self.inputs.unit_text,
+                            self.inputs.data.category_file is not None)
 
     # -- outputs ----------------------------------------------------------------------------------------
 
     def rows(self, results: Sequence[SampleResult[CdrQuery]]) -> list[dict[str, Any]]:
-        rows = []
-        for r in results:
-            ranking = r.output.get("ranking") or []
-            row: dict[str, Any] = {"id": r.sample.id, "category": r.sample.category,
-                                   "n_relevant": len(r.sample.relevant), "n_listed": r.sample.listed,
-                                   "top_conversation": ranking[0]["id"] if ranking else None}
-            scores = (r.scores.get("metrics") or {}).get("metrics") or {}
-            row.update({m: scores.get(m) for m in METRICS})
-            row["errors"] = "; ".join(f"{k}: {v}" for k, v in r.errors.items()) or None
-            rows.append(row)
-        return rows
+        return [row(r) for r in results]
 
     def artifacts(self, results: Sequence[SampleResult[CdrQuery]], summary: Summary) -> dict[str, str]:
         """`run.trec` and `qrels.trec` (`ragjudge retrieval-eval run.trec --qrels qrels.trec` scores the same),
         and `categories.tsv` for its `--breakdown-file ... --by category`."""
-        run = ranking_run(results, f"{self.pipeline.spec.name}-{self.unit_spec.slug}")
-        files = {"run.trec": "".join(trec_run_lines(run, tag=run.name)),
-                 "qrels.trec": "".join(qrels_lines(as_qrels([r.sample for r in results]), fmt="trec"))}
-        if any(r.sample.category for r in results):
-            files["categories.tsv"] = "query_id\tcategory\n" + "".join(
-                f"{r.sample.id}\t{r.sample.category}\n" for r in results if r.sample.category)
-        return files
+        return trec_files(results, self.pipeline.spec.name, self.unit_spec)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         data = self.data

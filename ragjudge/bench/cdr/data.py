@@ -17,11 +17,13 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ragjudge.bench.cdr.units import UnitSpec, UnitTable, build_units, split_messages, write_units
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import decode_text, input_file, open_binary
 from ragjudge.formats.jsonl import parse_json
@@ -225,3 +227,36 @@ def read_categories(path: Path) -> dict[str, str]:
                              f"{', '.join(CATEGORY_FIELDS)})", file=str(path))
         out[qid] = canonical_category(value)
     return out
+
+
+# ------------------------------------------------------------------------------------ a run's inputs
+
+@dataclass(frozen=True)
+class CdrInputs:
+    """What a run is built from, read once before any work: the data, its units, and the unit file (a BEIR corpus)
+    that the pipeline indexes."""
+
+    data: CdrData
+    table: UnitTable
+    units_file: Path
+
+    @cached_property
+    def unit_text(self) -> dict[str, str]:
+        return {u.id: u.text for u in self.table.units}
+
+
+def load_inputs(data: str | None, categories: str | None, spec: UnitSpec, units_folder: Path,
+                depth: int | None = None) -> CdrInputs:
+    """The data (checked), cut into units and written as the unit file; `depth`, when the user set it, is checked
+    against the number of conversations."""
+    loaded = load(locate(data), categories)
+    messages = [len(split_messages(text)[0]) for text in loaded.corpus.values()]
+    loaded.stats["messages_per_conversation"] = round(sum(messages) / len(messages), 2)
+    conversations = len(loaded.corpus)
+    if depth is not None and depth > max(20, conversations):
+        raise UsageError(f"-T depth must be between 20 and {max(20, conversations)} (corpus.json has "
+                         f"{conversations:,} conversations), got {depth}")
+    table = build_units(loaded.corpus, spec)
+    if not table.units:
+        raise UsageError(f"unit {spec.label} gives no unit for any conversation")
+    return CdrInputs(loaded, table, write_units(table, units_folder, loaded.sha256["corpus.json"]))

@@ -1,27 +1,87 @@
-"""A CDR query as the sample log's record: the analytical query, its relevant conversations (`target_contexts`),
-the conversation ranking (`contexts`: id, score, the unit that ranked it), every figure under the summary's names,
-and its task category."""
+"""A CDR query's result as the sample log's record, and as a row of results.csv.
+
+- `input`: the analytical query ("Conversation where the user shifts from skepticism to trust");
+- `target_contexts`: the relevant conversations (relevance is per conversation whatever `-T unit` indexed), each
+  with its title and grade 1;
+- `contexts`: the conversation ranking, best first: each conversation's id, title and score, with the text of the
+  unit that gave it its score (max-passage; the whole conversation for `-T unit=session`) cut to `EXCERPT` characters
+  (corpus.json holds every text whole: a full run ranks 20 conversations for each of 1,583 queries);
+- `scores`: the query's figures under the summary's names (`hit@k`, `P@k`, `R@k`, `nDCG@k`, `MRR@k` at 1, 5, 10, 20);
+  a failed scoring keeps its error under the headline's name (`nDCG@10`);
+- `labels`: the query's task category, when the run has categories (`unknown` for a query without one, as in the
+  summary's `category` breakdown);
+- `metadata`: the relevance entries as listed (duplicates included), the units ranked, the query's search time.
+
+A conversation's title is its first user message, shortened: conversations have no title of their own.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ragjudge.bench.cdr.data import CdrQuery
-from ragjudge.bench.cdr.metrics import METRICS
-from ragjudge.engine.bench import SampleResult
+from ragjudge.bench.cdr.metrics import HEADLINE, METRICS
+from ragjudge.bench.cdr.units import split_messages
+from ragjudge.engine.bench import SampleResult, failed
 from ragjudge.formats.samples import Passage, Sample, Score
 
+EXCERPT = 600
+"""Characters of a ranked unit's text kept in the sample log."""
+TITLE = 100
+"""Characters of a conversation's first user message kept as its title."""
 
-def query_sample(result: SampleResult[CdrQuery]) -> Sample:
+
+def query_sample(result: SampleResult[CdrQuery], corpus: Mapping[str, str], unit_text: Mapping[str, str],
+                 categorised: bool) -> Sample:
+    """`unit_text`: unit id -> text; `categorised`: the run has a category file (so a `category` breakdown)."""
     query, output = result.sample, result.output
-    scored = result.scores.get("metrics") or {}
-    figures = scored.get("metrics") or {}
-    scores = {m: Score(value=figures[m]) for m in METRICS if isinstance(figures.get(m), (int, float))}
-    if scored.get("error"):
-        scores = {m: Score(error=str(scored["error"])) for m in METRICS}
-    ranking = [Passage(id=str(r["id"]), score=r.get("score"), metadata={"unit": r["unit"]} if r.get("unit") else {})
-               for r in output.get("ranking") or []]
-    return Sample(id=query.id, input=query.text, target_contexts=[Passage(id=c, score=1.0) for c in query.relevant],
-                  contexts=ranking, scores=scores, labels={"category": query.category} if query.category else {},
-                  error=str(output["error"]) if output.get("error") else None,
-                  metadata={k: v for k, v in {"units_ranked": output.get("units_ranked"),
-                                              "seconds": output.get("seconds"), "listed": query.listed}.items()
-                            if v is not None})
+    ranking = [] if failed(output) else output.get("ranking") or []
+    contexts = [Passage(id=r["id"], title=title(corpus.get(r["id"], "")), text=excerpt(unit_text.get(r["unit"], "")),
+                        score=r["score"], metadata={"unit": r["unit"]}) for r in ranking]
+    references = [Passage(id=c, title=title(corpus[c]) if c in corpus else None, score=1.0,
+                          metadata={} if c in corpus else {"in_corpus": False}) for c in query.relevant]
+    score = result.scores.get("metrics") or {}
+    scores: dict[str, Score] = {}
+    if not failed(output):
+        if failed(score):
+            scores[HEADLINE] = Score(error=str(score.get("error") or "no score"))
+        else:
+            scores = {m: Score(value=score["metrics"][m]) for m in METRICS}
+    metadata: dict[str, Any] = {"listed": query.listed}
+    if not failed(output):
+        metadata.update(units_ranked=output.get("units_ranked"), seconds=output.get("seconds"))
+    return Sample(id=query.id, input=query.text, target_contexts=references, contexts=contexts, scores=scores,
+                  labels={"category": query.category or "unknown"} if categorised else {},
+                  error=str(output["error"]) if failed(output) else None, metadata=metadata)
+
+
+def row(result: SampleResult[CdrQuery]) -> dict[str, Any]:
+    """The query's line of results.csv: its category, relevance counts, top conversation and figures."""
+    query = result.sample
+    ranking = result.output.get("ranking") or []
+    out: dict[str, Any] = {"id": query.id, "category": query.category, "n_relevant": len(query.relevant),
+                           "n_listed": query.listed, "top_conversation": ranking[0]["id"] if ranking else None}
+    figures = (result.scores.get("metrics") or {}).get("metrics") or {}
+    out.update({m: figures.get(m) for m in METRICS})
+    out["errors"] = "; ".join(f"{k}: {v}" for k, v in result.errors.items()) or None
+    return out
+
+
+def title(conversation: str) -> str | None:
+    """The first user message's first line (else the first message's), role prefix left out, shortened."""
+    messages, _ = split_messages(conversation)
+    if not messages:
+        return None
+    first = next((m for m in messages if m.role == "user"), messages[0])
+    text = first.text[len(first.role) + 1:] if first.role else first.text
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    return shorten(line, TITLE) or None
+
+
+def excerpt(text: str) -> str | None:
+    return shorten(text, EXCERPT) or None
+
+
+def shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

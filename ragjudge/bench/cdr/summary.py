@@ -11,14 +11,14 @@ from typing import Any
 from ragjudge.bench.cdr import paper
 from ragjudge.bench.cdr.compare import OtherRun, compare
 from ragjudge.bench.cdr.data import CdrData, CdrQuery
-from ragjudge.bench.cdr.metrics import HEADLINE, METRICS, as_run, by_category, means
+from ragjudge.bench.cdr.metrics import HEADLINE, METRICS, by_category, means
 from ragjudge.bench.cdr.paper import TABLE_2
 from ragjudge.bench.cdr.solver import SearchFacts
+from ragjudge.bench.cdr.trec import conversation_run
 from ragjudge.bench.cdr.truncation import describe
 from ragjudge.bench.cdr.units import UnitSpec, UnitTable
 from ragjudge.engine.bench import SampleResult, failed
 from ragjudge.engine.summary import Breakdown, Group, Metric, MetricCatalog, Reference, Table, headline_of, stat
-from ragjudge.formats.runs import Run
 
 CATEGORY_COLUMNS = ("nDCG@10", "R@10", "P@10")
 """What the category breakdown shows (Table 12's columns); summary.json has every metric."""
@@ -67,7 +67,8 @@ def summary_parts(results: Sequence[SampleResult[CdrQuery]], run: CdrRun, catalo
                                "data": run.data.stats, "units": units, "truncation": run.search.truncation,
                                "paper": paper.full_tables(paper.setting_of(run.unit), run.data.category_file is not None)}
     if run.other is not None:
-        details["comparison"] = compare(ranking_run(results, f"{run.pipeline}-{run.unit.slug}"), run.other, [r.sample for r in results])
+        details["comparison"] = compare(conversation_run(results, run.pipeline, run.unit), run.other,
+                                        [r.sample for r in results])
         tables.append(comparison(details["comparison"]))
     notes = list(paper.NOTES)
     if timing["index_reused"]:
@@ -97,12 +98,6 @@ def references(run: CdrRun) -> list[Reference]:
     if run.data.category_file is not None:
         tables.append(paper.category_table())
     return tables
-
-
-def ranking_run(results: Sequence[SampleResult[CdrQuery]], name: str) -> Run:
-    """The conversation rankings as a run (`pipeline-unit`), for the TREC file and the comparison."""
-    rankings = {r.sample.id: r.output.get("ranking", []) for r in results if not failed(r.output)}
-    return as_run(rankings, name=name)
 
 
 def facts(data: Mapping[str, Any], units: Mapping[str, Any]) -> Table:

@@ -24,6 +24,8 @@ REPOSITORY = "https://github.com/SIGIR-2022/A-Dataset-for-Sentence-Retrieval-for
 DialogueType = Literal["ungrounded", "grounded"]
 FILES: dict[DialogueType, str] = {"ungrounded": "dialogues", "grounded": "wikipedia_grounded_dialogues"}
 """Dialogue type -> file stem (`.json` or `.jsonl`); the paper's Table 4 names the types this way."""
+TYPES: tuple[DialogueType, ...] = ("ungrounded", "grounded")
+"""In the paper's order (Table 4)."""
 SPLITS_FILE = "val_test_splits.json"
 
 

@@ -19,7 +19,13 @@ whose p-value is the share of all 2^n patterns at least as extreme.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from itertools import combinations
+from typing import Any
+
 import numpy as np
+
+from ragjudge.bench.sentence_retrieval.metrics import METRICS
 
 CHUNK = 1000
 
@@ -69,3 +75,22 @@ def holm(p: np.ndarray) -> np.ndarray:
     adjusted = np.empty(m)
     adjusted[order] = np.maximum.accumulate(stepped)
     return adjusted
+
+
+def compare_every_pair(names: Sequence[str], unit: str, values: Mapping[str, np.ndarray], *, permutations: int,
+                    seed: int, alpha: float) -> dict[str, Any]:
+    """Every pair of systems on every metric (MAP, nDCG@5, MRR), tested together as one family (its size recorded):
+    `values` holds each system's (units, metrics) figures, paired by unit (splits or dialogues)."""
+    pairs = list(combinations(names, 2))
+    tests = [(a, b, m) for a, b in pairs for m in range(len(METRICS))]
+    n = len(next(iter(values.values()))) if values else 0
+    if not tests:  # one system: nothing to test, but the unit and its size are still said
+        return {"unit": unit, "n": n, "n_hypotheses": 0, "tests": []}
+    a = np.stack([values[t[0]][:, t[2]] for t in tests], axis=1)
+    b = np.stack([values[t[1]][:, t[2]] for t in tests], axis=1)
+    p = np.atleast_1d(paired_permutation_test(a, b, permutations=permutations, seed=seed))
+    p_bonf, p_holm = bonferroni(p), holm(p)
+    rows = [{"a": x, "b": y, "metric": METRICS[m], "diff": float(a[:, i].mean() - b[:, i].mean()),
+             "p": float(p[i]), "p_bonferroni": float(p_bonf[i]), "p_holm": float(p_holm[i]),
+             "significant": bool(p_bonf[i] <= alpha)} for i, (x, y, m) in enumerate(tests)]
+    return {"unit": unit, "n": n, "n_hypotheses": len(tests), "tests": rows}

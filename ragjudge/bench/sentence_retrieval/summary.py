@@ -1,5 +1,5 @@
-"""From per-dialogue scores to the summary: tuning and testing over the splits, significance, and the parts of
-the run's `Summary` (the result contract).
+"""The run's `Summary` (the result contract), from its evaluation (`evaluation.py`: tuning and testing over the
+splits): every system's figures, significance over splits and over dialogues, the data's facts.
 
 One run compares several systems (`--pipeline initial,bm25_rerank,...`) and writes one summary:
 
@@ -15,79 +15,81 @@ One run compares several systems (`--pipeline initial,bm25_rerank,...`) and writ
 - the `type` breakdown splits the best system's figures by dialogue type (ungrounded, grounded); every
   system's MAP by type (the paper's Table 4) is a table;
 - significance tests, the parameters picked on each validation half and the protocol are `details` (and
-  tables); the paper's Tables 3 and 4 are `reference`.
+  tables (`tables.py`); the paper's Tables 3 and 4 are `reference`.
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import combinations
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from ragjudge.bench.sentence_retrieval import protocol, reference
+from ragjudge.bench.sentence_retrieval import paper, protocol, tables
+from ragjudge.bench.sentence_retrieval.data import TYPES, Dialogue, Split
+from ragjudge.bench.sentence_retrieval.evaluation import Evaluation, Protocol
 from ragjudge.bench.sentence_retrieval.metrics import METRICS
-from ragjudge.bench.sentence_retrieval.significance import (
-    bonferroni,
-    holm,
-    paired_permutation_test,
-)
-from ragjudge.engine.summary import Breakdown, Group, Table, stat
-
-TYPES = ("ungrounded", "grounded")
+from ragjudge.bench.sentence_retrieval.significance import compare_every_pair
+from ragjudge.engine.bench import Bench, SampleResult
+from ragjudge.engine.summary import Breakdown, Group, Headline, Metric, Summary, describe, stat
 
 
-@dataclass
-class Scored:
-    """One system's per-dialogue scores over its grid, for the dialogues every system scored."""
+def summarize(bench: Bench[Any, Dialogue], results: Sequence[SampleResult[Dialogue]], evaluation: Evaluation | None,
+              descriptions: Mapping[str, dict[str, Any]], plan: Protocol, *, permutations: int, seed: int,
+              alpha: float) -> Summary:
+    """`bench` gives the metric catalog and the summary's defaults; `descriptions`: each system's `describe()`."""
+    ok = evaluation.ok if evaluation is not None else []
+    dialogues = [r.sample for r in ok]
+    excluded = len(results) - len(ok)
+    counts = {t: sum(d.type == t for d in dialogues) for t in TYPES}
+    details: dict[str, Any] = {"n_dialogues": {"scored": len(ok), "excluded": excluded, **counts}}
+    details["labels"] = label_facts([r.sample for r in results])
+    facts = query_facts(ok)
+    details.update(facts)
+    warnings = run_warnings(facts, excluded)
+    catalog = bench.catalog
+    if evaluation is None:
+        metrics = {m: catalog.metric(m, None, n=0, errors=excluded) for m in METRICS}
+        return bench.summary(results, metrics, warnings=warnings, details=details, notes=[
+            "no dialogue was scored by every system: see the errors in results.csv", *label_note(details)])
+    systems = system_entries(evaluation, descriptions)
+    best, n_splits = evaluation.best, evaluation.n_splits
+    details["protocol"] = {"n_splits": n_splits, "splits_file": plan.source, "tuned_on": plan.tune_on,
+                           "split_ids_not_scored": evaluation.masks.dropped,
+                           "unbalanced_splits": unbalanced(plan.splits, dialogues),
+                           "std": "sample standard deviation (ddof=1) over the test halves"}
+    details.update({"best_system": best, "best_by": "MAP", "systems": systems,
+                    "significance": significance(evaluation, permutations=permutations, seed=seed, alpha=alpha)})
+    metrics: dict[str, Metric] = {
+        m: catalog.metric(m, systems[best]["metrics"][m]["value"], n=len(ok), errors=excluded,
+                          std=systems[best]["metrics"][m]["std"], system=best, n_splits=n_splits)
+        for m in METRICS}
+    how = tables.how_scored(n_splits, plan.tune_on)
+    breakdowns = {"system": system_breakdown(systems, len(ok), how),
+                  "type": type_breakdown(systems[best], counts, best)}
+    shown = [tables.main_table(systems, len(ok), n_splits, plan.tune_on), tables.type_table(systems)]
+    if any(len(e["settings"]) > 1 for e in systems.values()):
+        shown.append(tables.picks_table(systems))
+    tests = tables.significance_table(details["significance"])
+    if tests is not None:
+        shown.append(tests)
+    shown.append(paper.data_table(dialogues))
+    which = f"{best}, the best of {len(systems)} systems by MAP" if len(systems) > 1 else best
+    spread = systems[best]["metrics"]["MAP"]["std"]
+    text = describe("MAP", metrics["MAP"], bench.unit) + f" ({which}" + (
+        f"; std {spread:.3f} over {n_splits} test halves)" if spread is not None else ")")
+    return bench.summary(results, metrics, breakdowns=breakdowns, tables=shown, reference=paper.reference_tables(),
+                         notes=notes(details, descriptions), warnings=warnings, details=details,
+                         headline=Headline(metric="MAP", value=metrics["MAP"].value, text=text),
+                         title=f"sentence-retrieval: {len(ok)} dialogues, {which}")
 
-    name: str
-    settings: list[str]
-    scores: np.ndarray
-    """(settings, dialogues, metrics)."""
-    outcome: protocol.SystemOutcome | None = None
 
-    @property
-    def modal_pick(self) -> int:
-        """The setting picked on most validation halves (first in grid order on a tie)."""
-        assert self.outcome is not None
-        counts = np.bincount(self.outcome.picks, minlength=len(self.settings))
-        return int(counts.argmax())
-
-
-def p_text(p: float, permutations: int) -> str:
-    digits = max(3, math.ceil(math.log10(permutations + 1)))
-    return f"{p:.{digits}f}"
-
-
-def significance(scored: Sequence[Scored], unit: str, values: dict[str, np.ndarray], *, permutations: int,
-                 seed: int, alpha: float) -> dict[str, Any]:
-    """Every pair of systems on every metric, tested together as one family (its size is recorded)."""
-    pairs = list(combinations([s.name for s in scored], 2))
-    tests = [(a, b, m) for a, b in pairs for m in range(len(METRICS))]
-    n = len(next(iter(values.values()))) if values else 0
-    if not tests:  # one system: nothing to test, but the unit and its size are still said
-        return {"unit": unit, "n": n, "n_hypotheses": 0, "tests": []}
-    a = np.stack([values[t[0]][:, t[2]] for t in tests], axis=1)
-    b = np.stack([values[t[1]][:, t[2]] for t in tests], axis=1)
-    p = np.atleast_1d(paired_permutation_test(a, b, permutations=permutations, seed=seed))
-    p_bonf, p_holm = bonferroni(p), holm(p)
-    rows = [{"a": x, "b": y, "metric": METRICS[m], "diff": float(a[:, i].mean() - b[:, i].mean()),
-             "p": float(p[i]), "p_bonferroni": float(p_bonf[i]), "p_holm": float(p_holm[i]),
-             "significant": bool(p_bonf[i] <= alpha)} for i, (x, y, m) in enumerate(tests)]
-    return {"unit": unit, "n": n, "n_hypotheses": len(tests), "tests": rows}
-
-
-def summarize_systems(scored: list[Scored], masks: protocol.SplitMasks, types: np.ndarray, *, tune_on: str,
-                      permutations: int, seed: int, alpha: float, with_splits: bool) -> dict[str, Any]:
-    tune = METRICS.index(tune_on)
+def system_entries(evaluation: Evaluation, descriptions: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    """Per system: its settings, MAP/nDCG@5/MRR over the splits (mean, std, each split's), the same by dialogue
+    type, the settings picked on the validation halves, and what the system is."""
     systems: dict[str, Any] = {}
-    for s in scored:
-        s.outcome = protocol.evaluate(s.scores, masks, types, tune)
+    for s in evaluation.scored:
         o = s.outcome
         entry: dict[str, Any] = {"settings": s.settings, "metrics": {}, "by_type": {}}
         for m, metric in enumerate(METRICS):
@@ -98,41 +100,33 @@ def summarize_systems(scored: list[Scored], masks: protocol.SplitMasks, types: n
             for m, metric in enumerate(METRICS):
                 mean, std = protocol.mean_std(values[:, m])
                 entry["by_type"][t][metric] = {"value": _value(mean), "std": std}
-        counts = Counter(s.settings[i] for i in o.picks)
-        entry["picks"] = dict(counts.most_common())
+        entry["picks"] = dict(Counter(s.settings[i] for i in o.picks).most_common())
         entry["modal_pick"] = s.settings[s.modal_pick]
+        entry.update(descriptions[s.name])
         systems[s.name] = entry
+    return systems
+
+
+def significance(evaluation: Evaluation, *, permutations: int, seed: int, alpha: float) -> dict[str, Any]:
+    """Every pair of systems x metric, over the split figures (as the paper) and over dialogues (each dialogue's mean
+    over the test halves that hold it, for the dialogues every system has one)."""
+    names = [s.name for s in evaluation.scored]
+    options = {"permutations": permutations, "seed": seed, "alpha": alpha}
     tests: dict[str, Any] = {}
-    if with_splits and masks.test.shape[0] > 1:
-        tests["splits"] = significance(scored, "splits", {s.name: s.outcome.test for s in scored if s.outcome},
-                                       permutations=permutations, seed=seed, alpha=alpha)
-    per_dialogue = {s.name: s.outcome.per_dialogue for s in scored if s.outcome}
-    covered = np.all([~np.isnan(v[:, 0]) for v in per_dialogue.values()], axis=0) if per_dialogue else np.zeros(0)
+    if evaluation.with_splits and evaluation.masks.test.shape[0] > 1:
+        tests["splits"] = compare_every_pair(names, "splits", {s.name: s.outcome.test for s in evaluation.scored},
+                                             **options)
+    per_dialogue = {s.name: s.outcome.per_dialogue for s in evaluation.scored}
+    covered = np.all([~np.isnan(v[:, 0]) for v in per_dialogue.values()], axis=0)
     if covered.any():
-        tests["dialogues"] = significance(scored, "dialogues", {k: v[covered] for k, v in per_dialogue.items()},
-                                          permutations=permutations, seed=seed, alpha=alpha)
-    return {"systems": systems, "significance": {"permutations": permutations, "seed": seed, "alpha": alpha,
-                                                 "family": "every pair of systems x (MAP, nDCG@5, MRR), per unit",
-                                                 **tests}}
+        tests["dialogues"] = compare_every_pair(names, "dialogues", {k: v[covered] for k, v in per_dialogue.items()},
+                                                **options)
+    return {**options, "family": "every pair of systems x (MAP, nDCG@5, MRR), per unit", **tests}
 
 
 def _value(mean: float) -> float | None:
-    return None if math.isnan(mean) else mean
+    return None if np.isnan(mean) else mean
 
-
-def best_system(systems: dict[str, Any]) -> str:
-    """The system with the highest MAP (test-half mean); the first in --pipeline order on a tie."""
-    best = None
-    for name, entry in systems.items():
-        value = entry["metrics"]["MAP"]["value"]
-        if best is None or (value is not None and (systems[best]["metrics"]["MAP"]["value"] is None
-                                                   or value > systems[best]["metrics"]["MAP"]["value"])):
-            best = name
-    assert best is not None, "no system"
-    return best
-
-
-# ------------------------------------------------------------------------------------------------ the contract
 
 def system_breakdown(systems: dict[str, Any], n_dialogues: int, how: str) -> Breakdown:
     """One group per system: MAP, nDCG@5 and MRR with their standard deviation over the splits."""
@@ -152,67 +146,79 @@ def type_breakdown(entry: dict[str, Any], counts: dict[str, int], system: str) -
                      note="every system's MAP by type is the table 'MAP by dialogue type'")
 
 
-# ------------------------------------------------------------------------------------------------ tables
+# ------------------------------------------------------------------------------------------------ facts and notes
 
-def _cell(stats: dict[str, Any]) -> str:
-    return "-" if stats["value"] is None else reference.fmt_cell(stats["value"], stats.get("std"))
-
-
-def how_scored(n_splits: int, tuned_on: str) -> str:
-    return (f"mean ± std over {n_splits} test halves, parameters tuned by {tuned_on} on each validation half"
-            if n_splits else "all dialogues at once (-T no_splits=true): parameters tuned on the scored data")
-
-
-def main_table(systems: dict[str, Any], n_dialogues: int, n_splits: int, tuned_on: str) -> Table:
-    """Every system as the paper prints it (`.238 ± .007`), with what it is and the parameters it was picked."""
-    rows = []
-    for name, entry in systems.items():
-        picked = "-" if len(entry["settings"]) == 1 else \
-            f"{entry['modal_pick']} ({entry['picks'][entry['modal_pick']]}/{max(n_splits, 1)})"
-        rows.append([name, *(_cell(entry["metrics"][m]) for m in METRICS), entry["reranker"],
-                     ", ".join(entry["queries"]) or "-", len(entry["settings"]), picked])
-    return Table(title=f"Every system, {n_dialogues} dialogues: {how_scored(n_splits, tuned_on)}",
-                 columns=["system", *METRICS, "reranker", "query", "settings", "most picked"], rows=rows)
+def unbalanced(splits: Sequence[Split] | None, dialogues: Sequence[Dialogue]) -> int:
+    """Splits whose halves differ by more than one dialogue of a type (the paper balances them)."""
+    if not splits:
+        return 0
+    type_of = {d.id: d.type for d in dialogues}
+    count = 0
+    for split in splits:
+        val = Counter(type_of[i] for i in split.val if i in type_of)
+        test = Counter(type_of[i] for i in split.test if i in type_of)
+        count += any(abs(val[t] - test[t]) > 1 for t in TYPES)
+    return count
 
 
-def type_table(systems: dict[str, Any]) -> Table:
-    rows = [[name, *(_cell(entry["by_type"][t]["MAP"]) if t in entry["by_type"] else "-" for t in TYPES)]
-            for name, entry in systems.items()]
-    return Table(title="MAP by dialogue type, every system (the paper's Table 4)", columns=["system", *TYPES],
-                 rows=rows)
+def query_facts(ok: Sequence[SampleResult[Dialogue]]) -> dict[str, Any]:
+    """Empty queries per strategy, and how the LLM rewrites went."""
+    empty: Counter[str] = Counter()
+    rewrite: Counter[str] = Counter()
+    for r in ok:
+        for key, parts in r.output.get("queries", {}).items():
+            empty[key] += not parts
+        for info in r.output.get("rewrite", {}).values():
+            rewrite["fallback" if info.get("fallback") else str(info.get("class", "rewritten"))] += 1
+    facts: dict[str, Any] = {"empty_queries": {k: v for k, v in empty.items() if v}}
+    if rewrite:
+        facts["query_rewrite"] = dict(rewrite)
+    return facts
 
 
-def picks_table(systems: dict[str, Any]) -> Table:
-    rows = []
-    for name, entry in systems.items():
-        if len(entry["settings"]) > 1:
-            rows += [[name, key, count] for key, count in entry["picks"].items()]
-    return Table(title="Parameters picked on the validation halves", columns=["system", "setting", "splits"],
-                 rows=rows)
+def label_facts(dialogues: Sequence[Dialogue]) -> dict[str, Any]:
+    """The candidates' labels as the dataset defines them (1 relevant, anything else not): how many of each, and the
+    labels written as neither 0 nor 1 (read as non-relevant), by value as written."""
+    other = Counter(label for d in dialogues for label in d.other_labels)
+    return {"relevant": sum(d.n_relevant for d in dialogues),
+            "non_relevant": sum(len(d.candidates) - d.n_relevant for d in dialogues),
+            "other": sum(other.values()), "other_values": dict(sorted(other.items())),
+            "other_dialogues": sum(1 for d in dialogues if d.other_labels)}
 
 
-def significance_table(sig: dict[str, Any]) -> Table | None:
-    """Every pair of systems on every metric; None when there is no pair (one system)."""
-    units = [u for u in ("splits", "dialogues") if u in sig and sig[u]["tests"]]
-    if not units:
-        return None
-    perms = sig["permutations"]
-    index = {u: {(t["a"], t["b"], t["metric"]): t for t in sig[u]["tests"]} for u in units}
-    keys = list(index[units[0]])
-    columns = ["systems", "metric", "diff"]
-    for u in units:
-        columns += [f"p ({u})", "Bonferroni", "Holm"]
-    rows = []
-    for key in keys:
-        row: list[Any] = [f"{key[0]} vs {key[1]}", key[2], f"{index[units[0]][key]['diff']:+.3f}"]
-        for u in units:
-            t = index[u][key]
-            star = " *" if t["significant"] else ""
-            row += [p_text(t["p"], perms), p_text(t["p_bonferroni"], perms) + star, p_text(t["p_holm"], perms)]
-        rows.append(row)
-    sizes = "; ".join(f"{u}: n = {sig[u]['n']}, {sig[u]['n_hypotheses']} hypotheses" for u in units)
-    return Table(title=f"Two-tailed paired permutation tests ({perms:,} permutations, seed {sig['seed']})",
-                 columns=columns, rows=rows,
-                 notes=[f"{sizes}. * = significant at p <= {sig['alpha']} after Bonferroni. The paper tests over "
-                        "the split figures; the 50 test halves overlap, so that test overstates significance — the "
-                        "test over dialogues (each dialogue's mean over the test halves that hold it) does not."])
+def label_note(details: dict[str, Any]) -> list[str]:
+    labels = details["labels"]
+    if not labels["other"]:
+        return []
+    values = ", ".join(f"{v} ({n})" for v, n in labels["other_values"].items())
+    return [f"{labels['other']} candidate label(s) in {labels['other_dialogues']} dialogue(s) were neither 0 nor "
+            f"1 ({values}): read as non-relevant, as the dataset defines labels (1 relevant, anything else not)"]
+
+
+def notes(details: dict[str, Any], descriptions: Mapping[str, dict[str, Any]]) -> list[str]:
+    found = label_note(details)
+    lexical = [n for n, d in descriptions.items() if d["reranker"] in ("bm25", "lm")]
+    if lexical:
+        stats = {n: details["systems"][n]["options"].get("collection", "grid") for n in lexical}
+        found.append("collection statistics: " + ", ".join(f"{n} {c}" for n, c in stats.items()) + " (the paper "
+                     "used its Wikipedia sentence index, which is not public)")
+    if details["empty_queries"]:
+        found.append("dialogues with an empty query (their candidates keep the initial order): " +
+                     ", ".join(f"{k} {v}" for k, v in details["empty_queries"].items()))
+    if details["protocol"]["unbalanced_splits"]:
+        found.append(f"{details['protocol']['unbalanced_splits']} split(s) do not balance ungrounded and grounded "
+                     f"dialogues between their halves (the paper's do)")
+    if details["protocol"]["split_ids_not_scored"]:
+        found.append(f"{details['protocol']['split_ids_not_scored']} split id(s) were not scored (--limit or "
+                     f"errors) and were left out of their halves")
+    return found
+
+
+def run_warnings(facts: dict[str, Any], excluded: int) -> list[str]:
+    out = []
+    fallbacks = facts.get("query_rewrite", {}).get("fallback", 0)
+    if fallbacks:
+        out.append(f"warning: {fallbacks} rewrite(s) fell back to the last turn (see 'rewrite' in samples.jsonl)")
+    if excluded:
+        out.append(f"warning: {excluded} dialogue(s) had errors and were left out of every system's figures")
+    return out

@@ -10,11 +10,14 @@ hold: `%` and whitespace are percent-encoded (`%25`, `%20`, ...), reversibly. Sc
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ragjudge.bench.sentence_retrieval.data import Dialogue
+from ragjudge.bench.sentence_retrieval.samples import picked_order
+from ragjudge.engine.bench import SampleResult
 from ragjudge.formats.runs import Hit, Qrels, Run, qrels_lines, trec_run_lines
 
 _ESCAPES = {"%": "%25", " ": "%20", "\t": "%09", "\n": "%0A", "\r": "%0D", "\x0b": "%0B", "\x0c": "%0C"}
@@ -40,3 +43,16 @@ def run_text(name: str, dialogues: Sequence[Dialogue], orders: Sequence[np.ndarr
         run.rankings[d.id] = [Hit(trec_id(d.candidates[int(i)].id), float(n - r)) for r, i in enumerate(order)]
         run.ids[d.id] = d.id
     return "".join(trec_run_lines(run, tag=name))
+
+
+def trec_files(results: Sequence[SampleResult[Dialogue]], systems: Mapping[str, Any]) -> dict[str, str]:
+    """`qrels.trec` and a run per system of the summary's `details.systems` (at its `modal_pick`), over the dialogues
+    every system scored; nothing when none was."""
+    ok = [r for r in results if not r.errors]
+    if not ok or not systems:
+        return {}
+    files = {"qrels.trec": qrels_text([r.sample for r in ok])}
+    for name, entry in systems.items():
+        orders = [np.asarray(picked_order(r.scores[name], entry["modal_pick"])) for r in ok]
+        files[f"run.{name}.trec"] = run_text(name, [r.sample for r in ok], orders)
+    return files
