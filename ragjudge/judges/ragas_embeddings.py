@@ -7,7 +7,8 @@ Either way the vectors go through the run's embedding store, so a text is encode
 
 ResponseRelevancy calls the synchronous `embed_query`/`embed_documents` from inside the event loop, where an API
 call cannot be awaited; so vectors are fetched ahead (`prefetch`, async) and the synchronous methods read them
-back. Encoders return unit vectors; ragas divides by the norms anyway, so cosines are unchanged.
+back (a local model also encodes a text it was not given ahead, so `ragas.evaluate` can use this adapter as it is).
+Encoders return unit vectors; ragas divides by the norms anyway, so cosines are unchanged.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ragjudge.errors import InputError
 from ragjudge.judges.ragas_llm import no_retry
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
-from ragjudge.retrieval.encoders import LiteLLMEncoder, SentenceTransformerEncoder
+from ragjudge.retrieval.encoders import BUNDLED_MODELS, BUNDLED_NAME, LiteLLMEncoder, SentenceTransformerEncoder
 
 from ragas.embeddings.base import BaseRagasEmbeddings  # noqa: E402  (after ragas_llm: no telemetry)
 
@@ -65,8 +66,6 @@ def encoder_name(options: EmbeddingOptions) -> str:
     """The embedding model as results record it."""
     if options.encoder == "litellm":
         return options.embedding_model
-    from ragjudge.retrieval.encoders import BUNDLED_MODELS, BUNDLED_NAME
-
     return BUNDLED_NAME if options.embedding_model in BUNDLED_MODELS else options.embedding_model
 
 
@@ -96,11 +95,13 @@ class EncoderRagasEmbeddings(BaseRagasEmbeddings):
             self.vectors.update({text: [float(x) for x in row] for text, row in zip(missing, matrix, strict=True)})
 
     def _vector(self, text: str) -> list[float]:
-        try:
-            return self.vectors[text]
-        except KeyError:
-            raise RuntimeError(f"text not prefetched before ragas's synchronous embedding call: {text[:80]!r}") \
-                from None
+        if text not in self.vectors:
+            if isinstance(self.encoder, LiteLLMEncoder):  # an API call cannot be awaited from here
+                raise RuntimeError(f"text not prefetched before ragas's synchronous embedding call: {text[:80]!r}")
+            [row] = self.encoder.encode([text])  # a local model: encoded here (how ragas.evaluate calls it)
+            with self._lock:
+                self.vectors[text] = [float(x) for x in row]
+        return self.vectors[text]
 
     def embed_query(self, text: str) -> list[float]:
         return self._vector(text)

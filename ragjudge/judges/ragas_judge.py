@@ -78,7 +78,7 @@ class RagasJudge(Judge):
         """Why ragas returned NaN, in words."""
         return "ragas returned NaN"
 
-    def explain(self, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         """The rationale and the details (the counts behind the value) from ragas's parsed outputs."""
         return None, {}
 
@@ -164,7 +164,7 @@ class RagasJudge(Judge):
             return self.result(error=error, raw=raw, **common), unreadable
 
         value = float(score)
-        rationale, extra = self.explain(trace, value)
+        rationale, extra = self.explain(item, trace, value)
         details = {**common.pop("details"), **extra}
         raw = "\n\n".join(call.text for call in trace.calls) or None
         return self.result(value=value, label=f"{value:.4f}", rationale=rationale, raw=raw, details=details,

@@ -102,6 +102,9 @@ class GatewayRagasLLM(BaseRagasLLM):
         messages = self.messages(prompt)
         generations = []
         for _ in range(n):  # judges ask for n=1; at temperature 0 more would be cache hits of the first
+            if self.trace.error is not None:  # recorded already: the item is an error, ask nothing more
+                generations.append(Generation(text=""))
+                continue
             try:
                 response = await self.gateway.complete(self.model, messages, **params)
             except Exception as exc:

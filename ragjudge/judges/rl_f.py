@@ -58,7 +58,7 @@ class RLFJudge(RagasJudge):
         # judged none): the judge gave us nothing to average, which is an error, not a 0.
         return "ragas returned NaN: no statements were extracted from the response"
 
-    def explain(self, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         details: dict[str, Any] = {}
         rationale = None
         verdicts, statements = trace.output("verdicts"), trace.output("statements")
