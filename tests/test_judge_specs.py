@@ -113,7 +113,9 @@ def test_another_benchs_judge_is_refused_before_any_work(judge: str, bench: str,
                                  str(out)], monkeypatch, capsys)
     assert code == 2 and stdout == "" and not out.exists(), err
     assert err == (f"error: judge {judge!r} scores bench {bench}'s items, not answers to MTRAG-shaped tasks "
-                   "(available: idk, idk_lexical, rb_alg, rb_llm, rl_f, underspecified, underspecified_lexical)\n")
+                   "(available: answer_correctness, answer_correctness_llm, answer_relevancy, context_precision, "
+                   "context_recall, context_relevance, faithfulness, idk, idk_lexical, rb_alg, rb_llm, rl_f, "
+                   "underspecified, underspecified_lexical)\n")
     code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--judges", "nope", "--out",
                             str(out)], monkeypatch, capsys)
     assert code == 2 and "cxm" not in err and "dialsim" not in err, err

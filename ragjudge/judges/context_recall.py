@@ -1,0 +1,44 @@
+"""`context_recall`: RAGAS LLM context recall, computed by the ragas library itself.
+
+RAGAS's definition (`ragas.metrics._context_recall.LLMContextRecall`): one LLM call reads the reference answer and
+the joined retrieved contexts and classifies each sentence of the reference as attributable to the contexts or not;
+the score is attributed / classified sentences: how much of what the answer needs was retrieved.
+
+Deliberate differences from `ragas.evaluate`: temperature 0; no hidden repair calls; a task without passages or
+without a reference is not applicable; a failed call or unparsable answer is an error with the raw text; NaN (the
+judge classified no sentence) is an error (ragas: NaN).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+
+from ragas.metrics._context_recall import (  # noqa: E402
+    ContextRecallClassificationPrompt,
+    ContextRecallClassifications,
+    LLMContextRecall,
+)
+
+from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
+
+
+class ContextRecallJudge(RagasJudge):
+    """RAGAS context recall: the share of the reference's sentences the retrieved contexts support."""
+
+    uses_response = False  # the reference is classified, not the response
+
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext) -> LLMContextRecall:
+        return LLMContextRecall(llm=llm, context_recall_prompt=traced(
+            ContextRecallClassificationPrompt, "classifications", llm.trace, self.format_fix_retries))
+
+    def nan_reason(self, trace: RagasTrace) -> str:
+        return "ragas returned NaN: the judge classified no sentence of the reference"
+
+    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+        output = trace.output("classifications")
+        found = output.classifications if isinstance(output, ContextRecallClassifications) else []
+        rationale = "\n".join(f"[{c.attributed}] {c.statement} — {c.reason}" for c in found)
+        return rationale, {"statements": len(found), "attributed": sum(1 for c in found if c.attributed)}

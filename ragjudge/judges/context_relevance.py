@@ -1,0 +1,65 @@
+"""`context_relevance`: RAGAS ContextRelevance (NVIDIA's metric in ragas 0.4), computed by the ragas library itself.
+
+RAGAS's definition (`ragas.metrics._nv_metrics.ContextRelevance`): two differently worded prompts each ask the LLM to
+rate whether the retrieved contexts (joined, as one text) contain information relevant to answering the question:
+0 (none), 1 (partially), 2 (relevant); each rating is divided by 2 and the score is the mean of the two. ragas
+scores 0 without asking when the contexts are empty or merely repeat the question. This is a judgement of the
+retrieved set as a whole, not a verdict per context (ragas 0.4 defines the metric this way; we run it as it is).
+
+Deliberate differences from `ragas.evaluate`:
+- one answer per prompt at temperature 0. ragas asks again, up to 5 times at temperature 0.1, while an answer holds
+  no 0, 1 or 2; an answer without a rating is an error here, with its raw text (and out of the cache).
+- ragas turns any failure into NaN (printing the exception to stdout), and averages a NaN rating away (the score
+  is then the other prompt's rating, or NaN, depending on which failed); here a failed call or an unreadable rating
+  is the item's error and the two ratings always both count.
+- a task without passages is not applicable (ragas: 0).
+- the rating is read as ragas reads it: the first of "2", "1", "0" found anywhere in the answer.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace  # first: sets RAGAS_DO_NOT_TRACK
+
+from ragas.metrics._nv_metrics import ContextRelevance  # noqa: E402
+
+from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
+from ragjudge.llm import LLMResponse  # noqa: E402
+
+
+_READER = ContextRelevance()
+
+
+def _rating(text: str) -> float:
+    """The rating ragas reads in an answer (0, 0.5 or 1), NaN when there is none: ragas's own `process_score`."""
+    return float(_READER.process_score(text))
+
+
+class ContextRelevanceJudge(RagasJudge):
+    """RAGAS (NVIDIA) context relevance: are the retrieved contexts relevant to the question? Two ratings, 0-2."""
+
+    uses_response = False
+    record_errors = True  # ContextRelevance catches every exception, prints it and returns NaN
+
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext) -> ContextRelevance:
+        metric = ContextRelevance(llm=llm)
+        metric.retry = 1  # one answer per prompt: at temperature 0 asking again gives the same answer
+        llm.trace.stage = "ratings"
+        return metric
+
+    def unreadable(self, trace: RagasTrace) -> tuple[str, LLMResponse] | None:
+        for call in trace.calls:
+            if math.isnan(_rating(call.text)):
+                return "ragas found no rating (0, 1 or 2) in the judge's answer", call
+        return None
+
+    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+        ratings = [int(_rating(c.text) * 2) for c in trace.calls]
+        if not trace.calls:
+            return ("RAGAS scores 0 without asking: the contexts are empty or repeat the question",
+                    {"ratings": [], "contexts": len(item.passages)})
+        rationale = "\n".join(f"prompt {i} rated {r} of 2" for i, r in enumerate(ratings, 1))
+        return rationale, {"ratings": ratings, "contexts": len(item.passages)}
