@@ -135,3 +135,54 @@ def test_ids_are_kept_or_made_and_never_repeat(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         read_rag_records(bad)
     assert str(info.value) == f"{bad}:2: field 'contexts': must be a JSON list or object (or a Python list literal)"
+
+
+RAGAS_METRICS = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "answer_correctness"]
+
+
+@pytest.fixture(scope="module")
+def judge_server():
+    from ragjudge.testing.openai_server import OpenAIServer
+    from ragjudge.testing.ragas_model import ragas_model
+
+    with OpenAIServer(ragas_model()) as server:
+        yield server
+
+
+def test_the_metrics_rag_engineers_reach_for_first_on_plain_records(judge_server, tmp_path: Path, monkeypatch,
+                                                                     capsys) -> None:
+    """Issue 33's headline: the five RAGAS metrics on plain dicts, on the same rows under RAGAS's and DeepEval's
+    names, and on multi-turn `messages` rows, against the local server; every metric scored, the same scores for
+    the three spellings, and `ragjudge judge rows.csv` the same figures."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    run = dict(metrics=RAGAS_METRICS, judge_models=["openai/judge"], api_base=judge_server.base_url,
+               show_progress=False)
+    rows = ours()
+    plain = ragjudge.evaluate(rows, **run)
+    assert set(plain.summary.metrics) == set(RAGAS_METRICS)
+    assert all(plain.summary.metrics[m].n == 6 and plain.summary.metrics[m].errors == 0 for m in RAGAS_METRICS)
+    assert len({round(plain.summary.metrics[m].value, 6) for m in RAGAS_METRICS}) > 1  # real, different figures
+    df = plain.to_pandas()
+    assert list(df.columns[:5]) == ["sample_id", "question", "answer", "contexts", "reference"]
+    assert set(RAGAS_METRICS) <= set(df.columns)
+    want = values(plain)
+    for spelled in ([as_ragas(r) for r in rows], [as_deepeval(r) for r in rows]):
+        got = values(ragjudge.evaluate(spelled, **run))
+        for a, b in zip(got, want, strict=True):
+            assert a.keys() == b.keys() and all(a[k] == pytest.approx(b[k], rel=MODEL_FLOATS) for k in a)
+
+    turns = [{"messages": [{"role": "user", "content": "I hold policy 42."},
+                           {"role": "assistant", "content": "Noted: policy 42."},
+                           {"role": "user", "content": r["question"]}], "answer": r["answer"],
+              "contexts": r["contexts"], "reference": r["reference"]} for r in rows]
+    multi = ragjudge.evaluate(turns, **run)
+    assert all(set(s.values()) == set(RAGAS_METRICS) for s in multi.samples)
+    assert any("I hold policy 42." in r.last_user for r in judge_server.requests)  # judged with its conversation
+
+    code, out, err = run_cli(["judge", str(ROWS), "--judges", ",".join(RAGAS_METRICS), "--judge-models",
+                              "openai/judge", "--api-base", judge_server.base_url, "--out",
+                              str(tmp_path / "rows.jsonl"), "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
+    figures = json.loads(out)["metrics"]
+    for m in RAGAS_METRICS:
+        assert figures[m]["value"] == pytest.approx(plain.summary.metrics[m].value, rel=MODEL_FLOATS), m
