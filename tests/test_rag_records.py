@@ -18,7 +18,7 @@ from conftest import REPO, run_cli
 from ragjudge.errors import InputError
 from ragjudge.formats.rag_records import read_rag_records, rag_records
 
-ROWS = REPO / "tests" / "fixtures" / "rag" / "rows.csv"
+ROWS = REPO / "examples" / "rag-app" / "rows.csv"
 MODEL_FLOATS = 1e-4
 
 
