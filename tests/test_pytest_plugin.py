@@ -381,6 +381,29 @@ def test_param(task):
     one.assert_outcomes(passed=1)
 
 
+def test_a_dataset_of_plain_rag_records(pytester: pytest.Pytester) -> None:
+    """The dataset marker reads your own records too (a CSV with RAGAS's field names here): one test per record."""
+    rows = REPO / "examples" / "rag-app" / "rows.csv"
+    ragas = pytester.path / "ragas.jsonl"
+    ragas.write_text(json.dumps({"id": "r1", "user_input": "What is covered?", "reference": "Water damage."}) + "\n")
+    pytester.makepyfile(test_rows=f'''
+import pytest
+
+@pytest.mark.ragjudge_dataset({str(rows)!r})
+def test_row(task):
+    assert task.question.endswith("?") and task.reference and task.contexts
+
+@pytest.mark.ragjudge_dataset("ragas.jsonl")
+def test_ragas(task):
+    assert (task.task_id, task.question, task.reference) == ("r1", "What is covered?", "Water damage.")
+''')
+    result = pytester.runpytest_inprocess(*plugin_args(), *QUIET, "-q")
+    result.assert_outcomes(passed=7)
+    collected = pytester.runpytest_inprocess(*plugin_args(), *QUIET, "--collect-only", "-q").stdout.lines
+    assert [line.split("::")[1] for line in collected if line.startswith("test_rows.py::")] == \
+        [f"test_row[{n}]" for n in range(1, 7)] + ["test_ragas[r1]"]
+
+
 def test_a_bad_dataset_is_a_one_line_collection_error(pytester: pytest.Pytester) -> None:
     good = {"task_id": "c::1", "input": [{"speaker": "user", "text": "Q?"}]}
     bad = {"task_id": "c::2", "input": [{"speaker": "bot", "text": "Q?"}]}

@@ -1,4 +1,5 @@
-"""Dataset-driven tests: one test per task of an MTRAG-format file, with the task id as the test id.
+"""Dataset-driven tests: one test per task of a file of MTRAG tasks or of plain RAG records (question or messages,
+reference, contexts, under ragjudge's, RAGAS's or DeepEval's names), with the task id as the test id.
 
 Either `@pytest.mark.parametrize("task", load_tasks(path))` or `@pytest.mark.ragjudge_dataset(path)`
 (the path relative to the test file). A bad file is a collection error naming file, line and field.
@@ -21,16 +22,22 @@ if TYPE_CHECKING:  # the plugin imports this module in every test suite: pydanti
 
 MARKER = "ragjudge_dataset"
 MARKER_HELP = (f"{MARKER}(path, argname='task', answerability=None, limit=None): run the test once per task of "
-               "an MTRAG-format file (path relative to the test file), the task id as the test id")
+               "an MTRAG-format file or of a file of plain RAG records (path relative to the test file), the "
+               "task id as the test id")
 
 
 def read_dataset(path: str | Path, *, answerability: str | Iterable[str] | None = None,
                  limit: int | None = None) -> list[Task]:
-    """Tasks of an MTRAG generation-task (or evaluation-input) file or folder, optionally filtered."""
+    """Tasks of an MTRAG generation-task (or evaluation-input) file or folder, or of a file of plain RAG records
+    (JSONL, JSON, CSV, Parquet), optionally filtered."""
+    from ragjudge.formats.files import input_file
     from ragjudge.formats.mtrag import read_tasks
+    from ragjudge.formats.rag_records import holds_mtrag_tasks, read_rag_records
     from ragjudge.models import ANSWERABILITY_VALUES
 
-    tasks = read_tasks(path)
+    if not Path(path).is_dir():
+        input_file(path, "dataset file")
+    tasks = read_tasks(path) if holds_mtrag_tasks(Path(path)) else [r.task() for r in read_rag_records(path)]
     if answerability is not None:
         wanted = {answerability.upper()} if isinstance(answerability, str) else {a.upper() for a in answerability}
         unknown = sorted(wanted - set(ANSWERABILITY_VALUES))
