@@ -165,6 +165,25 @@ def test_task_b_refuses_answers_from_retrieved_passages(runs, tmp_path: Path, mo
     assert code == 2 and "generated from retrieved passages" in err and not (tmp_path / "b.jsonl").exists()
 
 
+def test_task_c_refuses_answers_from_the_reference_passages(runs, tmp_path: Path, monkeypatch, capsys) -> None:
+    reference = runs["tmp"] / "reference-run"
+    code, _, err = run_cli(["eval", "--bench", "mtrag-un", "--data", str(FIXTURE), "--gen", "extractive", "--judges",
+                            "idk_lexical", "--out", str(reference)], monkeypatch, capsys)
+    assert code == 0, err
+    code, _, err = export([str(reference), "--to", "mtrageval-c", "--out", str(tmp_path / "c.jsonl")], monkeypatch,
+                          capsys)
+    assert code == 2 and "generated from the reference passages" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "c.jsonl").exists()
+
+
+def test_task_a_refuses_a_generation_run(runs, tmp_path: Path, monkeypatch, capsys) -> None:
+    for source in (runs["c"], runs["c"] / "results.jsonl"):  # the run folder, and its MTRAG records
+        code, _, err = export([str(source), "--to", "mtrageval-a", "--out", str(tmp_path / "a.jsonl")], monkeypatch,
+                              capsys)
+        assert code == 2 and "not a retrieval run" in err and err.count("\n") == 1, err
+        assert not (tmp_path / "a.jsonl").exists()
+
+
 def test_a_submission_must_answer_every_task(runs, tmp_path: Path, monkeypatch, capsys) -> None:
     tasks = tmp_path / "tasks.jsonl"
     extra = {**lines(FIXTURE)[0], "task_id": "zz<::>1", "conversation_id": "zz"}

@@ -263,6 +263,8 @@ def record_from_sample(sample: Sample) -> dict[str, Any]:
             judges[score.judge] = {"judge": score.judge, "metric": name,
                                    **score.model_dump(mode="json", exclude_defaults=True, exclude={"judge"})}
     details: dict[str, Any] = {"judges": judges}
+    if sample.metadata.get("setting"):
+        details["setting"] = sample.metadata["setting"]
     if sample.metadata.get("setting") in ("rag", "reference+rag"):
         details["reference_contexts"] = [{"document_id": p.id, "text": p.text} for p in sample.target_contexts]
     if sample.errors():

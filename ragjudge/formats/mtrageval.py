@@ -19,12 +19,14 @@ submission holds exactly its tasks, and supplies each task's `Collection` where 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.samples import locate_run
 from ragjudge.models import normalize_task_id
 
 TASKS = {"mtrageval-a": "A", "mtrageval-b": "B", "mtrageval-c": "C"}
@@ -65,8 +67,22 @@ def task_collections(path: Path) -> dict[str, tuple[str, str | None]]:
 
 
 def retrieval_lines(run_path: Path) -> list[dict[str, Any]]:
-    """Task A from a retrieval run (MTRAG retrieval predictions or a TREC run): the top 10 of each query."""
-    from ragjudge.formats.runs import read_run
+    """Task A from a retrieval run (a retrieval bench's run folder, MTRAG retrieval predictions or a TREC run): the
+    top 10 of each query. Answers (a generation run) are refused as such, not as a passage without a score."""
+    from ragjudge.formats.runs import is_sample_log, read_run
+
+    if is_sample_log(run_path):
+        _, summary, _ = locate_run(run_path)
+        bench = json.loads(summary.read_text(encoding="utf-8")).get("bench") if summary.is_file() else None
+        if bench is not None and not str(bench).endswith("retrieval"):
+            raise UsageError(f"{run_path} is a {bench} run (answers), not a retrieval run: task A takes the "
+                             "passages a retriever ranked (mtrag-un-retrieval, or ragjudge retrieve --out)")
+    elif run_path.is_file():
+        for _, record in read_jsonl(run_path) if run_path.suffix == ".jsonl" else []:
+            if "predictions" in record:
+                raise UsageError(f"{run_path} holds answers (`predictions`), not a retrieval run: task A takes the "
+                                 "passages a retriever ranked (mtrag-un-retrieval, or ragjudge retrieve --out)")
+            break
 
     run = read_run(run_path)
     lines = []
@@ -87,6 +103,10 @@ def generation_lines(records: Iterable[tuple[int, dict[str, Any]]], task: str, s
         if task == "B" and retrieved:
             raise UsageError(f"{source}:{line}: these answers were generated from retrieved passages (-T "
                              "setting=rag or reference+rag): task B is generation from the reference passages alone")
+        if task == "C" and details.get("setting") == "reference":
+            raise UsageError(f"{source}:{line}: these answers were generated from the reference passages (-T "
+                             "setting=reference): task C is full RAG, answers generated from retrieved passages "
+                             "(-T setting=rag)")
         predictions = record.get("predictions")
         if not isinstance(predictions, list) or not predictions or not isinstance(predictions[0], dict) \
                 or not isinstance(predictions[0].get("text"), str):
