@@ -6,13 +6,6 @@ import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.padding import Padding
-from rich.table import Table
-
-from ragjudge.engine import registry
-from ragjudge.engine.bench_options import option_rows
 from ragjudge.cli import common
 from ragjudge.errors import UsageError
 
@@ -25,6 +18,11 @@ LLM_USE = {"no": "offline", "optional": "offline or LLM", "required": "needs an 
 @app.callback()
 def list_command(ctx: typer.Context, fmt: common.FormatOpt = "table") -> None:
     """List every bench: name, what it measures, whether it needs an LLM, where its data comes from."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragjudge.engine import registry
+
     if ctx.invoked_subcommand is not None:
         return
     common.check_format(fmt)
@@ -58,6 +56,13 @@ def list_command(ctx: typer.Context, fmt: common.FormatOpt = "table") -> None:
 def show_command(name: Annotated[str, typer.Argument(help="A bench name.")],
                  fmt: common.FormatOpt = "table") -> None:
     """Print a bench's options (with defaults and help), metrics, breakdowns and how to get its data."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.padding import Padding
+
+    from ragjudge.engine import registry
+    from ragjudge.engine.bench_options import option_rows
+
     common.check_format(fmt)
     entry = registry.get(name)
     cls = entry.load()

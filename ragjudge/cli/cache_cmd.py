@@ -16,7 +16,6 @@ from typing import Annotated, Any
 import typer
 
 from ragjudge.cli import common
-from ragjudge.embeddings.store import EmbeddingStore
 from ragjudge.errors import InputError, UsageError
 
 app = typer.Typer(help="Show or clear ragjudge's cache: embeddings, indexes, LLM responses.", no_args_is_help=True)
@@ -70,6 +69,8 @@ def _when(stamp: float | None) -> str:
 
 
 def gather(folder: Path) -> dict[str, Any]:
+    from ragjudge.embeddings.store import EmbeddingStore
+
     store = EmbeddingStore(folder, read_only=True)  # looking changes nothing, and warns of nothing
     info = store.info()
     store.close()
@@ -122,6 +123,8 @@ def clear_command(
                                                 "a rerun pays again).")] = False,
 ) -> None:
     """Delete embeddings and indexes (and with --llm-responses the LLM responses too)."""
+    from ragjudge.embeddings.store import EmbeddingStore
+
     age = parse_age(older_than) if older_than is not None else None
     if llm_responses and age is not None:
         raise UsageError("--llm-responses clears the whole response cache (responses carry no dates): drop "

@@ -7,11 +7,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.jsonl import to_jsonable
-from ragjudge.progress import progress_bars
 
 HEATMAP_FORMATS = (".png", ".pdf", ".svg", ".jpg", ".jpeg")
 
@@ -157,6 +154,11 @@ def correlate_command(
                                conversational_as_unanswerable=conversational_as_unanswerable,
                                filters={"where": conditions, "exclude_model": _split(exclude_model) or []})
     show_progress = bootstrap > 0 and len(ds.judges) * len(ds.humans) * bootstrap >= 20_000
+    from rich.console import Console
+
+    from ragjudge.formats.jsonl import to_jsonable
+    from ragjudge.progress import progress_bars
+
     with progress_bars(show_progress) as bars:
         report = analyze(ds, options, progress=bars.bar)
 

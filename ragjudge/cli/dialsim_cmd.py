@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from ragjudge.cli import common
 from ragjudge.errors import UsageError
@@ -80,6 +79,8 @@ def convert_command(
     if fmt == "json":
         print(json.dumps(report, indent=2))
     else:
+        from rich.console import Console
+
         console = Console()
         for r in report:
             console.print(f"{r['show']}: {r['sessions']} sessions, {r['temporal_questions']} temporal and "
@@ -163,6 +164,8 @@ def score_command(
     if fmt == "json":
         print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
     else:
+        from rich.console import Console
+
         print_summary(summary, Console())
     if summary.n_errors:
         typer.echo(f"{summary.n_errors} answer(s) could not be judged (see --out or --format json)", err=True)

@@ -12,10 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ragjudge.api import prepare_run
 from ragjudge.cli import common
-from ragjudge.engine.bench_options import CLI, parse_task_args
-from ragjudge.engine.render import print_run
 
 TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", metavar="<key=value>", help="A bench option KEY=VALUE "
                                                        "(repeatable); `ragjudge benches show NAME` lists them.")]
@@ -61,6 +58,10 @@ def eval_command(
     batch: common.BatchOpt = False,
 ) -> None:
     """Run a benchmark: solve its samples, score them, print its summary and breakdowns."""
+    from ragjudge.api import prepare_run
+    from ragjudge.engine.bench_options import CLI, parse_task_args
+    from ragjudge.engine.render import print_run
+
     fmt = common.check_format(fmt)
     prepared = prepare_run(
         bench, data=data, gen=gen, pipeline=pipeline, corpus=corpus, rewrite_model=rewrite_model,

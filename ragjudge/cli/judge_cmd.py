@@ -8,14 +8,7 @@ from typing import Annotated
 
 import typer
 
-from ragjudge.api import prepare_judging
 from ragjudge.cli import common
-from ragjudge.engine.bench_options import COMMON_FLAGS, Spelling
-from ragjudge.engine.render import print_run
-
-JUDGE_CLI = Spelling(flag=lambda k: COMMON_FLAGS.get(k, "--" + k.replace("_", "-")),
-                     task=lambda k: "--" + k.replace("_", "-"), needs=lambda k: "--" + k.replace("_", "-") + " VALUE")
-"""`ragjudge judge` spells every option as a flag (`--min-panel`), none as `-T`."""
 
 
 def judge_command(
@@ -49,13 +42,20 @@ def judge_command(
                                               "and the official *_idk_underspecified metrics.")] = None,
 ) -> None:
     """Score an existing predictions file the way the benchmark's scripts do, resumably."""
+    from ragjudge.api import prepare_judging
+    from ragjudge.engine.bench_options import COMMON_FLAGS, Spelling
+    from ragjudge.engine.render import print_run
+
+    judge_cli = Spelling(flag=lambda k: COMMON_FLAGS.get(k, "--" + k.replace("_", "-")),
+                         task=lambda k: "--" + k.replace("_", "-"), needs=lambda k: "--" + k.replace("_", "-") + " VALUE")
+    # `ragjudge judge` spells every option as a flag (`--min-panel`), none as `-T`.
     fmt = common.check_format(fmt)
     options = {"min_panel": min_panel, "conversational_as_unanswerable": conversational_as_unanswerable or None}
     prepared = prepare_judging(
         predictions, bench, judges=judges, judge_models=judge_models, judge_dir=judge_dir or None,
         bertscore_model=bertscore_model, criteria=criteria or None,
         options={k: v for k, v in options.items() if v is not None},
-        spelling=JUDGE_CLI, **common.run_settings(
+        spelling=judge_cli, **common.run_settings(
             limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
             max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm, retry_seconds=retry_seconds,
             no_preflight=no_preflight, retry_errors=retry_errors, batch=batch))

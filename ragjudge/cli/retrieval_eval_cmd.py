@@ -8,16 +8,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
 from ragjudge.cli import common
-from ragjudge.engine.render import print_summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import atomic_output, output_file
 from ragjudge.formats.jsonl import write_jsonl
-from ragjudge.formats.runs import is_sample_log, qrels_from_samples, read_qrels, read_run
-from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
-from ragjudge.retrieval_eval.breakdowns import BUILTIN
 
 
 def retrieval_eval_command(
@@ -49,6 +44,12 @@ def retrieval_eval_command(
     = 0.05,
 ) -> None:
     """R, nDCG, P, MRR, MAP and hit at k over the queries that have qrels, with breakdowns."""
+    from rich.console import Console
+    from ragjudge.engine.render import print_summary
+    from ragjudge.formats.runs import is_sample_log, qrels_from_samples, read_qrels, read_run
+    from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
+    from ragjudge.retrieval_eval.breakdowns import BUILTIN
+
     fmt = common.check_format(fmt)
     metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))
     if per_query:

@@ -12,25 +12,16 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.cli import common
-from ragjudge.engine.outputs import OutputLock
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.beir import read_queries
-from ragjudge.formats.files import output_file, writing
-from ragjudge.formats.jsonl import read_jsonl, write_jsonl
-from ragjudge.formats.mtrag import read_tasks, require_questions
-from ragjudge.formats.runs import Hit, Run, write_mtrag_run, write_trec_run
-from ragjudge.models import Passage
-from ragjudge.progress import progress_bars
-from ragjudge.retrieval.corpus import ChunkingSpec
-from ragjudge.retrieval.pipeline import Pipeline
-from ragjudge.retrieval.queries import rewrite_warning
-from ragjudge.retrieval.spec import load_pipeline
+
+if TYPE_CHECKING:
+    from ragjudge.formats.runs import Hit
+    from ragjudge.models import Passage
 
 PipelineOpt = Annotated[str, typer.Option("--pipeline", help="Pipeline spec name (see pipelines/) or a path to a "
                                           "spec YAML file.")]
@@ -44,12 +35,16 @@ RewriteModelOpt = Annotated[str | None, typer.Option("--rewrite-model", help="li
 
 def queries_kind(path: Path) -> str:
     """`tasks` when the first record looks like an MTRAG task (task_id + input), else `beir`."""
+    from ragjudge.formats.jsonl import read_jsonl
+
     for _, record in read_jsonl(path):
         return "tasks" if "input" in record and "task_id" in record else "beir"
     raise UsageError(f"queries file {path} is empty")
 
 
 def to_hits(passages: list[Passage]) -> list[Hit]:
+    from ragjudge.formats.runs import Hit
+
     return [Hit(doc_id=p.document_id, score=float(p.score or 0.0), text=p.text, title=p.title) for p in passages]
 
 
@@ -88,6 +83,20 @@ def retrieve_command(
     no_preflight: common.NoPreflightOpt = False,
 ) -> None:
     """Retrieve passages for every query with a pipeline; write an MTRAG or TREC run file."""
+    # imported here, not at the top: `ragjudge --help` and argument errors stay instant
+    from ragjudge.embeddings.scope import embedding_store_scope
+    from ragjudge.engine.outputs import OutputLock
+    from ragjudge.formats.beir import read_queries
+    from ragjudge.formats.files import output_file, writing
+    from ragjudge.formats.jsonl import write_jsonl
+    from ragjudge.formats.mtrag import read_tasks, require_questions
+    from ragjudge.formats.runs import Run, write_mtrag_run, write_trec_run
+    from ragjudge.progress import progress_bars
+    from ragjudge.retrieval.corpus import ChunkingSpec
+    from ragjudge.retrieval.pipeline import Pipeline
+    from ragjudge.retrieval.queries import rewrite_warning
+    from ragjudge.retrieval.spec import load_pipeline
+
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
     started = time.perf_counter()
