@@ -79,8 +79,11 @@ def judged(tmp_path_factory: pytest.TempPathFactory):
         first = run_judge(server, source, tmp / "out.jsonl", tmp / "cache")
         requests_first = len(server.requests)
         second = run_judge(server, source, tmp / "out2.jsonl", tmp / "cache")  # new output, same cache
-        yield {"first": first, "second": second, "requests_first": requests_first,
-               "requests_total": len(server.requests), "out": tmp / "out.jsonl", "server": server}
+        requests_second = len(server.requests)
+        third = run_judge(server, source, tmp / "out3.jsonl", tmp / "cache", "--retry-errors")
+        yield {"first": first, "second": second, "third": third, "requests_first": requests_first,
+               "requests_second": requests_second, "requests_total": len(server.requests), "out": tmp / "out.jsonl",
+               "server": server}
 
 
 def rows(path: Path) -> dict[str, dict]:
@@ -135,15 +138,17 @@ def test_idk_conditioning_table_end_to_end(judged) -> None:
     assert got["conv9::2"] == (None, None, None)               # IDK failed: nothing conditioned
 
 
-def test_rerun_reasks_only_the_answers_that_could_not_be_parsed(judged) -> None:
-    """Every readable answer comes from the cache; an unparsable one is never reused: j3 on task 7, the three
-    members on task 8 and the IDK judge on task 9 are asked again (and still fail the same way)."""
+def test_a_rerun_pays_nothing_and_retry_errors_asks_only_the_unparsable_again(judged) -> None:
+    """An unparsable answer was paid for: a plain rerun re-reads it from the cache (0 requests, the same errors);
+    `--retry-errors` asks exactly those again (j3 on task 7, the three members on task 8, the IDK judge on task 9)."""
     (_, first_stdout, _), (second_code, second_stdout, _) = judged["first"], judged["second"]
-    assert second_code == 1
-    again = judged["server"].requests[judged["requests_first"]:]
+    assert second_code == 1 and judged["requests_second"] == judged["requests_first"]
+    assert json.loads(second_stdout)["metrics"] == json.loads(first_stdout)["metrics"]
+    third_code, third_stdout, _ = judged["third"]
+    again = judged["server"].requests[judged["requests_second"]:]
     assert len(again) == 5
     assert all(any(word in r.prompt for word in ("GARBLED", "UNPARSABLE")) for r in again)
-    assert json.loads(second_stdout)["metrics"] == json.loads(first_stdout)["metrics"]
+    assert third_code == 1 and json.loads(third_stdout)["metrics"] == json.loads(first_stdout)["metrics"]
 
 
 def test_api_key_is_not_written_anywhere(judged) -> None:
@@ -168,3 +173,27 @@ def test_conversational_as_unanswerable_option() -> None:
     assert condition(0.9, 0.0, "CONVERSATIONAL", conversational_as_unanswerable=True) == 0.0
     assert answerability_correct(1.0, "CONVERSATIONAL") is None
     assert answerability_correct(1.0, "CONVERSATIONAL", conversational_as_unanswerable=True) == 1.0
+
+
+def test_a_mended_parser_mends_an_old_run_without_a_request(tmp_path: Path, monkeypatch) -> None:
+    """The judge answered in a form its parser did not read; the parser is fixed; the rerun reads the cached answer
+    again and scores it, sending nothing."""
+    import ragjudge
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    specs = tmp_path / "judges"
+    specs.mkdir()
+    spec = ("name: rater\ndescription: A rating out of 10.\nmetric: rater\nkind: llm\nprompt:\n  user: 'Rate: "
+            "{{ response }}'\nparse:\n  kind: rating\n  pattern: '{pattern}'\n  scale_max: 10\n")
+    (specs / "rater.yaml").write_text(spec.replace("{pattern}", r"Rating: (\d+)"))
+    rows = [{"question": "Q?", "answer": "A.", "id": "r1"}]
+    with OpenAIServer(lambda request: "Score 7/10") as server:
+        run = dict(judges=["rater"], judge_dir=[specs], judge_models=["openai/j"], api_base=server.base_url,
+                   show_progress=False)
+        first = ragjudge.evaluate(rows, out=tmp_path / "run", **run)
+        assert first.samples[0].scores["rater"].error and first.samples[0].scores["rater"].raw == "Score 7/10"
+        sent = len(server.requests)
+        (specs / "rater.yaml").write_text(spec.replace("{pattern}", r"(\d+)/10"))
+        mended = ragjudge.evaluate(rows, out=tmp_path / "run", **run)
+        assert len(server.requests) == sent
+    assert mended.samples[0].scores["rater"].value == pytest.approx(0.7)

@@ -112,10 +112,10 @@ def gateway(server: OpenAIServer, cache_dir: Path) -> LLMGateway:
     return LLMGateway(cache=ResponseCache(cache_dir), api_base=server.base_url, api_key="sk-test", backoff_base=0.01)
 
 
-async def run_judges(names: list[str], items: list[JudgeItem], gw: LLMGateway, **registry_options: Any
-                     ) -> dict[str, list[JudgeResult]]:
+async def run_judges(names: list[str], items: list[JudgeItem], gw: LLMGateway, *, retry_errors: bool = False,
+                     **registry_options: Any) -> dict[str, list[JudgeResult]]:
     registry = JudgeRegistry()
-    ctx = JudgeContext(gateway=gw, judge_models=[MODEL])
+    ctx = JudgeContext(gateway=gw, judge_models=[MODEL], retry_errors=retry_errors)
     return {name: await registry.build(name, registry_options).judge(items, ctx) for name in names}
 
 
@@ -272,7 +272,8 @@ def test_a_conversation_is_judged_with_its_turns(both: dict[str, Any]) -> None:
 ])
 async def test_an_unparsable_answer_is_an_error_with_its_raw_text(name: str, mark: str, error_start: str, calls: int,
                                                                    tmp_path: Path) -> None:
-    """Not a number, no hidden repair call, and never reused: a rerun asks again (and pays only for that)."""
+    """Not a number, no hidden repair call; the answer was paid for, so a rerun re-reads it (0 requests) and only
+    `retry_errors` asks again (and pays only for that)."""
     bad = "I would rather not answer in JSON. Maybe."
     with OpenAIServer(rm.ragas_model([(re.escape(mark) + ".*Eiffel", bad)])) as server:
         [result] = (await run_judges([name], [ITEMS[0]], gateway(server, tmp_path)))[name]
@@ -284,7 +285,11 @@ async def test_an_unparsable_answer_is_an_error_with_its_raw_text(name: str, mar
         assert sent == calls
 
         [again] = (await run_judges([name], [ITEMS[0]], gateway(server, tmp_path)))[name]
-        assert again.error == result.error
+        assert again.error == result.error and again.raw == bad
+        assert server.chat_count() == sent  # re-read from the cache: nothing sent
+
+        [asked] = (await run_judges([name], [ITEMS[0]], gateway(server, tmp_path), retry_errors=True))[name]
+        assert asked.error == result.error and asked.details["asked_again"] is True
         assert server.chat_count() == sent + 1  # only the unparsable answer is asked again; the rest is cached
 
 

@@ -70,8 +70,9 @@ RetrySecondsOpt = Annotated[float | None, typer.Option("--retry-seconds", min=1,
                                                        "[default: 600].")]
 NoPreflightOpt = Annotated[bool, typer.Option("--no-preflight", help="Do not check credentials and reachability of "
                                               "every model before starting.")]
-RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors", help="Ask a judge once more, at once, when its "
-                                              "answer cannot be parsed.")]
+RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors", help="Ask a judge again when its answer cannot be "
+                                              "parsed (without it, a rerun re-reads the answer it paid for, with "
+                                              "the parser as it is now, and sends nothing).")]
 BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the run's LLM requests through the provider's batch "
                                          "interface (openai/, azure/, litellm_proxy/ models): half the price, answers "
                                          "within 24 h; rerun the same command to collect submitted batches.")]

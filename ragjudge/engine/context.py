@@ -39,7 +39,8 @@ class EngineOptions(BaseModel):
     tpm: float | None = Field(None, gt=0, description="Tokens per minute per endpoint (client-side pacing).")
     retry_seconds: float = Field(600.0, gt=0, description="How long one LLM request may be retried.")
     preflight: bool = Field(True, description="Check credentials and reachability of every model first.")
-    retry_errors: bool = Field(False, description="Re-ask a judge at once when its answer cannot be parsed.")
+    retry_errors: bool = Field(False, description="Ask a judge again when its answer cannot be parsed (a rerun "
+                               "without it re-reads the cached answer and sends nothing).")
     batch: bool = Field(False, description="Send chat requests through the provider's batch interface (half price, "
                         "answers within 24 h; submitted batches are journaled and resumed).")
     limit: int | None = Field(None, ge=1, description="Only the first N samples.")

@@ -133,7 +133,6 @@ class CriterionJudge(LLMJudge):
         prompt = STEPS_PROMPT.format(low=low, high=high, criterion=self.criterion.criterion)
         response = await ctx.gateway.complete(model, [{"role": "user", "content": prompt}], max_tokens=400)
         if not response.text.strip():
-            ctx.gateway.forget(response)
             raise LLMError(f"{model} wrote no evaluation steps for criterion {self.name!r}")
         return response.text.strip()
 

@@ -74,7 +74,8 @@ class LLMJudge(Judge):
             parsed = parse_output(response.text, self.spec.parse)
             if parsed.error is None:
                 break
-            ctx.gateway.forget(response)  # an unreadable answer is never reused: the next run asks again
+            # An unreadable answer was paid for: it stays cached, so a rerun reads it again with the parser as it is
+            # then (a mended parser mends old runs) and sends nothing; the model is asked again only when told to.
             if not ctx.retry_errors or retried:
                 break
             retried = True

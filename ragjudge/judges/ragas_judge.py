@@ -118,13 +118,12 @@ class RagasJudge(Judge):
 
     async def _judge_one(self, item: JudgeItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> JudgeResult:
         result, unreadable = await self._score_item(item, gateway, model, ctx)
-        if unreadable is not None:
-            gateway.forget(unreadable)  # an answer ragas could not use is never reused from the cache
-            if ctx.retry_errors:
-                result, unreadable = await self._score_item(item, gateway, model, ctx)
-                if unreadable is not None:
-                    gateway.forget(unreadable)
-                result.details["asked_again"] = True
+        # An answer ragas could not use was paid for: it stays cached (a rerun re-reads it, sending nothing); with
+        # retry_errors it alone is taken out of the cache and asked again.
+        if unreadable is not None and ctx.retry_errors:
+            gateway.forget(unreadable)
+            result, _ = await self._score_item(item, gateway, model, ctx)
+            result.details["asked_again"] = True
         return result
 
     async def _score_item(self, item: JudgeItem, gateway: LLMGateway, model: str, ctx: JudgeContext
@@ -151,8 +150,8 @@ class RagasJudge(Judge):
             unreadable = trace.calls[-1] if trace.calls else None
 
         if trace.error is not None:  # recorded, not raised (record_errors): ragas made a NaN or a score of it
-            if isinstance(trace.error, RagjudgeError):
-                raise trace.error
+            if isinstance(trace.error, RagjudgeError) and not isinstance(trace.error, LLMError):
+                raise trace.error  # the run stops (a provider that cannot be reached); a failed call is this item's
             error = f"{trace.stage}: {trace.error}"
         elif error is None and (found := self.unreadable(trace)) is not None:
             error, unreadable = f"{trace.stage}: {found[0]}", found[1]
