@@ -286,7 +286,9 @@ class OpenAIServer:
     """
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 rate_limit: tuple[int, float] | None = None, batch_delay: float = 0.5) -> None:
+                 rate_limit: tuple[int, float] | None = None, batch_delay: float = 0.5, port: int = 0) -> None:
+        self.port = port
+        """The port to listen on (0: a free one; the address is always 127.0.0.1)."""
         self.responder: Responder = responder or _default_responder
         self.batches = BatchDesk(self, batch_delay)
         """Files and batches (OpenAI's batch API): a batch stays in progress for `batch_delay` seconds."""
@@ -330,7 +332,7 @@ class OpenAIServer:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> OpenAIServer:
         if self._httpd is None:
-            httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
+            httpd = _HTTPServer(("127.0.0.1", self.port), _Handler)
             httpd.owner = self
             self._httpd = httpd
             self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
@@ -435,3 +437,9 @@ class OpenAIServer:
     def _next_id(self) -> str:
         with self._lock:
             return f"{next(self._ids):08x}"
+
+
+if __name__ == "__main__":  # `python -m ragjudge.testing.openai_server`: the server as a tool of your own CI
+    from ragjudge.testing.serve import main
+
+    main()

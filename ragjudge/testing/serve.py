@@ -1,0 +1,124 @@
+"""`python -m ragjudge.testing.openai_server`: the local OpenAI-compatible server ragjudge's own tests use, as a tool
+for yours. Point ragjudge (or anything that speaks OpenAI's API) at it with `--api-base` to test an evaluation
+offline, in CI, without a key or a bill: it answers from a file of scripted replies, with the latency, rate limit and
+faults you ask for, on 127.0.0.1 only.
+
+The replies file is JSON Lines, one rule a line, the first that matches a request wins:
+
+    {"match": "Is the answer grounded", "reply": "yes"}
+    {"match": "Rating: \\\\[\\\\[", "reply": "Good. Rating: [[8]]", "model": "judge-a"}
+    {"match": "statements", "reply": {"content": "{\\"statements\\": []}", "delay": 0.2}}
+    {"match": ".*", "reply": {"status": 429, "retry_after": 1}}
+
+`match` is a regular expression searched in the last user message and in the whole prompt; `model` (optional) limits
+the rule to one model (with or without its provider prefix); `reply` is the text, or an object with `content`,
+`status`, `retry_after`, `delay`, `tool_calls` or `top_logprobs` (see `ragjudge.testing.replies.Reply`). A request no
+rule matches gets `--default`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from ragjudge.testing.replies import Reply, Request, Responder
+
+REPLY_FIELDS = {"content", "status", "retry_after", "delay", "tool_calls", "top_logprobs", "prompt_tokens",
+                "completion_tokens", "garbage"}
+
+
+def read_rules(path: Path) -> list[tuple[re.Pattern[str], str | None, Reply]]:
+    """The rules of a replies file; a bad line stops the server before it starts, naming the file and line."""
+    rules = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            rule = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"error: {where}: invalid JSON ({exc.msg})") from None
+        if not isinstance(rule, dict) or not isinstance(rule.get("match"), str) or "reply" not in rule:
+            raise SystemExit(f"error: {where}: a rule is {{\"match\": REGEX, \"reply\": TEXT or OBJECT}}")
+        try:
+            pattern = re.compile(rule["match"], re.DOTALL)
+        except re.error as exc:
+            raise SystemExit(f"error: {where}: field 'match': not a regular expression ({exc})") from None
+        reply = rule["reply"]
+        if isinstance(reply, str):
+            reply = {"content": reply}
+        if not isinstance(reply, dict) or set(reply) - REPLY_FIELDS:
+            raise SystemExit(f"error: {where}: field 'reply': text, or an object of {', '.join(sorted(REPLY_FIELDS))}")
+        model = rule.get("model")
+        rules.append((pattern, model.split("/")[-1] if isinstance(model, str) else None, Reply(**reply)))
+    return rules
+
+
+def responder(rules: list[tuple[re.Pattern[str], str | None, Reply]], default: str) -> Responder:
+    def respond(request: Request) -> str | Reply:
+        for pattern, model, reply in rules:
+            if model is not None and request.model.split("/")[-1] != model:
+                continue
+            if pattern.search(request.last_user) or pattern.search(request.prompt):
+                return reply
+        return default
+
+    return respond
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m ragjudge.testing.openai_server", description=__doc__.split(
+        "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    parser.add_argument("--replies", type=Path, help="JSONL file of scripted replies (see the module's help)")
+    parser.add_argument("--default", default="OK", help="the reply to a request no rule matches (default: OK)")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
+    parser.add_argument("--rate-limit", metavar="N/SECONDS", help="at most N requests in any SECONDS: beyond, 429 "
+                        "with Retry-After (as a provider's RPM limit)")
+    parser.add_argument("--fail-first", type=int, default=0, metavar="N", help="answer the first N chat requests "
+                        "with --fail-status")
+    parser.add_argument("--fail-status", type=int, default=500, help="the status of those failures (default 500)")
+    parser.add_argument("--key", help="the only API key accepted (others get 401)")
+    args = parser.parse_args(argv)
+    if args.rate_limit is not None and not re.fullmatch(r"\d+/\d+(\.\d+)?", args.rate_limit):
+        parser.error(f"--rate-limit must be N/SECONDS (e.g. 60/60), got {args.rate_limit!r}")
+    if args.latency < 0 or args.fail_first < 0 or not 0 <= args.port <= 65535:
+        parser.error("--latency and --fail-first must be 0 or more, --port from 0 to 65535")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    from ragjudge.testing.openai_server import OpenAIServer
+
+    args = parse_args(argv)
+    if args.replies is not None and not args.replies.is_file():
+        raise SystemExit(f"error: {args.replies}: file not found")
+    rules = read_rules(args.replies) if args.replies is not None else []
+    rate: Any = None
+    if args.rate_limit:
+        n, seconds = args.rate_limit.split("/")
+        rate = (int(n), float(seconds))
+    server = OpenAIServer(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port)
+    server.valid_key = args.key
+    try:
+        server.start()
+    except OSError as exc:
+        raise SystemExit(f"error: cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc})") from None
+    if args.fail_first:
+        server.fail_next(args.fail_first, args.fail_status)
+    print(f"ragjudge test server: {server.base_url} ({len(rules)} rule(s); Ctrl-C stops it)", flush=True)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        stop.wait()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+        print(f"served {len(server.requests)} request(s)", file=sys.stderr, flush=True)

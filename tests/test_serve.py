@@ -1,0 +1,49 @@
+"""The test server as a user's tool (issue 36, item 4): `python -m ragjudge.testing.openai_server` starts with one
+command, prints its base URL, answers litellm (through ragjudge) from a file of scripted replies, honours the fault
+options, refuses a bad replies file with one line, and stops on SIGTERM saying how many requests it served."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import ragjudge
+
+
+def start(*args: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "ragjudge.testing.openai_server", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    assert line.startswith("ragjudge test server: http://127.0.0.1:"), line + proc.stderr.read()
+    return proc, line.split()[3]
+
+
+def test_scripted_replies_answer_ragjudge_through_litellm(tmp_path: Path, monkeypatch) -> None:
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text(json.dumps({"match": "Evaluation criterion", "reply": "5"}) + "\n" +
+                       json.dumps({"match": "Write the evaluation steps", "reply": "1. Check the citation."}) + "\n")
+    proc, base_url = start("--replies", str(replies), "--fail-first", "1", "--fail-status", "503")
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        cites = ragjudge.criterion("Does the answer cite a policy?", name="cites")
+        result = ragjudge.evaluate([{"question": "What is covered?", "answer": "Policy 42 covers it."}],
+                                   metrics=[cites], judge_models=["openai/judge"], api_base=base_url,
+                                   show_progress=False)
+        assert result.samples[0].scores["cites"].details["score"] == 5.0  # after one 503, retried
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and "served 3 request(s)" in err  # the 503, then the steps and the score
+
+
+def test_a_bad_replies_file_is_one_line(tmp_path: Path) -> None:
+    replies = tmp_path / "replies.jsonl"
+    replies.write_text('{"match": "(unclosed", "reply": "x"}\n')
+    done = subprocess.run([sys.executable, "-m", "ragjudge.testing.openai_server", "--replies", str(replies)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ})
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().startswith(f"error: {replies}:1: field 'match': not a regular expression")
