@@ -37,6 +37,9 @@ def modules() -> dict[str, Path]:
     return {module_name(p): p for p in PACKAGE.rglob("*.py")}
 
 
+MAIN_TESTS = {"__name__ == '__main__'", "'__main__' == __name__"}
+
+
 def imports(path: Path, known: dict[str, Path]) -> list[tuple[int, str, str]]:
     """(line, imported module, the source line) for every import of a ragjudge module in `path`."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -44,7 +47,12 @@ def imports(path: Path, known: dict[str, Path]) -> list[tuple[int, str, str]]:
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     lines = path.read_text(encoding="utf-8").splitlines()
     found = []
+    # a `python -m` entry block runs only when the module is the program, never on import: not a dependency
+    entry = {id(n) for block in tree.body if isinstance(block, ast.If) and ast.unparse(block.test) in MAIN_TESTS
+             for n in ast.walk(block)}
     for node in ast.walk(tree):
+        if id(node) in entry:
+            continue
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]

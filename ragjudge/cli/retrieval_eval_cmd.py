@@ -46,7 +46,8 @@ def retrieval_eval_command(
     """R, nDCG, P, MRR, MAP and hit at k over the queries that have qrels, with breakdowns."""
     from rich.console import Console
     from ragjudge.engine.render import print_summary
-    from ragjudge.formats.runs import is_sample_log, qrels_from_samples, read_qrels, read_run
+    from ragjudge.formats.runs import read_qrels
+    from ragjudge.formats.sample_runs import is_sample_log, qrels_from_samples, read_any_run
     from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
     from ragjudge.retrieval_eval.breakdowns import BUILTIN
 
@@ -54,7 +55,7 @@ def retrieval_eval_command(
     metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))
     if per_query:
         output_file(per_query, "per-query file (--per-query)")
-    the_run = read_run(run)
+    the_run = read_any_run(run)
     if not qrels:
         if not is_sample_log(run):
             raise UsageError("--qrels is required for a run file (a ragjudge run folder brings its own)")
@@ -69,7 +70,7 @@ def retrieval_eval_command(
     if unknown:
         raise UsageError(f"--by {unknown[0]}: not a built-in breakdown ({', '.join(BUILTIN)}); labels of your own "
                          "need --breakdown-file")
-    other = read_run(compare) if compare else None
+    other = read_any_run(compare) if compare else None
     if other is not None and other.name == the_run.name:
         other.name = f"{other.name} (2)"
     report = evaluate_run(the_run, merged, metrics=metric_names, dims=dims, labels=labels, default_domain=domain,

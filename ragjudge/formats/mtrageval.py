@@ -69,7 +69,7 @@ def task_collections(path: Path) -> dict[str, tuple[str, str | None]]:
 def retrieval_lines(run_path: Path) -> list[dict[str, Any]]:
     """Task A from a retrieval run (a retrieval bench's run folder, MTRAG retrieval predictions or a TREC run): the
     top 10 of each query. Answers (a generation run) are refused as such, not as a passage without a score."""
-    from ragjudge.formats.runs import is_sample_log, read_run
+    from ragjudge.formats.sample_runs import is_sample_log, read_any_run
 
     if is_sample_log(run_path):
         _, summary, _ = locate_run(run_path)
@@ -84,7 +84,7 @@ def retrieval_lines(run_path: Path) -> list[dict[str, Any]]:
                                  "passages a retriever ranked (mtrag-un-retrieval, or ragjudge retrieve --out)")
             break
 
-    run = read_run(run_path)
+    run = read_any_run(run_path)
     lines = []
     for query_id, hits in run.rankings.items():
         lines.append({"task_id": run.ids[query_id], "Collection": run.collections.get(query_id),

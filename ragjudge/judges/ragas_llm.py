@@ -37,7 +37,7 @@ from ragas.prompt import PydanticPrompt  # noqa: E402
 from ragas.run_config import RunConfig  # noqa: E402
 from ragas.utils import camel_to_snake  # noqa: E402
 
-from ragjudge.llm import LLMError, LLMGateway, LLMResponse  # noqa: E402
+from ragjudge.llm import LLMGateway, LLMResponse  # noqa: E402
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 

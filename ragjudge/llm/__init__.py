@@ -19,7 +19,8 @@ _EXPORTS = {
     "ModelRoutes": "routes", "UsageTracker": "usage",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["EmbeddingResponse", "LLMError", "LLMGateway", "LLMResponse", "ModelRoute", "ModelRoutes",
+           "ProviderUnreachable", "ResponseCache", "UsageTracker", "open_cache"]
 
 
 def __getattr__(name: str) -> Any:
