@@ -22,7 +22,8 @@ from ragjudge.bench.cxm.bench import DATA_HELP, FileRow
 from ragjudge.bench.cxm.data import load_rag
 from ragjudge.bench.cxm.kb_retrieval import INDEX, KbRetrievalBench, embedding_models, index_metrics
 from ragjudge.bench.cxm.models import RagCase
-from ragjudge.bench.cxm.queries import LLM_QUERY, ConversationQueryOptions, query_formation, query_strategy
+from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
+                                        query_strategy)
 from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
@@ -113,7 +114,8 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
         if self.predictions_path is not None:
             return FileRowsSolver()
         if self.options.gen:
-            return ReplySolver(self, self.options.gen)
+            search = ConversationSearch(self, self.strategy, self.options.rewrite_model, self.book)
+            return ReplySolver(search, self.options.k, self.articles or {}, self.options.gen, self.book)
         return GivenRepliesSolver()
 
     def scorers(self, ctx: RunContext) -> list[Scorer[Any]]:

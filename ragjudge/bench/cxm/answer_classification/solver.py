@@ -17,7 +17,6 @@ from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
 
 if TYPE_CHECKING:
-    from ragjudge.bench.cxm.answer_classification.bench import AnswerClassificationBench
     from ragjudge.engine.context import RunContext
 
 
@@ -39,17 +38,18 @@ class ReplySolver(EachSolver[RagCase]):
     from them. The retrieval is redone before each run (LLM queries come from the response cache); a reply is
     reused only for the same articles."""
 
-    def __init__(self, bench: AnswerClassificationBench, model: str):
+    def __init__(self, search: ConversationSearch, k: int, articles: dict[str, Article], model: str,
+                 book: P.PromptBook):
         self.name = model
         self.model = model
-        self.bench = bench
-        o = bench.options
-        self.search = ConversationSearch(bench, bench.strategy, o.rewrite_model, bench.book)
-        self.spec = bench.book.spec(P.AGENT_RESPONSE)
+        self.search = search
+        self.k = k
+        self.articles = articles
+        self.spec = book.spec(P.AGENT_RESPONSE)
         self.retrieved: dict[str, Record] = {}
 
     async def prepare(self, samples: Sequence[RagCase], ctx: RunContext) -> None:
-        self.retrieved = await self.search.rank(samples, ctx, self.bench.options.k)
+        self.retrieved = await self.search.rank(samples, ctx, self.k)
 
     def fingerprint(self, sample: RagCase) -> str:
         return P.fingerprint_of(self.spec, self.model, self.retrieved[sample.case_id].get("ranking"))
@@ -62,7 +62,7 @@ class ReplySolver(EachSolver[RagCase]):
         query = {key: found[key] for key in ("query_strategy", "query") if key in found}
         if found.get("error"):
             return {"case_id": sample.case_id, **query, "error": f"query formation: {found['error']}"}
-        row = await generate_response(ctx.require_gateway(), sample, found["ranking"], self.bench.articles or {},
+        row = await generate_response(ctx.require_gateway(), sample, found["ranking"], self.articles,
                                       self.model, self.spec)
         return {**row, **query}
 

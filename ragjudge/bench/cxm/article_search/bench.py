@@ -77,7 +77,8 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
         return embedding_models(self.spec) if self.predictions_path is None else []
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
-        return FileRowsSolver() if self.predictions_path is not None else SearchSolver(self)
+        return FileRowsSolver() if self.predictions_path is not None else \
+            SearchSolver(self.open_index, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
         queries = list(self.queries.values()) if self.predictions_path is not None else [r.sample for r in results]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ragjudge.bench.cxm.models import SearchQuery
+from ragjudge.bench.cxm.retrieve import KbIndex
 from ragjudge.engine.bench import Record, Solver
 
 if TYPE_CHECKING:
-    from ragjudge.bench.cxm.article_search.bench import ArticleSearchBench
     from ragjudge.engine.context import RunContext
 
 
@@ -18,17 +18,19 @@ class SearchSolver(Solver[SearchQuery]):
 
     journaled = False
 
-    def __init__(self, bench: ArticleSearchBench):
-        self.bench = bench
-        self.name = bench.options.pipeline
+    def __init__(self, open_index: Callable[[RunContext], KbIndex], pipeline: str, depth: int):
+        self.open_index = open_index
+        self.name = pipeline
+        self.depth = depth
+        """Distinct articles ranked per query (the deepest cut-off)."""
 
     def fingerprint(self, sample: SearchQuery) -> str:
         return self.name
 
     async def solve(self, samples: Sequence[SearchQuery], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        index = self.bench.open_index(ctx)
+        index = self.open_index(ctx)
         try:
-            hits = index.search([q.query for q in samples], max(self.bench.options.ks))
+            hits = index.search([q.query for q in samples], self.depth)
         finally:
             index.close()
         for q, h in zip(samples, hits, strict=True):

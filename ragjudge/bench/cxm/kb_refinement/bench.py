@@ -23,7 +23,7 @@ from ragjudge.bench.cxm.data import load_articles, optional_articles
 from ragjudge.bench.cxm.kb_refinement import data, paper
 from ragjudge.bench.cxm.kb_refinement.samples import kb_sample, pair_sample
 from ragjudge.bench.cxm.kb_refinement.scorers import PAPER_K, PAPER_THRESHOLD
-from ragjudge.bench.cxm.kb_refinement.solver import KB, BaselineSolver, Embedding, KbFileSolver
+from ragjudge.bench.cxm.kb_refinement.solver import KB, Baseline, BaselineSolver, Embedding, KbFileSolver
 from ragjudge.bench.cxm.kb_refinement.summary import HELD_OUT, baseline_metric, baseline_name, kb_report
 from ragjudge.bench.cxm.models import Article
 from ragjudge.bench.cxm.retrieve import resolve_embedding_model
@@ -111,6 +111,11 @@ class KbRefinementBench(CxmBench[KbOptions]):
         self.articles: dict[str, Article] | None = None
 
     @property
+    def baseline(self) -> Baseline:
+        o = self.options
+        return Baseline(o.threshold, o.k, o.judge_models[0] if o.judge_models else None, o.judge_k)
+
+    @property
     def model(self) -> str:
         """The embedding model."""
         return self.embedding.model
@@ -137,7 +142,7 @@ class KbRefinementBench(CxmBench[KbOptions]):
         if self.predictions_path is not None:
             return KbFileSolver(self.articles, self.embedding if self.options.baseline else None)
         assert self.articles is not None
-        return BaselineSolver(self.articles, self.embedding, self.options, self.book)
+        return BaselineSolver(self.articles, self.embedding, self.baseline, self.book)
 
     def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
         return list(result.output.get("rows", []))
@@ -145,7 +150,7 @@ class KbRefinementBench(CxmBench[KbOptions]):
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
         failures = [f for r in results for f in r.output.get("judge_failures") or []]
         report = kb_report(self.gold, self.prediction_rows(results), self.predictions_path, self.articles,
-                           ctx.facts.get(KB), self.options, self.model, failures)
+                           ctx.facts.get(KB), self.baseline, self.options.seed, self.model, failures)
         o = self.options
         report.cite(paper.beside(self.model, o.threshold, o.k, self.predictions_path is not None, report.metrics))
         report.headline += [(baseline_metric(baseline_name(self.model), HELD_OUT.format("F1")), "")]

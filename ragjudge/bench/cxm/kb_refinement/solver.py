@@ -25,7 +25,6 @@ from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
 
 if TYPE_CHECKING:
-    from ragjudge.bench.cxm.kb_refinement.bench import KbOptions
     from ragjudge.engine.context import RunContext
 
 KB = "kb"
@@ -38,6 +37,17 @@ class Embedding:
 
     model: str
     encoder: str = "sentence-transformers"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The baseline's settings: each article's `k` nearest neighbours at cosine similarity >= `threshold` are similar;
+    with a `judge` model, the pairs among each article's `judge_k` nearest neighbours it finds contradictory are."""
+
+    threshold: float
+    k: int
+    judge: str | None = None
+    judge_k: int | None = None
 
 
 @dataclass
@@ -113,12 +123,12 @@ class KbFileSolver(FileRowsSolver):
 class BaselineSolver(Solver[WholeKb]):
     """Similar pairs by embeddings and a fixed threshold; contradictory pairs by the LLM pair judge, if any."""
 
-    def __init__(self, articles: dict[str, Article], embedding: Embedding, options: KbOptions, book: P.PromptBook):
+    def __init__(self, articles: dict[str, Article], embedding: Embedding, baseline: Baseline, book: P.PromptBook):
         self.articles = articles
         self.embedding = embedding
-        self.options = options
+        self.baseline = baseline
         self.name = embedding.model
-        self.judge = book.spec(P.CONTRADICTION) if options.judge_models else None
+        self.judge = book.spec(P.CONTRADICTION) if baseline.judge else None
         self.journaled = self.judge is not None  # LLM verdicts are kept; the embedding part is cheap to redo
         self.kb = fingerprint([(a.id, a.full_text) for a in articles.values()])
         """The KB's content: a changed KB is judged again (its one sample, `WholeKb`, is the same)."""
@@ -127,16 +137,17 @@ class BaselineSolver(Solver[WholeKb]):
         await embed(self.articles, self.embedding, ctx)
 
     def fingerprint(self, sample: WholeKb) -> str:
-        o = self.options
-        judge = P.fingerprint_of(self.judge, o.judge_models, o.judge_k) if self.judge else None
-        return P.fingerprint_of(None, self.embedding.model, o.encoder, o.threshold, o.k, judge, self.kb)
+        b = self.baseline
+        judge = P.fingerprint_of(self.judge, [b.judge], b.judge_k) if self.judge else None
+        return P.fingerprint_of(None, self.embedding.model, self.embedding.encoder, b.threshold, b.k, judge, self.kb)
 
     async def _contradictions(self, kb: Embedded, ctx: RunContext) -> tuple[list[Record], list[Record]]:
         assert self.judge is not None
-        judge, o = self.judge, self.options
-        cand = kb.candidates(o.judge_k or o.k, ctx)
+        judge, b = self.judge, self.baseline
+        assert b.judge is not None
+        cand = kb.candidates(b.judge_k or b.k, ctx)
         pairs = list(zip(cand.first.tolist(), cand.second.tolist()))
-        model = o.judge_models[0]
+        model = b.judge
         advance = ctx.bars.bar(f"contradiction judge ({model})", total=len(pairs))
         rows, failures = [], []
         articles = [self.articles[i] for i in cand.ids]
@@ -152,9 +163,9 @@ class BaselineSolver(Solver[WholeKb]):
 
     async def solve(self, samples: Sequence[WholeKb], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
         kb = await embed(self.articles, self.embedding, ctx)
-        o = self.options
-        rows: list[Record] = [{"kind": "similar", "pair": sorted(p), "threshold": o.threshold}
-                              for p in kb.candidates(o.k, ctx).pairs(o.threshold)]
+        b = self.baseline
+        rows: list[Record] = [{"kind": "similar", "pair": sorted(p), "threshold": b.threshold}
+                              for p in kb.candidates(b.k, ctx).pairs(b.threshold)]
         rows.sort(key=lambda r: r["pair"])
         failures: list[Record] = []
         if self.judge is not None:

@@ -16,8 +16,7 @@ from ragjudge.bench.cxm.rows import Rows
 from ragjudge.bench.cxm.summary import TaskReport, table
 
 if TYPE_CHECKING:
-    from ragjudge.bench.cxm.kb_refinement.bench import KbOptions
-    from ragjudge.bench.cxm.kb_refinement.solver import Embedded
+    from ragjudge.bench.cxm.kb_refinement.solver import Baseline, Embedded
 
 HELD_OUT_THRESHOLD = "held-out threshold (picked on the dev half)"
 HELD_OUT = "held-out similar {} (test half)"
@@ -102,17 +101,16 @@ def score_pairs(gold: dict[str, set[frozenset[str]]], rows: Rows | None, path: P
 
 
 def kb_report(gold: dict[str, set[frozenset[str]]], rows: Rows, path: Path | None,
-              articles: dict[str, Article] | None, kb: Embedded | None, options: KbOptions, model: str,
+              articles: dict[str, Article] | None, kb: Embedded | None, o: Baseline, seed: int, model: str,
               judge_failures: Sequence[dict[str, Any]]) -> TaskReport:
-    """The task's report: the pairs scored (`score_pairs`), the baseline's analysis when the KB was embedded, and
-    what the run should say about its method, its contradiction judge and its encoder. `path`: the predictions file
-    (None: the baseline's own run)."""
-    o = options
+    """The task's report: the pairs scored (`score_pairs`), the baseline's analysis when the KB was embedded (its
+    held-out half drawn with `seed`), and what the run should say about its method, its contradiction judge and its
+    encoder. `path`: the predictions file (None: the baseline's own run)."""
     label = "MiniLM embeddings" if model == "minilm" else f"{model} embeddings"
     analysis = None
     if kb is not None and gold.get("similar"):
-        analysis = baseline_analysis(kb.candidates(o.k), gold["similar"], DEFAULT_THRESHOLDS, o.seed)
-    judged = path is not None or bool(o.judge_models)
+        analysis = baseline_analysis(kb.candidates(o.k), gold["similar"], DEFAULT_THRESHOLDS, seed)
+    judged = path is not None or o.judge is not None
     kinds = ("similar", "contradictory") if judged else ("similar",)
     baseline = baseline_name(model)
     report = score_pairs(gold, rows, path, articles, analysis, f"{label}, k={o.k}", kinds, baseline)
@@ -129,7 +127,7 @@ def kb_report(gold: dict[str, set[frozenset[str]]], rows: Rows, path: Path | Non
             if len(official) != len(mine):
                 report.notes.append(f"CXMArena's predictor would predict {len(official)} of these {len(mine)} pairs: "
                                     f"it keeps a pair only when the lower-numbered article finds the other")
-        if not o.judge_models:
+        if o.judge is None:
             report.notes.append("contradictory pairs are not predicted: embeddings cannot tell a contradiction; "
                                 "give --judge-models MODEL to have an LLM judge the nearest-neighbour pairs")
         if judge_failures:

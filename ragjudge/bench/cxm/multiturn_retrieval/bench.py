@@ -19,7 +19,8 @@ from ragjudge.bench.cxm.multiturn_retrieval.samples import turn_sample
 from ragjudge.bench.cxm.multiturn_retrieval.scorers import PaperProtocol, paper_protocol
 from ragjudge.bench.cxm.multiturn_retrieval.solver import RetrievalSolver
 from ragjudge.bench.cxm.multiturn_retrieval.summary import score_multiturn
-from ragjudge.bench.cxm.queries import LLM_QUERY, ConversationQueryOptions, query_formation, query_strategy
+from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
+                                        query_strategy)
 from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
@@ -94,7 +95,10 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         return models + embedding_models(self.spec)
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
-        return FileRowsSolver() if self.predictions_path is not None else RetrievalSolver(self)
+        if self.predictions_path is not None:
+            return FileRowsSolver()
+        search = ConversationSearch(self, self.strategy, self.options.rewrite_model, self.book)
+        return RetrievalSolver(search, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
         cases = list(self.cases.values()) if self.predictions_path is not None else [r.sample for r in results]

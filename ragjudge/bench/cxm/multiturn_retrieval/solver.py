@@ -11,7 +11,6 @@ from ragjudge.bench.cxm.queries import ConversationSearch
 from ragjudge.engine.bench import Record, Solver
 
 if TYPE_CHECKING:
-    from ragjudge.bench.cxm.multiturn_retrieval.bench import MultiTurnRetrievalBench
     from ragjudge.engine.context import RunContext
 
 
@@ -19,18 +18,19 @@ class RetrievalSolver(Solver[RagCase]):
     """Queries for every turn, then one batch search. Journaled: a rerun reuses the turns already ranked (and their
     LLM queries)."""
 
-    def __init__(self, bench: MultiTurnRetrievalBench):
-        self.bench = bench
-        self.name = f"{bench.options.pipeline}/{bench.strategy}"
-        self.search = ConversationSearch(bench, bench.strategy, bench.options.rewrite_model, bench.book)
+    def __init__(self, search: ConversationSearch, pipeline: str, depth: int):
+        self.search = search
+        self.name = f"{pipeline}/{search.strategy}"
+        self.depth = depth
+        """Distinct articles ranked per turn (the deepest cut-off)."""
 
     def key(self, sample: RagCase) -> str:
         return sample.case_id
 
     def fingerprint(self, sample: RagCase) -> str:
-        return self.search.fingerprint(max(self.bench.options.ks))
+        return self.search.fingerprint(self.depth)
 
     async def solve(self, samples: Sequence[RagCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        rows = await self.search.rank(samples, ctx, max(self.bench.options.ks))
+        rows = await self.search.rank(samples, ctx, self.depth)
         for case in samples:
             yield case.case_id, {"case_id": case.case_id, **rows[case.case_id]}
