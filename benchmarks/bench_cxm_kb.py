@@ -43,13 +43,22 @@ def peak_rss_mb() -> float:
 
 
 def child_ragjudge(folder: Path) -> dict:
-    from ragjudge.bench.cxm.kb import KbOptions, KbRefinementBench
-    from ragjudge.engine import EngineOptions, run_bench
+    from ragjudge.bench.cxm.kb_refinement.bench import KbOptions, KbRefinementBench
+    from ragjudge.bench.cxm.kb_refinement.solver import KB, Embedded
+    from ragjudge.engine import EngineOptions, run
+
+    vectors = np.load(folder / "vectors.npy")  # embedded once by the parent
+
+    class Embedded_(KbRefinementBench):
+        """The bench, its run's embeddings the parent's (what `solver.embed` would have put in ctx.facts)."""
+
+        def solver(self, ctx):  # type: ignore[no-untyped-def]
+            ctx.facts[KB] = Embedded(list(self.articles or {}), vectors, len(vectors), 0)
+            return super().solver(ctx)
 
     started = time.perf_counter()
-    bench = KbRefinementBench(KbOptions(data=str(folder)))
-    bench.vectors = np.load(folder / "vectors.npy")  # embedded once by the parent
-    outcome = run_bench(bench, EngineOptions(show_progress=False), paths=None)
+    bench = Embedded_(KbOptions(data=str(folder)))
+    outcome = run(bench, EngineOptions(show_progress=False), paths=None)
     metrics = outcome.summary.metrics
     oracle = next(v for k, v in metrics.items() if k.startswith("baseline:") and " oracle similar F1" in k)
     return {"seconds": time.perf_counter() - started, "peak_rss_mb": peak_rss_mb(),
@@ -58,13 +67,14 @@ def child_ragjudge(folder: Path) -> dict:
 
 def child_baseline(folder: Path) -> dict:
     """The previous implementation: every pair above each threshold, from the full similarity matrix."""
-    from ragjudge.bench.cxm import loaders
     from ragjudge.bench.cxm import metrics as M
-    from ragjudge.bench.cxm.score.kb import DEFAULT_THRESHOLDS
+    from ragjudge.bench.cxm.data import load_articles
+    from ragjudge.bench.cxm.kb_refinement.data import load_pairs
+    from ragjudge.bench.cxm.kb_refinement.scorers import DEFAULT_THRESHOLDS
 
     started = time.perf_counter()
-    gold = loaders.load_pairs(folder)["similar"]
-    ids = list(loaders.load_articles(folder, "kb-refinement"))
+    gold = load_pairs(folder)["similar"]
+    ids = list(load_articles(folder, "kb-refinement"))
     vectors = np.load(folder / "vectors.npy")
     similarity = vectors @ vectors.T
     best = 0.0
@@ -96,13 +106,13 @@ def main() -> None:
         print(json.dumps(result))
         return
 
-    from ragjudge.bench.cxm import loaders
+    from ragjudge.bench.cxm.data import load_articles
     from ragjudge.retrieval.encoders import SentenceTransformerEncoder
     from ragjudge.testing.cxm_synth import write_kb_release
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = write_kb_release(Path(tmp), args.articles, args.pairs)
-        articles = loaders.load_articles(folder, "kb-refinement")
+        articles = load_articles(folder, "kb-refinement")
         sizes = [len(a.text) for a in articles.values()]
         print(f"{len(articles)} synthetic articles, {np.mean(sizes):.0f} characters on average "
               f"({min(sizes)}-{max(sizes)}), {args.pairs} similar pairs")

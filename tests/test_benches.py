@@ -141,7 +141,7 @@ def test_cxm_example_scores_and_runs_are_those_of_before_the_port(tmp_path: Path
     assert [r for s in json.loads(out) for r in reports(s)] == json.loads((GOLDEN / "cxm_score.json").read_text())
     for task, name in (("article-search", "article_search"), ("kb-refinement", "kb_refinement")):
         out_dir = tmp_path / task
-        code, out, err = run_cli(["cxm", "run", "--task", task, "--data", str(CXM), *(
+        code, out, err = run_cli(["eval", "--bench", f"cxm-{task}", "--data", str(CXM), *(
             ["--pipeline", "bm25"] if name == "article_search" else []), "--out", str(out_dir), "--format", "json"],
             monkeypatch, capsys)
         assert code == 0, err

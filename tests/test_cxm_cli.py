@@ -1,6 +1,6 @@
 """`ragjudge cxm score` on the documented example (every metric, hand-computed), `ragjudge eval --bench cxm-*`
-(through the real CLI and the local LLM server), retrieval and the embedding baseline, and the one-line errors
-for bad input."""
+(through the real CLI and the local LLM server; the one front door: `cxm score` is the same call per task),
+retrieval and the embedding baseline, and the one-line errors for bad input."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import conftest
 import pytest
 
-from ragjudge.bench.cxm.score.kb import DEFAULT_THRESHOLDS
+from ragjudge.bench.cxm.kb_refinement.scorers import DEFAULT_THRESHOLDS
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
@@ -113,11 +113,11 @@ def test_bad_predictions_are_one_line_errors(monkeypatch, capsys, tmp_path: Path
     bad.write_text('{"case_id": "c1", "taxonomy": "flat", "intent": "Roaming"}\n'
                    '{"case_id": "zz", "taxonomy": "flat"}\n')
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(EXAMPLE),
-                             "--predictions", str(bad))
+                             "-T", f"predictions={bad}")
     assert code == 2 and out == ""
     assert err.strip() == f"error: {bad}:2: field 'case_id': unknown case 'zz'"
     code, _, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "tool-call", "--data", str(tmp_path),
-                           "--predictions", str(bad))
+                           "-T", f"predictions={bad}")
     assert code == 2 and "no tool definitions found" in err and "Traceback" not in err
     code, _, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "psychic", "--data", str(EXAMPLE))
     assert code == 2 and "unknown CXMArena task 'psychic'" in err
@@ -129,37 +129,36 @@ def test_partial_predictions_exit_1(monkeypatch, capsys, tmp_path: Path) -> None
     part = tmp_path / "p.jsonl"
     part.write_text('{"query_id": "s1", "ranking": ["KB_1"]}\n')
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "search", "--data", str(EXAMPLE),
-                           "--predictions", str(part), "--ks", "1", "--format", "json")
+                           "-T", f"predictions={part}", "-T", "ks=1", "--format", "json")
     assert code == 1
     [summary] = json.loads(out)
     assert values(summary)["missing"] == 4 and values(summary)["P@1"] == 1.0
     assert summary["n_errors"] == 4 and summary["metrics"]["P@1"]["n"] == 1
 
 
-def test_ks_is_the_option_everywhere_and_k_still_works_with_a_note(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`cxm score --ks` is `-T ks`; the old `--k` gives the same figures for a release, saying it is deprecated."""
+def test_cxm_score_is_eval_with_the_same_option_names(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`cxm score -T ks=1,3` is `eval --bench cxm-TASK -T predictions=... -T ks=1,3`: the same summary, the same
+    one-line errors; a -T option no task scored has is an error, never ignored."""
     args = ["cxm", "score", "--task", "multiturn-retrieval", "--data", str(EXAMPLE), "--format", "json"]
-    code, new, err = run_cli(monkeypatch, capsys, *args, "--ks", "1,3")
-    assert code == 0 and "deprecated" not in err
-    code, old, err = run_cli(monkeypatch, capsys, *args, "--k", "1,3")
-    assert code == 0 and "--k is deprecated: use --ks" in err
-    [old_summary], [new_summary] = json.loads(old), json.loads(new)
-    assert old_summary.pop("run")["options"]["ks"] == new_summary.pop("run")["options"]["ks"] == [1, 3]
-    assert old_summary == new_summary
-    m = values(new_summary)  # examples/cxm/README.md, by hand
+    code, scored, err = run_cli(monkeypatch, capsys, *args, "-T", "ks=1,3")
+    assert code == 0, err
+    [summary] = json.loads(scored)
+    m = values(summary)  # examples/cxm/README.md, by hand
     assert m["R@1"] == 0.5 and m["R@3"] == 0.75 and m["MRR"] == 0.625 and "R@10" not in m
     code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-multiturn-retrieval", "--data",
                              str(EXAMPLE), "-T", f"predictions={EXAMPLE / 'predictions' / 'multiturn-retrieval.jsonl'}",
                              "-T", "ks=1,3", "--out", str(tmp_path / "run"), "--format", "json")
     assert code == 0, err
-    assert values(json.loads(out)) == m
-    for flags, message in ((["--ks", "1", "--k", "1"], "error: --k and --ks are the same option: give --ks only"),
-                           (["--ks", "0,3"], "error: --ks: each value must be a whole number >= 1, got '0'")):
+    ran = json.loads(out)
+    assert {k: v for k, v in ran.items() if k != "run"} == {k: v for k, v in summary.items() if k != "run"}
+    assert ran["run"]["options"] == summary["run"]["options"]
+    for flags, message in ((["-T", "ks=0,3"], "error: -T ks: each value must be a whole number >= 1, got '0'"),
+                           (["-T", "ks=1", "-T", "ks=3"], "error: -T ks is given twice")):
         code, out, err = run_cli(monkeypatch, capsys, *args, *flags)
         assert code == 2 and out == "" and err.strip() == message
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(EXAMPLE),
-                             "--ks", "3")
-    assert code == 2 and out == "" and err.strip() == "error: --ks is not used by --task intent"
+                             "-T", "ks=3")
+    assert code == 2 and out == "" and err.strip() == "error: -T ks is not an option of --task intent"
 
 
 def test_eval_dispatch_article_search_with_the_bm25_pipeline(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -175,7 +174,7 @@ def test_eval_dispatch_article_search_with_the_bm25_pipeline(monkeypatch, capsys
     assert saved[2]["ranking"][:3] == ["KB_6", "KB_3", "KB_5"]
     # the run's predictions score to the same numbers offline
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "article-search", "--data", str(EXAMPLE),
-                           "--predictions", str(tmp_path / "run" / "results.jsonl"), "--format", "json")
+                           "-T", f"predictions={tmp_path / 'run' / 'results.jsonl'}", "--format", "json")
     assert values(by_task(out)["article search"]) == m
 
 
@@ -186,7 +185,8 @@ def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold
     without a pair judge."""
     import numpy as np
 
-    from ragjudge.bench.cxm import loaders
+    from ragjudge.bench.cxm.data import load_articles
+    from ragjudge.bench.cxm.kb_refinement.data import load_pairs
     from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
     code, out, _ = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-kb-refinement", "--data", str(EXAMPLE),
@@ -195,7 +195,7 @@ def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold
     report = json.loads(out)
     rows = [json.loads(x) for x in (tmp_path / "kb" / "results.jsonl").read_text().splitlines()]
     assert {r["kind"] for r in rows} == {"similar"} and all(r["threshold"] == 0.5 for r in rows)
-    articles = loaders.load_articles(EXAMPLE, "kb-refinement")
+    articles = load_articles(EXAMPLE, "kb-refinement")
     ids = list(articles)
     vectors = SentenceTransformerEncoder("minilm").encode([a.full_text for a in articles.values()])
     sim = vectors @ vectors.T
@@ -204,7 +204,7 @@ def test_kb_refinement_run_is_the_papers_baseline_not_a_threshold_picked_on_gold
         others = sorted((j for j in range(len(ids)) if j != i), key=lambda j: -sim[i, j])[:2]
         expected |= {frozenset((ids[i], ids[j])) for j in others if sim[i, j] >= 0.5}
     assert {frozenset(r["pair"]) for r in rows} == expected
-    gold = loaders.load_pairs(EXAMPLE)["similar"]
+    gold = load_pairs(EXAMPLE)["similar"]
     tp = len(expected & gold)
     assert report["metrics"]["similar precision"]["value"] == pytest.approx(tp / len(expected))
     assert report["metrics"]["similar recall"]["value"] == pytest.approx(tp / len(gold))
@@ -224,8 +224,8 @@ def quality_answers(request: Request) -> str:
     raise AssertionError("unexpected prompt")
 
 
-def test_cxm_run_takes_a_models_file(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`cxm run` routes its model like eval and judge do: endpoint and key variable from --models."""
+def test_eval_bench_cxm_takes_a_models_file(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`eval --bench cxm-quality` routes its model as every bench does: endpoint and key variable from --models."""
     monkeypatch.setenv("LOCAL_KEY", "sk-local-secret-1234")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with OpenAIServer(quality_answers) as server:
@@ -235,49 +235,13 @@ def test_cxm_run_takes_a_models_file(monkeypatch, capsys, tmp_path: Path) -> Non
   - model_name: qa
     litellm_params: {{model: openai/qa-local, api_base: "{server.base_url}", api_key: os.environ/LOCAL_KEY}}
 """)
-        code, out, err = run_cli(monkeypatch, capsys, "cxm", "run", "--task", "quality", "--data", str(EXAMPLE),
+        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-quality", "--data", str(EXAMPLE),
                                  "--gen", "qa", "--models", str(models), "--rpm", "600",
                                  "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"),
                                  "--format", "json")
         assert {r.model for r in server.requests} == {"qa-local"} and server.chat_count() == 3
     assert code == 0, err
     assert values(by_task(out)["agent quality adherence"])["question accuracy"] == 1.0
-
-
-def test_cxm_run_speaks_evals_flags_and_reads_the_old_ones_with_a_note(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`cxm run --gen / --pipeline / --judge-models` as `ragjudge eval`; --model, --retriever and --judge-model are
-    read for a release (same figures, a note on stderr); a flag the task does not use is an error naming the flag
-    to type, and nothing is written."""
-    base = ["cxm", "run", "--task", "article-search", "--data", str(EXAMPLE), "--format", "json"]
-    code, new, err = run_cli(monkeypatch, capsys, *base, "--pipeline", "bm25", "--out", str(tmp_path / "new"))
-    assert code == 0 and "deprecated" not in err
-    for old, note in ((["--model", "bm25"], "--model is deprecated: use --pipeline"),
-                      (["--retriever", "bm25"], "--retriever is deprecated: use --pipeline")):
-        code, out, err = run_cli(monkeypatch, capsys, *base, *old, "--out", str(tmp_path / old[0].strip("-")))
-        assert code == 0 and note in err
-        assert values(json.loads(out)) == values(json.loads(new)) and values(json.loads(new))["MRR"] > 0
-    quality = ["cxm", "run", "--task", "quality", "--data", str(EXAMPLE), "--out", str(tmp_path / "never")]
-    intent = ["cxm", "run", "--task", "intent", "--data", str(EXAMPLE), "--out", str(tmp_path / "never")]
-    for args, message in (
-        ([*base, "--model", "bm25", "--retriever", "dense"],
-         "error: --model and --retriever both name the pipeline of --task article-search: give --pipeline only"),
-        ([*base, "--pipeline", "bm25", "--gen", "openai/m"], "error: --gen is not used by --task article-search"),
-        ([*quality, "--gen", "openai/m", "--pipeline", "dense"], "error: --pipeline is not used by --task quality"),
-        ([*quality, "--gen", "openai/m", "--judge-model", "openai/j"],
-         "error: --judge-models is not used by --task quality"),
-        ([*quality, "--model", "openai/m", "--gen", "openai/m"], "error: --model and --gen are the same option: "
-                                                                 "give --gen only"),
-        ([*intent, "--gen", "openai/m", "--judge-models", "openai/a,openai/b"],
-         "error: bench cxm-intent takes one judge model, got 2: openai/a, openai/b"),
-        (["cxm", "run", "--task", "answer-classification", "--data", str(EXAMPLE), "--judge-models", "openai/j",
-          "--top-k", "-3"], "error: --top-k must be a whole number >= 1, got -3"),
-        ([*base, "--chunk", "-5"], "error: --chunk: must be a whole number of characters >= 0 (0: whole articles) "
-                                   "or 'pipeline' (the pipeline's own chunking), got '-5'"),
-    ):
-        code, out, err = run_cli(monkeypatch, capsys, *args)
-        assert code == 2 and out == "", args
-        assert err.strip().splitlines()[-1] == message and "Traceback" not in err
-    assert not (tmp_path / "never").exists()
 
 
 def test_eval_bench_cxm_quality_through_litellm_and_the_local_server(monkeypatch, capsys, tmp_path: Path) -> None:
@@ -363,11 +327,11 @@ def test_every_numeric_option_declares_its_range() -> None:
     option takes, alone or in a list, refuses a value far below its range with a range error, not a type error."""
     from pydantic import ValidationError
 
-    from ragjudge.bench.cxm.benches import BY_TASK
+    from ragjudge.bench.cxm.tasks import TASKS, bench_class
     from ragjudge.engine.bench_options import describe_option
 
     checked = []
-    for cls in BY_TASK.values():
+    for cls in map(bench_class, TASKS):
         for key, info in cls.Options.model_fields.items():
             shown = describe_option(info)
             if "number" not in shown and key != "chunk":  # chunk: characters or 'pipeline', its own message
@@ -380,7 +344,7 @@ def test_every_numeric_option_declares_its_range() -> None:
     assert {"cxm-kb-refinement threshold", "cxm-kb-refinement seed", "cxm-kb-refinement judge_k",
             "cxm-tool-calls tool_counts", "cxm-article-search ks", "cxm-multiturn-retrieval chunk",
             "cxm-answer-classification k", "cxm-answer-classification chunk_overlap"} <= set(checked)
-    assert describe_option(BY_TASK["kb-refinement"].Options.model_fields["threshold"]) == "a number from -1 to 1"
+    assert describe_option(bench_class("kb-refinement").Options.model_fields["threshold"]) == "a number from -1 to 1"
 
 
 @pytest.mark.parametrize("name, line, bad, field", [
@@ -408,7 +372,7 @@ def test_a_malformed_data_line_is_one_line_error(monkeypatch, capsys, tmp_path: 
             "multi_turn.jsonl": "answer-classification", "search_queries.jsonl": "article-search",
             "kb_pairs.jsonl": "kb-refinement", "articles.jsonl": "article-search"}[name]
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(data),
-                             *(["--no-baseline"] if task == "kb-refinement" else []))
+                             *(["-T", "baseline=false"] if task == "kb-refinement" else []))
     assert code == 2 and out == ""
     [message] = err.strip().splitlines()
     assert message.startswith(f"error: {data / name}:{line}: ")
@@ -433,7 +397,7 @@ def test_malformed_prediction_rows_are_one_line_errors(monkeypatch, capsys, tmp_
     bad = tmp_path / "p.jsonl"
     bad.write_text(json.dumps(row) + "\n")
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
-                             "--predictions", str(bad))
+                             "-T", f"predictions={bad}")
     assert code == 2 and out == ""
     [message] = err.strip().splitlines()
     assert message.startswith(f"error: {bad}:1: field '{field}': ")
@@ -450,7 +414,7 @@ def test_ranking_names_retrieved_articles_in_every_predictions_file(monkeypatch,
     args = ["cxm", "score", "--task", "answer-classification", "--data", str(EXAMPLE), "--format", "json"]
     code, new_out, err = run_cli(monkeypatch, capsys, *args)
     assert code == 0 and "deprecated" not in err
-    code, old_out, err = run_cli(monkeypatch, capsys, *args, "--predictions", str(old))
+    code, old_out, err = run_cli(monkeypatch, capsys, *args, "-T", f"predictions={old}")
     assert code == 0
     assert err.strip() == (f"warning: {old}:1: 'retrieved_ids' is deprecated: use 'ranking' (the retrieved article "
                            "ids, best first; 4 row(s))")
@@ -467,27 +431,24 @@ def intent_answers(request: Request) -> str:
     return "Same reason, other words.\nVerdict: yes"
 
 
-def test_cxm_run_reads_the_old_model_and_judge_model_flags_with_a_note(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`--model` (for --gen) and `--judge-model` (for --judge-models) are read for a release: the same run, the
-    same figures, one deprecation note each on stderr."""
+def test_eval_bench_cxm_intent_with_a_judge(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`eval --bench cxm-intent --gen M --judge-models J`: the model under test, then the judge on each wrong label
+    (the LLM-verified accuracy); the run names both models, and its sample log carries the judge's verdicts."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with OpenAIServer(intent_answers) as server:
-        base = ["cxm", "run", "--task", "intent", "--data", str(EXAMPLE), "--taxonomy", "flat", "--api-base",
-                server.base_url, "--cache-dir", str(tmp_path / "cache"), "--format", "json"]
-        code, new, err = run_cli(monkeypatch, capsys, *base, "--gen", "openai/m", "--judge-models", "openai/j",
-                                 "--out", str(tmp_path / "new"))
-        assert code == 0 and "deprecated" not in err, err
+        code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-intent", "--data", str(EXAMPLE), "-T",
+                                 "taxonomy=flat", "--api-base", server.base_url, "--cache-dir", str(tmp_path / "cache"),
+                                 "--gen", "openai/m", "--judge-models", "openai/j", "--out", str(tmp_path / "run"),
+                                 "--format", "json")
         assert {r.model for r in server.requests} == {"m", "j"}
-        code, old, err = run_cli(monkeypatch, capsys, *base, "--model", "openai/m", "--judge-model", "openai/j",
-                                 "--out", str(tmp_path / "old"))
     assert code == 0, err
-    assert "warning: --model is deprecated: use --gen (same values)" in err
-    assert "warning: --judge-model is deprecated: use --judge-models (same values)" in err
-    m = values(json.loads(new))
+    m = values(json.loads(out))
     assert m["accuracy (exact match)"] == pytest.approx(1 / 6) and m["accuracy (LLM-verified)"] == 1.0
-    assert values(json.loads(old)) == m
-    assert json.loads(old)["run"]["models"] == json.loads(new)["run"]["models"] == {"generator": "openai/m",
-                                                                                   "judge": "openai/j"}
+    assert json.loads(out)["run"]["models"] == {"generator": "openai/m", "judge": "openai/j"}
+    samples = [json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()]
+    judged = [s["scores"]["accuracy (LLM-verified)"] for s in samples if s["target"] != "Roaming"]
+    assert judged and all(v == {"value": 1.0, "model": "openai/j", "raw": "Same reason, other words.\nVerdict: yes"}
+                          for v in judged)
 
 
 def only_intent_predictions(tmp_path: Path) -> Path:
@@ -500,47 +461,38 @@ def only_intent_predictions(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("args, message", [
-    # `cxm run`: the bench's own words (-T query=llm, -T protocol) become the flags typed here
-    (["run", "--task", "multiturn-retrieval", "--query", "llm"],
-     "error: --query llm needs the model that writes queries: --rewrite-model MODEL"),
-    (["run", "--task", "multiturn-retrieval", "--query", "last_turn", "--rewrite-model", "openai/w"],
-     "error: --rewrite-model is only used with --query llm, not last_turn"),
-    (["run", "--task", "multiturn-retrieval", "--query", "bogus"],
-     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
-    (["run", "--task", "answer-classification", "--judge-models", "openai/j", "--query", "bogus"],
-     "error: --query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
-    (["run", "--task", "intent", "--gen", "openai/m", "--protocol", "bogus"],
-     "error: --protocol must be ragjudge or paper, got 'bogus'"),
-    (["run", "--task", "article-search", "--chunk", "50"],
-     "error: -T chunk_overlap (100) must be smaller than --chunk (50)"),
-    (["run", "--task", "article-search", "--chunk", "0", "-T", "chunk_overlap=10"],
-     "error: -T chunk_overlap applies to chunks of characters (--chunk N), not --chunk 0 (whole articles)"),
-    (["run", "--task", "article-search", "--chunk", "50", "-T", "chunk=50"],
-     "error: --chunk and -T chunk are the same option: give one"),
-    # an option typed as -T is named as -T; `eval` keeps its -T words
-    (["run", "--task", "multiturn-retrieval", "-T", "query=llm"],
+    # `eval`: the bench's own words are what the user typed (-T KEY=VALUE, the common flags)
+    (["eval", "--bench", "cxm-multiturn-retrieval", "-T", "query=llm"],
      "error: -T query=llm needs the model that writes queries: --rewrite-model MODEL"),
-    (["run", "--task", "kb-refinement", "-T", "k=0"], "error: -T k must be a whole number >= 1, got 0"),
+    (["eval", "--bench", "cxm-multiturn-retrieval", "-T", "query=last_turn", "--rewrite-model", "openai/w"],
+     "error: --rewrite-model is only used with -T query=llm, not last_turn"),
     (["eval", "--bench", "cxm-answer-classification", "--judge-models", "openai/j", "-T", "query=bogus"],
      "error: -T query: unknown strategy 'bogus' (available: last_turn, all_user_turns, full_conversation, llm)"),
     (["eval", "--bench", "cxm-quality", "--gen", "openai/m", "-T", "protocol=bogus"],
      "error: -T protocol must be ragjudge or paper, got 'bogus'"),
-    # `cxm score`: its flags, and one it takes that the task does not use is an error, not ignored
-    (["score", "--task", "intent", "--protocol", "bogus"], "error: --protocol must be ragjudge or paper, got 'bogus'"),
-    (["score", "--protocol", "bogus"], "error: --protocol must be ragjudge or paper, got 'bogus'"),
-    (["score", "--task", "intent", "--embedding-model", "minilm"],
-     "error: --embedding-model is not used by --task intent"),
-    (["score", "--task", "quality", "--no-baseline"], "error: --no-baseline is not used by --task quality"),
-    (["score", "ONLY_INTENT", "--embedding-model", "minilm"],
-     "error: --embedding-model is not used by any task scored here (intent)"),
+    (["eval", "--bench", "cxm-article-search", "-T", "chunk=50"],
+     "error: -T chunk_overlap (100) must be smaller than -T chunk (50)"),
+    (["eval", "--bench", "cxm-article-search", "-T", "chunk=0", "-T", "chunk_overlap=10"],
+     "error: -T chunk_overlap applies to chunks of characters (-T chunk=N), not -T chunk=0 (whole articles)"),
+    (["eval", "--bench", "cxm-article-search", "--pipeline", "bm25", "--gen", "openai/m"],
+     "error: --gen is not used by bench cxm-article-search"),
+    (["eval", "--bench", "cxm-intent", "--gen", "openai/m", "--judge-models", "openai/a,openai/b"],
+     "error: bench cxm-intent takes one judge model, got 2: openai/a, openai/b"),
+    (["eval", "--bench", "cxm-kb-refinement", "-T", "k=0"], "error: -T k must be a whole number >= 1, got 0"),
+    # `cxm score`: the same words, and an option no task scored has is an error, not ignored
+    (["score", "--task", "intent", "-T", "protocol=bogus"], "error: -T protocol must be ragjudge or paper, got 'bogus'"),
+    (["score", "-T", "protocol=bogus"], "error: -T protocol must be ragjudge or paper, got 'bogus'"),
+    (["score", "--task", "quality", "-T", "baseline=false"], "error: -T baseline is not an option of --task quality"),
+    (["score", "ONLY_INTENT", "-T", "baseline=false"],
+     "error: -T baseline is not an option of any task scored here (intent)"),
+    (["score", "-T", "predictions=p.jsonl"], "error: -T predictions names one task's file: give --task"),
 ])
-def test_cxm_errors_name_the_flags_the_command_takes(monkeypatch, capsys, tmp_path: Path, args, message) -> None:
-    """An error names the flag the user can type to this command: `cxm run --query llm` used to be told about
-    `-T query=llm`, `cxm score --protocol` about `-T protocol`, and `cxm score --task intent --embedding-model`
-    about `-T predictions ... --gen`; nothing is written."""
+def test_cxm_errors_name_what_was_typed(monkeypatch, capsys, tmp_path: Path, args, message) -> None:
+    """An error names the option as the user typed it, in `eval` and in `cxm score` alike (one vocabulary: `cxm run`
+    and its flags that rewrote the bench's words into their own are gone); nothing is written."""
     data = only_intent_predictions(tmp_path) if "ONLY_INTENT" in args else EXAMPLE
     args = [a for a in args if a != "ONLY_INTENT"]
-    command = ["cxm", *args] if args[0] in ("run", "score") else args
+    command = ["cxm", *args] if args[0] == "score" else args
     command += ["--data", str(data)] + (["--out", str(tmp_path / "never")] if args[0] != "score" else [])
     code, out, err = run_cli(monkeypatch, capsys, *command)
     assert code == 2 and out == "", err
@@ -548,26 +500,22 @@ def test_cxm_errors_name_the_flags_the_command_takes(monkeypatch, capsys, tmp_pa
     assert not (tmp_path / "never").exists()
 
 
-def test_cxm_run_takes_any_option_of_the_task_as_T(monkeypatch, capsys, tmp_path: Path) -> None:
-    """`cxm run -T KEY=VALUE` as `eval`: an option without a flag of its own (here the chunk overlap) is reachable,
-    and the run is the one `eval` makes."""
-    runs = {}
-    for name, command in (("run", ["cxm", "run", "--task", "multiturn-retrieval", "--chunk", "200"]),
-                          ("eval", ["eval", "--bench", "cxm-multiturn-retrieval", "-T", "chunk=200"])):
-        code, out, err = run_cli(monkeypatch, capsys, *command, "--data", str(EXAMPLE), "--pipeline", "bm25", "-T",
-                                 "chunk_overlap=50", "--out", str(tmp_path / name), "--format", "json")
-        assert code == 0, err
-        info = json.loads((tmp_path / name / "run.json").read_text())["index"]
-        assert info["chunking"] == "chunks of 200 characters (overlap 50)"
-        runs[name] = values(json.loads(out))
-    assert runs["run"] == runs["eval"] and runs["run"]["R@10"] > 0
+def test_an_option_without_a_flag_of_its_own_reaches_the_index(monkeypatch, capsys, tmp_path: Path) -> None:
+    """`-T chunk_overlap` and `-T chunk` shape the index the run searches: run.json says how it was chunked."""
+    code, out, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-multiturn-retrieval", "-T", "chunk=200",
+                             "--data", str(EXAMPLE), "--pipeline", "bm25", "-T", "chunk_overlap=50", "--out",
+                             str(tmp_path / "run"), "--format", "json")
+    assert code == 0, err
+    info = json.loads((tmp_path / "run" / "run.json").read_text())["index"]
+    assert info["chunking"] == "chunks of 200 characters (overlap 50)"
+    assert values(json.loads(out))["R@10"] > 0
 
 
 def test_cxm_score_prints_each_tasks_headline_and_legend(monkeypatch, capsys) -> None:
     """Every task's table says which way each metric is better and ends with its headline line, as every bench
     does (only mtrag used to)."""
     monkeypatch.setenv("COLUMNS", "400")
-    args = ["cxm", "score", "--data", str(EXAMPLE), "--no-baseline"]
+    args = ["cxm", "score", "--data", str(EXAMPLE), "-T", "baseline=false"]
     code, out, _ = run_cli(monkeypatch, capsys, *args, "--format", "json")
     assert code == 0
     summaries = json.loads(out)
@@ -621,7 +569,7 @@ def test_a_tool_call_prediction_out_of_range_or_mistyped_is_one_line(monkeypatch
     path = tmp_path / "p.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "tool-calls", "--data", str(EXAMPLE),
-                             "--predictions", str(path))
+                             "-T", f"predictions={path}")
     assert code == 2 and out == ""
     [message] = err.strip().splitlines()
     assert message.startswith(f"error: {path}:2: field '{field}': ")

@@ -10,11 +10,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm.article_search.data import load_search
+from ragjudge.bench.cxm.data import load_articles, load_rag, normalize_message_id
+from ragjudge.bench.cxm.intent.data import load_intent
+from ragjudge.bench.cxm.kb_refinement.data import load_pairs
+from ragjudge.bench.cxm.quality.data import load_quality
+from ragjudge.bench.cxm.tool_calls.data import load_tool_cases, load_tool_catalog
 from ragjudge.bench.cxm.conversation import chat_messages, parse_transcript
 from ragjudge.bench.cxm.hub import fetch
 from ragjudge.bench.cxm.models import ToolCall, ToolCase
-from ragjudge.bench.cxm.runners import map_intent, offered_tools
+from ragjudge.bench.cxm.intent.solver import map_intent
+from ragjudge.bench.cxm.tool_calls.data import offered_tools
 from ragjudge.errors import InputError
 from ragjudge.judges.json_parse import parse_json_output
 from ragjudge.judges.registry import JudgeRegistry
@@ -90,7 +96,7 @@ def release(tmp_path: Path) -> Path:
 
 
 def test_release_intent_flat_and_two_level(release: Path) -> None:
-    cases, taxonomies = loaders.load_intent(release)
+    cases, taxonomies = load_intent(release)
     assert list(taxonomies) == ["taxonomy_1", "taxonomy_2"]
     assert taxonomies["taxonomy_2"].two_level and taxonomies["taxonomy_2"].labels == ["Billing:Double charge",
                                                                                        "Travel:Roaming"]
@@ -102,7 +108,7 @@ def test_release_intent_flat_and_two_level(release: Path) -> None:
 
 
 def test_release_quality_rows_merge_per_conversation(release: Path) -> None:
-    [case] = loaders.load_quality(release)
+    [case] = load_quality(release)
     assert case.case_id == "conv-9"
     assert [m.id for m in case.messages] == ["1", "2", "3"] and case.messages[0].speaker == "agent"
     assert [(q.question_id, q.answer, q.evidence) for q in case.questions] == [
@@ -110,19 +116,19 @@ def test_release_quality_rows_merge_per_conversation(release: Path) -> None:
 
 
 def test_release_tools_pairs_search_multi_turn(release: Path) -> None:
-    catalog = loaders.load_tool_catalog(release)
+    catalog = load_tool_catalog(release)
     assert list(catalog) == ["refund", "lookup"]
     assert catalog["lookup"]["function"]["parameters"] == {"type": "object", "properties": {}}
-    [case] = loaders.load_tool_cases(release, catalog)
+    [case] = load_tool_cases(release, catalog)
     assert [c.name for c in case.expected] == ["refund"] and case.expected[0].arguments is None
     assert case.candidates == {16: ["lookup", "refund"]} and case.kb_ids == ["KB_1"]
-    gold = loaders.load_pairs(release)
+    gold = load_pairs(release)
     assert gold == {"similar": {frozenset({"KB_1", "KB_2"}), frozenset({"KB_1", "KB_3"})},
                     "contradictory": {frozenset({"KB_2", "KB_3"})}}
-    assert list(loaders.load_articles(release, "kb-refinement")) == ["KB_1", "KB_2", "KB_3"]
-    [query] = loaders.load_search(release)
+    assert list(load_articles(release, "kb-refinement")) == ["KB_1", "KB_2", "KB_3"]
+    [query] = load_search(release)
     assert query.relevant == ["KB_1"] and query.query_id == "1"
-    rag = loaders.load_rag(release)
+    rag = load_rag(release)
     assert [c.case_id for c in rag] == ["4.1", "4.2"]  # several turns of one conversation
     assert rag[0].kb_ids == ["KB_1"] and rag[0].reference == "5 days" and rag[1].kb_ids == []
 
@@ -141,20 +147,20 @@ def test_fetch_writes_the_layout_the_loaders_read(tmp_path: Path) -> None:
     assert calls == [("sprinklr-huggingface/CXM_Arena", "Tool_Calling"),
                      ("sprinklr-huggingface/CXM_Arena", "Tools_Description")]
     assert written == [tmp_path / "Tool_Calling" / "train.jsonl", tmp_path / "Tools_Description" / "train.jsonl"]
-    catalog = loaders.load_tool_catalog(tmp_path)
-    assert [c.expected[0].name for c in loaders.load_tool_cases(tmp_path, catalog)] == ["refund"]
+    catalog = load_tool_catalog(tmp_path)
+    assert [c.expected[0].name for c in load_tool_cases(tmp_path, catalog)] == ["refund"]
 
 
 def test_plain_jsonl_example_loads() -> None:
-    cases, taxonomies = loaders.load_intent(EXAMPLE)
+    cases, taxonomies = load_intent(EXAMPLE)
     assert len(cases) == 6 and set(taxonomies) == {"flat", "two_level"}
-    quality = loaders.load_quality(EXAMPLE)
+    quality = load_quality(EXAMPLE)
     assert [len(c.questions) for c in quality] == [3, 3, 3]
     assert quality[1].questions[1].answer is None  # "NA"
-    catalog = loaders.load_tool_catalog(EXAMPLE)
-    tool_cases = loaders.load_tool_cases(EXAMPLE, catalog)
+    catalog = load_tool_catalog(EXAMPLE)
+    tool_cases = load_tool_cases(EXAMPLE, catalog)
     assert tool_cases[1].expected[1].arguments == {"country": "Japan"}
-    assert len(loaders.load_rag(EXAMPLE)) == 4 and len(loaders.load_search(EXAMPLE)) == 5
+    assert len(load_rag(EXAMPLE)) == 4 and len(load_search(EXAMPLE)) == 5
 
 
 @pytest.mark.parametrize("name, rows, message, line, field", [
@@ -172,8 +178,8 @@ def test_plain_jsonl_example_loads() -> None:
 def test_bad_rows_name_file_line_and_field(tmp_path: Path, name: str, rows: list[dict], message: str, line: int,
                                            field: str) -> None:
     write_jsonl(tmp_path / name, rows)
-    load = {"quality.jsonl": loaders.load_quality, "kb_pairs.jsonl": loaders.load_pairs,
-            "search_queries.jsonl": loaders.load_search}[name]
+    load = {"quality.jsonl": load_quality, "kb_pairs.jsonl": load_pairs,
+            "search_queries.jsonl": load_search}[name]
     with pytest.raises(InputError) as info:
         load(tmp_path)
     err = info.value
@@ -184,16 +190,16 @@ def test_unknown_tool_and_missing_files(tmp_path: Path) -> None:
     write_jsonl(tmp_path / "tools.jsonl", [{"name": "refund"}])
     write_jsonl(tmp_path / "tool_calls.jsonl", [{"case_id": "t", "conversation": "Customer: hi",
                                                  "expected": [{"name": "teleport", "arguments": {}}]}])
-    catalog = loaders.load_tool_catalog(tmp_path)
+    catalog = load_tool_catalog(tmp_path)
     with pytest.raises(InputError, match="'teleport' is not in the tool definitions") as unknown:
-        loaders.load_tool_cases(tmp_path, catalog)
+        load_tool_cases(tmp_path, catalog)
     assert unknown.value.field == "expected[0].name" and unknown.value.line == 1
     with pytest.raises(InputError, match="no intent taxonomy found"):
-        loaders.load_intent(tmp_path)
+        load_intent(tmp_path)
     (tmp_path / "intent.jsonl").write_text('{"broken": \n', encoding="utf-8")
     write_jsonl(tmp_path / "taxonomy.jsonl", [{"taxonomy": "t", "l1": "A"}])
     with pytest.raises(InputError) as info:
-        loaders.load_intent(tmp_path)
+        load_intent(tmp_path)
     assert info.value.line == 1 and "invalid JSON" in info.value.message
 
 
@@ -204,7 +210,7 @@ def test_transcripts_and_chat_roles() -> None:
     assert parse_transcript("no speakers here")[0].speaker == "transcript"
     chat = chat_messages(parse_transcript("Customer: a\nCustomer: b\nAgent: c"))
     assert chat == [{"role": "user", "content": "a\nb"}, {"role": "assistant", "content": "c"}]
-    assert loaders.normalize_message_id("Message-ID: 12") == "12" and loaders.normalize_message_id(3) == "3"
+    assert normalize_message_id("Message-ID: 12") == "12" and normalize_message_id(3) == "3"
 
 
 def test_map_intent_to_taxonomy() -> None:

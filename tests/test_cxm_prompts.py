@@ -12,7 +12,7 @@ import conftest
 import pytest
 from conftest import REPO
 
-from ragjudge.bench.cxm import loaders
+from ragjudge.bench.cxm.data import load_rag
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.testing import cxm_synth
 from ragjudge.testing.openai_server import OpenAIServer, Request
@@ -43,7 +43,7 @@ def test_the_bundled_spec_renders_the_official_prompt_byte_for_byte(conversation
 def test_llm_queries_send_the_official_prompt_with_the_release_transcript(monkeypatch, capsys,
                                                                            tmp_path: Path) -> None:
     release = cxm_synth.write_multi_turn_release(tmp_path / "release", n_articles=6, n_turns=3)
-    transcripts = {c.case_id: c.transcript for c in loaders.load_rag(release)}
+    transcripts = {c.case_id: c.transcript for c in load_rag(release)}
     sent: list[list[dict]] = []
 
     def responder(request: Request) -> str:

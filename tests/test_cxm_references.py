@@ -15,8 +15,14 @@ import conftest
 import pytest
 
 from ragjudge.bench.cxm import paper as T
-from ragjudge.bench.cxm import reference as R
-from ragjudge.bench.cxm import setups
+from ragjudge.bench.cxm import references as R
+from ragjudge.bench.cxm.answer_classification import paper as table7
+from ragjudge.bench.cxm.article_search import paper as table6
+from ragjudge.bench.cxm.intent import paper as table4
+from ragjudge.bench.cxm.kb_refinement import paper as table2
+from ragjudge.bench.cxm.multiturn_retrieval import paper as table8
+from ragjudge.bench.cxm.quality import paper as table5
+from ragjudge.bench.cxm.tool_calls import paper as table9
 from ragjudge.bench.cxm.retrieve import chunking_for, pipeline_for
 from ragjudge.retrieval.spec import PipelineSpec, RetrieverSpec
 from ragjudge.testing import cxm_synth
@@ -101,7 +107,7 @@ def test_a_matching_cell_only_never_a_nearby_one() -> None:
     threshold and k only: a run beside one of them gets nothing, and one line naming each condition that differs."""
     metrics = {"hit@10 (official: top-10 passages, repeats removed)": 0.4}
     bm25 = spec("bm25")
-    shown = R.search(bm25, chunking_for(bm25, 500), [1, 10], False, False, metrics)
+    shown = table6.beside(bm25, chunking_for(bm25, 500), [1, 10], False, False, metrics)
     [ref] = shown.references
     assert shown.notes == [] and ref.unit == "fraction" and ref.source == f"{T.PAPER}, Table 6"
     assert ref.rows == [["retrieval precision (hit@10)", 0.42, 0.4]] and ref.columns == ["figure", "paper", "ours"]
@@ -111,23 +117,23 @@ def test_a_matching_cell_only_never_a_nearby_one() -> None:
             (0, None, [10], False, "this run: BM25, whole articles"),
             (500, None, [1, 5], False, "the paper's precision is at 10; this run -T ks=1,5"),
             (500, None, [10], True, "this run stops at --limit")):
-        shown = R.search(bm25, chunking_for(bm25, chunk, overlap), ks, False, partial, metrics)
+        shown = table6.beside(bm25, chunking_for(bm25, chunk, overlap), ks, False, partial, metrics)
         assert shown.references == [] and len(shown.notes) == 1 and shown.notes[0].startswith(NONE)
         assert differs in shown.notes[0]
     ada = pipeline_for("dense_ada002")
     llm = R.QueryFormation("llm")
     recall = {"R@10 (paper protocol)": 0.3, "R@20 (paper protocol)": 0.4, "R@15 (paper protocol)": 0.35}
-    [ref] = R.multiturn(ada, chunking_for(ada, 500), [10, 15, 20], llm, False, False, recall).references
+    [ref] = table8.beside(ada, chunking_for(ada, 500), [10, 15, 20], llm, False, False, recall).references
     assert ref.rows == [["average recall @10", 0.26, 0.3], ["average recall @20", 0.35, 0.4]]  # no "@15" cell
-    shown = R.multiturn(ada, chunking_for(ada, 500), [15], llm, False, False, recall)
+    shown = table8.beside(ada, chunking_for(ada, 500), [15], llm, False, False, recall)
     assert shown.references == [] and "Table 8 reports k = 10 and 20; this run -T ks=15" in shown.notes[0]
-    shown = R.multiturn(ada, chunking_for(ada, 500), [10], R.QueryFormation("llm", official_prompt=False), False,
+    shown = table8.beside(ada, chunking_for(ada, 500), [10], R.QueryFormation("llm", official_prompt=False), False,
                         False, recall)
     assert shown.references == [] and "the query-formation prompt is overridden (--judge-dir)" in shown.notes[0]
     kb = {"similar precision": 0.8, "similar recall": 0.2, "similar F1": 0.32}
-    [ref] = R.kb("openai/text-embedding-3-large", 0.9, 4, False, kb).references
+    [ref] = table2.beside("openai/text-embedding-3-large", 0.9, 4, False, kb).references
     assert ref.rows == [["similar precision", 0.85, 0.8], ["similar recall", 0.18, 0.2], ["similar F1", 0.29, 0.32]]
-    shown = R.kb("openai/text-embedding-3-large", 0.85, 4, False, kb)
+    shown = table2.beside("openai/text-embedding-3-large", 0.85, 4, False, kb)
     assert shown.references == [] and shown.notes == [
         (f"{NONE}the paper's baseline is CXMArena's predictor's (threshold 0.9, 4 neighbours); this run "
          "-T threshold=0.85 -T k=4")]
@@ -135,25 +141,25 @@ def test_a_matching_cell_only_never_a_nearby_one() -> None:
 
 def test_every_table_is_keyed_by_its_conditions() -> None:
     accuracy = {"taxonomy_1": 0.31, "taxonomy_2": 0.7, "flat": 0.5}
-    [ref] = R.intent("openai/gpt-4.1", False, False, accuracy).references
+    [ref] = table4.beside("openai/gpt-4.1", False, False, accuracy).references
     assert ref.rows == [["accuracy, Taxonomy A (taxonomy_1)", 0.3013, 0.31],
                         ["accuracy, Taxonomy B (taxonomy_2)", 0.7089, 0.7]]
-    assert "Table 4 reports GPT-4.1, " in why({"notes": R.intent("openai/gpt-4.1-turbo", False, False,
+    assert "Table 4 reports GPT-4.1, " in why({"notes": table4.beside("openai/gpt-4.1-turbo", False, False,
                                                                accuracy).notes})
-    assert "taxonomies are the release's" in R.intent("gpt-4.1", False, False, {"flat": 0.5}).notes[0]
+    assert "taxonomies are the release's" in table4.beside("gpt-4.1", False, False, {"flat": 0.5}).notes[0]
     quality = {"case accuracy (all questions right)": 0.3, "question accuracy (paper protocol: unanswered skipped)": 0.8}
-    [ref] = R.quality("gpt-4.1-nano", False, False, quality, "question accuracy (paper protocol: unanswered skipped)",
+    [ref] = table5.beside("gpt-4.1-nano", False, False, quality, "question accuracy (paper protocol: unanswered skipped)",
                       "case accuracy (all questions right)").references
     assert ref.rows == [["case-level accuracy", 0.226, 0.3], ["question-level accuracy", 0.784, 0.8]]
     tools = {"tool-selection accuracy @16 tools": 0.5, "tool-selection accuracy @32 tools": 0.4}
-    [ref] = R.tools("gpt-4o", False, {16: True, 32: False}, False, False, tools,
+    [ref] = table9.beside("gpt-4o", False, {16: True, 32: False}, False, False, tools,
                     "tool-selection accuracy @{n} tools").references
     assert ref.rows == [["tool-selection accuracy @16 tools", 0.5219, 0.5]]  # 32: a seeded offer, not the release's
-    forced = R.tools("gpt-4o", True, {16: True}, False, False, tools, "tool-selection accuracy @{n} tools")
+    forced = table9.beside("gpt-4o", True, {16: True}, False, False, tools, "tool-selection accuracy @{n} tools")
     assert forced.references == [] and "forces a call (-T force_tool_call)" in forced.notes[0]
-    assert "a seeded draw" in R.tools("gpt-4o", False, {16: False}, False, False, tools, "x @{n}").notes[0]
-    for shown in (R.intent("gpt-4.1", True, False, accuracy), R.search(spec("bm25"), None, [10], True, False, {}),
-                  R.classification(None, None, spec("bm25"), None, 10, R.QueryFormation("llm"), True, False, {})):
+    assert "a seeded draw" in table9.beside("gpt-4o", False, {16: False}, False, False, tools, "x @{n}").notes[0]
+    for shown in (table4.beside("gpt-4.1", True, False, accuracy), table6.beside(spec("bm25"), None, [10], True, False, {}),
+                  table7.beside(None, None, spec("bm25"), None, 10, R.QueryFormation("llm"), True, False, {})):
         assert shown.references == [] and shown.notes == [NONE + R.FILE]
 
 
@@ -188,11 +194,11 @@ def documented(command: str, release: Path) -> list[str]:
 
 def test_benches_show_documents_the_command_of_table_7(monkeypatch, capsys) -> None:
     code, out, _ = run_cli(monkeypatch, capsys, "benches", "show", "cxm-answer-classification")
-    assert code == 0 and " ".join(setups.TABLE7_COMMAND.split()) in " ".join(out.split())
+    assert code == 0 and " ".join(table7.COMMAND.split()) in " ".join(out.split())
     assert "The paper's Table 7" in " ".join(out.split())
     code, out, _ = run_cli(monkeypatch, capsys, "benches", "show", "cxm-answer-classification", "--format", "json")
     shown = json.loads(out)
-    assert setups.TABLE7_COMMAND in shown["data"]
+    assert table7.COMMAND in shown["data"]
     options = {o["flag"]: o for o in shown["options"]}
     assert options["-T k"]["default"] == "10" and options["-T chunk"]["default"] == "1000"
 
@@ -245,7 +251,7 @@ def test_the_replier_sees_what_multiturn_retrieval_ranks(monkeypatch, capsys, tm
 def test_table_7_setup_is_the_documented_command_and_prints_the_papers_row(monkeypatch, capsys, tmp_path: Path,
                                                                            release: Path) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    args = documented(setups.TABLE7_COMMAND, release)
+    args = documented(table7.COMMAND, release)
     local = ["--index-dir", str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache"), "--format", "json"]
     with OpenAIServer(table7_responder) as server:
         code, out, err = run_cli(monkeypatch, capsys, *args, *local, "--out", str(tmp_path / "t7"), "--api-base",
@@ -288,7 +294,7 @@ def test_table_7_setup_is_the_documented_command_and_prints_the_papers_row(monke
 def test_table_8_setup_prints_the_papers_rows_beside_the_paper_protocol(monkeypatch, capsys, tmp_path: Path,
                                                                         release: Path) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    command = setups.TABLE8.split("`")[1]
+    command = table8.SETUP.split("`")[1]
     with OpenAIServer(table7_responder) as server:
         code, out, err = run_cli(monkeypatch, capsys, *documented(command, release), "--index-dir",
                                  str(tmp_path / "idx"), "--cache-dir", str(tmp_path / "cache"), "--out",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.bench.cxm.benches import BY_TASK
+from ragjudge.bench.cxm.tasks import bench_class
 from ragjudge.engine import EngineOptions, OutputPaths, RunOutcome, run
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
@@ -48,7 +48,7 @@ def run_task(s: RunSettings) -> RunOutcome:
     options = {"data": str(s.data), "gen": s.model, "judge_models": [s.judge_model] if s.judge_model else None,
                "taxonomy": s.taxonomy, "tool_counts": list(s.tool_counts) if s.tool_counts else None,
                "force_tool_call": s.forced_tool_call or None, "k": s.k}
-    cls = BY_TASK[s.task]
+    cls = bench_class(s.task)
     bench = cls(cls.Options.model_validate({k: v for k, v in options.items() if v is not None}))
     engine = EngineOptions(limit=s.limit, api_base=s.api_base, cache_dir=s.cache_dir, max_retries=s.max_retries,
                            show_progress=False)

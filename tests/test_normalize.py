@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ragjudge.bench.cxm.runners import map_intent
+from ragjudge.bench.cxm.intent.solver import map_intent
 from ragjudge.bench.dialsim.metrics import lexical_verdict, says_idk
 from ragjudge.judges import JudgeRegistry
 from ragjudge.normalize import normalize_for_matching

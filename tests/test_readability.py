@@ -86,7 +86,7 @@ def test_correlate_confidence_intervals_are_whole_at_80_columns(monkeypatch, cap
 
 @pytest.mark.parametrize("command", [[], ["eval"], ["judge"], ["retrieve"], ["retrieval-eval"], ["correlate"],
                                      ["export"], ["benches"], ["benches", "show"], ["cxm"], ["cxm", "score"],
-                                     ["cxm", "run"], ["cxm", "fetch"], ["report"], ["dialsim"],
+                                     ["cxm", "fetch"], ["report"], ["dialsim"],
                                      ["dialsim", "convert"], ["dialsim", "score"]])
 def test_help_screens_are_plain_and_fit_80_columns(command: list[str], monkeypatch, capsys) -> None:
     code, out, err = run_cli([*command, "--help"], monkeypatch, capsys)

@@ -27,16 +27,16 @@ BUILTIN: dict[str, str] = {
     "mtrag-retrieval": "ragjudge.bench.mtrag.retrieval.bench:MtragRetrievalBench",
     "mtrag-un-retrieval": "ragjudge.bench.mtrag.un_retrieval.bench:MtragUnRetrievalBench",
     "dialsim": "ragjudge.bench.dialsim.bench:DialSimBench",
-    "cxm-intent": "ragjudge.bench.cxm.benches:IntentBench",
-    "cxm-quality": "ragjudge.bench.cxm.benches:QualityBench",
-    "cxm-tool-calls": "ragjudge.bench.cxm.benches:ToolCallsBench",
-    "cxm-answer-classification": "ragjudge.bench.cxm.benches:AnswerClassificationBench",
-    "cxm-kb-refinement": "ragjudge.bench.cxm.benches:KbRefinementBench",
-    "cxm-article-search": "ragjudge.bench.cxm.benches:ArticleSearchBench",
+    "cxm-intent": "ragjudge.bench.cxm.intent.bench:IntentBench",
+    "cxm-quality": "ragjudge.bench.cxm.quality.bench:QualityBench",
+    "cxm-tool-calls": "ragjudge.bench.cxm.tool_calls.bench:ToolCallsBench",
+    "cxm-answer-classification": "ragjudge.bench.cxm.answer_classification.bench:AnswerClassificationBench",
+    "cxm-kb-refinement": "ragjudge.bench.cxm.kb_refinement.bench:KbRefinementBench",
+    "cxm-article-search": "ragjudge.bench.cxm.article_search.bench:ArticleSearchBench",
     "sentence-retrieval": "ragjudge.bench.sentence_retrieval.bench:SentenceRetrievalBench",
     "cdr": "ragjudge.bench.cdr.bench:CdrBench",
     "rag": "ragjudge.bench.rag.bench:RagBench",
-    "cxm-multiturn-retrieval": "ragjudge.bench.cxm.benches:MultiTurnRetrievalBench",
+    "cxm-multiturn-retrieval": "ragjudge.bench.cxm.multiturn_retrieval.bench:MultiTurnRetrievalBench",
 }
 
 

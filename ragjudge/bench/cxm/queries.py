@@ -11,19 +11,65 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
-from ragjudge.engine.bench import Record
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.models import RagCase
-from ragjudge.bench.cxm.reference import QueryFormation
+from ragjudge.bench.cxm.kb_retrieval import RetrievalOptions
+from ragjudge.bench.cxm.models import RagCase, render_conversation
+from ragjudge.bench.cxm.references import QueryFormation
 from ragjudge.bench.cxm.retrieve import describe_chunking
-from ragjudge.bench.cxm.runners import QUERY_STRATEGIES, conversation_query, form_query
-from ragjudge.bench.cxm.search import RetrievalOptions
+from ragjudge.bench.cxm.solver import complete, usage
+from ragjudge.engine.bench import Record
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.errors import UsageError
+from ragjudge.judges.spec import JudgeSpec
+from ragjudge.llm import LLMGateway
 
 if TYPE_CHECKING:
-    from ragjudge.bench.cxm.search import KbRetrievalBench
+    from ragjudge.bench.cxm.kb_retrieval import KbRetrievalBench
     from ragjudge.engine.context import RunContext
+
+QUERY_STRATEGIES = ("last_turn", "all_user_turns", "full_conversation")
+
+
+def conversation_query(case: RagCase, strategy: str = "all_user_turns") -> str:
+    """The retrieval query for a conversation: the customer's last message, all customer messages, or all
+    messages (the pipelines' strategies without an LLM)."""
+    customer = [m.text for m in case.messages if m.speaker == "customer" and m.text.strip()]
+    if strategy == "last_turn":
+        return customer[-1] if customer else case.messages[-1].text
+    if strategy == "all_user_turns":
+        return "\n".join(customer) if customer else case.messages[-1].text
+    if strategy == "full_conversation":
+        return "\n".join(m.text for m in case.messages if m.text.strip())
+    raise UsageError(f"unknown query strategy {strategy!r} (available: {', '.join(QUERY_STRATEGIES)})")
+
+
+def read_query(text: str, spec: JudgeSpec) -> tuple[str | None, str | None]:
+    """The search query in a query-formation answer: the whole text (as CXMArena's prompt asks for), or with
+    `options.output_key` the value of that key of the answer's JSON. (query, error)."""
+    key = spec.options.get("output_key")
+    if key:
+        from ragjudge.judges.json_parse import candidates
+
+        found = [c[key] for c in candidates(text or "") if isinstance(c, dict) and isinstance(c.get(key), str)]
+        value = found[0] if found else None
+        if not isinstance(value, str) or not value.strip():
+            return None, f"unparsable query: no text under {key!r}; raw: {text[:300]}"
+        return value.strip(), None
+    query = text.strip().strip("`").strip()
+    return (query, None) if query else (None, "empty query from the query-formation model")
+
+
+async def form_query(gateway: LLMGateway, case: RagCase, model: str, spec: JudgeSpec) -> dict[str, Any]:
+    """One conversation → one search query written by an LLM (the paper's multi-turn retrieval step)."""
+    variables = {"conversation": case.transcript or render_conversation(case.messages, with_ids=False),
+                 "messages": [m.model_dump() for m in case.messages]}
+    response = await complete(gateway, model, P.messages(spec, variables), spec.params)
+    if isinstance(response, str):
+        return {"error": response}
+    query, error = read_query(response.text, spec)
+    out: dict[str, Any] = {"query_raw": response.text, **usage(response)}
+    return {**out, "error": error} if error else {**out, "query": query}
+
 
 LLM_QUERY = "llm"
 QUERY_CHOICES = (*QUERY_STRATEGIES, LLM_QUERY)

@@ -1,0 +1,81 @@
+"""The replier under test: each turn's articles retrieved as multi-turn retrieval retrieves them
+(`queries.ConversationSearch`: `--pipeline`, `-T chunk`, `-T query`, `--rewrite-model`), then the model's reply to the
+last message from the top `-T k`; or, without a replier, the replies the data already holds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ragjudge.bench.cxm import prompts as P
+from ragjudge.bench.cxm.conversation import chat_messages
+from ragjudge.bench.cxm.models import Article, RagCase
+from ragjudge.bench.cxm.queries import ConversationSearch
+from ragjudge.bench.cxm.solver import complete, usage
+from ragjudge.engine.bench import EachSolver, Record, Solver
+from ragjudge.judges.spec import JudgeSpec
+from ragjudge.llm import LLMGateway
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+
+async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[str], articles: dict[str, Article],
+                            model: str, spec: JudgeSpec) -> dict[str, Any]:
+    """The model's reply to the last message, from the retrieved articles."""
+    kb = [{"id": i, "text": articles[i].text} for i in retrieved]
+    msgs = P.messages(spec, {"articles": kb}, chat=chat_messages(case.messages))
+    response = await complete(gateway, model, msgs, spec.params)
+    row: dict[str, Any] = {"case_id": case.case_id, "ranking": retrieved, "model": model}
+    if isinstance(response, str):
+        return {**row, "error": response}
+    return {**row, **usage(response), "response": response.text}
+
+
+class ReplySolver(EachSolver[RagCase]):
+    """Retrieve k articles for each conversation as multi-turn retrieval does (`queries.ConversationSearch`: the
+    same query strategies, LLM query formation and chunked search), then let the model reply to the last message
+    from them. The retrieval is redone before each run (LLM queries come from the response cache); a reply is
+    reused only for the same articles."""
+
+    def __init__(self, search: ConversationSearch, k: int, articles: dict[str, Article], model: str,
+                 book: P.PromptBook):
+        self.name = model
+        self.model = model
+        self.search = search
+        self.k = k
+        self.articles = articles
+        self.spec = book.spec(P.AGENT_RESPONSE)
+        self.retrieved: dict[str, Record] = {}
+
+    async def prepare(self, samples: Sequence[RagCase], ctx: RunContext) -> None:
+        self.retrieved = await self.search.rank(samples, ctx, self.k)
+
+    def fingerprint(self, sample: RagCase) -> str:
+        return P.fingerprint_of(self.spec, self.model, self.retrieved[sample.case_id].get("ranking"))
+
+    def key(self, sample: RagCase) -> str:
+        return sample.case_id
+
+    async def solve_one(self, sample: RagCase, ctx: RunContext) -> Record:
+        found = self.retrieved[sample.case_id]
+        query = {key: found[key] for key in ("query_strategy", "query") if key in found}
+        if found.get("error"):
+            return {"case_id": sample.case_id, **query, "error": f"query formation: {found['error']}"}
+        row = await generate_response(ctx.require_gateway(), sample, found["ranking"], self.articles,
+                                      self.model, self.spec)
+        return {**row, **query}
+
+
+class GivenRepliesSolver(Solver[RagCase]):
+    """The replies the data already holds."""
+
+    journaled = False
+    name = "data replies"
+
+    def fingerprint(self, sample: RagCase) -> str:
+        return "data"
+
+    async def solve(self, samples: Sequence[RagCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        for c in samples:
+            yield c.case_id, {"case_id": c.case_id, "response": c.response, "ranking": c.retrieved_ids}

@@ -1,0 +1,106 @@
+"""`cxm-article-search`: rank knowledge-base articles for a customer's question with a retrieval pipeline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from ragjudge.bench.cxm.article_search import data, paper
+from ragjudge.bench.cxm.article_search.samples import search_sample
+from ragjudge.bench.cxm.article_search.solver import SearchSolver
+from ragjudge.bench.cxm.article_search.summary import score_search
+from ragjudge.bench.cxm.bench import DATA_HELP, FileRow
+from ragjudge.bench.cxm.data import load_articles, optional_articles
+from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models, \
+    index_metrics
+from ragjudge.bench.cxm.models import SearchQuery
+from ragjudge.bench.cxm.retrieve import chunking_for, index_notes
+from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.summary import TaskReport
+from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
+from ragjudge.formats.samples import Sample
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+
+class SearchOptions(RetrievalOptions):
+    ks: Cutoffs = Field(default_factory=lambda: [1, 3, 5, 10], min_length=1,
+                        description="Cut-offs for P@k, R@k and hit@k, each >= 1.")
+
+
+class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
+    name = "cxm-article-search"
+    task = "article-search"
+    description = "CXMArena article search: rank KB articles for a question; P@k, R@k, hit@k, MRR."
+    Options = SearchOptions
+    data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
+    llm = "optional"  # a pipeline may embed through an API (litellm)
+    metrics = (
+        MetricInfo("hit@* (official*", "the same on CXMArena's predictor's ranking (the top-k passages with repeats "
+                   "removed, so often fewer than k articles): the paper's Table 6 \"precision\" at k=10",
+                   counts="queries ranked"),
+        MetricInfo("P@*", "relevant articles among the top k, over k", counts="queries ranked"),
+        MetricInfo("R@*", "share of the query's relevant articles in the top k", counts="queries ranked"),
+        MetricInfo("hit@*", "a relevant article in the top k: the paper's retrieval \"precision\"",
+                   counts="queries ranked"),
+        MetricInfo("MRR", "reciprocal rank of the first relevant article", counts="queries ranked"),
+        MetricInfo("queries", "queries in the data", None, "count"),
+        MetricInfo("ranked", "queries with a ranking", None, "count"),
+        MetricInfo("missing", "queries without a ranking", False, "count"),
+        MetricInfo("passages truncated by the encoder", "passages longer than a local encoder reads (cut when "
+                   "embedded; chunk the articles to avoid it)", False, "count"),
+    )
+    breakdowns = ()
+    unit = "queries"
+
+    def __init__(self, options: SearchOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
+        self.queries: dict[str, SearchQuery] = {}
+        """What load() read: the queries with their relevant articles, by id."""
+
+    def sample_id(self, sample: Any) -> str:
+        return str(getattr(sample, "query_id", None) or sample.id)
+
+    def load(self) -> list[Any]:
+        self.queries = {q.query_id: q for q in data.load_search(self.data)}
+        if self.predictions_path is not None:
+            self.articles = optional_articles(self.data, "article-search")
+            return self.file_rows()
+        self.articles = load_articles(self.data, "article-search")
+        return list(self.queries.values())
+
+    def llm_models(self) -> list[str]:
+        return embedding_models(self.spec) if self.predictions_path is None else []
+
+    def solver(self, ctx: RunContext) -> Solver[Any]:
+        return FileRowsSolver() if self.predictions_path is not None else \
+            SearchSolver(self.open_index, self.options.pipeline, max(self.options.ks))
+
+    def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
+        queries = list(self.queries.values()) if self.predictions_path is not None else [r.sample for r in results]
+        report = score_search(queries, self.prediction_rows(results), self.options.ks, self.predictions_path,
+                              self.articles)
+        if (index := ctx.facts.get(INDEX)) is not None:
+            report.metrics.update(index_metrics(index))
+            report.notes += index_notes(index)
+        return report.cite(paper.beside(self.spec, self.chunking, self.options.ks, self.predictions_path is not None,
+                                        ctx.cut_by_limit, report.metrics))
+
+    def sample(self, result: SampleResult[Any]) -> Sample:
+        if isinstance(result.sample, FileRow):
+            query = self.queries.get(str(result.output.get("query_id")))
+            return search_sample(result.sample.id, query, result.output, self.options.ks)
+        return search_sample(result.sample.query_id, result.sample, result.output, self.options.ks)
+
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
+        return {**super().run_info(ctx), "index": ctx.facts.get(INDEX),
+                "models": {"pipeline": self.options.pipeline} if self.predictions_path is None else {}}
+
+    def out_slug(self) -> list[str]:
+        if self.predictions_path:
+            return ["predictions"]
+        return [self.options.pipeline] + ([f"chunk{self.chunking.size}"] if self.chunking else [])

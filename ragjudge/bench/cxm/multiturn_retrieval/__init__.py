@@ -1,0 +1,1 @@
+"""`cxm-multiturn-retrieval`: a conversation's query retrieves knowledge-base articles (the paper's Table 8)."""

@@ -1,0 +1,132 @@
+"""`cxm-multiturn-retrieval`: the paper's Table 8. Each multi-turn RAG turn's conversation becomes a query (the
+customer's last message, all of their messages, or a query an LLM writes, as the paper does), which retrieves
+knowledge-base articles, chunked as the paper's (500 or 1000 characters); Recall@k of the turn's gold articles
+at every k asked for, in one run. No generator and no judge."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from ragjudge.bench.cxm import prompts as P
+from ragjudge.bench.cxm.bench import DATA_HELP, FileRow
+from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, embedding_models, index_metrics
+from ragjudge.bench.cxm.models import RagCase
+from ragjudge.bench.cxm.multiturn_retrieval import data, paper
+from ragjudge.bench.cxm.multiturn_retrieval.samples import turn_sample
+from ragjudge.bench.cxm.multiturn_retrieval.scorers import PaperProtocol, paper_protocol
+from ragjudge.bench.cxm.multiturn_retrieval.solver import RetrievalSolver
+from ragjudge.bench.cxm.multiturn_retrieval.summary import score_multiturn
+from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
+                                        query_strategy)
+from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
+from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.summary import TaskReport
+from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
+from ragjudge.formats.samples import Sample
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+
+class MultiTurnOptions(ConversationQueryOptions):
+    chunk: Chunk = Field(500, description=CHUNK_HELP + " Table 8: 500 (the default); CXMArena's predictor: 1000.")
+    ks: Cutoffs = Field(default_factory=lambda: [10, 20], min_length=1,
+                        description="Cut-offs for Recall@k, each >= 1 (one run, any list).")
+
+
+class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
+    name = "cxm-multiturn-retrieval"
+    task = "multiturn-retrieval"
+    description = ("CXMArena multi-turn retrieval (Table 8): conversation → query (last turn, all user turns or "
+                   "an LLM) → chunked KB search; Recall@k.")
+    Options = MultiTurnOptions
+    data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
+    llm = "optional"
+    metrics = (
+        MetricInfo("R@* (paper protocol)", "CXMArena's evaluator (the paper's Table 8): the top-k passages with "
+                   "repeats removed, turns without gold articles as 0", counts="turns ranked"),
+        MetricInfo("R@*", "share of the turn's gold articles among the top k distinct articles",
+                   counts="turns ranked that have gold articles"),
+        MetricInfo("hit@*", "a gold article in the top k", counts="turns ranked that have gold articles"),
+        MetricInfo("MRR", "reciprocal rank of the first gold article", counts="turns ranked that have gold articles"),
+        MetricInfo("turns", "conversation turns in the data", None, "count"),
+        MetricInfo("ranked", "turns with a ranking", None, "count"),
+        MetricInfo("turns with gold articles", "ranked turns that have gold articles", None, "count"),
+        MetricInfo("errors", "turns whose query or search failed", False, "count"),
+        MetricInfo("missing", "turns without a ranking", False, "count"),
+        MetricInfo("passages truncated by the encoder", "passages longer than a local encoder reads (cut when "
+                   "embedded)", False, "count"),
+    )
+    breakdowns = ()
+    unit = "turns"
+
+    def __init__(self, options: MultiTurnOptions, *, label: str | None = None):
+        super().__init__(options, label=label)
+        o = options
+        self.strategy = query_strategy(o, scoring_file=o.predictions is not None)
+        self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
+        self.book = P.PromptBook(o.judge_dir)
+        # What load() read: the turns, and which paper-protocol recall the run reports (the summary's rule)
+        self.cases: dict[str, RagCase] = {}
+        self.protocol: PaperProtocol = None
+
+    def sample_id(self, sample: Any) -> str:
+        return str(getattr(sample, "case_id", None) or sample.id)
+
+    def load(self) -> list[Any]:
+        cases, self.articles = data.load(self.data, scoring_file=self.predictions_path is not None)
+        self.cases = {c.case_id: c for c in cases}
+        if self.predictions_path is not None:
+            rows = self.file_rows()
+            scored = [(r.row, self.cases.get(str(r.row.get("case_id")))) for r in rows if not r.row.get("error")]
+            self.protocol = paper_protocol([row.get("chunk_articles") is not None for row, _ in scored],
+                                           [bool(case and case.kb_ids) for _, case in scored])
+            return rows
+        self.protocol = paper_protocol([self.chunking is not None] * len(cases), [bool(c.kb_ids) for c in cases])
+        return cases
+
+    def llm_models(self) -> list[str]:
+        if self.predictions_path is not None:
+            return []
+        models = [self.options.rewrite_model] if self.strategy == LLM_QUERY and self.options.rewrite_model else []
+        return models + embedding_models(self.spec)
+
+    def solver(self, ctx: RunContext) -> Solver[Any]:
+        if self.predictions_path is not None:
+            return FileRowsSolver()
+        search = ConversationSearch(self, self.strategy, self.options.rewrite_model, self.book)
+        return RetrievalSolver(search, self.options.pipeline, max(self.options.ks))
+
+    def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
+        cases = list(self.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
+        report = score_multiturn(cases, self.prediction_rows(results), self.options.ks, self.predictions_path,
+                                 self.articles)
+        if self.predictions_path is None:
+            report.task = f"multi-turn retrieval ({self.options.pipeline}, {describe_chunking(self.chunking)}, " \
+                          f"{self.strategy} queries)"
+        if (index := ctx.facts.get(INDEX)) is not None:
+            report.metrics.update(index_metrics(index))
+            report.notes += index_notes(index)
+        return report.cite(paper.beside(self.spec, self.chunking, self.options.ks,
+                                        query_formation(self.strategy, self.book), self.predictions_path is not None,
+                                        ctx.cut_by_limit, report.metrics))
+
+    def sample(self, result: SampleResult[Any]) -> Sample:
+        if isinstance(result.sample, FileRow):
+            return turn_sample(result.sample.id, self.cases.get(str(result.output.get("case_id"))), result.output,
+                               self.options.ks, self.protocol)
+        return turn_sample(result.sample.case_id, result.sample, result.output, self.options.ks, self.protocol)
+
+    def run_info(self, ctx: RunContext) -> dict[str, Any]:
+        o = self.options
+        models = {"pipeline": o.pipeline, "query_writer": o.rewrite_model} if self.predictions_path is None else {}
+        return {**super().run_info(ctx), "query": self.strategy, "index": ctx.facts.get(INDEX), "models": models}
+
+    def out_slug(self) -> list[str]:
+        if self.predictions_path:
+            return ["predictions"]
+        chunk = [f"chunk{self.chunking.size}"] if self.chunking else []
+        return [self.options.pipeline, *chunk, self.strategy]

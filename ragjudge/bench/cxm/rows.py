@@ -1,0 +1,84 @@
+"""CXMArena's prediction rows, the record format of every task: their fields and types, and one-line errors
+naming a row's file, line and field.
+
+Each task's `summary.py` validates the rows (bad rows are InputErrors naming file, line and field), computes the
+metrics with `ragjudge.bench.cxm.metrics` and returns a TaskReport. Rows with `error` (calls that failed) and items
+without a prediction are left out of the metrics and counted as problems.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragjudge.bench.cxm.tables import id_list
+from ragjudge.errors import InputError
+
+Rows = Sequence[tuple[int, dict[str, Any]]]
+"""(line number, prediction row) as read from a predictions JSONL file."""
+
+
+def bad(path: Path | None, line: int, field: str, message: str) -> InputError:
+    return InputError(message, file=str(path) if path else None, line=line, field=field)
+
+
+def ids(row: dict[str, Any], key: str, path: Path | None, line: int, name: str | None = None) -> list[str]:
+    """The ids under `key` (errors name the field `name`, default `key`)."""
+    return id_list(row.get(key), path=path or Path("-"), line=line, name=name or key)
+
+
+def known_id(row: dict[str, Any], key: str, known: set[str], path: Path | None, line: int, what: str) -> str:
+    value = row.get(key)
+    if value is None:
+        raise bad(path, line, key, f"missing {key}")
+    value = str(value)
+    if value not in known:
+        raise bad(path, line, key, f"unknown {what} {value!r}")
+    return value
+
+
+ROW_FIELDS: dict[str, dict[str, str]] = {
+    "intent": {"case_id": "id", "taxonomy": "text", "intent": "text", "raw_intent": "text", "verified_match": "bool"},
+    "quality": {"case_id": "id", "answers": "objects", "unreadable": "ids"},
+    "tool-calls": {"case_id": "id", "n_tools": "size", "mode": "text", "tool_calls": "objects"},
+    "answer-classification": {"case_id": "id", "label": "text", "response": "text", "ranking": "ids",
+                              "retrieved_ids": "ids", "query": "text", "query_strategy": "text"},
+    "kb-refinement": {"kind": "text", "pair": "ids"},
+    "article-search": {"query_id": "id", "ranking": "ids", "chunk_articles": "ids"},
+    "multiturn-retrieval": {"case_id": "id", "ranking": "ids", "chunk_articles": "ids", "query": "text",
+                            "query_strategy": "text"},
+}
+"""The fields of a task's prediction rows (in a predictions file, or a run's results.jsonl) and their types."""
+
+_EXPECTED = {"id": "an id (text or a number)", "text": "text", "bool": "true, false or null",
+             "objects": "a list of objects", "ids": "a list of ids (text or numbers)",
+             "size": "a whole number >= 1"}
+
+
+def _fits(kind: str, value: Any) -> bool:
+    scalar = isinstance(value, (str, int)) and not isinstance(value, bool)
+    if kind == "id":
+        return scalar and bool(str(value).strip())
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "bool":
+        return isinstance(value, bool)
+    if kind == "objects":
+        return isinstance(value, list) and all(isinstance(v, dict) for v in value)
+    if kind == "ids":
+        return isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool)
+                                               and str(v).strip() for v in value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1  # size
+
+
+def check_row(task: str, row: Any, path: Path | None, line: int) -> None:
+    """One prediction row of `task` has the documented shape (examples/cxm/README.md): each known field that is
+    present (and not null) has its type; else an InputError naming file, line and field. What the values mean
+    (known ids, labels) is the task's summary's to check."""
+    if not isinstance(row, dict):
+        raise bad(path, line, "", "a prediction row is a JSON object")
+    for key, kind in ROW_FIELDS[task].items():
+        value = row.get(key)
+        if value is not None and not _fits(kind, value):
+            raise bad(path, line, key, f"{key} must be {_EXPECTED[kind]}, got {value!r}"[:160])
