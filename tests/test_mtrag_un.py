@@ -282,7 +282,7 @@ def test_paper_table_5_types_of_the_answers_to_underspecified_tasks(judged: dict
     ("There are many seasons. Which one are you talking about?", "open-domain"),
 ])
 def test_response_types(text: str, kind: str) -> None:
-    from ragjudge.bench.mtrag.un.paper import response_type
+    from ragjudge.bench.mtrag.un.summary import response_type
 
     assert response_type(text, True) == kind
     assert response_type(text, False) == "does not ask for clarification"
