@@ -107,7 +107,7 @@ class MtragBench(Bench[MtragOptions, Task]):
                              f"bench {self.name} needs --gen MODEL ('extractive' offline, or a litellm model)")
         check_setting(o.setting)
         if o.predictions is not None and (o.setting != "reference" or o.pipeline or o.corpus):
-            raise UsageError("-T predictions judges existing answers: --setting, --pipeline and --corpus do not apply")
+            raise UsageError("-T predictions judges existing answers: -T setting, --pipeline and --corpus do not apply")
         self.registry = JudgeRegistry(o.judge_dir)
         names = o.judges if o.judges is not None else list(self.llm_judges if o.judge_models else
                                                             self.offline_judges)

@@ -37,10 +37,10 @@ def retrieval_pipeline(o: Any) -> Pipeline | None:
     if not needs_retrieval(o.setting):
         if o.pipeline or o.corpus or o.rewrite_model or o.pipeline_dir or o.index_dir:
             raise UsageError("--pipeline, --corpus, --rewrite-model, --pipeline-dir and --index-dir are for "
-                             "--setting reference+rag or rag")
+                             "-T setting=reference+rag or rag")
         return None
     if not o.pipeline:
-        raise UsageError(f"--setting {o.setting} retrieves passages: pass --pipeline NAME and --corpus FILE")
+        raise UsageError(f"-T setting={o.setting} retrieves passages: pass --pipeline NAME and --corpus FILE")
     from ragjudge.retrieval.pipeline import Pipeline
     from ragjudge.retrieval.spec import load_pipeline
 
