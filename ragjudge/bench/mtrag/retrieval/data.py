@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import InputError
-from ragjudge.formats.beir import read_queries
+from ragjudge.formats.beir import Query, read_queries
 from ragjudge.formats.files import input_file
 from ragjudge.formats.runs import Qrels, read_qrels
 from ragjudge.models import Task, normalize_task_id
@@ -99,15 +99,19 @@ def load(folder: Path, domain: str, kinds: Iterable[str], prepare: Callable[[str
     qrels_path = find(folder, ["qrels.tsv", "qrels/dev.tsv", "qrels/test.tsv"], "qrels")
     qrels = read_qrels(qrels_path)
     files = {"qrels": qrels_path}
-    kinds = list(dict.fromkeys(kinds))
-    paths = {kind: find(folder, [f"{kind}.jsonl", f"{domain}_{kind}.jsonl"], f"{kind} queries") for kind in kinds}
-    asked = _last_turns(paths.get("lastturn") or _optional(folder, ["lastturn.jsonl", f"{domain}_lastturn.jsonl"]))
+    read: dict[str, list[Query]] = {}
+    for kind in dict.fromkeys(kinds):
+        files[kind] = find(folder, [f"{kind}.jsonl", f"{domain}_{kind}.jsonl"], f"{kind} queries")
+        read[kind] = read_queries(files[kind])
+    last = read.get("lastturn")
+    if last is None and (path := _optional(folder, ["lastturn.jsonl", f"{domain}_lastturn.jsonl"])) is not None:
+        last = read_queries(path)  # not searched: read for the turn as the user asked it
+    asked = {normalize_task_id(q.id): strip_speaker_tags(q.text) for q in last or []}
     queries = []
-    for kind, path in paths.items():
-        files[kind] = path
-        for query in read_queries(path):
+    for kind, given in read.items():
+        for query in given:
             if not prepare(query.text):
-                raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(path),
+                raise InputError(f"query {query.id!r} is empty once speaker tags are removed", file=str(files[kind]),
                                  field="text")
             queries.append(RetrievalQuery(id=f"{kind}/{query.id}", kind=kind, query_id=query.id, text=query.text,
                                           question=asked.get(normalize_task_id(query.id))))
@@ -116,10 +120,3 @@ def load(folder: Path, domain: str, kinds: Iterable[str], prepare: Callable[[str
 
 def _optional(folder: Path, names: list[str]) -> Path | None:
     return next((folder / n for n in names if (folder / n).is_file()), None)
-
-
-def _last_turns(path: Path | None) -> dict[str, str]:
-    """Each task's last user turn as asked (the lastturn file), for the sample log's `input`."""
-    if path is None:
-        return {}
-    return {normalize_task_id(q.id): strip_speaker_tags(q.text) for q in read_queries(path)}
