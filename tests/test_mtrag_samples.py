@@ -220,3 +220,28 @@ def test_report_and_to_pandas_read_the_runs(runs: dict[str, Path], name: str, tm
     assert {"question", "answer", "contexts"} <= set(frame.columns)
     assert ("reference" in frame.columns) == (name != "retrieval")  # a retrieval run has no reference answer
     assert len(frame) == len(lines(runs[name])) and frame["question"].str.len().min() > 0
+
+
+def test_a_retrieval_run_folder_is_a_run_for_retrieval_eval_and_an_mtrageval_a_submission(
+        runs: dict[str, Path], tmp_path: Path, monkeypatch, capsys) -> None:
+    """One query kind's run folder: retrieval-eval reads its rankings and qrels from the sample log (by the task's own
+    id) with the bench's figures, and `export --to mtrageval-a` takes each task's Collection from it."""
+    release = UN_FIXTURES / "release"
+    run = tmp_path / "run"
+    corpus = release / "corpora" / "passage_level" / "cloud.jsonl"
+    code, _, err = run_cli(["eval", "--bench", "mtrag-un-retrieval", "--data", str(release), "-T", "domain=cloud",
+                            "--pipeline", "bm25", "--corpus", str(corpus), "--index-dir", str(tmp_path / "idx"),
+                            "--out", str(run)], monkeypatch, capsys)
+    assert code == 0, err
+    summary = json.loads((run / "summary.json").read_text())
+    code, out, err = run_cli(["retrieval-eval", str(run), "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
+    assert {m: v["value"] for m, v in json.loads(out)["metrics"].items() if m in summary["metrics"]} == \
+        {m: v["value"] for m, v in summary["metrics"].items()}
+    code, _, err = run_cli(["export", str(run), "--to", "mtrageval-a", "--out", str(tmp_path / "a.jsonl")],
+                           monkeypatch, capsys)
+    assert code == 0, err
+    tasks = {t.task_id: t for t in read_tasks(release / "generation" / "reference.jsonl")}
+    submitted = lines(tmp_path / "a.jsonl")
+    assert len(submitted) == summary["n_samples"] and all(
+        line["Collection"] == tasks[line["task_id"]].collection == "ibmcloud" for line in submitted)

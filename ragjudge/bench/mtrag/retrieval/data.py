@@ -47,6 +47,12 @@ class RetrievalQuery(BaseModel):
     """The summary's breakdowns: the query kind, first or later turn, standalone or not (when labelled)."""
 
 
+def collection_of(query: RetrievalQuery, domain: str) -> str:
+    """The query's MTRAG `Collection` (what a run file and a MTRAGEval submission write): its task's when it has one
+    (MTRAG-UN's release names them `clapnq`, `ibmcloud`...), else the domain's (`mt-rag-<domain>`)."""
+    return query.task.collection if query.task is not None and query.task.collection else f"mt-rag-{domain}"
+
+
 @dataclass(frozen=True)
 class RetrievalData:
     """What a run reads: the queries, the qrels (whose judged queries missing from a run count zero, as in

@@ -8,12 +8,13 @@
 - `labels`: the summary's breakdowns (`queries`: Last Turn, Query Rewrite or All Questions; `turn`; `standalone`);
 - `metadata`: `query_id` (the task's own id: the sample's id is `<kind>/<query id>`, as a task is a sample once per
   query kind), `query_kind`, `query` (the text searched), a rewrite's `rewrite_class` or `rewrite_fallback`, the
-  domain.
+  domain and the MTRAG `collection` (as the run files write it: what `retrieval-eval` and `export --to mtrageval-a`
+  read from the sample log).
 """
 
 from __future__ import annotations
 
-from ragjudge.bench.mtrag.retrieval.data import RetrievalQuery
+from ragjudge.bench.mtrag.retrieval.data import RetrievalQuery, collection_of
 from ragjudge.bench.mtrag.retrieval.scorers import METRICS
 from ragjudge.engine.bench import SampleResult
 from ragjudge.formats.samples import Message, Passage, Sample, Score, messages
@@ -31,7 +32,7 @@ def query_sample(result: SampleResult[RetrievalQuery], domain: str) -> Sample:
                 for c in output.get("contexts") or []]
     extra = {k: output[k] for k in ("rewrite_class", "rewrite_fallback") if output.get(k) is not None}
     metadata = {"query_id": query.query_id, "query_kind": query.kind, "query": output.get("query", query.text),
-                **extra, "domain": domain}
+                **extra, "domain": domain, "collection": collection_of(query, domain)}
     if query.task is not None:
         metadata["conversation_id"] = query.task.conversation_id
     if scored.get("unjudged"):

@@ -7,12 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ragjudge.bench.mtrag.retrieval.data import (
-    KIND_NAMES,
-    QUERIES,
-    RetrievalData,
-    RetrievalQuery,
-)
+from ragjudge.bench.mtrag.retrieval.data import KIND_NAMES, QUERIES, RetrievalData, RetrievalQuery, collection_of
 from ragjudge.bench.mtrag.retrieval.scorers import METRICS
 from ragjudge.bench.mtrag.retrieval.solver import ranking
 from ragjudge.engine.bench import SampleResult
@@ -35,7 +30,7 @@ def runs(results: Sequence[SampleResult[RetrievalQuery]], data: RetrievalData, p
     for r in results:
         kind = r.sample.kind
         run = out.setdefault(kind, Run(name=f"{pipeline}-{kind}", source=str(data.files.get(kind))))
-        run.add(r.sample.query_id, ranking(r.output), collection=f"mt-rag-{domain}")
+        run.add(r.sample.query_id, ranking(r.output), collection=collection_of(r.sample, domain))
     return out
 
 
@@ -79,5 +74,5 @@ def rows(results: Sequence[SampleResult[RetrievalQuery]], domain: str) -> list[d
         extra = {k: v for k, v in r.output.items() if k not in ("contexts", "error")}
         figures = (r.scores.get("ranking") or {}).get("metrics") or {}
         out.append({"task_id": r.sample.query_id, "queries": r.sample.kind, "query": r.sample.text,
-                    "Collection": f"mt-rag-{domain}", **extra, **figures})
+                    "Collection": collection_of(r.sample, domain), **extra, **figures})
     return out
