@@ -156,7 +156,7 @@ def test_bench_mtrag_on_the_same_file_keeps_mtrags_metrics_only(tmp_path: Path, 
 @pytest.mark.parametrize(("args", "message"), [
     (["--judges", "underspecified_lexical,underspecified", "--judge-models", "openai/x"],
      "error: judges underspecified_lexical and underspecified both write underspecified_eval: choose one\n"),
-    (["--bench", "mtrag-2"], "error: --bench must be mtrag or mtrag-un, got 'mtrag-2'\n"),
+    (["--bench", "mtrag-2"], "error: --bench must be rag, mtrag or mtrag-un, got 'mtrag-2'\n"),
     (["--judges", "underspecified"], "error: judge(s) underspecified need an LLM: pass --judge-models "
      "MODEL[,MODEL...] (offline judges: idk_lexical, underspecified_lexical, rb_alg)\n"),
 ])
@@ -282,7 +282,7 @@ def test_paper_table_5_types_of_the_answers_to_underspecified_tasks(judged: dict
     ("There are many seasons. Which one are you talking about?", "open-domain"),
 ])
 def test_response_types(text: str, kind: str) -> None:
-    from ragjudge.bench.mtrag.un.paper import response_type
+    from ragjudge.bench.mtrag.un.summary import response_type
 
     assert response_type(text, True) == kind
     assert response_type(text, False) == "does not ask for clarification"

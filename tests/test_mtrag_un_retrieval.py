@@ -57,9 +57,16 @@ def test_queries_from_conversations_scored_as_retrieval_eval(tmp_path: Path, mon
         "All Questions, non-standalone": 3, "All Questions, standalone": 1}
     table2 = next(r for r in summary["reference"] if "Table 2" in r["source"])
     assert {row[1] for row in table2["rows"]} == {"Last Turn"} and table2["comparable"]
-    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    questions = next(r for r in records if r["queries"] == "questions" and r["task_id"].startswith("b02"))
-    assert questions["query"] == "How do I get to Kestrel Island?\nHow long does it take?"
+    assert not (out / "results.jsonl").exists()  # the sample log is the run's record
+    samples = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
+    questions = next(s for s in samples if s["metadata"]["query_kind"] == "questions"
+                     and s["metadata"]["query_id"].startswith("b02"))
+    assert questions["id"] == f"questions/{questions['metadata']['query_id']}"
+    assert questions["metadata"]["query"] == "How do I get to Kestrel Island?\nHow long does it take?"
+    assert [m["role"] for m in questions["input"]] == ["user", "assistant", "user"]  # the conversation asked
+    assert questions["input"][-1]["content"] == "How long does it take?"
+    assert questions["labels"]["queries"] == "All Questions" and questions["labels"]["standalone"] in (
+        "standalone", "non-standalone")
     for kind in ("lastturn", "questions"):
         code, stdout, err = run_cli(["retrieval-eval", str(out / f"{kind}.jsonl"), "--qrels",
                                      str(RELEASE / "retrieval" / "qrels" / "clapnq.tsv"), "--format", "json"],
@@ -85,11 +92,12 @@ def test_rewrite_through_the_llm_with_fallback_counted(tmp_path: Path, monkeypat
                                              "fallback_error": 0}
     assert any("1 rewrite(s) fell back to the last user turn" in w for w in summary["warnings"])
     assert "standalone" not in summary["breakdowns"] and any("does not label it" in n for n in summary["notes"])
-    records = {(r["queries"], r["task_id"][:3]): r for r in map(json.loads, (out / "results.jsonl").read_text()
-                                                                  .splitlines())}
-    assert records["rewrite", "b03"]["query"] == "Where does the River Tallow rise?"
-    assert records["rewrite", "b03"]["rewrite_class"] == "non-standalone"
-    assert records["rewrite", "b04"]["query"] == "What lives in it?" and records["rewrite", "b04"]["rewrite_fallback"]
+    samples = {(s["metadata"]["query_kind"], s["metadata"]["query_id"][:3]): s["metadata"]
+               for s in map(json.loads, (out / "samples.jsonl").read_text().splitlines())}
+    assert samples["rewrite", "b03"]["query"] == "Where does the River Tallow rise?"
+    assert samples["rewrite", "b03"]["rewrite_class"] == "non-standalone"
+    assert samples["rewrite", "b04"]["query"] == "What lives in it?" and samples["rewrite", "b04"]["rewrite_fallback"]
+    assert samples["lastturn", "b03"]["query"] == "Where does it rise?"
     rw = summary["breakdowns"]["queries"]["groups"]
     assert rw["Query Rewrite"]["metrics"]["R@5"]["value"] >= rw["Last Turn"]["metrics"]["R@5"]["value"]
 

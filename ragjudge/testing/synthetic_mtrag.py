@@ -1,6 +1,6 @@
 """Synthetic MTRAG run folders with realistic sizes and repetition, for report benchmarks and tests.
 
-The records go through the MTRAG bench's own code (`assemble`, `result_record`, `summarize`), so they have
+The records go through the MTRAG bench's own code (`assemble`, `official_records`, `outcome_sample`, `summarize`), so they have
 exactly the shape `ragjudge eval --bench mtrag` writes. Sizes follow MTRAG: conversations of about eight
 turns whose tasks each carry the whole conversation so far, agent turns of 60-140 words, reference passages
 of 512 tokens (about 390 words) drawn from a per-conversation pool (so later turns repeat earlier passages,
@@ -13,16 +13,15 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any
 
-from ragjudge.bench.mtrag.assemble import assemble
 from ragjudge.bench.mtrag.bench import MtragBench
+from ragjudge.bench.mtrag.metrics import assemble
+from ragjudge.bench.mtrag.records import official_records
 from ragjudge.bench.mtrag.samples import outcome_sample
 from ragjudge.bench.mtrag.summary import HEADLINE, summarize
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.formats.jsonl import write_jsonl
 from ragjudge.formats.samples import write_samples
-from ragjudge.formats.mtrag import result_record
 from ragjudge.models import JudgeResult, Passage, Prediction, Task, Turn
 
 MINI_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "mini" / "corpus.jsonl"
@@ -124,14 +123,8 @@ def write_run(folder: Path, n_tasks: int = 1000, *, seed: int = 0, system: int =
         outcomes.append(assemble(task, Prediction(task_id=task.task_id, text=answer),
                                  judge_results(answers, words, declines)))
         conversation.append(Turn(speaker="agent", text=reference))
-    records = []
-    for o in outcomes:
-        details: dict[str, Any] = {"judges": {k: r.model_dump(exclude_none=True) for k, r in o.results.items()}}
-        if o.errors:
-            details["errors"] = o.errors
-        records.append(result_record(o.task, o.prediction, {k: [v] for k, v in o.metrics.items()}, details))
     folder.mkdir(parents=True, exist_ok=True)
-    write_jsonl(folder / "results.jsonl", records)
+    write_jsonl(folder / "results.jsonl", official_records(outcomes, "reference"))
     write_samples(folder / "samples.jsonl", [outcome_sample(o, METRICS, "reference") for o in outcomes])
     metrics, breakdowns = summarize(outcomes, METRICS, {}, MetricCatalog(MtragBench.metrics, "mtrag"))
     judges = {"idk": [PANEL[0]], "rb_alg": ["microsoft/deberta-xlarge-mnli"], "rb_llm": list(PANEL), "rl_f": [PANEL[0]]}

@@ -1,12 +1,17 @@
-"""Find the MTRAG (or MTRAG-UN) human generation tasks: a local copy, the user cache, or a download into the cache."""
+"""MTRAG's (and MTRAG-UN's) generation tasks: found (a local copy, the user cache, or a download into the cache) and
+read, with the predictions when a file of them is judged."""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragjudge.bench.mtrag.settings import needs_retrieval, tasks_for_setting
 from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.formats.mtrag import read_predictions, read_tasks, require_questions
 from ragjudge.llm.cache import default_cache_dir
+from ragjudge.models import Prediction, Task
 
 # The benchmark moved its files once; try the current layout first.
 MTRAG_TASK_URLS = (
@@ -20,6 +25,30 @@ MTRAG_UN_TASK_URLS = (
 MTRAG_UN_FILE = "mtrag-un-reference.jsonl"
 DOWNLOADS = {"mtrag": (MTRAG_TASK_URLS, MTRAG_FILE, "mtrag-human/generation_tasks/reference.jsonl"),
              "mtrag-un": (MTRAG_UN_TASK_URLS, MTRAG_UN_FILE, "mtragun-human/generation_tasks/reference.jsonl")}
+
+
+@dataclass(frozen=True)
+class MtragData:
+    """What a run reads: the tasks (those its setting uses), where from, and the predictions of a judged file."""
+
+    source: Path
+    tasks: list[Task]
+    predictions: dict[str, Prediction] = field(default_factory=dict)
+    """Task key -> its prediction, when the answers were read from a predictions file."""
+
+
+def load(bench: str, *, data: str | None, predictions: str | None, setting: str) -> MtragData:
+    """The tasks of a predictions file (with its answers), else of `data` (see `resolve_bench`) that `setting`
+    uses; a setting that retrieves needs every task to have a question to search for."""
+    if predictions is not None:
+        source = Path(predictions)
+        pairs = read_predictions(source)
+        return MtragData(source, [t for t, _ in pairs], {t.key: p for t, p in pairs})
+    source = resolve_bench(bench, data)
+    tasks = tasks_for_setting(read_tasks(source), setting)
+    if needs_retrieval(setting):
+        require_questions(tasks, source)
+    return MtragData(source, tasks)
 
 
 def resolve_bench(bench: str, data: str | None = None) -> Path:

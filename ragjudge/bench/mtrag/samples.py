@@ -2,17 +2,27 @@
 reference passages, the answer and the reference answer, every metric under its official name (a judge's metric
 carries the judge's verdict: raw answer, rationale, panel), and the paper's breakdown labels.
 
-Which passages are references depends on how the answers were made: generated from the reference passages
-(`reference`), the references are what the generator saw; generated with retrieval (`rag`, `reference+rag`) the
-generator's passages are the prediction's and the references the task's; judged from someone else's predictions
-file, the file's passages are shown as given and none is called a reference.
+Which passages are which depends on how the answers were made:
+- generated in the `reference` setting: `contexts` are what the generator saw (the reference passages, none for an
+  unanswerable or conversational turn), `target_contexts` the task's reference passages;
+- generated with retrieval (`rag`, `reference+rag`): `contexts` are the passages shown, each with its retrieval
+  score and `origin` (retrieved, or a reference topped up), `target_contexts` the task's references, and
+  `metadata.query` the query the pipeline searched (its strategy, and a rewrite's class or fallback);
+- judged from a predictions file: the file's passages are `contexts` as given, and none is called a reference
+  (the file does not say whether they were).
+
+The task's own record as read, but for what the sample holds in its own fields (`formats.mtrag.RECORD_FIELDS`), is
+kept whole in `metadata.record`: `formats.mtrag.record_from_sample` rebuilds an MTRAG results line from a sample
+(what `export` and `correlate` read).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from ragjudge.bench.mtrag.assemble import TaskOutcome
+from ragjudge.bench.mtrag.metrics import TaskOutcome
+from ragjudge.bench.mtrag.settings import reference_passages
 from ragjudge.bench.mtrag.summary import standalone_label
 from ragjudge.formats.mtrag import RECORD_FIELDS
 from ragjudge.formats.samples import Passage, Sample, Score, messages
@@ -20,26 +30,41 @@ from ragjudge.models import Passage as TaskPassage
 from ragjudge.models import Task
 
 
-def outcome_sample(outcome: TaskOutcome, metric_order: Sequence[str], setting: str | None) -> Sample:
-    """`setting`: the generator's setting, or None when the predictions were read from a file."""
+def outcome_sample(outcome: TaskOutcome, metric_order: Sequence[str], setting: str | None, *,
+                   query: Mapping[str, Any] | None = None) -> Sample:
+    """`setting`: the generator's setting, or None when the predictions were read from a file; `query`: what the
+    pipeline searched for this task (the solver's output keeps it)."""
     task, prediction = outcome.task, outcome.prediction
-    passages = prediction.contexts if prediction.contexts is not None else task.contexts
-    references = task.contexts if setting is not None else []
-    scores: dict[str, Score] = {}
-    for name in [*metric_order, *(m for m in outcome.metrics if m not in metric_order)]:
-        if name in outcome.metrics:
-            scores[name] = Score(value=outcome.metrics[name])
-    for judge, result in outcome.results.items():
-        key = result.metric if result.metric not in scores or scores[result.metric].judge is None else judge
-        verdict = Score.of(result.model_dump(exclude_none=True, exclude={"judge", "metric"}))
-        scores[key] = verdict.model_copy(update={"judge": judge, "value": outcome.metrics.get(key, verdict.value)})
     return Sample(
         id=task.task_id, input=messages(t.model_dump(exclude_none=True) for t in task.input),
         target=[t.text for t in task.targets if t.text] or None,
-        target_contexts=_passages(references), output=prediction.text if not prediction.error else None,
-        contexts=_passages(passages), scores=scores, labels=labels(task), error=prediction.error,
+        target_contexts=_passages(task.contexts if setting is not None else []),
+        output=prediction.text if not prediction.error else None, contexts=_passages(shown(outcome, setting)),
+        scores=scores(outcome, metric_order), labels=labels(task), error=prediction.error,
         metadata={k: v for k, v in {"record": {k: v for k, v in task.raw.items() if k not in RECORD_FIELDS},
-                                    "setting": setting, "generator": prediction.model}.items() if v})
+                                    "setting": setting, "generator": prediction.model,
+                                    "query": dict(query) if query else None}.items() if v})
+
+
+def shown(outcome: TaskOutcome, setting: str | None) -> list[TaskPassage]:
+    """The passages the answer was made from."""
+    if outcome.prediction.contexts is not None:
+        return outcome.prediction.contexts
+    return reference_passages(outcome.task) if setting == "reference" else list(outcome.task.contexts)
+
+
+def scores(outcome: TaskOutcome, metric_order: Sequence[str]) -> dict[str, Score]:
+    """Every metric the task has, in the summary's order; a judge's own metric is its verdict (a failed judge keeps
+    its error and raw answer, never a number), under the judge's name when two judges write one metric."""
+    found: dict[str, Score] = {}
+    for name in [*metric_order, *(m for m in outcome.metrics if m not in metric_order)]:
+        if name in outcome.metrics:
+            found[name] = Score(value=outcome.metrics[name])
+    for judge, result in outcome.results.items():
+        key = result.metric if result.metric not in found or found[result.metric].judge is None else judge
+        verdict = Score.of(result.model_dump(exclude_none=True, exclude={"judge", "metric"}))
+        found[key] = verdict.model_copy(update={"judge": judge, "value": outcome.metrics.get(key, verdict.value)})
+    return found
 
 
 def labels(task: Task) -> dict[str, str | list[str]]:

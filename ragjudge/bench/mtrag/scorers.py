@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ragjudge.bench.mtrag.solver import passage_ids
 from ragjudge.engine.bench import Record, Scorer, fingerprint
-from ragjudge.bench.mtrag.solvers import passage_ids
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.judges import Judge, JudgeContext, JudgeItem
 from ragjudge.models import JudgeResult, Prediction, Task

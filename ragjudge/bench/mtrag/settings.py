@@ -11,6 +11,8 @@ RAG_PASSAGES = 5
 """The paper's N: passages the generator sees in the reference+rag and rag settings."""
 MAX_REFERENCES_FOR_TOP_UP = 2
 """reference+rag only uses tasks with at most this many reference passages, as in the paper."""
+WITHOUT_PASSAGES = ("UNANSWERABLE", "CONVERSATIONAL")
+"""In the reference setting these turns are answered from no passage at all."""
 
 
 def check_setting(setting: str) -> None:
@@ -31,6 +33,12 @@ def tasks_for_setting(tasks: list[Task], setting: str) -> list[Task]:
     return list(tasks)
 
 
+def reference_passages(task: Task) -> list[Passage]:
+    """What the generator sees in the reference setting: the task's reference passages, none for unanswerable or
+    conversational turns."""
+    return [] if task.answerability in WITHOUT_PASSAGES else list(task.contexts)
+
+
 def generation_inputs(tasks: list[Task], setting: str,
                       retrieved: dict[str, list[Passage]] | None = None) -> list[GenerationInput]:
     """Which passages the generator sees.
@@ -43,8 +51,7 @@ def generation_inputs(tasks: list[Task], setting: str,
     """
     check_setting(setting)
     if setting == "reference":
-        no_passages = {"UNANSWERABLE", "CONVERSATIONAL"}
-        return [GenerationInput(t, [] if t.answerability in no_passages else list(t.contexts)) for t in tasks]
+        return [GenerationInput(t, reference_passages(t)) for t in tasks]
     if retrieved is None:
         raise UsageError(f"setting {setting} needs retrieved passages: pass --pipeline and --corpus")
     inputs = []

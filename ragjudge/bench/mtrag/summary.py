@@ -1,4 +1,5 @@
-"""The tidy per-task table and the summary: overall means and the paper's breakdowns."""
+"""The tidy per-task table and the summary: overall means, the paper's breakdowns, what the judges and the
+retrieval did."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ from typing import Any
 
 import pandas as pd
 
-from ragjudge.bench.mtrag.assemble import TaskOutcome
-from ragjudge.engine.summary import Breakdown, Group, Metric, MetricCatalog, stat
+from ragjudge.bench.mtrag.metrics import TaskOutcome, partial_panels
+from ragjudge.engine.summary import (
+    Breakdown,
+    Group,
+    Metric,
+    MetricCatalog,
+    headline_of,
+    stat,
+)
 
 # Breakdown dimensions (MTRAG Table 5 / Table 16 / Figure 3) → tidy-table column.
 BREAKDOWNS = {
@@ -130,3 +138,31 @@ def _shown(names: Sequence[str], metrics: dict[str, Metric], first: int | None =
 
 def _mean(series: pd.Series) -> float | None:
     return None if series.empty else round(float(series.mean()), 6)
+
+
+def summary_parts(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str], catalog: MetricCatalog, *,
+                  judges: dict[str, list[str]], retrieval: dict[str, Any] | None) -> dict[str, Any]:
+    """The keyword arguments of `Bench.summary` for a run: the metrics (each with the tasks its judge failed on) and
+    breakdowns, panels some member did not answer, the judges' models and, when the generator retrieved, the
+    pipeline and its query rewrites (fallbacks are reported, never hidden)."""
+    error_counts: dict[str, int] = {}
+    for o in outcomes:
+        for r in o.results.values():
+            if r.error:
+                error_counts[r.metric] = error_counts.get(r.metric, 0) + 1
+    metrics, breakdowns = summarize(outcomes, metric_names, error_counts, catalog)
+    warnings = []
+    for metric, partial in partial_panels(list(outcomes)).items():
+        metrics[metric].details["partial_panels"] = partial
+        warnings.append(f"warning: {partial} {metric} panel score(s) came from fewer judges than asked (a "
+                        "member failed); --min-panel N requires N answers")
+    details: dict[str, Any] = {"judges": judges}
+    if retrieval is not None:
+        from ragjudge.retrieval.queries import rewrite_warning
+
+        details["pipeline"] = retrieval["spec"]["name"]
+        if retrieval["query_strategy"].get("strategy") == "rewrite":
+            details["query_rewrite"] = retrieval["query_strategy"]
+            warnings[:0] = [w for w in [rewrite_warning(retrieval["query_strategy"])] if w]
+    return {"metrics": metrics, "breakdowns": breakdowns, "warnings": warnings, "details": details,
+            "headline": headline_of(metrics, HEADLINE, "tasks", also=("answerability_acc",))}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.bench.mtrag.assemble import IDK_JUDGES
+from ragjudge.bench.mtrag.metrics import IDK_JUDGES
 from ragjudge.formats.samples import Sample
 from ragjudge.report.view import ReportView
 

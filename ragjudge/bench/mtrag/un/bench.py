@@ -3,34 +3,32 @@
 MTRAG-UN keeps MTRAG's task format and adds UNDERSPECIFIED questions, whose right answer asks the user to
 clarify. Its official evaluation runs a clarification judge on every answer (`underspecified_eval`) and
 conditions RL_F, RB_llm and RB_agg on it and on the IDK judge over every task (`*_idk_underspecified`,
-`ragjudge.judges.conditioning.condition_underspecified`). Everything else is the `mtrag` bench: generation
-settings, judges, resumable runs; its breakdowns add the four answerability classes and, where the tasks say,
-standalone vs non-standalone questions; the paper's Table 4 and Table 5 are printed beside a run's figures
-(`ragjudge.bench.mtrag.un.paper`).
+`ragjudge.judges.conditioning.condition_underspecified`). Everything else is the `mtrag` bench (its data, solver,
+scorers, metrics, samples and official records: `ragjudge.bench.mtrag`): generation settings, judges, resumable
+runs; its breakdowns add the four answerability classes and, where the tasks say, standalone vs non-standalone
+questions; the paper's Table 4 and Table 5 are printed beside a run's figures (`un/paper.py`, `un/summary.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from pydantic import Field
 
-from ragjudge.engine.bench import SampleResult
-from ragjudge.bench.mtrag.assemble import CLARIFICATION_METRIC
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
-from ragjudge.bench.mtrag.un.paper import generation_reference, response_types
+from ragjudge.bench.mtrag.un.data import has_underspecified_tasks
+from ragjudge.bench.mtrag.un.summary import add_to_summary, answer_type
+from ragjudge.engine.bench import SampleResult
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
-from ragjudge.errors import RagjudgeError
+from ragjudge.formats.samples import Sample
 from ragjudge.models import Task
+
+__all__ = ["MtragUnBench", "MtragUnOptions", "has_underspecified_tasks"]
 
 OFFLINE_JUDGES = ["idk_lexical", "underspecified_lexical", "rb_alg"]
 LLM_JUDGES = ["rb_alg", "underspecified", "idk", "rl_f", "rb_llm"]
 """The official sequence (run_generation_eval.py): algorithmic metrics, the clarification judge, IDK, RL_F, RB_llm."""
-CLARIFICATION_LABEL = "UNDERSPECIFIED"
-REFERENCE_BASED = ("RB_agg", "RB_llm", "RL_F")
-"""The paper's Table 4 is printed when the run has one of these."""
 
 
 class MtragUnOptions(MtragOptions):
@@ -54,32 +52,12 @@ class MtragUnBench(MtragBench):
     llm_judges = LLM_JUDGES
 
     def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
-        summary = super().summarize(results, ctx)
-        if any(m in summary.metrics for m in REFERENCE_BASED):
-            summary.reference.append(generation_reference(self.options.setting if self.options.gen else None,
-                                                          self.judge_models(ctx)))
-        if CLARIFICATION_METRIC in summary.metrics:
-            answers = [(o.prediction.text, o.metrics.get(CLARIFICATION_METRIC)) for o in self.outcomes(results)
-                       if o.task.answerability == CLARIFICATION_LABEL]
-            if answers:
-                summary.tables.append(response_types(answers))
-        if "standalone" not in summary.breakdowns:
-            summary.notes.append("no standalone / non-standalone breakdown: these tasks do not say which questions "
-                                 "are standalone (the MTRAG-UN release does not label it)")
-        return summary
+        return add_to_summary(super().summarize(results, ctx), self.outcomes(results), self.setting,
+                              self.judge_models(ctx))
 
-
-def has_underspecified_tasks(path: str | Path) -> bool:
-    """Whether an MTRAG-format file holds a task labelled UNDERSPECIFIED (then it is MTRAG-UN's): `ragjudge judge`
-    uses this to pick the bench. A file it cannot read is not MTRAG-UN's here; reading it properly reports why."""
-    from ragjudge.formats.jsonl import read_jsonl
-
-    try:
-        for _, record in read_jsonl(path):
-            label = record.get("answerability", record.get("Answerability"))
-            first = label[0] if isinstance(label, list) and label else label
-            if isinstance(first, str) and first.strip().upper() == CLARIFICATION_LABEL:
-                return True
-    except (RagjudgeError, OSError, UnicodeDecodeError):
-        return False
-    return False
+    def sample(self, result: SampleResult[Task]) -> Sample:
+        """MTRAG's, with how an answer to an UNDERSPECIFIED task asks (`metadata.response_type`, Table 5's types)."""
+        sample = super().sample(result)
+        kind = answer_type(self.outcome(result))
+        return sample if kind is None else sample.model_copy(update={"metadata": {**sample.metadata,
+                                                                                   "response_type": kind}})

@@ -6,40 +6,45 @@ The release gives only qrels (`retrieval/qrels/<domain>.tsv`): every query id is
 (`ragjudge.retrieval.queries`): `lastturn` the last user turn, `questions` every user question so far, `rewrite`
 an LLM's standalone rewrite of the last turn (`-T rewrite_model=MODEL`; cached, and a malformed answer falls back
 to the last turn, counted). The corpora are MTRAG's four and are not in the release: `--corpus` names the
-domain's passage-level corpus. Everything else (solver, ranx scoring, run files, breakdowns) is
-`ragjudge.bench.mtrag.retrieval.bench`'s.
+domain's passage-level corpus. Its own parts: `data.py` (the release's qrels and tasks), `solver.py` (the rewrite),
+`summary.py` (the rewrites' counts), `paper.py` (Tables 2 and 3); the rest (ranx scoring, the summary's layout, run
+files, samples) is `mtrag-retrieval`'s (`ragjudge.bench.mtrag.retrieval`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from ragjudge.bench.mtrag.retrieval.bench import MtragRetrievalBench, RetrievalOptions
+from ragjudge.bench.mtrag.retrieval.data import (
+    KIND_NAMES,
+    QUERIES,
+    QueryKind,
+    RetrievalData,
+)
+from ragjudge.bench.mtrag.un_retrieval import data as un_data
+from ragjudge.bench.mtrag.un_retrieval.data import DOMAINS
+from ragjudge.bench.mtrag.un_retrieval.paper import retrieval_reference
+from ragjudge.bench.mtrag.un_retrieval.solver import RewritingSolver
+from ragjudge.bench.mtrag.un_retrieval.summary import add_to_summary
 from ragjudge.engine.bench import SampleResult, Solver
-from ragjudge.bench.mtrag.retrieval.bench import (KIND_NAMES, MtragRetrievalBench, PipelineSolver, QueryKind,
-                                            RetrievalOptions, RetrievalQuery, _find)
-from ragjudge.bench.mtrag.un.paper import retrieval_reference
 from ragjudge.engine.summary import Reference, Summary
-from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.mtrag import read_tasks
-from ragjudge.formats.runs import read_qrels
-from ragjudge.models import Task, domain_of
-from ragjudge.retrieval.queries import QueryBuilder, all_user_turns, last_turn, rewrite_warning
+from ragjudge.errors import UsageError
+from ragjudge.models import domain_of
 from ragjudge.retrieval.spec import QuerySpec
 
 if TYPE_CHECKING:
-    from ragjudge.engine.context import RunContext
-    from ragjudge.retrieval.pipeline import Pipeline
+    from collections.abc import Sequence
 
-DOMAINS = ("clapnq", "cloud", "fiqa", "govt")
+    from ragjudge.bench.mtrag.retrieval.data import RetrievalQuery
+    from ragjudge.engine.context import RunContext
+
 CORPUS_HELP = ("MTRAG-UN searches MTRAG's four corpora, which its release does not include: download "
                "corpora/passage_level/<domain>.jsonl.zip from IBM/mt-rag-benchmark (github.com/IBM/mt-rag-benchmark) "
                "and unzip it")
-BUILDERS = {"lastturn": last_turn, "questions": all_user_turns, "rewrite": last_turn}
-"""The text each query kind loads with; `rewrite` starts from the last turn and is rewritten by the solver."""
 
 
 class MtragUnRetrievalOptions(RetrievalOptions):
@@ -55,38 +60,6 @@ class MtragUnRetrievalOptions(RetrievalOptions):
                                "in the tasks themselves are read too.")
 
 
-class ConversationQuery(RetrievalQuery):
-    task: Task | None = None
-    """rewrite: the conversation the solver rewrites the last turn of."""
-
-
-class RewritingSolver(PipelineSolver):
-    """PipelineSolver whose `rewrite` queries are rewritten by an LLM before the batch search."""
-
-    def __init__(self, pipeline: Pipeline, corpus: str | None, k: int, spec: QuerySpec | None):
-        super().__init__(pipeline, corpus, k)
-        self.spec = spec
-        self.query_summary: dict[str, Any] | None = None
-
-    def fingerprint(self, sample: RetrievalQuery) -> str:
-        return f"{self.name}|{self.spec.model if self.spec and sample.kind == 'rewrite' else ''}"
-
-    async def queries(self, samples: Sequence[RetrievalQuery], ctx: RunContext) -> list[str]:
-        texts = [q.text for q in samples]
-        todo = [i for i, q in enumerate(samples) if q.kind == "rewrite"]
-        if todo:
-            assert self.spec is not None
-            builder = QueryBuilder(self.spec, gateway=ctx.gateway, strip_tags=self.pipeline.spec.strip_speaker_tags)
-            tasks = [samples[i].task for i in todo]
-            built = await builder.build([t for t in tasks if t is not None])
-            for i, query in zip(todo, built, strict=True):
-                texts[i] = query.text
-                self.extra[samples[i].id] = {"query": query.text, "rewrite_class": query.question_class,
-                                             **({"rewrite_fallback": query.fallback} if query.fallback else {})}
-            self.query_summary = builder.summary()
-        return texts
-
-
 class MtragUnRetrievalBench(MtragRetrievalBench):
     name = "mtrag-un-retrieval"
     description = ("MTRAG-UN retrieval per domain (MTRAGEval task A data): queries built from the conversations "
@@ -95,8 +68,8 @@ class MtragUnRetrievalBench(MtragRetrievalBench):
     data_help = ("The MTRAG-UN release (IBM/mt-rag-benchmark, mtragun-human/: generation/reference.jsonl and "
                  f"retrieval/qrels/<domain>.tsv) for --data; for --corpus, {CORPUS_HELP}.")
     data_source = "IBM/mt-rag-benchmark MTRAG-UN qrels and tasks (--data), MTRAG corpora (--corpus)"
-    breakdowns = ("queries (last turn / rewrite / questions)", "turn (first vs later)",
-                  "standalone (when labelled)")
+    breakdowns = (QUERIES, "turn", "standalone")
+    """The query kind, first vs later turn within each, and standalone or not (when labelled)."""
     corpus_help = f" ({CORPUS_HELP})"
     table_title = "MTRAG-UN retrieval"
 
@@ -116,7 +89,6 @@ class MtragUnRetrievalBench(MtragRetrievalBench):
         if "rewrite" in self.kinds and model is None:
             raise UsageError("rewrite queries need an LLM: -T rewrite_model=MODEL (the paper's rewrites are GPT-OSS "
                              "20B's), or a pipeline whose query strategy is rewrite")
-        self._solver: RewritingSolver | None = None
 
     def data_folder(self) -> Path:
         folder = Path(self.options.data)
@@ -125,65 +97,26 @@ class MtragUnRetrievalBench(MtragRetrievalBench):
                              f"holding generation/reference.jsonl and retrieval/qrels/<domain>.tsv)")
         return folder
 
-    def load(self) -> list[RetrievalQuery]:
-        from ragjudge.retrieval_eval.breakdowns import read_labels
-
-        d = self.options.domain
-        qrels_path = _find(self.folder / "retrieval" / "qrels", [f"{d}.tsv"], f"{d} qrels")
-        tasks_path = _find(self.folder / "generation", ["reference.jsonl"], "generation tasks")
-        self.qrels = read_qrels(qrels_path)
-        self.files = {"qrels": qrels_path, "tasks": tasks_path}
-        tasks = {t.key: t for t in read_tasks(tasks_path)}
-        missing = [self.qrels.ids[key] for key in self.qrels.judgments if key not in tasks]
-        if missing:
-            raise InputError(f"{len(missing)} qrels quer{'y has' if len(missing) == 1 else 'ies have'} no generation "
-                             f"task to build the query from (first: {missing[0]!r}); the release's qrels ids are "
-                             f"task ids of {tasks_path}", file=str(qrels_path), field="query-id")
-        given = read_labels(self.options.labels) if self.options.labels else {}
-        if self.options.labels:
-            self.files["labels"] = Path(self.options.labels)
-        self.labels = {key: {**tasks[key].enrichments, "Collection": tasks[key].collection, **given.get(key, {})}
-                       for key in self.qrels.judgments}
-        samples: list[RetrievalQuery] = []
-        for kind in self.kinds:
-            for key in self.qrels.judgments:
-                task = tasks[key]
-                text = self.pipeline.prepare(BUILDERS[kind](task))
-                if not text:
-                    raise InputError(f"task {task.task_id!r}: the {kind} query is empty", file=str(tasks_path),
-                                     field="input")
-                samples.append(ConversationQuery(id=f"{kind}/{task.task_id}", kind=kind, query_id=task.task_id,
-                                                 text=text, task=task if kind == "rewrite" else None))
-        return samples
+    def read(self) -> RetrievalData:
+        return un_data.load(self.folder, self.options.domain, self.kinds, self.pipeline.prepare, self.options.labels)
 
     def solver(self, ctx: RunContext) -> Solver[RetrievalQuery]:
         self.pipeline.gateway = ctx.gateway
-        self._solver = RewritingSolver(self.pipeline, self.options.corpus, self.options.k, self.rewrite)
-        return self._solver
+        return RewritingSolver(self.pipeline, self.options.corpus, self.options.k, self.rewrite)
 
     def llm_models(self) -> list[str]:
         extra = [self.rewrite.model] if self.rewrite and self.rewrite.model and "rewrite" in self.kinds else []
         return list(dict.fromkeys([*self.pipeline.llm_models, *extra]))
 
-    def paper_reference(self, reports: dict[str, Any]) -> list[Reference]:
-        return retrieval_reference(self.options.domain, [KIND_NAMES[k] for k in reports], "standalone" in self.dims())
+    def paper_reference(self, reports: dict[str, Summary]) -> list[Reference]:
+        assert self.data is not None, "load() first"
+        return retrieval_reference(self.options.domain, [KIND_NAMES[k] for k in reports],
+                                   "standalone" in self.data.dims)
 
     def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> Summary:
-        summary = super().summarize(results, ctx)
-        rewrites = [r.output for r in results if r.sample.kind == "rewrite"]
-        if rewrites:
-            fallbacks = [str(o["rewrite_fallback"]) for o in rewrites if o.get("rewrite_fallback")]
-            failed = sum(1 for f in fallbacks if f.startswith("call failed"))
-            model = self.rewrite.model if self.rewrite else None
-            summary.details["rewrite"] = {"model": model, "rewritten": len(rewrites) - len(fallbacks),
-                                          "fallback_malformed": len(fallbacks) - failed, "fallback_error": failed}
-            warning = rewrite_warning(summary.details["rewrite"])
-            if warning:
-                summary.warnings.append(warning.removeprefix("warning: "))
-        if "standalone" not in self.dims():
-            summary.notes.append("no standalone / non-standalone breakdown (the paper's Table 3): the MTRAG-UN release "
-                                 "does not label it; give labels with -T labels=FILE")
-        return summary
+        assert self.data is not None, "load() first"
+        return add_to_summary(super().summarize(results, ctx), results, self.rewrite.model if self.rewrite else None,
+                              "standalone" in self.data.dims)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {**super().run_info(ctx), "queries": self.kinds,

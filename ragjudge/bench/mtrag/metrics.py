@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ragjudge.engine.summary import MetricInfo
+from ragjudge.judges import Judge
 from ragjudge.judges.conditioning import (
     ANSWERABILITY_ACCURACY,
     CONDITIONED_SUFFIX,
@@ -14,7 +16,6 @@ from ragjudge.judges.conditioning import (
     condition,
     condition_underspecified,
 )
-from ragjudge.judges import Judge
 from ragjudge.models import JudgeResult, Prediction, Task
 
 # Metrics that IDK conditioning applies to (the paper's phi), by official name.
@@ -23,6 +24,34 @@ IDK_JUDGES = ("idk", "idk_lexical")
 CLARIFICATION_METRIC = "underspecified_eval"
 """What MTRAG-UN's clarification judges (`underspecified`, `underspecified_lexical`) write: 1 asks, 0 does not."""
 RB_ALG_COMPONENTS = ("RougeL_stemFalse", "BertscoreR", "BertKPrec")
+
+METRIC_INFOS = (
+    MetricInfo("*_idk_underspecified", "MTRAG-UN's official conditioning (get_idk_underspec_score), over every "
+               "task: asking for clarification scores 1 on underspecified tasks, declining 1 on unanswerable and "
+               "conversational ones; otherwise a declined answer scores 0, else the metric",
+               counts="every task whose judgements it needs succeeded"),
+    MetricInfo("*_idk", "IDK-conditioned (the paper's Table 5): the metric if the answer does not decline; "
+               "declining scores 1 on unanswerable tasks, 0 on others",
+               counts="labelled tasks but conversational turns (left out, as in the paper)"),
+    MetricInfo("answerability_acc", "the answer declines exactly when the task is unanswerable",
+               counts="the same tasks as *_idk"),
+    MetricInfo("RB_agg", "RB_alg: harmonic mean of BERTScore recall, ROUGE-L and BERT K-Precision against "
+               "the reference answer"),
+    MetricInfo("RB_llm", "reference-based LLM judge, median of the judge panel (1-10 scaled to 0-1)"),
+    MetricInfo("RL_F", "RAGAS faithfulness: share of the answer's claims the passages support",
+               counts="only tasks with passages"),
+    MetricInfo("RougeL_stemFalse", "ROUGE-L F1 against the reference answer (part of RB_alg)"),
+    MetricInfo("BertscoreR", "BERTScore recall against the reference answer (part of RB_alg)"),
+    MetricInfo("BertKPrec", "BERTScore precision of the answer against the passages (part of RB_alg)",
+               counts="only tasks with passages"),
+    MetricInfo("idk_eval", "IDK judge (LLM): did the answer decline (1 yes, 0.5 partly, 0 no)",
+               higher_is_better=None, kind="rate"),
+    MetricInfo("idk_lexical", "IDK by phrase patterns, offline: did the answer decline (1 yes, 0.5 partly, "
+               "0 no)", higher_is_better=None, kind="rate"),
+    MetricInfo("underspecified_eval", "clarification judge (MTRAG-UN): does the answer ask the user for "
+               "clarification (1 yes, 0 no)", higher_is_better=None, kind="rate"),
+)
+"""Every metric a run may report, with its direction, kind and what it counts."""
 
 
 @dataclass
