@@ -197,3 +197,13 @@ def test_a_mended_parser_mends_an_old_run_without_a_request(tmp_path: Path, monk
         mended = ragjudge.evaluate(rows, out=tmp_path / "run", **run)
         assert len(server.requests) == sent
     assert mended.samples[0].scores["rater"].value == pytest.approx(0.7)
+
+
+def test_full_panels_warn_about_nothing(tmp_path: Path) -> None:
+    """Issue 36: a run whose every panel answered in full said "0 RB_llm panel score(s) came from fewer judges"."""
+    source = tmp_path / "preds.jsonl"
+    source.write_text("".join(json.dumps(t) + "\n" for t in TASKS[:2]))
+    with OpenAIServer(responder) as server:
+        code, stdout, stderr = run_judge(server, source, tmp_path / "out.jsonl", tmp_path / "cache")
+    assert code == 0, stderr
+    assert "panel score" not in stderr and "partial_panels" not in json.loads(stdout)["metrics"]["RB_llm"]["details"]

@@ -121,12 +121,12 @@ def metric_names(judges: list[Judge]) -> list[str]:
 
 
 def partial_panels(outcomes: list[TaskOutcome]) -> dict[str, int]:
-    """Per panel metric, how many scores came from fewer members than were asked (e.g. the median of 2 of 3)."""
+    """Per panel metric with any, how many scores came from fewer members than were asked (e.g. the median of 2 of
+    3); a metric whose panels all answered in full is absent, so nothing warns about zero."""
     counts: dict[str, int] = {}
     for o in outcomes:
         for r in o.results.values():
             if r.members is not None and r.error is None:
-                counts.setdefault(r.metric, 0)
                 if r.details.get("members_ok", len(r.members)) < r.details.get("members_total", len(r.members)):
-                    counts[r.metric] += 1
+                    counts[r.metric] = counts.get(r.metric, 0) + 1
     return counts
