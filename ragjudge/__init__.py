@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.version import __version__
-
 if TYPE_CHECKING:
+    from ragjudge.version import __version__
     from ragjudge.api import EvalResult, criterion, evaluate, evaluate_async, load_run, run_bench
 
 __all__ = ["EvalResult", "__version__", "criterion", "evaluate", "evaluate_async", "load_run", "run_bench"]
@@ -18,6 +17,10 @@ _API = frozenset(__all__) - {"__version__"}
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # reading the installed metadata costs tens of milliseconds: only when asked
+        from ragjudge.version import __version__
+
+        return __version__
     if name in _API:
         import ragjudge.api
 

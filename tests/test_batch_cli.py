@@ -132,8 +132,10 @@ def test_rl_f_statements_then_verdicts_are_two_batches(tmp_path, monkeypatch, ca
     assert json.loads(out)["metrics"]["RL_F"]["value"] == pytest.approx(0.5)  # "in Paris" yes, "blue" no
 
 
-def test_an_unparsable_batch_answer_is_an_error_and_is_asked_again_by_a_rerun(tmp_path, monkeypatch,
-                                                                              capsys) -> None:
+def test_an_unparsable_batch_answer_is_an_error_kept_and_asked_again_when_told(tmp_path, monkeypatch,
+                                                                               capsys) -> None:
+    """The unparsable answer was paid for: a plain rerun re-reads it (0 submissions), --retry-errors asks it alone
+    again (issue 36)."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     source = predictions(tmp_path / "preds.jsonl", 3)
     unreadable = {"left": 1}
@@ -144,9 +146,9 @@ def test_an_unparsable_batch_answer_is_an_error_and_is_asked_again_by_a_rerun(tm
             return "Hmm, hard to say."
         return "no"
 
-    def args(server: OpenAIServer) -> list[str]:
+    def args(server: OpenAIServer, *extra: str) -> list[str]:
         return ["judge", str(source), "--judges", "idk", "--judge-models", "openai/a", "--api-base", server.base_url,
-                "--out", str(tmp_path / "out.jsonl"), "--format", "json", "--batch"]
+                "--out", str(tmp_path / "out.jsonl"), "--format", "json", "--batch", *extra]
 
     with OpenAIServer(idk, batch_delay=0.2) as server:
         code, out, _ = run_cli(args(server), monkeypatch, capsys)
@@ -156,6 +158,9 @@ def test_an_unparsable_batch_answer_is_an_error_and_is_asked_again_by_a_rerun(tm
         assert row["ragjudge"]["judges"]["idk"]["raw"] == "Hmm, hard to say."
         assert row["ragjudge"]["errors"]["idk"].startswith("unparsable judge output")
         code, out, err = run_cli(args(server), monkeypatch, capsys)
+        assert code == 1 and json.loads(out)["metrics"]["idk_eval"]["errors"] == 1, err
+        assert len(server.batches.batches) == 1  # nothing submitted again
+        code, out, err = run_cli(args(server, "--retry-errors"), monkeypatch, capsys)
         assert code == 0, err
         assert json.loads(out)["metrics"]["idk_eval"]["errors"] == 0
         assert sorted(Counter(server.batches.submitted).values()) == [1, 1, 2]  # only the unreadable one again

@@ -153,6 +153,14 @@ SPECS: dict[str, Spec] = {
         systems=[["--pipeline", "bm25"], ["--pipeline", "bm25", "-T", "query=last_turn", "-T", "ks=1,3"]],
         field_faults={"articles.jsonl": {"out_of_range": NO_RANGE},
                       "multi_turn.jsonl": {"out_of_range": GOLD_OUTSIDE}})),
+    "rag": Spec(BenchCase(  # your own RAG app's records (CSV), judged offline
+        "rag", EXAMPLES / "rag-app", judged=True, args=["--data", "{data}/rows.csv"], server=lambda request: "4",
+        systems=[["--judges", "rb_alg"], ["--judges", "rb_alg", "--criterion", "polite=The answer is polite.",
+                                          "--judge-models", "openai/judge"]]),
+        not_applicable={"out_of_range": "the records are CSV (field faults: JSON only) and hold text only: no value "
+                                        "has a range",
+                        "wrong_type": "the records are CSV, whose cells are all text (a mistyped field of JSON "
+                                      "records: tests/test_rag_records.py, one line naming the field)"}),
     "support-faq": Spec(BenchCase(  # the example plugin: offline lookup, and an LLM played by the local server
         _support_faq_bench(), CUSTOM, server=_faq_answer,
         systems=[{"gen": "lookup"}, {"gen": "openai/faq-model"}],  # the kit adds --api-base (the server)

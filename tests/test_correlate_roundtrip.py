@@ -184,3 +184,19 @@ def test_an_inspectorraget_judge_file_that_matches_nothing(runs: dict[str, Path]
     code, _, err = cli(capsys, monkeypatch, "correlate", str(HUMANS), "--judges", str(tmp_path / "other.json"))
     assert code == 2 and "no evaluation matches a task and model of" in err
     assert "models there: model-a, model-b, reference" in err and err.count("\n") == 1
+
+
+def test_an_mtrag_results_file_alone_is_read_as_it_is(runs: dict[str, Path], tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Judged MTRAG results with no sample log beside them (as MTRAG's own evaluation scripts write them) export and
+    correlate as the ragjudge run they came from does."""
+    alone = tmp_path / "official.jsonl"
+    alone.write_text((runs["a"]).read_text(encoding="utf-8"), encoding="utf-8")
+    assert "metrics" in json.loads(alone.read_text().splitlines()[0])
+    for source, out in ((runs["a"], tmp_path / "run.json"), (alone, tmp_path / "alone.json")):
+        code, _, err = cli(capsys, monkeypatch, "export", f"model-a={source}", "--out", str(out))
+        assert code == 0, err
+    ours, theirs = read_inspectorraget(tmp_path / "run.json"), read_inspectorraget(tmp_path / "alone.json")
+    assert [(e.task_id, e.model_response, e.annotations) for e in ours.evaluations] == \
+        [(e.task_id, e.model_response, e.annotations) for e in theirs.evaluations]

@@ -440,7 +440,7 @@ def next_quoted(block: Block) -> Block | None:
 
 BENCH_PAGES = {"mtrag": "mtrag", "mtrag-retrieval": "mtrag", "mtrag-un": "mtrag-un",
                "mtrag-un-retrieval": "mtrag-un", "dialsim": "dialsim", "cdr": "cdr",
-               "sentence-retrieval": "sentence-retrieval"}
+               "sentence-retrieval": "sentence-retrieval", "rag": "../your-rag-app"}
 
 
 CXM_COMMON = ("data", "predictions", "judge_dir")

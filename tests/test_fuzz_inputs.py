@@ -177,10 +177,11 @@ READERS = [
         str(w / "labels.jsonl"), "--by", "question_type", "--format", "json"], "jsonl"),
     Reader("correlate humans", "humans.json", lambda w: [
         "correlate", str(w / "humans.json"), "--bootstrap", "0", "--format", "json"], "json"),
-    Reader("correlate --judges", "judged.jsonl", lambda w: [
+    # the run is named by its results file; what is read is its sample log beside it
+    Reader("correlate --judges", "judged.samples.jsonl", lambda w: [
         "correlate", str(w / "humans.json"), "--bootstrap", "0", "--format", "json", "--judges",
         f"model-a={w / 'judged.jsonl'}"], "jsonl"),
-    Reader("export results", "judged.jsonl", lambda w: [
+    Reader("export results", "judged.samples.jsonl", lambda w: [
         "export", f"model-a={w / 'judged.jsonl'}", "--out", str(w / "out" / "export.json")], "jsonl"),
     Reader("cxm score predictions", "cxm/predictions/intent.jsonl", lambda w: [
         "cxm", "score", "--task", "intent", "--data", str(w / "cxm"), "--format", "json"], "jsonl"),

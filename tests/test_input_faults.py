@@ -157,8 +157,8 @@ def test_a_folder_for_a_file_or_the_reverse_is_one_line(
                            "--out", "r.jsonl"], "--corpus adir.jsonl is a folder, expected a BEIR corpus JSONL file"),
         "qrels-folder": (["retrieval-eval", "pred.jsonl", "--qrels", "adir.jsonl"],
                          "adir.jsonl: is a folder, expected a run or qrels file"),
-        "run-folder": (["retrieval-eval", "adir.jsonl", "--qrels", "afile"],
-                       "adir.jsonl: is a folder, expected a run or qrels file"),
+        "run-folder": (["retrieval-eval", "adir.jsonl", "--qrels", "afile"],  # a folder may be a run folder
+                       "adir.jsonl: not a ragjudge run folder (it has no summary.json or samples.jsonl)"),
         "correlate-csv-folder": (["correlate", str(HUMANS), "--csv", "adir.jsonl"],
                                  "adir.jsonl: is a folder, expected a CSV file (--csv) to write"),
         "humans-folder": (["correlate", "adir.jsonl"], "adir.jsonl: is a folder, expected an InspectorRAGet JSON file"),

@@ -353,3 +353,24 @@ def test_output_folder_removed_during_a_run_is_not_a_crash(
     else:  # the folder is made again for the final files: the results are whole
         assert len((out / "results.jsonl").read_text().splitlines()) == 10
     assert "internal error" not in err
+
+
+def test_judge_on_a_read_only_cache_folder_warns_once(
+        open_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 36: `judge` with a read-only cache folder printed the same "embedding cache off" warning twice."""
+    cache = open_dir / "cache"
+    cache.mkdir()
+    code, _, err = run_cli(["eval", "--bench", str(MINI), "--gen", "extractive", "--limit", "3",
+                            "--cache-dir", str(open_dir / "other-cache"), "--out", str(open_dir / "run")],
+                           monkeypatch, capsys)
+    assert code == 0, err
+    cache.chmod(0o555)
+    out = open_dir / "judged"
+    out.mkdir(mode=0o777)
+    out.chmod(0o777)
+    with unprivileged():
+        code, _, err = run_cli(["judge", str(open_dir / "run" / "results.jsonl"), "--judges", "rb_alg",
+                                "--cache-dir", str(cache), "--out", str(out / "judged.jsonl")], monkeypatch, capsys)
+    assert code == 0, err
+    warned = [line for line in err.splitlines() if "cache off" in line or "read-only" in line]
+    assert len(warned) == 1, err

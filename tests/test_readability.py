@@ -94,3 +94,34 @@ def test_help_screens_are_plain_and_fit_80_columns(command: list[str], monkeypat
     _fits(out)
     assert "<bool>" not in out and "list[" not in out, out
     assert "Usage:" in out
+
+
+def test_one_cdr_run_is_one_screenful_of_figures(tmp_path, monkeypatch, capsys) -> None:
+    """Issue 36: one CDR run printed 289 lines (a legend line per cut-off, paper tables cut into "(continued)"
+    parts). The cut-off figures are one grid, the other figures a small table under it, each paper table fits 80
+    columns whole, and the legend says each family once."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["eval", "--bench", "cdr", "--data", str(Path(__file__).parents[1] / "examples" /
+                                                                       "cdr-mini"),
+                              "--pipeline", "bm25", "-T", "unit=session", "--out", "run"], monkeypatch, capsys)
+    assert code == 0, err
+    _fits(out)
+    assert "(continued)" not in out
+    assert len(out.splitlines()) < 170, len(out.splitlines())
+    lines = out.splitlines()
+    grid = next(i for i, line in enumerate(lines) if line.split()[:5] == ["metric", "@1", "@5", "@10", "@20"])
+    assert lines[grid + 2].split() == ["hit", "↑", "0.500", "0.700", "1.000", "1.000"]
+    assert sum(line.startswith("↑ hit@") for line in lines) == 1  # hit@k's meaning, once
+    assert any(line.split()[:2] == ["ingestion_s", "↓"] for line in lines)  # the figures that have no cut-off
+    assert any(line.lstrip().startswith("Voyage-3-large (API)") for line in lines)
+
+
+def test_legend_joins_the_cut_offs_of_one_meaning() -> None:
+    from ragjudge.engine.render import legend
+    from ragjudge.engine.summary import Metric
+
+    def metric() -> Metric:
+        return Metric(value=0.5, n=3, description="recall at k", higher_is_better=True, kind="score")
+
+    metrics = {"R@1": metric(), "R@5": metric(), "MRR": metric(), "P@1": metric()}  # same words: only R's join
+    assert [row[0] for row in legend(metrics)] == ["↑ R@1, @5", "↑ MRR", "↑ P@1"]

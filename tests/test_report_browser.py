@@ -266,7 +266,7 @@ def test_any_bench_renders_cxm_generic_records(browser, tmp_path: Path) -> None:
     assert not page.locator("#f-spread").is_visible()  # no judge panel: no spread filter
     page.click("#task-table tbody tr:nth-child(5) th button")
     detail = page.inner_text("#detail")
-    assert "Activating an eSIM" in detail and "verified_by" in detail and "FIELDS" in detail.upper()
+    assert "Activating an eSIM" in detail and "openai/judge" in detail and "FIELDS" in detail.upper()  # the verifier
     page.screenshot(path=str(tmp_path / "cxm.png"))
     assert watched.errors == [] and watched.outside == []
     watched.close()

@@ -2,22 +2,27 @@
 
 The Bench interface itself lives in `ragjudge.engine` (`engine/bench.py`, found by name through
 `engine/registry.py`); it is re-exported here because a plug-in author writes `from ragjudge.bench import Bench`.
+The names load on first use, so that importing one plug-in's light module (a task list for a help screen) does not
+import the engine.
 """
 
-from ragjudge.engine.bench import (
-    Bench,
-    BenchOptions,
-    EachScorer,
-    EachSolver,
-    MetricInfo,
-    Record,
-    SampleResult,
-    Scorer,
-    Solver,
-    fingerprint,
-)
-from ragjudge.engine.summary import Breakdown, Group, Headline, Metric, Reference, Stat, Summary, Table, stat
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Any
+
+_BENCH = ("Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "Record", "SampleResult", "Scorer",
+          "Solver", "fingerprint")
+_SUMMARY = ("Breakdown", "Group", "Headline", "Metric", "Reference", "Stat", "Summary", "Table", "stat")
 
 __all__ = ["Bench", "BenchOptions", "Breakdown", "EachScorer", "EachSolver", "Group", "Headline", "Metric",
            "MetricInfo", "Record", "Reference", "SampleResult", "Scorer", "Solver", "Stat", "Summary", "Table",
            "fingerprint", "stat"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _BENCH:
+        return getattr(import_module("ragjudge.engine.bench"), name)
+    if name in _SUMMARY:
+        return getattr(import_module("ragjudge.engine.summary"), name)
+    raise AttributeError(f"module 'ragjudge.bench' has no attribute {name!r}")

@@ -7,7 +7,6 @@ import sys
 
 import typer
 
-from ragjudge.version import __version__
 from ragjudge.errors import EnvironmentFault, RagjudgeError, RagjudgeWarning
 from ragjudge.llm.redact import redact
 
@@ -23,6 +22,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
+        from ragjudge.version import __version__
+
         typer.echo(f"ragjudge {__version__}")
         raise typer.Exit()
 

@@ -13,13 +13,9 @@ from typing import Annotated, Any
 
 import typer
 
-from ragjudge.api import prepare_run
-from ragjudge.bench.cxm.tasks import TASKS, bench_class, bench_name, default_predictions, task_name
+from ragjudge.bench.cxm.tasks import TASKS, bench_class, default_predictions, task_name
 from ragjudge.cli import common
-from ragjudge.engine.bench_options import CLI, parse_task_args
-from ragjudge.engine.render import print_summaries
 from ragjudge.errors import UsageError
-from ragjudge.formats.files import input_folder, output_folder
 
 app = typer.Typer(help="CXMArena conversation-analytics tasks: score predictions of every task at once, fetch the "
                        "public release. One task, or a model: `ragjudge eval --bench cxm-TASK`.",
@@ -71,6 +67,12 @@ def score_command(
     """Score existing predictions offline and print every metric (nothing is written): for each task, what `ragjudge
     eval --bench cxm-TASK -T predictions=<data>/predictions/TASK.jsonl` prints (`--format json`: a JSON list of
     summaries). KB refinement without a predictions file scores the paper's embedding baseline alone."""
+    from ragjudge.api import prepare_run
+    from ragjudge.bench.cxm.tasks import bench_name
+    from ragjudge.engine.bench_options import CLI, parse_task_args
+    from ragjudge.engine.render import print_summaries
+    from ragjudge.formats.files import input_folder
+
     fmt = common.check_format(fmt)
     input_folder(data, "CXMArena data folder")
     summaries = []
@@ -93,6 +95,7 @@ def fetch_command(
 ) -> None:
     """Download the public CXMArena release (Hugging Face: sprinklr-huggingface/CXM_Arena) for offline use."""
     from ragjudge.bench.cxm.hub import TASK_CONFIGS, fetch
+    from ragjudge.formats.files import output_folder
 
     configs = list(TASK_CONFIGS[task_name(task)]) if task else None
     output_folder(out, "--out folder")

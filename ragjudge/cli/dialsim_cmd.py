@@ -5,7 +5,6 @@ Running the benchmark itself is `ragjudge eval --bench dialsim`.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Annotated
@@ -153,6 +152,8 @@ def score_command(
                                api_base=api_base, show_progress=False)
         gateway = build_gateway(engine, models[:1])
         llm_judge = AnswerJudge.load(models[0], gateway, judge_dir)
+    import asyncio
+
     rows = asyncio.run(rescore(parsed, kind, llm_judge))  # type: ignore[arg-type]
     judged_by = [llm_judge.model] if llm_judge is not None else ["rule" if parsed.fmt == "mc" else kind]
     summary = summarize_log(parsed, rows, limits, judged_by)

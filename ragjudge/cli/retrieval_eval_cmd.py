@@ -11,8 +11,6 @@ import typer
 
 from ragjudge.cli import common
 from ragjudge.errors import UsageError
-from ragjudge.formats.files import atomic_output, output_file
-from ragjudge.formats.jsonl import write_jsonl
 
 
 def retrieval_eval_command(
@@ -46,6 +44,7 @@ def retrieval_eval_command(
     """R, nDCG, P, MRR, MAP and hit at k over the queries that have qrels, with breakdowns."""
     from rich.console import Console
     from ragjudge.engine.render import print_summary
+    from ragjudge.formats.files import output_file
     from ragjudge.formats.runs import read_qrels
     from ragjudge.formats.sample_runs import is_sample_log, qrels_from_samples, read_any_run
     from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
@@ -84,6 +83,9 @@ def retrieval_eval_command(
 
 
 def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
+    from ragjudge.formats.files import atomic_output
+    from ragjudge.formats.jsonl import write_jsonl
+
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".tsv"):
         write_jsonl(path, rows)

@@ -7,7 +7,6 @@ built on the first run and reused by every later run over the same corpus and se
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 import time
@@ -136,6 +135,8 @@ def retrieve_command(
                 run = Run(name=spec.name, source=str(queries))
                 query_summary: dict[str, Any]
                 if tasks is not None:
+                    import asyncio
+
                     retrieval = asyncio.run(pipe.retrieve_tasks(tasks, k))
                     for task in tasks:
                         run.add(task.task_id, to_hits(retrieval.passages[task.key]), collection=task.collection)

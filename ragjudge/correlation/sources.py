@@ -9,8 +9,8 @@ from typing import Any
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
-from ragjudge.formats.jsonl import json_type
-from ragjudge.formats.samples import FILE_NAME, iter_samples, locate_run, run_sample_log
+from ragjudge.formats.jsonl import json_type, read_jsonl
+from ragjudge.formats.samples import FILE_NAME, iter_samples, locate_run, run_sample_log, samples_file
 
 
 def parse_source(spec: str) -> tuple[str | None, Path]:
@@ -28,17 +28,35 @@ def is_inspectorraget(path: Path) -> bool:
 
 
 def results_file(path: Path) -> Path:
-    """The sample log of a ragjudge run (a run folder, `ragjudge judge`'s results file, or the log itself)."""
+    """The sample log of a ragjudge run (a run folder, `ragjudge judge`'s results file, or the log itself); or an
+    MTRAG results file with no sample log beside it (as MTRAG's own evaluation scripts write it), itself."""
+    if is_mtrag_results(path):
+        return path
     return run_sample_log(path)
+
+
+def is_mtrag_results(path: Path) -> bool:
+    """A JSON Lines file of judged MTRAG results (`task_id` with `metrics`, as MTRAG's evaluation scripts write them)
+    that no sample log accompanies: the official format, read as it is. Predictions alone are judged first."""
+    if not (path.is_file() and path.suffix == ".jsonl") or path.name == FILE_NAME or \
+            path.name.endswith("." + FILE_NAME) or samples_file(path).is_file():
+        return False
+    for _, record in read_jsonl(path):
+        return "task_id" in record and "metrics" in record
+    return False
 
 
 def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line, record) for each sample of a run's sample log, as an MTRAG results line (`record_from_sample`: the
     task's fields, its conversation, passages and reference, `predictions`, `metrics`, `ragjudge.judges`). Each line
-    is validated as a `ragjudge.sample/1` record first: a mistyped field is one error naming file, line and field."""
+    is validated as a `ragjudge.sample/1` record first: a mistyped field is one error naming file, line and field.
+    An MTRAG results file (`is_mtrag_results`) is read line by line as it is."""
     from ragjudge.formats.mtrag import record_from_sample
 
-    rows = [(line, record_from_sample(sample)) for line, sample in iter_samples(path)]
+    if path.name != FILE_NAME and not path.name.endswith("." + FILE_NAME) and is_mtrag_results(path):
+        rows = list(read_jsonl(path))
+    else:
+        rows = [(line, record_from_sample(sample)) for line, sample in iter_samples(path)]
     if not rows:
         raise InputError("contains no samples", file=str(path))
     return rows

@@ -76,22 +76,29 @@ def figure(stat: Stat | None, kind: str) -> Any:
 
 
 def legend(metrics: dict[str, Metric]) -> list[list[str]]:
-    """[arrow and name, meaning]: what it measures, its kind when not a score, and which samples it counts."""
-    rows = []
+    """[arrow and name, meaning]: what it measures, its kind when not a score, and which samples it counts; metrics
+    that mean the same at several cut-offs (`hit@1`, `hit@5`...) share one line."""
+    rows: list[list[str]] = []
+    last: tuple[str, str] | None = None
     for name, m in metrics.items():
         text = m.description or name
         if m.kind not in ("score",):
             text += f" ({m.kind})"
         if m.counts:
             text += f"; n counts {m.counts}"
-        rows.append([f"{ARROWS[m.higher_is_better]} {name}", text])
+        key = (ARROWS[m.higher_is_better], text)
+        family = _at_k(name)
+        if rows and key == last and family is not None and family[0] == _at_k(rows[-1][0][2:].split(",")[0])[0]:
+            rows[-1][0] += f", @{family[1]}"
+            continue
+        rows.append([f"{key[0]} {name}", text])
+        last = key if family is not None and m.description else None
     return rows
 
 
-def cutoff_grid(summary: Summary) -> LaidOutTable | None:
+def cutoff_grid(title: str, metrics: dict[str, Metric]) -> LaidOutTable | None:
     """Metrics all named FAMILY@k (R@5, nDCG@10...) over the same samples, at several cutoffs: one row per family,
     one column per k, as retrieval papers print them."""
-    metrics = summary.metrics
     parsed = {name: _at_k(name) for name in metrics}
     if not metrics or any(p is None for p in parsed.values()):
         return None
@@ -104,7 +111,7 @@ def cutoff_grid(summary: Summary) -> LaidOutTable | None:
     rows = [[f, ARROWS[first[f].higher_is_better]] + [figure(metrics.get(f"{f}@{k}"), first[f].kind) for k in ks]
             for f in families]
     n, errors = counts.pop()
-    title = summary.title + (f" (each over {n}, {errors} errors)" if errors else "")
+    title = title + (f" (each over {n}, {errors} errors)" if errors else "")
     return LaidOutTable(title, ["metric", ""] + [f"@{k}" for k in ks], rows,
                  legend=[[f"{ARROWS[first[f].higher_is_better]} {f}@k", first[f].description] for f in families])
 
@@ -114,10 +121,17 @@ def _at_k(name: str) -> tuple[str, int] | None:
     return (family, int(k)) if at and family and k.isdigit() else None
 
 
-def metric_table(summary: Summary) -> LaidOutTable:
-    if (grid := cutoff_grid(summary)) is not None:
-        return grid
-    metrics = summary.metrics
+def metric_tables(summary: Summary) -> list[LaidOutTable]:
+    """The metrics: figures at several cut-offs as a grid (one row per family) and the others, if any, under it;
+    else one row per metric."""
+    at_k = {name: m for name, m in summary.metrics.items() if _at_k(name) is not None}
+    if (grid := cutoff_grid(summary.title, at_k)) is not None:
+        others = {name: m for name, m in summary.metrics.items() if name not in at_k}
+        return [grid] + ([metric_table("", others)] if others else [])
+    return [metric_table(summary.title, summary.metrics)]
+
+
+def metric_table(title: str, metrics: dict[str, Metric]) -> LaidOutTable:
     with_std = any(m.std is not None for m in metrics.values())
     with_partial = any(m.details.get("partial_panels") for m in metrics.values())  # only when a panel lost a member
     columns = ["metric", "", "value"] + (["std"] if with_std else []) + ["n", "errors"] + (
@@ -128,7 +142,7 @@ def metric_table(summary: Summary) -> LaidOutTable:
                     + [m.n, m.errors] + ([m.details.get("partial_panels", 0)] if with_partial else []))
     notes = (["partial: scores from a judge panel that fewer members answered than asked (--min-panel N requires "
               "N answers)"] if with_partial else [])
-    return LaidOutTable(summary.title, columns, rows, notes=notes, legend=legend(metrics))
+    return LaidOutTable(title, columns, rows, notes=notes, legend=legend(metrics))
 
 
 def breakdown_tables(summary: Summary) -> list[LaidOutTable]:
@@ -146,7 +160,7 @@ def breakdown_tables(summary: Summary) -> list[LaidOutTable]:
 
 def summary_tables(summary: Summary) -> list[LaidOutTable]:
     """Everything the terminal shows of a summary, in order (the headline and notes come after)."""
-    return ([metric_table(summary)] if summary.metrics else []) + breakdown_tables(summary) + own_tables(summary)
+    return (metric_tables(summary) if summary.metrics else []) + breakdown_tables(summary) + own_tables(summary)
 
 
 def own_tables(summary: Summary) -> list[LaidOutTable]:
@@ -209,7 +223,8 @@ def print_tables(tables: list[LaidOutTable], console: Console) -> None:
         if not whole.rows:
             continue
         for table in _split_to_width(whole, console.width):
-            console.print(f"[bold]{escape(table.title)}[/bold]", highlight=False)
+            if table.title:
+                console.print(f"[bold]{escape(table.title)}[/bold]", highlight=False)
             t = RichTable(box=box.SIMPLE_HEAD, pad_edge=False)
             for i, col in enumerate(table.columns):
                 numeric = all(_is_number(r[i]) or r[i] is None for r in table.rows if i < len(r))

@@ -248,6 +248,9 @@ def record_from_sample(sample: Sample) -> dict[str, Any]:
     if str(record.get("task_id")) != sample.id:  # the sample's id rules; the record's is kept only as written
         record["task_id"] = sample.id
     record["input"] = mtrag_turns(sample.input)
+    # a sample of another bench (a RAG record) names no conversation or turn: its own, and its count of user turns
+    record.setdefault("conversation_id", sample.id)
+    record.setdefault("turn", max(1, sum(t.get("speaker") == "user" for t in record["input"])))
     record["contexts"] = [{"document_id": p.id, **({"text": p.text} if p.text is not None else {}),
                            **({"title": p.title} if p.title else {}), **({"score": p.score} if p.score is not None
                                                                          else {}), **p.metadata}

@@ -87,10 +87,15 @@ class RagRecord(BaseModel):
 
 
 def is_mtrag_record(record: Mapping[str, Any]) -> bool:
-    """An MTRAG task (its own format: `task_id`, `input` as `{speaker, text}` turns), read by MTRAG's reader."""
+    """An MTRAG task (its own format: `task_id`, `input` as `{speaker, text}` turns), read by MTRAG's reader; also
+    a broken one (a `task_id` and no question under a RAG record's names), so that its error names MTRAG's field."""
+    if "task_id" not in record:
+        return False
     turns = record.get("input")
-    return "task_id" in record and isinstance(turns, list) and bool(turns) and \
-        all(isinstance(t, Mapping) and "speaker" in t for t in turns)
+    if isinstance(turns, list) and turns and all(isinstance(t, Mapping) and "speaker" in t for t in turns):
+        return True
+    asked = [k for k in FIELDS["question"] + FIELDS["messages"] if k in record]
+    return not asked or asked == ["input"] and not isinstance(turns, str)
 
 
 def holds_mtrag_tasks(path: str | Path) -> bool:

@@ -12,8 +12,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import jsonschema
-
 from ragjudge.judges.spec import ParseSpec
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z]*)[ \t]*\n(.*?)```", re.DOTALL)
@@ -68,6 +66,8 @@ def parse_json_output(text: str, spec: ParseSpec) -> ParsedJSON:
     found = candidates(text or "")
     if not found:
         return ParsedJSON(error="unparsable output: no JSON object or array found")
+    import jsonschema
+
     validator = jsonschema.validators.validator_for(spec.json_schema)(spec.json_schema)
     first_error: str | None = None
     for value in found:

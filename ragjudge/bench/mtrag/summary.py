@@ -4,9 +4,7 @@ retrieval did."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.bench.mtrag.metrics import TaskOutcome, partial_panels
 from ragjudge.engine.summary import (
@@ -17,6 +15,9 @@ from ragjudge.engine.summary import (
     headline_of,
     stat,
 )
+
+if TYPE_CHECKING:  # pandas loads on first use: listing benches must not pay for it
+    import pandas as pd
 
 # Breakdown dimensions (MTRAG Table 5 / Table 16 / Figure 3) → tidy-table column.
 BREAKDOWNS = {
@@ -69,6 +70,8 @@ def tidy_table(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str]) -> 
             row[name] = o.metrics.get(name)
         row["errors"] = "; ".join(f"{k}: {v}" for k, v in o.errors.items()) or None
         rows.append(row)
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     for name in metric_names:
         frame[name] = pd.to_numeric(frame[name], errors="coerce")
@@ -99,6 +102,8 @@ def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str], erro
               catalog: MetricCatalog) -> tuple[dict[str, Metric], dict[str, Breakdown]]:
     """Overall metrics (mean over the tasks that have a value, and the tasks whose judge failed) and the paper's
     breakdowns (Table 5 / Table 16 / Figure 3), each group's means over its tasks."""
+    import pandas as pd
+
     frame = tidy_table(outcomes, metric_names)
     metrics: dict[str, Metric] = {}
     for name in metric_names:
