@@ -50,7 +50,7 @@ def test_evaluate_gives_the_cli_summary(kind: str, cli_judged: tuple[dict[str, A
     data: Any = {"list": None, "dataframe": pd.DataFrame(records(RESPONSES)), "path": RESPONSES}[kind]
     result = from_list if data is None else ragjudge.evaluate(data, judges=JUDGES, show_progress=False)
     want, _ = cli_judged
-    assert_json_equal(without_run(result.summary.to_json()), without_run(want), MODEL_FLOATS)
+    assert_json_equal(without_run(result.summary.to_dict()), without_run(want), MODEL_FLOATS)
     assert result.summary.headline is not None and result.summary.metrics["RB_agg"].n == 10
     assert len(result.samples) == 10
 
@@ -98,7 +98,7 @@ def test_load_run_of_a_judge_results_file(cli_judged: tuple[dict[str, Any], Path
                                           from_list: ragjudge.EvalResult) -> None:
     want, path = cli_judged
     loaded = ragjudge.load_run(path)
-    assert without_run(loaded.summary.to_json()) == without_run(want)
+    assert without_run(loaded.summary.to_dict()) == without_run(want)
     assert [s.id for s in loaded.samples] == [r["task_id"] for r in records(path)]
     got, expected = loaded.to_pandas(), from_list.to_pandas()
     assert list(got.columns) == list(expected.columns)
@@ -130,8 +130,8 @@ def test_evaluate_with_a_generator_matches_a_cli_eval_run_folder(tmp_path: Path)
     assert code == 0, stderr
     loaded = ragjudge.load_run(folder)
     result = ragjudge.evaluate(MINI, judges=["idk_lexical"], gen="extractive", show_progress=False)
-    assert without_run(result.summary.to_json()) == without_run(json.loads(stdout))
-    assert without_run(loaded.summary.to_json()) == without_run(json.loads(stdout))
+    assert without_run(result.summary.to_dict()) == without_run(json.loads(stdout))
+    assert without_run(loaded.summary.to_dict()) == without_run(json.loads(stdout))
     pd.testing.assert_frame_equal(loaded.to_pandas(), result.to_pandas())
 
 

@@ -24,7 +24,7 @@ def test_a_ranked_query() -> None:
     figures = {m: 0.5 for m in METRICS}
     sample = query_sample(SampleResult(QUERY, RANKING, {"metrics": {"value": 0.5, "metrics": figures}}), CORPUS, UNITS,
                           categorised=True)
-    jsonschema.validate(sample.to_json(), json_schema())
+    jsonschema.validate(sample.to_dict(), json_schema())
     assert sample.input == QUERY.text and sample.output is None and sample.target is None and sample.error is None
     assert [(p.id, p.title, p.score, p.metadata) for p in sample.target_contexts] == [
         ("c1", "My order is late.", 1.0, {}), ("gone", None, 1.0, {"in_corpus": False})]
@@ -48,7 +48,7 @@ def test_a_ranked_query() -> None:
 def test_failures_keep_their_errors() -> None:
     searched = query_sample(SampleResult(QUERY, {"error": "index gone"}, {"metrics": {"error": "no output to score"}}),
                             CORPUS, UNITS, categorised=False)
-    jsonschema.validate(searched.to_json(), json_schema())
+    jsonschema.validate(searched.to_dict(), json_schema())
     assert searched.error == "index gone" and searched.scores == {} and searched.contexts == []
     assert searched.errors() == {"solve": "index gone"} and searched.metadata == {"listed": 3}
     scored = query_sample(SampleResult(QUERY, RANKING, {"metrics": {"error": "ranx failed"}}), CORPUS, UNITS,

@@ -21,7 +21,7 @@ def summary(**changes) -> dict:
     metrics = {"acc": CATALOG.metric("acc", 0.5, n=4), "cases": CATALOG.metric("cases", 4),
                "R@5": CATALOG.metric("R@5", 0.25, n=4)}
     base = Summary(bench="demo", title="demo: 4 samples", n_samples=4, n_errors=0, metrics=metrics,
-                   headline=headline_of(metrics, ["acc"], "samples")).to_json()
+                   headline=headline_of(metrics, ["acc"], "samples")).to_dict()
     base.update(changes)
     return base
 
@@ -44,7 +44,7 @@ def test_a_summary_validates_against_the_json_schema_and_round_trips() -> None:
     jsonschema.validate(data, json_schema())
     assert data["schema"] == SCHEMA_ID and data["headline"] == {"metric": "acc", "value": 0.5,
                                                                  "text": "acc 0.500 over 4 samples"}
-    assert Summary.model_validate(data).to_json() == data
+    assert Summary.model_validate(data).to_dict() == data
     assert (data["metrics"]["cases"]["kind"], data["metrics"]["cases"]["higher_is_better"]) == ("count", None)
     assert data["metrics"]["R@5"]["description"] == "recall at k"  # a family declared once by pattern
 
@@ -72,3 +72,14 @@ def test_impossible_summaries_are_refused(change, message: str) -> None:
 def test_an_undeclared_metric_is_a_bench_bug() -> None:
     with pytest.raises(KeyError, match="demo: metric 'f1' is not declared"):
         CATALOG.metric("f1", 0.5)
+
+
+def test_to_json_is_text_and_to_dict_a_dict() -> None:
+    """Issue 33: pandas' and pydantic's convention, which users bring: `to_json()` a string, `to_dict()` a dict."""
+    from ragjudge.formats.samples import Sample, Score
+
+    result = Summary.model_validate(summary())
+    assert isinstance(result.to_json(), str) and json.loads(result.to_json()) == result.to_dict()
+    sample = Sample(id="s1", input="q", scores={"acc": Score(value=1.0)})
+    assert isinstance(sample.to_json(), str) and json.loads(sample.to_json()) == sample.to_dict()
+    assert sample.to_dict()["schema"] == "ragjudge.sample/1"

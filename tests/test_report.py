@@ -68,11 +68,11 @@ def write_summary(path: Path, bench: str, n: int, values: dict[str, float], unit
     summary = Summary.model_validate({"bench": bench, "title": f"{bench}: {n} {unit}", "unit": unit, "n_samples": n,
                                       "n_errors": 0, "metrics": metrics, "breakdowns": breakdowns or {},
                                       "headline": {"metric": name, "value": values[name], "text": f"{name} {values[name]:.3f}"}})
-    path.write_text(json.dumps(summary.to_json()))
+    path.write_text(json.dumps(summary.to_dict()))
 
 
 def write_samples(path: Path, samples: list[Sample]) -> None:
-    path.write_text("".join(json.dumps(s.to_json()) + "\n" for s in samples))
+    path.write_text("".join(json.dumps(s.to_dict()) + "\n" for s in samples))
 
 
 def with_summary(results: Path, text: str, summary: dict | None = None) -> Path:

@@ -68,7 +68,7 @@ def test_the_sample_log_records_of_a_hand_made_run() -> None:
     evaluation.attach(evaluation.evaluate(results, ["a", "b"], Protocol(SPLITS, "splits.json", "MAP")))
     schema = json_schema()
     first = dialogue_sample(results[0], ["a", "b"])
-    jsonschema.validate(first.to_json(), schema)
+    jsonschema.validate(first.to_dict(), schema)
     assert [(m.role, m.content) for m in first.input] == [("u1", "a question"), ("user", "what now")]
     assert first.question == "what now" and first.output is None and first.target is None
     assert [p.id for p in first.target_contexts] == ["s1"] and first.target_contexts[0].score == 1.0
@@ -84,7 +84,7 @@ def test_the_sample_log_records_of_a_hand_made_run() -> None:
                               "rankings": {"a": ["s1", "s0", "s2"]}, "queries": QUERIES["queries"]}
     # b failed on d3: its error, a's figures unknown (d3 left every half), no ranking chosen
     failed = dialogue_sample(results[3], ["a", "b"])
-    jsonschema.validate(failed.to_json(), schema)
+    jsonschema.validate(failed.to_dict(), schema)
     assert {k: (s.value, s.error) for k, s in failed.scores.items()} == {"MAP[b]": (None, "b: the encoder failed")}
     assert failed.errors() == {"MAP[b]": "b: the encoder failed"} and failed.contexts == []
     assert failed.labels == {"type": "grounded", "system": ["a", "b"]} and "best_system" not in failed.metadata
@@ -93,4 +93,4 @@ def test_the_sample_log_records_of_a_hand_made_run() -> None:
                           {"a": {"error": "no output to score"}, "b": {"error": "no output to score"}})
     sample = dialogue_sample(broken, ["a", "b"])
     assert sample.error == "rewrite: the model refused" and sample.scores == {} and "queries" not in sample.metadata
-    assert Sample.model_validate(sample.to_json()) == sample
+    assert Sample.model_validate(sample.to_dict()) == sample

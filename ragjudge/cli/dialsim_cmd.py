@@ -163,7 +163,7 @@ def score_command(
     if out is not None:
         write_jsonl(out, rows)
     if fmt == "json":
-        print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     else:
         from rich.console import Console
 

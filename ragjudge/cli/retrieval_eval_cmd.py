@@ -77,7 +77,7 @@ def retrieval_eval_command(
     if per_query:
         _write_per_query(per_query, report.per_query())
     if fmt == "json":
-        print(json.dumps(report.summary.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(report.summary.to_dict(), indent=2, ensure_ascii=False))
         return
     print_summary(report.summary, Console())
 

@@ -269,7 +269,7 @@ def print_summary(summary: Summary, console: Console) -> None:
 def print_summaries(summaries: Sequence[Summary], output_format: str) -> None:
     """Several reports at once (`ragjudge cxm score`): a JSON list, or each report's tables in turn."""
     if output_format == "json":
-        print(json.dumps([s.to_json() for s in summaries], indent=2, ensure_ascii=False))
+        print(json.dumps([s.to_dict() for s in summaries], indent=2, ensure_ascii=False))
         return
     console = Console()
     for summary in summaries:
@@ -286,7 +286,7 @@ def print_run(summary: Summary, output_format: str, *, failed: int = 0,
     JSON on stdout), then on stderr the judges' models, the LLM usage, the samples with errors and the files."""
     err = Console(stderr=True)
     if output_format == "json":
-        print(json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
+        print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
     else:
         print_summary(summary, Console())
     print_footer(summary, err, failed=failed, usage=usage or {}, paths=paths)

@@ -107,7 +107,7 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
         "seconds": round(time.time() - started, 2),
     }
     if paths is not None:
-        write_outputs(paths, sample_log, bench.records(results), tidy_frame(bench.rows(results)), summary.to_json(),
+        write_outputs(paths, sample_log, bench.records(results), tidy_frame(bench.rows(results)), summary.to_dict(),
                       run_info, bench.artifacts(results, summary))
     return RunOutcome(bench=bench, results=results, samples=sample_log, summary=summary, run_info=run_info,
                       paths=paths, gateway=gateway,

@@ -11,6 +11,7 @@ writes several reports at once (`ragjudge cxm score` over several tasks) writes 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -177,9 +178,13 @@ class Summary(_Model):
             raise ValueError(f"headline metric {self.headline.metric!r} is not in `metrics`")
         return self
 
-    def to_json(self) -> dict[str, Any]:
-        """The JSON object written to summary.json and printed by `--format json`."""
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object written to summary.json and printed by `--format json`, as a dict."""
         return self.model_dump(mode="json", by_alias=True)
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """summary.json's text (pandas' and pydantic's convention: `to_json` gives a string, `to_dict` a dict)."""
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
 
 def check_value(where: str, value: float | None, kind: Kind) -> None:

@@ -18,6 +18,7 @@ official records, CXM predictions, TREC runs) are written from the same results 
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -163,9 +164,13 @@ class Sample(_Model):
         found.update({name: s.error for name, s in self.scores.items() if s.error})
         return found
 
-    def to_json(self) -> dict[str, Any]:
-        """The line written to samples.jsonl (empty and unset fields left out, `schema` first)."""
+    def to_dict(self) -> dict[str, Any]:
+        """The line written to samples.jsonl, as a dict (empty and unset fields left out, `schema` first)."""
         return {"schema": SCHEMA_ID, **self.model_dump(mode="json", exclude_defaults=True, exclude={"schema_"})}
+
+    def to_json(self) -> str:
+        """The line written to samples.jsonl, as text (`to_dict` gives the dict)."""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
 def messages(turns: Iterable[Mapping[str, Any]]) -> list[Message]:
@@ -197,7 +202,7 @@ def mtrag_turns(sample_input: str | list[Message]) -> list[dict[str, Any]]:
 
 
 def write_samples(path: Path, samples: Iterable[Sample]) -> None:
-    write_jsonl(path, (s.to_json() for s in samples))
+    write_jsonl(path, (s.to_dict() for s in samples))
 
 
 def iter_samples(path: Path) -> Iterator[tuple[int, Sample]]:

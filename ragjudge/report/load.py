@@ -105,7 +105,7 @@ def in_memory_run(summary: Summary, samples: list[Sample], run_info: dict[str, A
                   label: str = "run") -> LoadedRun:
     """A run that wrote no files (`ragjudge.evaluate` without `out`), as the report reads runs."""
     view, notes = find_view(summary.bench, run_info)
-    blob = "".join(json.dumps(s.to_json(), sort_keys=True) for s in samples).encode()
+    blob = "".join(json.dumps(s.to_dict(), sort_keys=True) for s in samples).encode()
     return LoadedRun(label=label, path=Path(f"<{label}: in memory>"), samples=samples, summary=summary,
                      run_info=run_info, view=view, samples_sha256=hashlib.sha256(blob).hexdigest(), notes=notes)
 

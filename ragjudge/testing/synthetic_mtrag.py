@@ -131,7 +131,7 @@ def write_run(folder: Path, n_tasks: int = 1000, *, seed: int = 0, system: int =
     summary = Summary(bench="mtrag", title=f"mtrag: {n_tasks} tasks", unit="tasks", n_samples=n_tasks, n_errors=0,
                       metrics=metrics, breakdowns=breakdowns, headline=headline_of(metrics, HEADLINE, "tasks"),
                       details={"judges": judges})
-    (folder / "summary.json").write_text(json.dumps(summary.to_json(), indent=2))
+    (folder / "summary.json").write_text(json.dumps(summary.to_dict(), indent=2))
     run = {"ragjudge_version": "synthetic", "bench": "mtrag", "options": {"gen": f"system-{system}"},
            "generator": f"system-{system}",
            "setting": "reference", "n_samples": n_tasks, "data_hash": f"synthetic-{seed}-{n_tasks}",

@@ -64,7 +64,7 @@ def summary_parts(reports: dict[str, Summary], *, domain: str, pipeline: str, ta
             "headline": top.headline.model_copy(update={"text": f"{top.headline.text} ({KIND_NAMES[primary]})"})
             if top.headline else None,
             "details": {"domain": domain, "pipeline": pipeline, "primary": primary,
-                        "by_queries": {kind: rep.to_json() for kind, rep in reports.items()}}}
+                        "by_queries": {kind: rep.to_dict() for kind, rep in reports.items()}}}
 
 
 def rows(results: Sequence[SampleResult[RetrievalQuery]], domain: str) -> list[dict[str, Any]]:
