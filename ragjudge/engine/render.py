@@ -127,7 +127,11 @@ def metric_tables(summary: Summary) -> list[LaidOutTable]:
     at_k = {name: m for name, m in summary.metrics.items() if _at_k(name) is not None}
     if (grid := cutoff_grid(summary.title, at_k)) is not None:
         others = {name: m for name, m in summary.metrics.items() if name not in at_k}
-        return [grid] + ([metric_table("", others)] if others else [])
+        if not others:
+            return [grid]
+        rest = metric_table("", others)  # one legend, under both tables
+        rest.legend, grid.legend = grid.legend + rest.legend, []
+        return [grid, rest]
     return [metric_table(summary.title, summary.metrics)]
 
 
