@@ -6,16 +6,20 @@ How a page marks its blocks (an HTML comment on the line right before the fence;
 - no comment: the block runs, offline, in one working folder shared by every page (README.md first, then the pages in
   `mkdocs.yml`'s nav order, so a page may read what an earlier one wrote: `runs/mini-extractive-reference`). The
   folder holds copies of `examples/`, `tests/fixtures/` and `benchmarks/`, so paths in the docs resolve as they do
-  from the repository root, and `../shared/data` is the development data when this machine has it. The environment
-  has no API key, `HF_HUB_OFFLINE=1` and its own `RAGJUDGE_CACHE_DIR`. A bash block runs line by line (a trailing
-  backslash continues a line); a plain `ragjudge ...` line (optionally `> FILE`) runs the entry point in-process, as
-  the CLI tests do (tests/README.md), a plain `pytest ...` line runs pytest in-process (as pytester does), anything
-  else runs in `bash -c`; every command must exit 0 (`COMMAND; echo "exit $?"` shows an exit code instead). Python
-  blocks of a page share one namespace.
+  from the repository root, and `../shared/data` is the development data when this machine has it (for the
+  `benchmarks/` scripts, which look there). The docs never name that folder (`test_user_docs_name_no_development_path`):
+  a command that reads published data names it by a placeholder, `path/to/...` (`PLACEHOLDERS`: a clone of
+  IBM/mt-rag-benchmark, MTRAG runs and pooled corpora), which the working folder links to the development data's
+  copy of the same files. The environment has no API key, `HF_HUB_OFFLINE=1` and its own `RAGJUDGE_CACHE_DIR`. A bash
+  block runs line by line (a trailing backslash continues a line); a plain `ragjudge ...` line (optionally `> FILE`)
+  runs the entry point in-process, as the CLI tests do (tests/README.md), a plain `pytest ...` line runs pytest
+  in-process (as pytester does), anything else runs in `bash -c`; every command must exit 0 (`COMMAND; echo "exit $?"`
+  shows an exit code instead). Python blocks of a page share one namespace.
 - `<!-- skip: REASON -->`: not run (an API key, a dataset that cannot be shipped, an install); the reason is required
   and `test_every_block_runs_or_says_why` counts them (they are not tests of their own: no skip in the summary).
 - `<!-- needs-shared: PATH ... -->`: runs when tests/shared_data.py finds those paths under the shared development
-  data, else skips saying what is missing (as the other tests that read it).
+  data, else skips saying what is missing (as the other tests that read it). The block itself names them by their
+  `PLACEHOLDERS`.
 - `<!-- output-of-previous -->` before a ```text block: the lines quoted are compared with what the previous run
   block printed (stdout, then stderr), in order, each to some line of the output: the words exactly (spacing aside),
   the numbers to the decimals printed (an integer exactly, 0.541 as [0.5405, 0.5415]); `...` in a line stands for any
@@ -60,6 +64,26 @@ SECRET = re.compile(r"(API_?KEY|APIKEY|TOKEN|SECRET|PASSWORD|_API_BASE|_BASE_URL
 """Environment variables a snippet never sees: keys, endpoints, ragjudge's own settings."""
 HARNESS = re.compile(r"^(PYTEST_|XDIST_|PYTEST$)")
 """This test run's own variables: kept in this process, not passed to a snippet's subprocess (its pytest)."""
+MTRAG_HUMAN = "path/to/mt-rag-benchmark/mtrag-human/retrieval_tasks"
+PLACEHOLDERS: dict[str, str] = {
+    # a clone of IBM/mt-rag-benchmark: the development data holds the same files (byte for byte), renamed
+    **{f"{MTRAG_HUMAN}/{d}/{d}_{kind}.jsonl": f"mtrag/retrieval/{d}/{kind}.jsonl"
+       for d in ("clapnq", "cloud", "fiqa", "govt") for kind in ("lastturn", "rewrite", "questions")},
+    **{f"{MTRAG_HUMAN}/{d}/qrels/dev.tsv": f"mtrag/retrieval/{d}/qrels.tsv" for d in ("clapnq", "cloud", "fiqa", "govt")},
+    # what that repository does not hold: the pooled clapnq corpus, the runs of a reproduction of MTRAG's baselines
+    "path/to/clapnq_pool.jsonl": "mtrag/corpus/clapnq_pool.jsonl",
+    "path/to/runs": "mtrag/runs",
+}
+"""The placeholder paths of the docs' commands (relative to the working folder) -> where the development data holds
+the same file or folder; each is linked in the working folder when the development data has it."""
+DEVELOPMENT_PATH = re.compile(r"\.\./shared/|\bshared/(?:data|papers)\b")
+"""A path that exists only on the development machines (the data and papers beside the checkout)."""
+USER_FACING = ("README.md", "docs", "examples", "ragjudge", "judges", "pipelines")
+"""What a user reads: the front page, the site's pages, the examples, and what `pip install` ships (help and error
+messages, the judge and pipeline specs)."""
+DEVELOPER_PAGES: frozenset[str] = frozenset()
+"""Pages under USER_FACING that are for ragjudge's developers and may name the development data: none today (the
+developer-facing notes are tests/README.md, tests/fixtures/*/README.md and benchmarks/, outside USER_FACING)."""
 
 
 # -- the pages and their blocks ---------------------------------------------------------------------------------------
@@ -268,6 +292,16 @@ def run_block(block: Block, ws: Workspace) -> Outcome:
     return Outcome("ran", output, seconds=time.perf_counter() - started, cpu_seconds=time.process_time() - cpu)
 
 
+def link_placeholders(work: Path, found: Path) -> None:
+    """Each of PLACEHOLDERS under `work`, linked to the development data's copy (when it has one)."""
+    for placeholder, held in PLACEHOLDERS.items():
+        target = found / held
+        if target.exists():
+            link = work / placeholder
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(target, target_is_directory=target.is_dir())
+
+
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     """Every runnable block, run once, in page order, in one working folder (module scope: one xdist worker)."""
@@ -280,6 +314,7 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
     if FOUND is not None:
         (root / "shared").mkdir()
         (root / "shared" / "data").symlink_to(FOUND, target_is_directory=True)
+        link_placeholders(work, FOUND)
     # One intra-op thread (OMP_NUM_THREADS tells ragjudge's encoders to keep torch's setting): the suite runs a
     # worker per core, and a second thread would only spin against the other worker (measured: 2-4x the CPU time).
     settings = {"RAGJUDGE_CACHE_DIR": str(root / "cache"), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -436,6 +471,42 @@ def next_quoted(block: Block) -> Block | None:
         if b.marker == "output-of-previous":
             return b
     return None
+
+
+def user_facing_files() -> list[Path]:
+    """Every file of USER_FACING (bytecode aside), but DEVELOPER_PAGES."""
+    found = []
+    for part in USER_FACING:
+        top = REPO / part
+        found += [top] if top.is_file() else [p for p in sorted(top.rglob("*")) if p.is_file()
+                                               and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    return [p for p in found if p.relative_to(REPO).as_posix() not in DEVELOPER_PAGES]
+
+
+def test_user_docs_name_no_development_path() -> None:
+    """No user-facing file names `../shared/...` (issue 36, item 5): a paper is cited with its public link, data is
+    named by where a user gets it, and a command reads a placeholder path (`PLACEHOLDERS`)."""
+    files = user_facing_files()
+    assert any(f.name == "README.md" for f in files) and any(f.suffix == ".md" and "docs" in f.parts for f in files)
+    found = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # an image
+        found += [f"{path.relative_to(REPO)}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
+                  if DEVELOPMENT_PATH.search(line)]
+    assert not found, "paths that exist only on the development machines:\n" + "\n".join(found)
+    assert all(DEVELOPMENT_PATH.search(p) is None for p in PLACEHOLDERS)
+
+
+def test_every_placeholder_is_provided() -> None:
+    """Every placeholder a runnable block reads is one PLACEHOLDERS provides (else it could only fail or skip)."""
+    used = {m for b in TESTED for m in re.findall(r"path/to/[^\s\"']+", b.code)}
+    provided = [p.rstrip("/") for p in PLACEHOLDERS]
+    unknown = sorted(u for u in used if not any(u == p or u.startswith(p + "/") or p.startswith(u.rstrip("/") + "/")
+                                                 for p in provided))
+    assert not unknown, f"placeholders that the working folder does not provide: {unknown}"
 
 
 BENCH_PAGES = {"mtrag": "mtrag", "mtrag-retrieval": "mtrag", "mtrag-un": "mtrag-un",
