@@ -28,6 +28,10 @@ def list_command(ctx: typer.Context, fmt: common.FormatOpt = "table") -> None:
     common.check_format(fmt)
     rows = []
     for name, entry in registry.entries().items():
+        if entry.card is not None:  # a built-in: listed without importing it
+            rows.append({"name": name, "description": entry.card.description, "llm": LLM_USE[entry.card.llm],
+                         "data": entry.card.data, "origin": entry.origin})
+            continue
         try:
             cls = entry.load()
         except UsageError as exc:  # one broken plugin must not hide the other benches

@@ -35,6 +35,7 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 
 class CdrOptions(BenchOptions):
@@ -65,10 +66,10 @@ class CdrOptions(BenchOptions):
 
 class CdrBench(Bench[CdrOptions, CdrQuery]):
     name = "cdr"
-    description = ("CDR conversational data retrieval: find conversations for analytical queries (hit (the paper's "
-                   "ACC), P, R, nDCG, MRR @1/5/10/20), any retrieval pipeline and unit, beside the paper's 16 models.")
+    description = CARDS["cdr"].description
+    llm = CARDS["cdr"].llm
+    data_source = CARDS["cdr"].data
     Options = CdrOptions
-    llm = "no"
     data_help = ("The CDR-Benchmark release (github.com/l-yohai/CDR-Benchmark, cdr_benchmark_data/test_dataset/data/"
                  "test/: corpus.json, queries.json, relevant_docs.json), not downloaded (licences): --data PATH or "
                  "$RAGJUDGE_CDR_DATA. examples/cdr-mini is a small set in the same format.")

@@ -56,6 +56,7 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 RETRIEVAL_MEMORIES = ("utterance", "session", "summary")
 
@@ -111,10 +112,10 @@ class DialSimOptions(BenchOptions):
 
 class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
     name = "dialsim"
-    description = ("DialSim: an agent plays a TV show's main character and answers questions about the long, "
-                   "multi-party dialogue so far; memory strategies, IDK precision/recall, the paper's Table 3.")
+    description = CARDS["dialsim"].description
+    llm = CARDS["dialsim"].llm
+    data_source = CARDS["dialsim"].data
     Options = DialSimOptions
-    llm = "optional"
     data_help = f"{DATA_HELP}.\n\n{TABLE3_HELP}"
     metrics = METRICS
     breakdowns = BREAKDOWNS

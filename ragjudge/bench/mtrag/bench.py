@@ -50,6 +50,7 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.models import JudgeResult, Prediction, Task
+from ragjudge.engine.registry import CARDS
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
 LLM_JUDGES = ["idk", "rb_alg", "rb_llm", "rl_f"]
@@ -85,13 +86,13 @@ class MtragOptions(BenchOptions):
 class MtragBench(Bench[MtragOptions, Task]):
     view = "ragjudge.bench.mtrag.view:MtragView"
     name = "mtrag"
-    description = "MTRAG multi-turn RAG generation: answers judged by IDK, RB_alg, RB_llm, RL_F, with the paper's breakdowns."
+    description = CARDS["mtrag"].description
+    llm = CARDS["mtrag"].llm
+    data_source = CARDS["mtrag"].data
     Options = MtragOptions
-    llm = "optional"
     data_help = ("The MTRAG human generation tasks (IBM/mt-rag-benchmark, mtrag-human/generation_tasks/"
                  "reference.jsonl): downloaded into the cache on first use, or --data PATH / $RAGJUDGE_DATA for a "
                  "local copy; `--bench PATH` takes any MTRAG-format file or folder.")
-    data_source = "IBM/mt-rag-benchmark human tasks, downloaded on first use (or --data)"
     metrics = METRIC_INFOS
     breakdowns = ("answerability", "turn", "domain", "question_type", "multi_turn", "standalone")
     offline_judges = OFFLINE_JUDGES

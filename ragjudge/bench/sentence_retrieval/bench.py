@@ -36,6 +36,7 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 
 class SentenceRetrievalOptions(BenchOptions):
@@ -71,10 +72,10 @@ class SentenceRetrievalOptions(BenchOptions):
 
 class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
     name = "sentence-retrieval"
-    description = ("Sentence retrieval for open-ended dialogues (Harel et al., SIGIR 2022): rerank 50 Wikipedia "
-                   "sentences per Reddit dialogue; MAP, nDCG@5, MRR over 50 tuned splits, permutation tests.")
+    description = CARDS["sentence-retrieval"].description
+    llm = CARDS["sentence-retrieval"].llm
+    data_source = CARDS["sentence-retrieval"].data
     Options = SentenceRetrievalOptions
-    llm = "optional"
     data_help = (f"The dataset's two files cannot be downloaded by ragjudge: get datasets/dialogues.json, "
                  f"datasets/wikipedia_grounded_dialogues.json and evaluation/val_test_splits.json from {REPOSITORY} "
                  f"and pass their folder as --data. examples/sentret-mini is a small synthetic set in that format.")

@@ -30,6 +30,7 @@ from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -46,12 +47,12 @@ class ClassificationOptions(ConversationQueryOptions):
 
 class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
     name = "cxm-answer-classification"
+    description = CARDS["cxm-answer-classification"].description
+    llm = CARDS["cxm-answer-classification"].llm
+    data_source = CARDS["cxm-answer-classification"].data
     task = "answer-classification"
-    description = ("CXMArena multi-turn RAG: replies from retrieved articles, labelled Correct / Incorrect / "
-                   "Hallucination / Refusal by an LLM judge.")
     Options = ClassificationOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
-    llm = "required"
     metrics = (
         MetricInfo("Correct share", "replies the judge labels Correct (the paper's Table 7)", True, "rate",
                    counts="replies classified"),

@@ -21,6 +21,7 @@ from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -33,11 +34,12 @@ class SearchOptions(RetrievalOptions):
 
 class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     name = "cxm-article-search"
+    description = CARDS["cxm-article-search"].description
+    llm = CARDS["cxm-article-search"].llm
+    data_source = CARDS["cxm-article-search"].data
     task = "article-search"
-    description = "CXMArena article search: rank KB articles for a question; P@k, R@k, hit@k, MRR."
     Options = SearchOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
-    llm = "optional"  # a pipeline may embed through an API (litellm)
     metrics = (
         MetricInfo("hit@* (official*", "the same on CXMArena's predictor's ranking (the top-k passages with repeats "
                    "removed, so often fewer than k articles): the paper's Table 6 \"precision\" at k=10",

@@ -20,6 +20,7 @@ from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -37,11 +38,12 @@ class IntentOptions(CxmOptions):
 
 class IntentBench(CxmBench[IntentOptions]):
     name = "cxm-intent"
+    description = CARDS["cxm-intent"].description
+    llm = CARDS["cxm-intent"].llm
+    data_source = CARDS["cxm-intent"].data
     task = "intent"
-    description = "CXMArena intent prediction: one intent per conversation from a flat or two-level taxonomy."
     Options = IntentOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
-    llm = "optional"
     metrics = (
         MetricInfo("accuracy (exact match)", "the answer, mapped onto the taxonomy conservatively (exact, then "
                    "ignoring case/spacing/separators, then difflib >= 0.85), is the gold intent",

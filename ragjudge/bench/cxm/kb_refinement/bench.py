@@ -31,6 +31,7 @@ from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -58,12 +59,12 @@ class KbOptions(CxmOptions):
 
 class KbRefinementBench(CxmBench[KbOptions]):
     name = "cxm-kb-refinement"
+    description = CARDS["cxm-kb-refinement"].description
+    llm = CARDS["cxm-kb-refinement"].llm
+    data_source = CARDS["cxm-kb-refinement"].data
     task = "kb-refinement"
-    description = ("CXMArena KB refinement: similar pairs by embeddings (k nearest neighbours, fixed threshold), "
-                   "contradictory pairs by an LLM pair judge.")
     Options = KbOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
-    llm = "optional"
     metrics = (
         MetricInfo("similar precision", "predicted similar pairs (unordered) that are gold similar pairs"),
         MetricInfo("similar recall", "gold similar pairs predicted"),

@@ -26,6 +26,7 @@ from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -39,12 +40,12 @@ class MultiTurnOptions(ConversationQueryOptions):
 
 class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
     name = "cxm-multiturn-retrieval"
+    description = CARDS["cxm-multiturn-retrieval"].description
+    llm = CARDS["cxm-multiturn-retrieval"].llm
+    data_source = CARDS["cxm-multiturn-retrieval"].data
     task = "multiturn-retrieval"
-    description = ("CXMArena multi-turn retrieval (Table 8): conversation → query (last turn, all user turns or "
-                   "an LLM) → chunked KB search; Recall@k.")
     Options = MultiTurnOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
-    llm = "optional"
     metrics = (
         MetricInfo("R@* (paper protocol)", "CXMArena's evaluator (the paper's Table 8): the top-k passages with "
                    "repeats removed, turns without gold articles as 0", counts="turns ranked"),

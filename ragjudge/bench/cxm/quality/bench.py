@@ -18,6 +18,7 @@ from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -31,11 +32,12 @@ class QualityOptions(CxmOptions):
 
 class QualityBench(CxmBench[QualityOptions]):
     name = "cxm-quality"
+    description = CARDS["cxm-quality"].description
+    llm = CARDS["cxm-quality"].llm
+    data_source = CARDS["cxm-quality"].data
     task = "quality"
-    description = "CXMArena agent quality adherence: True/False/NA answers to quality questions, with evidence."
     Options = QualityOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
-    llm = "optional"
     metrics = (
         MetricInfo("question accuracy", "answers (True/False/NA) equal to the gold answer; a question left "
                    "unanswered is wrong", counts="questions of the conversations scored"),

@@ -19,6 +19,7 @@ from ragjudge.bench.cxm.tool_calls.solver import ToolSolver
 from ragjudge.bench.cxm.tool_calls.summary import score_tools
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -37,11 +38,12 @@ class ToolOptions(CxmOptions):
 
 class ToolCallsBench(CxmBench[ToolOptions]):
     name = "cxm-tool-calls"
+    description = CARDS["cxm-tool-calls"].description
+    llm = CARDS["cxm-tool-calls"].llm
+    data_source = CARDS["cxm-tool-calls"].data
     task = "tool-calls"
-    description = "CXMArena tool calling: pick the right tools (and arguments) among 16 to 128 offered."
     Options = ToolOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"
-    llm = "optional"
     metrics = (
         MetricInfo("*tool-selection accuracy @* tools", "the same, with N tools offered (the paper's Table 9)",
                    counts="predictions with N tools offered"),

@@ -42,6 +42,7 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.runs import mtrag_run_lines
 from ragjudge.formats.samples import Sample
 from ragjudge.retrieval_eval.metrics import METRIC_INFOS
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -62,12 +63,12 @@ class RetrievalOptions(BenchOptions):
 
 class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
     name = "mtrag-retrieval"
-    description = "MTRAG retrieval per domain: last-turn / rewritten / all-question queries through a pipeline."
+    description = CARDS["mtrag-retrieval"].description
+    llm = CARDS["mtrag-retrieval"].llm
+    data_source = CARDS["mtrag-retrieval"].data
     Options = RetrievalOptions
-    llm = "optional"  # a pipeline may embed through an API
     data_help = ("MTRAG's retrieval tasks (IBM/mt-rag-benchmark, mtrag-human/retrieval_tasks/<domain>/) and the "
                  "domain's corpus (corpora/passage_level/<domain>.jsonl.zip, unzipped) for --corpus.")
-    data_source = "IBM/mt-rag-benchmark retrieval tasks and corpora (--data, --corpus)"
     metrics = METRIC_INFOS
     breakdowns = (QUERIES, "turn")
     """The query file (last turn / rewrite / questions), and first vs later turn within each."""

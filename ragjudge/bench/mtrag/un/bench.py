@@ -23,6 +23,7 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.formats.samples import Sample
 from ragjudge.models import Task
+from ragjudge.engine.registry import CARDS
 
 __all__ = ["MtragUnBench", "MtragUnOptions", "has_underspecified_tasks"]
 
@@ -41,13 +42,13 @@ class MtragUnOptions(MtragOptions):
 
 class MtragUnBench(MtragBench):
     name = "mtrag-un"
-    description = ("MTRAG-UN / SemEval-2026 MTRAGEval generation: the clarification judge and the official "
-                   "*_idk_underspecified conditioning over every task, with MTRAG's judges and breakdowns.")
+    description = CARDS["mtrag-un"].description
+    llm = CARDS["mtrag-un"].llm
+    data_source = CARDS["mtrag-un"].data
     Options = MtragUnOptions
     data_help = ("The MTRAG-UN human generation tasks (IBM/mt-rag-benchmark, mtragun-human/generation_tasks/"
                  "reference.jsonl): downloaded into the cache on first use, or --data PATH / $RAGJUDGE_DATA for a "
                  "local copy.")
-    data_source = "IBM/mt-rag-benchmark MTRAG-UN human tasks, downloaded on first use (or --data)"
     offline_judges = OFFLINE_JUDGES
     llm_judges = LLM_JUDGES
 

@@ -35,6 +35,7 @@ from ragjudge.engine.summary import Reference, Summary
 from ragjudge.errors import UsageError
 from ragjudge.models import domain_of
 from ragjudge.retrieval.spec import QuerySpec
+from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -62,12 +63,12 @@ class MtragUnRetrievalOptions(RetrievalOptions):
 
 class MtragUnRetrievalBench(MtragRetrievalBench):
     name = "mtrag-un-retrieval"
-    description = ("MTRAG-UN retrieval per domain (MTRAGEval task A data): queries built from the conversations "
-                   "(last turn, all questions, LLM rewrite) through a pipeline, beside the paper's Tables 2-3.")
+    description = CARDS["mtrag-un-retrieval"].description
+    llm = CARDS["mtrag-un-retrieval"].llm
+    data_source = CARDS["mtrag-un-retrieval"].data
     Options = MtragUnRetrievalOptions
     data_help = ("The MTRAG-UN release (IBM/mt-rag-benchmark, mtragun-human/: generation/reference.jsonl and "
                  f"retrieval/qrels/<domain>.tsv) for --data; for --corpus, {CORPUS_HELP}.")
-    data_source = "IBM/mt-rag-benchmark MTRAG-UN qrels and tasks (--data), MTRAG corpora (--corpus)"
     breakdowns = (QUERIES, "turn", "standalone")
     """The query kind, first vs later turn within each, and standalone or not (when labelled)."""
     corpus_help = f" ({CORPUS_HELP})"
