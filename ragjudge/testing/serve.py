@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ragjudge.testing.replies import Reply, Request, Responder
 
@@ -93,9 +93,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str] | None = None) -> None:
-    from ragjudge.testing.openai_server import OpenAIServer
-
+def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None:
+    """Serve until Ctrl-C or SIGTERM. `make_server` is `OpenAIServer`, passed in by the module that defines it (its
+    `__main__`), so that this module does not import it back."""
     args = parse_args(argv)
     if args.replies is not None and not args.replies.is_file():
         raise SystemExit(f"error: {args.replies}: file not found")
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.rate_limit:
         n, seconds = args.rate_limit.split("/")
         rate = (int(n), float(seconds))
-    server = OpenAIServer(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port)
+    server = make_server(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port)
     server.valid_key = args.key
     try:
         server.start()
