@@ -50,7 +50,7 @@ import yaml
 from conftest import REPO
 from shared_data import FOUND
 
-from ragjudge.engine.registry import BUILTIN
+from ragjudge.engine.registry import CARDS
 
 DOCS = REPO / "docs"
 MKDOCS_YML = REPO / "mkdocs.yml"
@@ -518,7 +518,7 @@ CXM_COMMON = ("data", "predictions", "judge_dir")
 """Options every cxm-* bench takes, documented once in the CXMArena page's common table."""
 
 
-@pytest.mark.parametrize("name", sorted(BUILTIN))
+@pytest.mark.parametrize("name", sorted(CARDS))
 def test_every_bench_option_is_documented(name: str) -> None:
     """A bench's page names every option it takes, as `-T key` (a CXMArena bench: in its own section of the page, but
     the options every cxm-* bench shares): an option added without a word fails here."""
