@@ -104,9 +104,9 @@ def generation_reference(task: str) -> Reference:
         source=OVERVIEW, unit="fraction",
         comparable=f"-T setting={setting} on the release's {RELEASE_TASKS[0]} tasks with the official judges "
                    f"({', '.join(OFFICIAL_JUDGES)}): the task score is this run's mtrageval_score",
-        notes=[f"task score: harmonic mean of the corpus-level means of the conditioned RB_agg, RL_F, RB_llm "
-               f"(*_idk_underspecified); the organisers judged with gpt-oss-120b, so a run with other judge "
-               f"models compares in method, not model",
+        notes=["task score: harmonic mean of the corpus-level means of the conditioned RB_agg, RL_F, RB_llm "
+               "(*_idk_underspecified); the organisers judged with gpt-oss-120b, so a run with other judge "
+               "models compares in method, not model",
                f"{PARTICIPATION[0]} ({PARTICIPATION[1]}); each row's source is in its last column"])
 
 
@@ -114,7 +114,8 @@ def retrieval_reference(domain: str) -> Reference:
     return Reference(
         title="SemEval-2026 MTRAGEval task A, the published results", columns=RETRIEVAL_COLUMNS, rows=TASK_A,
         source=OVERVIEW, unit="fraction",
-        comparable=f"the release's {domain} qrels, every query scored, 10 passages a query: the leaderboard's "
+        comparable=f"the release's {domain} qrels, every query scored, 10 passages a query from the domain's full "
+                   "corpus (which ragjudge cannot check: a smaller corpus makes the figure higher): the leaderboard's "
                    "nDCG@5 pools the released domains (each domain's mean weighted by its queries, as the "
                    "official run_retrieval_eval.py does), so this domain's figure is one term of that mean",
         notes=[f"{PARTICIPATION[0]} ({PARTICIPATION[1]}); each row's source is in its last column"])
