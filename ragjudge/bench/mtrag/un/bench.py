@@ -6,7 +6,9 @@ conditions RL_F, RB_llm and RB_agg on it and on the IDK judge over every task (`
 `ragjudge.judges.conditioning.condition_underspecified`). Everything else is the `mtrag` bench (its data, solver,
 scorers, metrics, samples and official records: `ragjudge.bench.mtrag`): generation settings, judges, resumable
 runs; its breakdowns add the four answerability classes and, where the tasks say, standalone vs non-standalone
-questions; the paper's Table 4 and Table 5 are printed beside a run's figures (`un/paper.py`, `un/summary.py`).
+questions; the paper's Table 4 and Table 5 are printed beside a run's figures (`un/paper.py`, `un/summary.py`);
+the MTRAGEval task score is the headline when RL_F, RB_llm and RB_agg are all conditioned (`un/task_score.py`), with
+the published task B or C results beside a comparable run (`un/leaderboard.py`).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions
+from ragjudge.bench.mtrag.metrics import METRIC_INFOS
 from ragjudge.bench.mtrag.un.data import has_underspecified_tasks
 from ragjudge.bench.mtrag.un.summary import add_to_summary, answer_type
+from ragjudge.bench.mtrag.un.task_score import SCORE_INFO
 from ragjudge.engine.bench import SampleResult
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
@@ -51,6 +55,7 @@ class MtragUnBench(MtragBench):
                  "local copy.")
     offline_judges = OFFLINE_JUDGES
     llm_judges = LLM_JUDGES
+    metrics = (SCORE_INFO, *METRIC_INFOS)
 
     def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
         return add_to_summary(super().summarize(results, ctx), self.outcomes(results), self.setting,

@@ -15,8 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragjudge.bench.mtrag.metrics import CLARIFICATION_METRIC, TaskOutcome
+from ragjudge.bench.mtrag.un import leaderboard
 from ragjudge.bench.mtrag.un.data import CLARIFICATION_LABEL
 from ragjudge.bench.mtrag.un.paper import generation_reference
+from ragjudge.bench.mtrag.un.task_score import RANKED, add_task_score
 from ragjudge.engine.summary import Summary, Table
 
 REFERENCE_BASED = ("RB_agg", "RB_llm", "RL_F")
@@ -89,6 +91,9 @@ def answer_type(outcome: TaskOutcome) -> str | None:
 def add_to_summary(summary: Summary, outcomes: Sequence[TaskOutcome], setting: str | None,
                    judges: dict[str, list[str]]) -> Summary:
     """MTRAG's summary of a run, with MTRAG-UN's additions (`setting`: None for a judged predictions file)."""
+    found = add_task_score(summary)
+    if found is not None and found.score is not None:
+        add_leaderboard(summary, outcomes, setting, judges)
     if any(m in summary.metrics for m in REFERENCE_BASED):
         summary.reference.append(generation_reference(setting, judges))
     if CLARIFICATION_METRIC in summary.metrics:
@@ -100,3 +105,14 @@ def add_to_summary(summary: Summary, outcomes: Sequence[TaskOutcome], setting: s
         summary.notes.append("no standalone / non-standalone breakdown: these tasks do not say which questions "
                              "are standalone (the MTRAG-UN release does not label it)")
     return summary
+
+
+def add_leaderboard(summary: Summary, outcomes: Sequence[TaskOutcome], setting: str | None,
+                    judges: dict[str, list[str]]) -> None:
+    """MTRAGEval's published task B or C results beside a run that is comparable, else a note saying why not."""
+    complete = all(all(m in o.metrics for m in RANKED.values()) for o in outcomes)
+    verdict = leaderboard.generation_comparable(setting, judges, [o.task.task_id for o in outcomes], complete)
+    if verdict.task is not None:
+        summary.reference.insert(0, leaderboard.generation_reference(verdict.task))
+    else:
+        summary.notes.append(f"the MTRAGEval leaderboard is not shown beside this run: {verdict.why}")

@@ -117,7 +117,7 @@ class MtragUnRetrievalBench(MtragRetrievalBench):
     def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> Summary:
         assert self.data is not None, "load() first"
         return add_to_summary(super().summarize(results, ctx), results, self.rewrite.model if self.rewrite else None,
-                              "standalone" in self.data.dims)
+                              "standalone" in self.data.dims, domain=self.options.domain, qrels=self.data.qrels)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {**super().run_info(ctx), "queries": self.kinds,
