@@ -4,8 +4,6 @@ The folder holds the embedding store (free to recompute, but minutes to hours of
 (rebuilt from the store in seconds) and the LLM responses (paid for: cleared only when asked by name).
 """
 
-from __future__ import annotations
-
 import json
 import re
 import shutil

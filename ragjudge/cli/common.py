@@ -1,7 +1,5 @@
 """Options shared by commands, and the run settings (`ragjudge.api.RunSettings`) the run-level flags give."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any
 
 import typer

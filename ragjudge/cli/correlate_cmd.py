@@ -1,7 +1,5 @@
 """`ragjudge correlate`: how well do judges agree with human ratings, and humans with each other?"""
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

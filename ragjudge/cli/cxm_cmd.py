@@ -6,8 +6,6 @@ names (`--data`, `-T KEY=VALUE`), writing nothing and printing one summary per t
 (`ragjudge.api.prepare_run`), as `eval` is.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated, Any
 

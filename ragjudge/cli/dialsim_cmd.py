@@ -3,8 +3,6 @@
 Running the benchmark itself is `ragjudge eval --bench dialsim`.
 """
 
-from __future__ import annotations
-
 import json
 from pathlib import Path
 from typing import Annotated

@@ -5,8 +5,6 @@ Built on the Python API (`ragjudge.api.prepare_run`, then `PreparedRun.execute`)
 option for is an error. No benchmark is special-cased here.
 """
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

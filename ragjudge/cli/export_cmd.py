@@ -1,7 +1,5 @@
 """`ragjudge export`: ragjudge results in another tool's format (InspectorRAGet, MTRAGEval submissions)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

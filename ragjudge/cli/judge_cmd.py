@@ -1,8 +1,6 @@
 """`ragjudge judge`: score an existing MTRAG or MTRAG-UN predictions file (the mtrag or mtrag-un bench with its
 predictions solver; a file with UNDERSPECIFIED tasks is MTRAG-UN's unless --bench says otherwise)."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 

@@ -1,7 +1,5 @@
 """`ragjudge report`: a self-contained HTML report of one run, or a comparison of several on the same tasks."""
 
-from __future__ import annotations
-
 import webbrowser
 from pathlib import Path
 from typing import Annotated

@@ -1,7 +1,5 @@
 """`ragjudge retrieval-eval`: score a retrieval run (MTRAG or TREC) against qrels (BEIR or TREC)."""
 
-from __future__ import annotations
-
 import csv
 import json
 from pathlib import Path

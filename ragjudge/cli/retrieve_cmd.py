@@ -5,8 +5,6 @@ tasks) or MTRAG tasks (conversations), to which the pipeline's query strategy is
 built on the first run and reused by every later run over the same corpus and settings.
 """
 
-from __future__ import annotations
-
 import json
 import sys
 import time
@@ -41,7 +39,7 @@ def queries_kind(path: Path) -> str:
     raise UsageError(f"queries file {path} is empty")
 
 
-def to_hits(passages: list[Passage]) -> list[Hit]:
+def to_hits(passages: "list[Passage]") -> "list[Hit]":
     from ragjudge.formats.runs import Hit
 
     return [Hit(doc_id=p.document_id, score=float(p.score or 0.0), text=p.text, title=p.title) for p in passages]

@@ -1,8 +1,6 @@
 """`ragjudge schema summary|sample`: the JSON Schemas of the result contract every summary follows and of the
 sample log every run writes."""
 
-from __future__ import annotations
-
 import json
 from typing import Annotated
 
