@@ -50,7 +50,7 @@ import yaml
 from conftest import REPO
 from shared_data import FOUND
 
-from ragjudge.engine.registry import CARDS
+from ragjudge.engine.bench_cards import CARDS
 
 DOCS = REPO / "docs"
 MKDOCS_YML = REPO / "mkdocs.yml"

@@ -22,11 +22,12 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.formats.samples import Sample
+from ragjudge.engine.bench_cards import LLMUse, card_of
 from ragjudge.engine.summary import (Breakdown, Headline, Metric, MetricCatalog, MetricInfo, Reference, Summary,
                                      Table, headline_of)
 
@@ -38,8 +39,6 @@ __all__ = ["Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "R
 
 Record = dict[str, Any]
 """A sample's output or score: JSON-able; `error` set when it failed."""
-
-LLMUse = Literal["no", "optional", "required"]
 
 
 class BenchOptions(BaseModel):
@@ -171,6 +170,14 @@ class Bench(ABC, Generic[O, S]):
     view: ClassVar[str] = ""
     """How `ragjudge report` shows this bench's samples when the generic view is not enough: `module:Class` of a
     `ragjudge.report.view.ReportView` subclass (named, not imported: the engine sits below the report)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A built-in bench takes its description, LLM use and data source from its card (`engine/bench_cards.py`): one
+        source for them, which `ragjudge benches` reads without importing any bench."""
+        super().__init_subclass__(**kwargs)
+        card = card_of(f"{cls.__module__}:{cls.__qualname__}")
+        if card is not None:
+            cls.description, cls.llm, cls.data_source = card.description, card.llm, card.data
 
     def __init__(self, options: O, *, label: str | None = None):
         self.options = options

@@ -35,7 +35,6 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 
 class CdrOptions(BenchOptions):
@@ -66,9 +65,6 @@ class CdrOptions(BenchOptions):
 
 class CdrBench(Bench[CdrOptions, CdrQuery]):
     name = "cdr"
-    description = CARDS["cdr"].description
-    llm = CARDS["cdr"].llm
-    data_source = CARDS["cdr"].data
     Options = CdrOptions
     data_help = ("The CDR-Benchmark release (github.com/l-yohai/CDR-Benchmark, cdr_benchmark_data/test_dataset/data/"
                  "test/: corpus.json, queries.json, relevant_docs.json), not downloaded (licences): --data PATH or "

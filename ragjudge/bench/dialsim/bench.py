@@ -56,7 +56,6 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 RETRIEVAL_MEMORIES = ("utterance", "session", "summary")
 
@@ -112,9 +111,6 @@ class DialSimOptions(BenchOptions):
 
 class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
     name = "dialsim"
-    description = CARDS["dialsim"].description
-    llm = CARDS["dialsim"].llm
-    data_source = CARDS["dialsim"].data
     Options = DialSimOptions
     data_help = f"{DATA_HELP}.\n\n{TABLE3_HELP}"
     metrics = METRICS

@@ -50,7 +50,6 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.models import JudgeResult, Prediction, Task
-from ragjudge.engine.registry import CARDS
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
 LLM_JUDGES = ["idk", "rb_alg", "rb_llm", "rl_f"]
@@ -86,9 +85,6 @@ class MtragOptions(BenchOptions):
 class MtragBench(Bench[MtragOptions, Task]):
     view = "ragjudge.bench.mtrag.view:MtragView"
     name = "mtrag"
-    description = CARDS["mtrag"].description
-    llm = CARDS["mtrag"].llm
-    data_source = CARDS["mtrag"].data
     Options = MtragOptions
     data_help = ("The MTRAG human generation tasks (IBM/mt-rag-benchmark, mtrag-human/generation_tasks/"
                  "reference.jsonl): downloaded into the cache on first use, or --data PATH / $RAGJUDGE_DATA for a "

@@ -23,7 +23,6 @@ from ragjudge.formats.rag_records import RagRecord
 from ragjudge.formats.samples import Sample
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.judges.criterion import CriterionOption
-from ragjudge.engine.registry import CARDS
 
 OFFLINE_JUDGES = ("rb_alg",)
 """Without a judge model: what needs none (RB_alg: BERTScore and ROUGE-L against the reference)."""
@@ -51,9 +50,6 @@ class RagOptions(BenchOptions):
 
 class RagBench(Bench[RagOptions, RagRecord]):
     name = "rag"
-    description = CARDS["rag"].description
-    llm = CARDS["rag"].llm
-    data_source = CARDS["rag"].data
     Options = RagOptions
     unit = "records"
     data_help = ("Your own records: a JSONL, JSON, CSV or Parquet file (`-T data=` or --data) with question (or "

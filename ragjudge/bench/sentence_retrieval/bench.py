@@ -36,7 +36,6 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 
 class SentenceRetrievalOptions(BenchOptions):
@@ -72,9 +71,6 @@ class SentenceRetrievalOptions(BenchOptions):
 
 class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
     name = "sentence-retrieval"
-    description = CARDS["sentence-retrieval"].description
-    llm = CARDS["sentence-retrieval"].llm
-    data_source = CARDS["sentence-retrieval"].data
     Options = SentenceRetrievalOptions
     data_help = (f"The dataset's two files cannot be downloaded by ragjudge: get datasets/dialogues.json, "
                  f"datasets/wikipedia_grounded_dialogues.json and evaluation/val_test_splits.json from {REPOSITORY} "

@@ -30,7 +30,6 @@ from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -47,9 +46,6 @@ class ClassificationOptions(ConversationQueryOptions):
 
 class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
     name = "cxm-answer-classification"
-    description = CARDS["cxm-answer-classification"].description
-    llm = CARDS["cxm-answer-classification"].llm
-    data_source = CARDS["cxm-answer-classification"].data
     task = "answer-classification"
     Options = ClassificationOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"

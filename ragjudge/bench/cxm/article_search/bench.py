@@ -21,7 +21,6 @@ from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -34,9 +33,6 @@ class SearchOptions(RetrievalOptions):
 
 class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     name = "cxm-article-search"
-    description = CARDS["cxm-article-search"].description
-    llm = CARDS["cxm-article-search"].llm
-    data_source = CARDS["cxm-article-search"].data
     task = "article-search"
     Options = SearchOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"

@@ -20,7 +20,6 @@ from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -38,9 +37,6 @@ class IntentOptions(CxmOptions):
 
 class IntentBench(CxmBench[IntentOptions]):
     name = "cxm-intent"
-    description = CARDS["cxm-intent"].description
-    llm = CARDS["cxm-intent"].llm
-    data_source = CARDS["cxm-intent"].data
     task = "intent"
     Options = IntentOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"

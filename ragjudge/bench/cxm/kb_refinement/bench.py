@@ -31,7 +31,6 @@ from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -59,9 +58,6 @@ class KbOptions(CxmOptions):
 
 class KbRefinementBench(CxmBench[KbOptions]):
     name = "cxm-kb-refinement"
-    description = CARDS["cxm-kb-refinement"].description
-    llm = CARDS["cxm-kb-refinement"].llm
-    data_source = CARDS["cxm-kb-refinement"].data
     task = "kb-refinement"
     Options = KbOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"

@@ -26,7 +26,6 @@ from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -40,9 +39,6 @@ class MultiTurnOptions(ConversationQueryOptions):
 
 class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
     name = "cxm-multiturn-retrieval"
-    description = CARDS["cxm-multiturn-retrieval"].description
-    llm = CARDS["cxm-multiturn-retrieval"].llm
-    data_source = CARDS["cxm-multiturn-retrieval"].data
     task = "multiturn-retrieval"
     Options = MultiTurnOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"

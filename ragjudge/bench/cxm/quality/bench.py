@@ -18,7 +18,6 @@ from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -32,9 +31,6 @@ class QualityOptions(CxmOptions):
 
 class QualityBench(CxmBench[QualityOptions]):
     name = "cxm-quality"
-    description = CARDS["cxm-quality"].description
-    llm = CARDS["cxm-quality"].llm
-    data_source = CARDS["cxm-quality"].data
     task = "quality"
     Options = QualityOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"

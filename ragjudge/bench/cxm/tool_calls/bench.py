@@ -19,7 +19,6 @@ from ragjudge.bench.cxm.tool_calls.solver import ToolSolver
 from ragjudge.bench.cxm.tool_calls.summary import score_tools
 from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -38,9 +37,6 @@ class ToolOptions(CxmOptions):
 
 class ToolCallsBench(CxmBench[ToolOptions]):
     name = "cxm-tool-calls"
-    description = CARDS["cxm-tool-calls"].description
-    llm = CARDS["cxm-tool-calls"].llm
-    data_source = CARDS["cxm-tool-calls"].data
     task = "tool-calls"
     Options = ToolOptions
     data_help = f"{DATA_HELP}\n\n{paper.SETUP}"

@@ -42,7 +42,6 @@ from ragjudge.errors import UsageError
 from ragjudge.formats.runs import mtrag_run_lines
 from ragjudge.formats.samples import Sample
 from ragjudge.retrieval_eval.metrics import METRIC_INFOS
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -63,9 +62,6 @@ class RetrievalOptions(BenchOptions):
 
 class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
     name = "mtrag-retrieval"
-    description = CARDS["mtrag-retrieval"].description
-    llm = CARDS["mtrag-retrieval"].llm
-    data_source = CARDS["mtrag-retrieval"].data
     Options = RetrievalOptions
     data_help = ("MTRAG's retrieval tasks (IBM/mt-rag-benchmark, mtrag-human/retrieval_tasks/<domain>/) and the "
                  "domain's corpus (corpora/passage_level/<domain>.jsonl.zip, unzipped) for --corpus.")

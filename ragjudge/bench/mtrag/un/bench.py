@@ -27,7 +27,6 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.formats.samples import Sample
 from ragjudge.models import Task
-from ragjudge.engine.registry import CARDS
 
 __all__ = ["MtragUnBench", "MtragUnOptions", "has_underspecified_tasks"]
 
@@ -46,9 +45,6 @@ class MtragUnOptions(MtragOptions):
 
 class MtragUnBench(MtragBench):
     name = "mtrag-un"
-    description = CARDS["mtrag-un"].description
-    llm = CARDS["mtrag-un"].llm
-    data_source = CARDS["mtrag-un"].data
     Options = MtragUnOptions
     data_help = ("The MTRAG-UN human generation tasks (IBM/mt-rag-benchmark, mtragun-human/generation_tasks/"
                  "reference.jsonl): downloaded into the cache on first use, or --data PATH / $RAGJUDGE_DATA for a "

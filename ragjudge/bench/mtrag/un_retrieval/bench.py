@@ -35,7 +35,6 @@ from ragjudge.engine.summary import Reference, Summary
 from ragjudge.errors import UsageError
 from ragjudge.models import domain_of
 from ragjudge.retrieval.spec import QuerySpec
-from ragjudge.engine.registry import CARDS
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -63,9 +62,6 @@ class MtragUnRetrievalOptions(RetrievalOptions):
 
 class MtragUnRetrievalBench(MtragRetrievalBench):
     name = "mtrag-un-retrieval"
-    description = CARDS["mtrag-un-retrieval"].description
-    llm = CARDS["mtrag-un-retrieval"].llm
-    data_source = CARDS["mtrag-un-retrieval"].data
     Options = MtragUnRetrievalOptions
     data_help = ("The MTRAG-UN release (IBM/mt-rag-benchmark, mtragun-human/: generation/reference.jsonl and "
                  f"retrieval/qrels/<domain>.tsv) for --data; for --corpus, {CORPUS_HELP}.")
