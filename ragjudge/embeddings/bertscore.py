@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ragjudge.embeddings.device import resolve_device
 from ragjudge.errors import UsageError
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
 
@@ -98,7 +99,7 @@ def _has_baseline(model: str) -> bool:
 class BertScorer:
     """bert-score as the official scripts use it: a loaded `BERTScorer`, scoring lists of pairs."""
 
-    def __init__(self, config: BertScoreConfig, *, batch_size: int = 64, device: str | None = None):
+    def __init__(self, config: BertScoreConfig, *, batch_size: int = 64, device: str = "auto"):
         from bert_score import BERTScorer
 
         self.config = config
@@ -106,7 +107,7 @@ class BertScorer:
         with quiet_model_loading():
             self._scorer = BERTScorer(model_type=config.model_path, num_layers=config.num_layers, lang="en",
                                       rescale_with_baseline=config.rescale, batch_size=batch_size,
-                                      device=device or "cpu")
+                                      device=resolve_device(device))
 
     def score(self, candidates: Sequence[str], references: Sequence[str]) -> tuple[list[float], list[float], list[float]]:
         """(precision, recall, F1) per pair."""

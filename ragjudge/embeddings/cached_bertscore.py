@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ragjudge.embeddings.spaces import TokenSpace, files_fingerprint, library_versions, model_files
 from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning
 from ragjudge.embeddings.bertscore import BertScoreConfig
+from ragjudge.embeddings.device import resolve_device
 from ragjudge.embeddings.greedy_match import MatchInput, greedy_match, load_baseline, match_input, rescale
 from ragjudge.embeddings.token_encoder import TokenEncoder
 
@@ -45,10 +46,11 @@ def resolve_layers(config: BertScoreConfig) -> int:
 class CachedBertScorer:
     """Score lists of (candidate, reference) pairs; the model loads only if some text is not cached."""
 
-    def __init__(self, config: BertScoreConfig, *, store: EmbeddingStore | None = None, device: str = "cpu"):
+    def __init__(self, config: BertScoreConfig, *, store: EmbeddingStore | None = None, device: str = "auto"):
         self.config = config
         self.num_layers = resolve_layers(config)
-        self.device = device
+        self.device = resolve_device(device)
+        """Where the model runs (`auto` resolved); its type is in the store's key."""
         self.store = store
         self._encoder: TokenEncoder | None = None
         self._cache: TokenSpace | None = None

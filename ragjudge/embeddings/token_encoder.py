@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ragjudge.embeddings.device import resolve_device
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
 
 TOKEN_BUDGET = 4096
@@ -82,12 +83,13 @@ class TokenEncoder:
     The tokenizer loads at once (cheap); the model on first use, so a fully cached run never loads it.
     """
 
-    def __init__(self, model_type: str, num_layers: int, *, device: str = "cpu", threads: int | None = None):
+    def __init__(self, model_type: str, num_layers: int, *, device: str = "auto", threads: int | None = None):
         from bert_score.utils import get_tokenizer
 
         self.model_type = model_type
         self.num_layers = num_layers
-        self.device = device
+        self.device = resolve_device(device)
+        """Where the model runs (`auto` resolved: CUDA, else MPS, else CPU)."""
         self.threads = threads
         """None: one per available core (`use_cores`)."""
         with quiet_model_loading():

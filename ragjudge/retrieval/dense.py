@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ragjudge.embeddings.device import Device
 from ragjudge.errors import UsageError
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
@@ -31,7 +32,8 @@ class EncoderOptions(RetrieverOptions):
     batch_size: int = 32
     max_seq_length: int | None = None
     normalize: bool = True
-    device: str = "cpu"
+    device: Device = "auto"
+    """Where a local model runs: `auto` (CUDA, else Apple MPS, else CPU), `cpu`, `cuda`, `cuda:N` or `mps`."""
     api_base: str | None = None
     api_key_env: str | None = None
     dimensions: int | None = None
@@ -52,6 +54,11 @@ def encoder_identity(options: EncoderOptions) -> dict[str, Any]:
     """What changes the vectors (not batch size, device, concurrency or where the API lives)."""
     return options.model_dump(mode="json", include={"encoder", "model", "query_prefix", "passage_prefix",
                                                      "max_seq_length", "normalize", "dimensions"})
+
+
+def encoder_facts(encoder: SentenceTransformerEncoder | LiteLLMEncoder) -> dict[str, Any]:
+    """What a run records of how it encoded: the device a local model runs on (`auto` resolved)."""
+    return {"device": encoder.device} if isinstance(encoder, SentenceTransformerEncoder) else {}
 
 
 class DenseOptions(EncoderOptions):
@@ -77,7 +84,7 @@ class DenseRetriever(Retriever):
 
     def describe(self) -> dict[str, Any]:
         return {"retriever": self.kind, "options": self.options.model_dump(mode="json", exclude_none=True),
-                "model": self.encoder.model_name}
+                "model": self.encoder.model_name, **encoder_facts(self.encoder)}
 
     def index(self, passages: Sequence[Passage], bars: ProgressBars | None = None) -> None:
         texts = [self.options.passage_prefix + index_text(p, self.options.title) for p in passages]

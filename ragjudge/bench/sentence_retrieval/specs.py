@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ragjudge.bench.sentence_retrieval.queries import QueryConfig
+from ragjudge.embeddings.device import Device
 from ragjudge.errors import InputError, UsageError
 from ragjudge.retrieval.dense import EncoderOptions
 from ragjudge.specs import load_yaml_spec, spec_search_path
@@ -69,7 +70,8 @@ class CrossEncoderOptions(_Options):
     `-T cross_encoder=PATH` fills it when the spec leaves it empty."""
     batch_size: int = Field(32, ge=1)
     max_length: int | None = 512
-    device: str = "cpu"
+    device: Device = "auto"
+    """Where the model runs: `auto` (CUDA, else Apple MPS, else CPU), `cpu`, `cuda`, `cuda:N` or `mps`."""
     title: bool = False
 
 
