@@ -315,6 +315,7 @@ def test_litellm_embeddings_rerank_through_the_cached_gateway(tmp_path: Path, mo
         assert len(server.requests) == sent  # every embedding came from the cache
     assert json.loads(out)["details"]["systems"]["dense_api"]["metrics"] == \
         json.loads(out2)["details"]["systems"]["dense_api"]["metrics"]
+    assert "device" not in json.loads((tmp_path / "a" / "run.json").read_text())["systems"]["dense_api"]  # an API
 
 
 @pytest.mark.slow
@@ -330,6 +331,10 @@ def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) 
                           "--limit", "1", "-T", "no_splits=true", "-T", "permutations=10", "--out", str(out)],
                          monkeypatch, capsys)
     assert code == 0, err
+    from ragjudge.embeddings.device import resolve_device
+
+    system = json.loads((out / "run.json").read_text())["systems"]["cross_encoder_rerank"]
+    assert system["options"]["device"] == "auto" and system["device"] == resolve_device("auto")  # as it ran
     first = json.loads((out / "samples.jsonl").read_text().splitlines()[0])
     dialogue = json.loads((MINI / "dialogues.json").read_text())[0]
     model = CrossEncoder(str(tmp_path / "ce"))

@@ -45,6 +45,11 @@ class DenseScorer:
     def model_name(self) -> str:
         return str(self.encoder.model_name)
 
+    @property
+    def device(self) -> str | None:
+        """Where the local model runs (`auto` resolved); None for an embeddings API."""
+        return self.encoder.device if isinstance(self.encoder, SentenceTransformerEncoder) else None
+
     async def encode(self, texts: Sequence[str]) -> None:
         """Encode the texts not seen yet (one batch call)."""
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
@@ -83,8 +88,16 @@ class CrossEncoderScorer:
                              f"local folder holding a sentence-transformers CrossEncoder)")
         self.options = options
         self.model_name = str(options.model)
+        self._device: str | None = None
         self._model: Any = None
         self._lock = threading.Lock()
+
+    @property
+    def device(self) -> str:
+        """Where the model runs (`auto` resolved once, on first need: it imports torch)."""
+        if self._device is None:
+            self._device = resolve_device(self.options.device)
+        return self._device
 
     def _load(self) -> Any:
         with self._lock:
@@ -96,7 +109,7 @@ class CrossEncoderScorer:
                 try:
                     with quiet_model_loading():
                         self._model = CrossEncoder(self.options.model, max_length=self.options.max_length,
-                                                   device=resolve_device(self.options.device))
+                                                   device=self.device)
                 except Exception as exc:
                     raise UsageError(f"cannot load cross-encoder {self.options.model!r}: "
                                      f"{str(exc).splitlines()[0][:200]}") from None

@@ -131,6 +131,10 @@ class DenseSystem(System):
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "model": self.scorer.model_name}
 
+    def describe(self) -> dict[str, Any]:
+        device = self.scorer.device
+        return {**super().describe(), **({"device": device} if device else {})}
+
     async def rank(self, items: Sequence[tuple[Dialogue, Queries]]) -> list[Rankings]:
         title = self.settings[0].options.title
         texts = []
@@ -153,6 +157,9 @@ class CrossEncoderSystem(System):
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "model": self.scorer.model_name}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "device": self.scorer.device}
 
     async def rank(self, items: Sequence[tuple[Dialogue, Queries]]) -> list[Rankings]:
         title = self.settings[0].options.title
