@@ -52,6 +52,21 @@ def test_bertscore_encoder_resolves_auto_and_keys_the_store_by_device_type(monke
     assert on_gpu.cache.key["device"] == "cuda" and on_cpu.cache.key["device"] == "cpu"
 
 
+def test_rb_alg_takes_a_device_option(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from ragjudge.judges.base import JudgeContext
+    from ragjudge.judges.rb_alg import RBAlgJudge
+    from ragjudge.judges.registry import JudgeRegistry
+
+    spec = JudgeRegistry().spec("rb_alg")
+    spec = spec.model_copy(update={"options": {**spec.options, "bertscore_model": "bundled"}})
+    _machine(monkeypatch, cuda=True, mps=False)
+    assert RBAlgJudge(spec).scorer_for(JudgeContext(use_cache=False)).device == "cuda"  # auto by default
+    named = spec.model_copy(update={"options": {**spec.options, "device": "cpu"}})
+    assert RBAlgJudge(named).scorer_for(JudgeContext(use_cache=False)).device == "cpu"
+    with pytest.raises(UsageError, match="'gpu' is not one of"):
+        RBAlgJudge(spec.model_copy(update={"options": {**spec.options, "device": "gpu"}}))
+
+
 @pytest.mark.parametrize("bad", ["gpu", "cuda:x", "tpu", "", "cpu0"])
 def test_a_bad_device_is_one_clear_error(bad: str) -> None:
     with pytest.raises(UsageError, match=r"is not one of auto, cpu, cuda, cuda:N or mps"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from ragjudge.embeddings.device import check_device
 from ragjudge.embeddings.store import EmbeddingStore
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
@@ -23,6 +24,8 @@ class RBAlgJudge(Judge):
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
         self.config = resolve_model(str(spec.options.get("bertscore_model", "auto")))
+        self.device = check_device(str(spec.options.get("device", "auto")))
+        """Where the BERTScore model runs (`auto`: CUDA, else MPS, else CPU); a spec's `device` option names one."""
         self._scorer: CachedBertScorer | None = None
 
     def describe_models(self, ctx: JudgeContext) -> list[str]:
@@ -32,7 +35,7 @@ class RBAlgJudge(Judge):
         """The run's scorer, made once (the model loads on first need) with the context's cache folder."""
         if self._scorer is None:
             store = EmbeddingStore(ctx.cache_dir or default_cache_dir()) if ctx.use_cache else None
-            self._scorer = CachedBertScorer(self.config, store=store)
+            self._scorer = CachedBertScorer(self.config, store=store, device=self.device)
         return self._scorer
 
     async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
