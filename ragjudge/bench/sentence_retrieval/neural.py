@@ -38,7 +38,7 @@ class DenseScorer:
         else:
             self.encoder = SentenceTransformerEncoder(options.model, batch_size=options.batch_size,
                                                       max_seq_length=options.max_seq_length, device=options.device,
-                                                      normalize=options.normalize)
+                                                      normalize=options.normalize, backend=options.backend)
         self._vectors: dict[str, np.ndarray] = {}
 
     @property
