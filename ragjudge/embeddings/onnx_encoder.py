@@ -3,7 +3,8 @@
 The model's transformer is exported once from its local folder (`torch.onnx.export`, nothing downloaded) into the
 cache, in a folder named by a hash of the model folder, its files and the exporting libraries' versions, so a changed
 model is exported again and two models never share a file. ONNX Runtime runs it with every graph optimisation and one
-intra-op thread per core; tokenising, mean pooling and normalisation are sentence-transformers' own steps, so the
+intra-op thread per core, after ONNX Runtime's BERT optimiser has fused attention, GELU and layer norms into its
+own kernels; tokenising, mean pooling and normalisation are sentence-transformers' own steps, so the
 vectors match PyTorch's to float32 rounding. Only the layout most sentence-transformers models have is taken (the
 transformer at the folder's root, then mean pooling, then an optional Normalize): `onnx_layout` says whether a
 folder has it.
@@ -72,7 +73,7 @@ def choose_backend(requested: str, folder: Path | None, device: str) -> tuple[st
 def export_folder(cache: Path, model_folder: Path) -> Path:
     """Where the model's export lives in the cache: keyed by the folder, its files and the exporting libraries."""
     key = {"folder": str(model_folder), "files": files_fingerprint(model_folder),
-           **library_versions("torch", "transformers", "onnx")}
+           "graph": "eager attention, fused", **library_versions("torch", "transformers", "onnx", "onnxruntime")}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     return cache / "onnx" / f"{model_folder.name}-{digest}"
 
@@ -86,7 +87,8 @@ def export(model_folder: Path, target: Path) -> Path:
     from transformers import AutoModel
 
     with quiet_model_loading():
-        model = AutoModel.from_pretrained(str(model_folder)).eval()
+        # eager attention: the pattern ONNX Runtime's transformer optimiser fuses into its Attention kernel
+        model = AutoModel.from_pretrained(str(model_folder), attn_implementation="eager").eval()
     target.mkdir(parents=True, exist_ok=True)
 
     class Transformer(torch.nn.Module):  # named inputs in, the last hidden state out
@@ -106,8 +108,23 @@ def export(model_folder: Path, target: Path) -> Path:
         warnings.simplefilter("ignore")  # the tracer's notes on code paths a fixed-layout encoder never takes
         torch.onnx.export(Transformer().eval(), sample, str(partial), input_names=list(INPUTS),
                           output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+    fuse(partial, model_folder)
     os.replace(partial, path)
     return path
+
+
+def fuse(path: Path, model_folder: Path) -> None:
+    """ONNX Runtime's BERT optimiser, in place: embeddings + layer norm, attention, bias + GELU and skip + layer norm
+    each become one fused CPU kernel (the graph's arithmetic is unchanged: vectors move by float32 rounding).
+    A graph it does not recognise is left as exported."""
+    from onnxruntime.transformers import optimizer
+
+    config = json.loads((model_folder / "config.json").read_text(encoding="utf-8"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fused = optimizer.optimize_model(str(path), model_type="bert", num_heads=int(config["num_attention_heads"]),
+                                         hidden_size=int(config["hidden_size"]), opt_level=0, use_gpu=False)
+    fused.save_model_to_file(str(path))
 
 
 class OnnxSentenceModel:
