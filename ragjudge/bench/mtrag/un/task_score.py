@@ -28,11 +28,6 @@ SCORE_INFO = MetricInfo(SCORE_METRIC, "the MTRAGEval task score (tasks B and C):
                         counts="a corpus-level figure: each of its three means counts its own tasks")
 
 
-def harmonic_mean(values: Sequence[float]) -> float:
-    """The harmonic mean; 0 when any value is 0 (a metric that never scored sinks the task score)."""
-    return statistics.harmonic_mean(values)
-
-
 @dataclass(frozen=True)
 class TaskScore:
     """The task score (None when a ranked metric is missing or has no value) and what it is made of."""
@@ -53,8 +48,8 @@ def task_score(metrics: Mapping[str, Stat]) -> TaskScore:
     pre = {PRE_CONDITIONED.format(label): metrics[label] for label in RANKED
            if label in metrics and metrics[label].value is not None}
     missing = [label for label in RANKED if label not in conditioned]
-    score = None if missing else round(harmonic_mean([s.value for s in conditioned.values()  # type: ignore[misc]
-                                                      ]), 6)
+    values = [s.value for s in conditioned.values() if s.value is not None]
+    score = None if missing else round(statistics.harmonic_mean(values), 6)  # 0 when any mean is 0
     return TaskScore(score, conditioned, pre, missing)
 
 
