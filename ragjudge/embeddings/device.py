@@ -8,6 +8,7 @@ error naming the accepted values. `check_device` validates without importing tor
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Annotated
 
@@ -55,3 +56,22 @@ def resolve_device(requested: str = AUTO) -> str:
     """The torch device for `requested`: `auto` → `cuda`, else `mps`, else `cpu`; a named device as given."""
     value = check_device(requested)
     return _auto() if value == AUTO else value
+
+
+def available_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def use_cores(threads: int | None = None) -> None:
+    """Torch intra-op threads: `threads`, else one per core this process may use (OMP_NUM_THREADS, if set, wins)."""
+    import torch
+
+    if threads is None:
+        if "OMP_NUM_THREADS" in os.environ:
+            return
+        threads = available_cores()
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)

@@ -8,14 +8,18 @@ bert-score's own helpers, so the vectors are the ones it would match.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from ragjudge.embeddings.device import resolve_device
+from ragjudge.embeddings.device import resolve_device, use_cores
+from ragjudge.embeddings.model_files import model_files
+from ragjudge.embeddings.onnx_encoder import OnnxTransformer, choose_backend, token_layout
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
+from ragjudge.errors import UsageError
+from ragjudge.llm.cache import default_cache_dir
 
 TOKEN_BUDGET = 4096
 """Padded tokens per forward pass: enough to keep the matrix products efficient on a few CPU cores."""
@@ -58,38 +62,29 @@ def plan_batches(lengths: Sequence[int], *, token_budget: int = TOKEN_BUDGET,
     return batches
 
 
-def available_cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
-def use_cores(threads: int | None = None) -> None:
-    """Torch intra-op threads: `threads`, else one per core this process may use (OMP_NUM_THREADS, if set, wins)."""
-    import torch
-
-    if threads is None:
-        if "OMP_NUM_THREADS" in os.environ:
-            return
-        threads = available_cores()
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
-
-
 class TokenEncoder:
-    """A BERTScore model as bert-score loads it (slow tokenizer, layers cut at `num_layers`).
+    """A BERTScore model as bert-score loads it (slow tokenizer, layers cut at `num_layers`), run by PyTorch or by
+    ONNX Runtime (`backend`: `auto` takes ONNX Runtime when it is installed, the model runs on the CPU and is a
+    BERT-family encoder; its token vectors equal PyTorch's to float32 rounding).
 
     The tokenizer loads at once (cheap); the model on first use, so a fully cached run never loads it.
     """
 
-    def __init__(self, model_type: str, num_layers: int, *, device: str = "auto", threads: int | None = None):
+    def __init__(self, model_type: str, num_layers: int, *, device: str = "auto", threads: int | None = None,
+                 backend: str = "auto", export_cache: Path | None = None):
         from bert_score.utils import get_tokenizer
 
         self.model_type = model_type
         self.num_layers = num_layers
         self.device = resolve_device(device)
         """Where the model runs (`auto` resolved: CUDA, else MPS, else CPU)."""
+        self.folder = model_files(model_type)
+        self.backend, why = choose_backend(backend, self.folder, self.device, token_layout)
+        """`onnx` or `torch`: what runs the model (`auto` resolved)."""
+        if why and backend == "onnx":
+            raise UsageError(f"backend onnx for BERTScore's {model_type}: {why}")
+        self.export_cache = export_cache
+        """Where an ONNX export is kept (`onnx_export.onnx_root`); None: the default cache folder."""
         self.threads = threads
         """None: one per available core (`use_cores`)."""
         with quiet_model_loading():
@@ -102,7 +97,13 @@ class TokenEncoder:
 
     @property
     def model(self):
+        """The loaded model: a torch module, or an `OnnxTransformer`."""
         if self._model is None:
+            if self.backend == "onnx":
+                assert self.folder is not None, "choose_backend gives onnx only for a local folder"
+                self._model = OnnxTransformer(self.folder, self.export_cache or default_cache_dir(),
+                                              num_layers=self.num_layers, threads=self.threads)
+                return self._model
             from bert_score.utils import get_model
 
             use_cores(self.threads)
@@ -119,24 +120,37 @@ class TokenEncoder:
             return list(build([]) if build else self.tokenizer.encode("", add_special_tokens=True))
         return list(sent_encode(self.tokenizer, text))
 
-    def encode_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], list[TokenEmbeddings]]]:
-        """(indices into `texts`, their embeddings), batch by batch, so callers can store results as they come."""
-        import torch
-
+    def padded_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], list[list[int]], np.ndarray, np.ndarray]]:
+        """(indices into `texts`, their token ids, padded ids, mask) per batch, as `encode_batches` runs them."""
         ids = [self.tokenize(t) for t in texts]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         for batch in plan_batches([len(x) for x in ids]):
             width = max(len(ids[i]) for i in batch)
-            tokens = torch.full((len(batch), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            tokens = np.full((len(batch), width), pad, dtype=np.int64)
+            mask = np.zeros((len(batch), width), dtype=np.int64)
             for row, i in enumerate(batch):
-                tokens[row, : len(ids[i])] = torch.tensor(ids[i], dtype=torch.long)
+                tokens[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1
-            with torch.inference_mode():
-                hidden = self.model(tokens.to(self.device), attention_mask=mask.to(self.device))[0].float().cpu()
+            yield batch, [ids[i] for i in batch], tokens, mask
+
+    def forward(self, tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The model's last kept layer for one padded batch, float32 on the CPU."""
+        model = self.model
+        if self.backend == "onnx":
+            return model.run(tokens, mask)
+        import torch
+
+        with torch.inference_mode():
+            hidden = model(torch.from_numpy(tokens).to(self.device), attention_mask=torch.from_numpy(mask).to(self.device))[0]
+            return hidden.float().cpu().numpy()
+
+    def encode_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], list[TokenEmbeddings]]]:
+        """(indices into `texts`, their embeddings), batch by batch, so callers can store results as they come."""
+        for batch, ids, tokens, mask in self.padded_batches(texts):
+            hidden = self.forward(tokens, mask)
             self.texts_encoded += len(batch)
             self.tokens_encoded += int(mask.sum())
-            self.padding_tokens += int(mask.numel() - mask.sum())
-            yield batch, [TokenEmbeddings(ids=np.asarray(ids[i], dtype=np.int32),
-                                          vectors=hidden[row, : len(ids[i])].numpy().copy())
-                          for row, i in enumerate(batch)]
+            self.padding_tokens += int(mask.size - mask.sum())
+            yield batch, [TokenEmbeddings(ids=np.asarray(row_ids, dtype=np.int32),
+                                          vectors=hidden[row, : len(row_ids)].copy())
+                          for row, row_ids in enumerate(ids)]

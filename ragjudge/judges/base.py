@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
@@ -60,6 +61,10 @@ class Judge(ABC):
         """The model(s) behind this judge's scores, recorded in every output."""
         return []
 
+    def runtime(self) -> dict[str, Any]:
+        """How a local model behind the scores ran (device, backend), recorded in run.json; {} for none."""
+        return {}
+
     def not_applicable(self, item: JudgeItem) -> str | None:
         """Why this item cannot be judged (missing reference or passages), or None."""
         if "reference" in self.spec.requires and not item.task.reference:
@@ -74,3 +79,9 @@ class Judge(ABC):
     @abstractmethod
     async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
         """Score every item, in order. Failures are JudgeResults with `error`, never exceptions."""
+
+
+def judge_runtime(judges: Iterable[Judge]) -> dict[str, Any]:
+    """`{"judge_runtime": {judge: {device, backend}}}` for the judges that ran a local model; {} when none did."""
+    ran = {j.name: facts for j in judges if (facts := j.runtime())}
+    return {"judge_runtime": ran} if ran else {}

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from ragjudge.embeddings.device import check_device
+from ragjudge.embeddings.onnx_encoder import check_backend
 from ragjudge.embeddings.store import EmbeddingStore
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
 from ragjudge.judges.spec import JudgeSpec
@@ -26,16 +28,21 @@ class RBAlgJudge(Judge):
         self.config = resolve_model(str(spec.options.get("bertscore_model", "auto")))
         self.device = check_device(str(spec.options.get("device", "auto")))
         """Where the BERTScore model runs (`auto`: CUDA, else MPS, else CPU); a spec's `device` option names one."""
+        self.backend = check_backend(str(spec.options.get("backend", "auto")), "backend")
+        """What runs it: `torch`, `onnx` (ONNX Runtime on the CPU) or `auto` (ONNX Runtime when installed)."""
         self._scorer: CachedBertScorer | None = None
 
     def describe_models(self, ctx: JudgeContext) -> list[str]:
         return [self.config.describe()]
 
+    def runtime(self) -> dict[str, Any]:
+        return self._scorer.facts if self._scorer is not None else {}
+
     def scorer_for(self, ctx: JudgeContext) -> CachedBertScorer:
         """The run's scorer, made once (the model loads on first need) with the context's cache folder."""
         if self._scorer is None:
             store = EmbeddingStore(ctx.cache_dir or default_cache_dir()) if ctx.use_cache else None
-            self._scorer = CachedBertScorer(self.config, store=store, device=self.device)
+            self._scorer = CachedBertScorer(self.config, store=store, device=self.device, backend=self.backend)
         return self._scorer
 
     async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:

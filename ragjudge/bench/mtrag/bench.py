@@ -48,7 +48,7 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import MetricCatalog, Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
-from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
 from ragjudge.models import JudgeResult, Prediction, Task
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
@@ -218,7 +218,7 @@ class MtragBench(Bench[MtragOptions, Task]):
         return {"source": str(self.data.source) if self.data else None, "generator": o.gen, "setting": self.setting,
                 "pipeline": ctx.facts.get(RETRIEVAL_FACTS), "judges": judges, "judge_models": o.judge_models,
                 "conversational_as_unanswerable": o.conversational_as_unanswerable,
-                "models": {"generator": o.gen, "judges": judges}}
+                "models": {"generator": o.gen, "judges": judges}, **judge_runtime(self.judges)}
 
     def out_slug(self) -> list[str]:
         o = self.options

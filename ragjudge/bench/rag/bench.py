@@ -21,7 +21,7 @@ from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.errors import UsageError
 from ragjudge.formats.rag_records import RagRecord
 from ragjudge.formats.samples import Sample
-from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
 from ragjudge.judges.criterion import CriterionOption
 
 OFFLINE_JUDGES = ("rb_alg",)
@@ -115,7 +115,7 @@ class RagBench(Bench[RagOptions, RagRecord]):
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         judges = {j.name: j.describe_models(JudgeContext(judge_models=self.options.judge_models))
                   for j in self.judges}
-        return {"judges": judges, "models": {"judges": judges}}
+        return {"judges": judges, "models": {"judges": judges}, **judge_runtime(self.judges)}
 
     def out_slug(self) -> list[str]:
         return [Path(self.options.data).stem]

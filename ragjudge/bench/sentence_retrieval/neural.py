@@ -38,7 +38,8 @@ class DenseScorer:
         else:
             self.encoder = SentenceTransformerEncoder(options.model, batch_size=options.batch_size,
                                                       max_seq_length=options.max_seq_length, device=options.device,
-                                                      normalize=options.normalize, backend=options.backend)
+                                                      normalize=options.normalize, backend=options.backend,
+                                                      precision=options.precision)
         self._vectors: dict[str, np.ndarray] = {}
 
     @property

@@ -1,0 +1,41 @@
+"""What identifies a local model: its folder, its files by name, size and time, and the libraries that run it.
+
+Every cache derived from a model (stored vectors, ONNX exports) is keyed by these, so a changed model or library
+is a new key, never a stale file.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def model_files(model: str) -> Path | None:
+    """The local folder holding a model: the path itself, or its snapshot in the Hugging Face cache."""
+    if os.path.isdir(model):
+        return Path(model).resolve()
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(model, "config.json")
+    except Exception:  # no hub library or an unreadable cache
+        return None
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def files_fingerprint(folder: Path) -> list[tuple[str, int, int]]:
+    """(relative path, size, mtime) of every file in the model folder, sub-folders (pooling config) included."""
+    return sorted((str(p.relative_to(folder)), p.stat().st_size, p.stat().st_mtime_ns)
+                  for p in folder.rglob("*") if p.is_file())
+
+
+def library_versions(*names: str) -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
