@@ -160,3 +160,31 @@ def test_an_rb_alg_run_records_its_device_and_backend(tmp_path: Path, monkeypatc
     assert code == 0, stderr
     runtime = json.loads((out / "run.json").read_text())["judge_runtime"]
     assert runtime == {"rb_alg": {"device": "cpu", "backend": "torch"}}
+
+
+def test_encoder_backend_flag_sets_every_local_encoder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`--encoder-backend` on eval (the dense pipeline and RB_alg alike) and retrieve; a bad value is one line."""
+    import json
+
+    out = tmp_path / "run"
+    code, _, stderr = run_cli(["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive",
+                               "-T", "setting=rag", "--pipeline", "dense", "--corpus", str(MINI / "corpus.jsonl"),
+                               "--index-dir", str(tmp_path / "idx"), "--judges", "rb_alg", "--bertscore-model",
+                               "bundled", "--encoder-backend", "torch", "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, stderr
+    run = json.loads((out / "run.json").read_text())
+    assert run["pipeline"]["retriever"]["backend"] == "torch" and run["engine"]["encoder_backend"] == "torch"
+    assert run["judge_runtime"] == {"rb_alg": {"device": "cpu", "backend": "torch"}}
+    code, _, stderr = run_cli(["retrieve", "--queries", str(MINI / "tasks.jsonl"), "--pipeline", "dense", "--corpus",
+                               str(MINI / "corpus.jsonl"), "--index-dir", str(tmp_path / "idx"), "--encoder-backend",
+                               "onnx", "--out", str(tmp_path / "run.jsonl")], monkeypatch, capsys)
+    assert code == 0, stderr
+    assert len(list((tmp_path / "idx").iterdir())) == 2  # the ONNX vectors: an index of their own
+    for command in (["retrieve", "--queries", str(MINI / "tasks.jsonl"), "--pipeline", "dense", "--corpus",
+                     str(MINI / "corpus.jsonl"), "--out", str(tmp_path / "x.jsonl")],
+                    ["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive", "--judges", "rb_alg",
+                     "--out", str(tmp_path / "x")]):
+        code, _, stderr = run_cli([*command, "--encoder-backend", "cuda"], monkeypatch, capsys)
+        assert code == 2 and "Traceback" not in stderr
+        assert "--encoder-backend" in stderr and "auto" in stderr and "onnx" in stderr, stderr

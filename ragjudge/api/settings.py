@@ -22,6 +22,8 @@ class RunSettings(TypedDict, total=False):
     """Cache folder: LLM responses and embeddings (default $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge)."""
     use_cache: bool
     """False: do not read or write the caches."""
+    encoder_backend: str | None
+    """What runs every local encoder: `torch`, `onnx` or `auto` (default: each spec's own `backend`)."""
     api_base: str | None
     """Base URL of an OpenAI-compatible server."""
     max_retries: int

@@ -48,6 +48,10 @@ CacheDirOpt = Annotated[str | None, typer.Option("--cache-dir", help="Cache fold
                                                  "(default: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge).")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", metavar="", help="Do not read or write the caches (LLM responses, "
                                                                    "embeddings).")]
+EncoderBackendOpt = Annotated[str | None, typer.Option("--encoder-backend", metavar="auto|torch|onnx", help="What runs "
+                                                     "every local encoder (dense retrieval, RB_alg's BERTScore): "
+                                                     "onnx (ONNX Runtime on the CPU), torch, or auto (ONNX Runtime "
+                                                     "when installed); default: each spec's own backend.")]
 ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL for an OpenAI-compatible server "
                                                 "(vLLM, Ollama, a proxy).")]
 BertModelOpt = Annotated[str | None, typer.Option("--bertscore-model", help="auto, bundled, or a model name/path "
@@ -89,10 +93,11 @@ EvalTimeoutOpt = Annotated[float | None, typer.Option("--timeout", min=0.1, help
 def run_settings(*, limit: int | None, concurrency: int | None, cache_dir: str | None, no_cache: bool,
                  api_base: str | None, max_retries: int | None, timeout: float | None, models: str | None = None,
                  rpm: float | None = None, tpm: float | None = None, retry_seconds: float | None = None,
-                 no_preflight: bool = False, retry_errors: bool = False, batch: bool = False) -> dict[str, Any]:
+                 no_preflight: bool = False, retry_errors: bool = False, batch: bool = False,
+                 encoder_backend: str | None = None) -> dict[str, Any]:
     """The run settings the flags give (`ragjudge.api.RunSettings`), leaving out what was not given."""
     values = {"limit": limit, "concurrency": concurrency, "cache_dir": cache_dir, "use_cache": False if no_cache
               else None, "api_base": api_base, "max_retries": max_retries, "timeout": timeout, "models": models,
               "rpm": rpm, "tpm": tpm, "retry_seconds": retry_seconds, "preflight": False if no_preflight else None,
-              "retry_errors": retry_errors or None, "batch": batch or None}
+              "retry_errors": retry_errors or None, "batch": batch or None, "encoder_backend": encoder_backend}
     return {k: v for k, v in values.items() if v is not None}

@@ -44,6 +44,7 @@ def eval_command(
     concurrency: common.EvalConcurrencyOpt = None,
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
+    encoder_backend: common.EncoderBackendOpt = None,
     api_base: common.ApiBaseOpt = None,
     max_retries: common.EvalRetriesOpt = None,
     timeout: common.EvalTimeoutOpt = None,
@@ -70,7 +71,8 @@ def eval_command(
                                             no_cache=no_cache, api_base=api_base, max_retries=max_retries,
                                             timeout=timeout, models=models, rpm=rpm, tpm=tpm,
                                             retry_seconds=retry_seconds, no_preflight=no_preflight,
-                                            retry_errors=retry_errors, batch=batch))
+                                            retry_errors=retry_errors, batch=batch,
+                                            encoder_backend=encoder_backend))
     result = prepared.execute(out or prepared.default_out())
     print_run(result.summary, fmt, failed=sum(1 for s in result.samples if s.errors()), usage=result.usage,
               paths=result.files)

@@ -21,6 +21,7 @@ def judge_command(
     concurrency: common.ConcurrencyOpt = 8,
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
+    encoder_backend: common.EncoderBackendOpt = None,
     api_base: common.ApiBaseOpt = None,
     bertscore_model: common.BertModelOpt = None,
     conversational_as_unanswerable: common.ConvOpt = False,
@@ -56,7 +57,7 @@ def judge_command(
         spelling=judge_cli, **common.run_settings(
             limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
             max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm, retry_seconds=retry_seconds,
-            no_preflight=no_preflight, retry_errors=retry_errors, batch=batch))
+            no_preflight=no_preflight, retry_errors=retry_errors, batch=batch, encoder_backend=encoder_backend))
     result = prepared.execute(results_file=out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl"))
     print_run(result.summary, fmt, failed=sum(1 for s in result.samples if s.errors()), usage=result.usage,
               paths=result.files)

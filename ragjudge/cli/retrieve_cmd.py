@@ -73,6 +73,7 @@ def retrieve_command(
     concurrency: common.ConcurrencyOpt = 8,
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
+    encoder_backend: common.EncoderBackendOpt = None,
     api_base: common.ApiBaseOpt = None,
     models: common.ModelsOpt = None,
     rpm: common.RpmOpt = None,
@@ -96,6 +97,10 @@ def retrieve_command(
 
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")
+    if encoder_backend is not None:
+        from ragjudge.embeddings.onnx_encoder import check_backend
+
+        encoder_backend = check_backend(encoder_backend, "--encoder-backend")
     started = time.perf_counter()
     output_file(out, "run file (--out)")  # before any indexing
     with OutputLock(_sibling(out, ".lock"), owner=out):  # a second retrieve on this --out would pay twice
@@ -126,7 +131,7 @@ def retrieve_command(
                 limit=None, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
                 max_retries=None, timeout=None, models=models, rpm=rpm, tpm=tpm, no_preflight=no_preflight),
                 bench_name="retrieve", uses_llm=True))
-        with embedding_store_scope(cache_dir, not no_cache):  # the queries are encoded through it too
+        with embedding_store_scope(cache_dir, not no_cache, encoder_backend):  # queries are encoded through it too
             try:
                 with progress_bars(fmt == "table") as bars:
                     info = pipe.open(corpus, bars)

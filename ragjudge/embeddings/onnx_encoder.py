@@ -10,7 +10,7 @@ folder has one, and `choose_backend` turns that into the backend `auto` picks.
 from __future__ import annotations
 
 import json
-import threading
+import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -97,20 +97,31 @@ def choose_backend(requested: str, folder: Path | None, device: str,
 
 
 class OnnxTransformer:
-    """An exported transformer in an ONNX Runtime session: token ids and mask in, the last hidden state out."""
+    """An exported transformer in an ONNX Runtime session: token ids and mask in, the last hidden state out.
+
+    An export folder this process cannot read or write (a read-only shared cache) is not an error: the model is
+    exported into a private temporary folder for this run instead, deleted once the session holds the graph."""
 
     def __init__(self, model_folder: Path, cache: Path, *, num_layers: int | None = None, precision: str = "fp32",
                  threads: int | None = None):
+        self.threads = threads or available_cores()
+        try:
+            self.path = export(model_folder, export_folder(cache, model_folder, num_layers), num_layers, precision)
+            self.session = self._session(self.path)
+        except (OSError, RuntimeError):  # unreadable or unwritable: ONNX Runtime's load errors are RuntimeErrors
+            with tempfile.TemporaryDirectory(prefix="ragjudge-onnx-") as private:
+                self.path = export(model_folder, Path(private), num_layers, precision)
+                self.session = self._session(self.path)
+        self._inputs = {i.name for i in self.session.get_inputs()}
+
+    def _session(self, path: Path) -> Any:
         import onnxruntime as ort
 
-        self.path = export(model_folder, export_folder(cache, model_folder, num_layers), num_layers, precision)
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.intra_op_num_threads = threads or available_cores()
+        options.intra_op_num_threads = self.threads
         options.log_severity_level = 3
-        self.session = ort.InferenceSession(str(self.path), options, providers=["CPUExecutionProvider"])
-        self._inputs = {i.name for i in self.session.get_inputs()}
-        self._lock = threading.Lock()
+        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
     def run(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
         """(batch, tokens, hidden) float32; token types are all zero, as for a single-segment input."""

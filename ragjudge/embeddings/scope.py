@@ -18,6 +18,7 @@ from ragjudge.embeddings.store import EmbeddingStore
 
 _UNSET = object()
 _ACTIVE: ContextVar[object] = ContextVar("ragjudge_embedding_store", default=_UNSET)
+_BACKEND: ContextVar[str | None] = ContextVar("ragjudge_encoder_backend", default=None)
 
 
 def open_store(cache_dir: str | Path | None = None) -> EmbeddingStore:
@@ -27,18 +28,27 @@ def open_store(cache_dir: str | Path | None = None) -> EmbeddingStore:
 
 
 @contextmanager
-def embedding_store_scope(cache_dir: str | Path | None, enabled: bool = True) -> Iterator[EmbeddingStore | None]:
-    """Within the block, encoders use the store in `cache_dir` (None: the default folder), or none at all."""
+def embedding_store_scope(cache_dir: str | Path | None, enabled: bool = True,
+                          backend: str | None = None) -> Iterator[EmbeddingStore | None]:
+    """Within the block, encoders use the store in `cache_dir` (None: the default folder), or none at all; with
+    `backend` (`--encoder-backend`), every local encoder runs on it, whatever its spec says."""
     store = open_store(cache_dir) if enabled else None
     if store is not None:
         store.verify()
     token = _ACTIVE.set(store)
+    chosen = _BACKEND.set(backend)
     try:
         yield store
     finally:
+        _BACKEND.reset(chosen)
         _ACTIVE.reset(token)
         if store is not None:
             store.close()
+
+
+def backend_override() -> str | None:
+    """The run's `--encoder-backend` (`auto`, `torch` or `onnx`), or None: each encoder's own option holds."""
+    return _BACKEND.get()
 
 
 class StoreHandle:

@@ -18,6 +18,7 @@ from ragjudge.embeddings.device import resolve_device, use_cores
 from ragjudge.embeddings.model_files import model_files
 from ragjudge.embeddings.onnx_encoder import OnnxTransformer, choose_backend, token_layout
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
+from ragjudge.embeddings.scope import backend_override
 from ragjudge.errors import UsageError
 from ragjudge.llm.cache import default_cache_dir
 
@@ -79,6 +80,7 @@ class TokenEncoder:
         self.device = resolve_device(device)
         """Where the model runs (`auto` resolved: CUDA, else MPS, else CPU)."""
         self.folder = model_files(model_type)
+        backend = backend_override() or backend  # the run's --encoder-backend wins
         self.backend, why = choose_backend(backend, self.folder, self.device, token_layout)
         """`onnx` or `torch`: what runs the model (`auto` resolved)."""
         if why and backend == "onnx":

@@ -7,7 +7,7 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -32,6 +32,9 @@ class EngineOptions(BaseModel):
     timeout: float = Field(120.0, gt=0, description="Seconds per LLM request.")
     cache_dir: str | None = Field(None, description="Cache folder: LLM responses and embeddings.")
     use_cache: bool = True
+    encoder_backend: Literal["auto", "torch", "onnx"] | None = Field(
+        None, description="What runs every local encoder (sentence encoders, RB_alg's BERTScore): torch, onnx (ONNX "
+                          "Runtime on the CPU) or auto; not given: each spec's own backend option.")
     api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
     models: str | None = Field(None, description="Models file (litellm router format): endpoint, key variable and "
                                "rate limits per model.")

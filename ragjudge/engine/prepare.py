@@ -16,9 +16,9 @@ from ragjudge.engine.context import EngineOptions
 from ragjudge.errors import UsageError
 
 RUN_SETTINGS = ("limit", "concurrency", "cache_dir", "use_cache", "api_base", "max_retries", "timeout", "models",
-                "rpm", "tpm", "retry_seconds", "preflight", "retry_errors", "batch")
+                "rpm", "tpm", "retry_seconds", "preflight", "retry_errors", "batch", "encoder_backend")
 """The run-level settings (EngineOptions' fields a user sets), the same for every bench."""
-LLM_SETTINGS = RUN_SETTINGS[1:]
+LLM_SETTINGS = RUN_SETTINGS[1:-1]
 """Settings that only mean something to a run that calls an LLM (or encodes through a cache)."""
 CLI_NAMES = {"use_cache": "--no-cache", "preflight": "--no-preflight"}
 """Settings whose command-line flag says the opposite."""

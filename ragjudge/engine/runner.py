@@ -58,7 +58,7 @@ def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | Non
     exclude = [p for p in (paths.folder if paths is not None else None, options.cache_dir, default_cache_dir())
                if p is not None]
     try:
-        with embedding_store_scope(options.cache_dir, options.use_cache), recording_inputs(exclude) as inputs:
+        with embedding_store_scope(options.cache_dir, options.use_cache, options.encoder_backend), recording_inputs(exclude) as inputs:
             samples = bench.load()
             cut = bool(options.limit) and len(samples) > options.limit  # type: ignore[operator]
             if options.limit:

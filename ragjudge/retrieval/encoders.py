@@ -23,7 +23,7 @@ import numpy as np
 from ragjudge.embeddings.device import check_device, resolve_device
 from ragjudge.embeddings.encoding import StoredEncoding
 from ragjudge.embeddings.onnx_encoder import OnnxSentenceModel, check_precision, choose_backend
-from ragjudge.embeddings.scope import StoreHandle
+from ragjudge.embeddings.scope import StoreHandle, backend_override
 from ragjudge.embeddings.model_files import files_fingerprint, library_versions, model_files
 from ragjudge.embeddings.spaces import VectorSpace
 from ragjudge.errors import RagjudgeError, UsageError
@@ -119,8 +119,9 @@ class SentenceTransformerEncoder:
         """`onnx` (ONNX Runtime) or `torch`: `auto` resolved once (`choose_backend`); `onnx` where it cannot run is
         a UsageError naming why."""
         if self._backend is None:
-            backend, why = choose_backend(self.requested_backend, model_files(self._path), self.device)
-            if why and self.requested_backend == "onnx":
+            requested = backend_override() or self.requested_backend
+            backend, why = choose_backend(requested, model_files(self._path), self.device)
+            if why and requested == "onnx":
                 raise UsageError(f"backend onnx for {self.model_name}: {why}")
             self._backend = backend
         return self._backend
@@ -133,7 +134,7 @@ class SentenceTransformerEncoder:
         if asked == "auto":
             return "fp16" if self.device.startswith("cuda") and self.backend == "torch" else "fp32"
         if asked == "int8" and self.backend != "onnx":
-            why = ("backend torch was asked for" if self.requested_backend == "torch"
+            why = ("backend torch was asked for" if (backend_override() or self.requested_backend) == "torch"
                    else choose_backend("onnx", model_files(self._path), self.device)[1])
             raise UsageError(f"precision int8 for {self.model_name} runs on ONNX Runtime: {why}")
         if asked == "fp16" and (self.backend != "torch" or self.device == "cpu"):
