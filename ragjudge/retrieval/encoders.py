@@ -25,6 +25,7 @@ from ragjudge.embeddings.encoding import StoredEncoding
 from ragjudge.embeddings.onnx_encoder import OnnxSentenceModel, check_precision, choose_backend
 from ragjudge.embeddings.scope import StoreHandle, backend_override
 from ragjudge.embeddings.model_files import files_fingerprint, library_versions, model_files
+from ragjudge.embeddings.onnx_export import model_config
 from ragjudge.embeddings.spaces import VectorSpace
 from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.llm.cache import default_cache_dir
@@ -198,6 +199,8 @@ class SentenceTransformerEncoder:
 
     @property
     def dimension(self) -> int:
+        if self.backend == "onnx":  # mean pooling of the transformer's states (onnx_layout): its hidden size
+            return int(model_config(model_files(self._path))["hidden_size"])  # type: ignore[arg-type]
         model = self._load()
         getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
         return int(getter())
@@ -242,8 +245,9 @@ class SentenceTransformerEncoder:
             onnx = self._load_onnx()
             for start in range(0, len(missing), self.chunk):
                 batch = missing[start : start + self.chunk]
-                work.add(batch, onnx.encode(batch, batch_size=self.batch_size, normalize=self.normalize))
-                self.encoded += len(batch)
+                vectors = onnx.encode(batch, batch_size=self.batch_size, normalize=self.normalize)
+                self.encoded += len(batch)  # counted before it is kept: a progress callback may stop the run there
+                work.add(batch, vectors)
         elif missing:
             model = self._load()
             for start in range(0, len(missing), self.chunk):

@@ -1,0 +1,125 @@
+"""The GPU against the CPU, in one run on one machine: RB_alg on MTRAG-length responses and dense indexing of the
+50,000-passage corpus, the same scores either side. A short prepared script, for whenever a CUDA GPU is at hand.
+
+    python benchmarks/bench_gpu.py [--gpu cuda] [--tasks 100] [--systems 5] [--passages 50000] [--cpu-passages 2000]
+
+RB_alg: bench_rb_alg.py's workload (real MTRAG passages, 5 systems on the same tasks), each system a fresh judge on a
+cold embedding store, on the CPU (the backend `auto` picks there) and on the GPU (PyTorch, fp32: RB_alg's scores
+must stay within 1e-5). Dense: bench_embedding_store.py's corpus (the 9,702 real pool passages, then real-sentence
+recombinations); the GPU indexes all of it in fp32 and fp16 (what `precision: auto` takes on CUDA); the CPU indexes
+the first --cpu-passages (its rate is per passage: the whole would take half an hour on a few cores), and the GPU's
+fp32 and fp16 vectors of those passages are compared with the CPU's (top-10 of the domain's queries). Model loads
+and the ONNX export are timed apart. Without a CUDA GPU it says so and stops (exit 2); `--gpu cpu` runs every step
+on the CPU, to check the script itself. Put the figures in docs/performance.md with the card named.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_embedding_store import corpus  # noqa: E402
+from bench_rb_alg import COMPONENTS, SHARED, build_workload  # noqa: E402
+
+from ragjudge.embeddings.scope import embedding_store_scope  # noqa: E402
+from ragjudge.formats.beir import read_corpus, read_queries  # noqa: E402
+from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
+from ragjudge.retrieval.dense import DenseRetriever  # noqa: E402
+
+
+def rb_alg(model: str, device: str, systems: list[list[JudgeItem]], cache: Path
+           ) -> tuple[float, float, list[list[dict[str, float]]]]:
+    """(load seconds, scoring seconds, scores) for every system in turn, a fresh judge each (a new run), one store."""
+    load = seconds = 0.0
+    scores = []
+    for items in systems:
+        judge = JudgeRegistry().build("rb_alg", {"bertscore_model": model, "device": device})
+        ctx = JudgeContext(cache_dir=cache)
+        started = time.perf_counter()
+        _ = judge.scorer_for(ctx).encoder.model
+        load += time.perf_counter() - started
+        started = time.perf_counter()
+        results = asyncio.run(judge.judge(items, ctx))
+        seconds += time.perf_counter() - started
+        scores.append([{c: float(r.details[c]) if c != "RB_agg" else float(r.value) for c in COMPONENTS}
+                       for r in results])
+    return load, seconds, scores
+
+
+def dense(passages: list, device: str, precision: str, queries: list[str]) -> tuple[float, float, np.ndarray,
+                                                                                     list[list[str]]]:
+    """(load seconds, passages/s, vectors, top-10 ids per query) on a fresh store."""
+    with tempfile.TemporaryDirectory() as cache, embedding_store_scope(cache):
+        retriever = DenseRetriever({"model": "minilm", "device": device, "precision": precision, "batch_size": 64
+                                    if device != "cpu" else 32})
+        started = time.perf_counter()
+        _ = retriever.encoder.dimension
+        load = time.perf_counter() - started
+        started = time.perf_counter()
+        retriever.index(passages)
+        rate = len(passages) / (time.perf_counter() - started)
+        tops = [[p.document_id for p in hits] for hits in retriever.search_many(queries, k=10)]
+        return load, rate, np.asarray(retriever.matrix), tops
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpu", default="cuda", help="the GPU device (cuda, cuda:N); cpu checks the script")
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--systems", type=int, default=5)
+    parser.add_argument("--passages", type=int, default=50_000)
+    parser.add_argument("--cpu-passages", type=int, default=2_000)
+    parser.add_argument("--bertscore-model", default="bundled")
+    args = parser.parse_args()
+    import torch
+
+    if args.gpu.startswith("cuda") and not torch.cuda.is_available():
+        print("no CUDA GPU here: nothing to compare (--gpu cpu runs the steps on the CPU to check the script)",
+              file=sys.stderr)
+        return 2
+    card = torch.cuda.get_device_name(args.gpu) if args.gpu.startswith("cuda") else "none (--gpu cpu)"
+    print(f"GPU: {card}; CPU: {torch.get_num_threads()} threads; torch {torch.__version__}")
+
+    _, systems = build_workload(args.tasks, args.systems, seed=0)
+    with tempfile.TemporaryDirectory() as work:
+        cpu_load, cpu_s, cpu_scores = rb_alg(args.bertscore_model, "cpu", systems, Path(work) / "cpu")
+        gpu_load, gpu_s, gpu_scores = rb_alg(args.bertscore_model, args.gpu, systems, Path(work) / "gpu")
+        worst = max(abs(a[c] - b[c]) for sa, sb in zip(cpu_scores, gpu_scores, strict=True)
+                    for a, b in zip(sa, sb, strict=True) for c in COMPONENTS)
+        pairs = sum(1 + len(i.passages) for i in systems[0])
+        print(f"RB_alg, {len(systems)} systems x {len(systems[0])} tasks ({pairs} pairs each), cold store, a fresh "
+              f"judge per system: CPU {cpu_s:.1f} s (+{cpu_load:.1f} s loads), GPU {gpu_s:.1f} s (+{gpu_load:.1f} s "
+              f"loads): {cpu_s / gpu_s:.1f}x; max |GPU - CPU| {worst:.1e} (must be <= 1e-5)", flush=True)
+
+        texts = corpus(args.passages, Path(work) / "corpus.jsonl")
+        passages = list(read_corpus(texts))
+        queries = [q.text for q in read_queries(SHARED / "retrieval" / "clapnq" / "lastturn.jsonl")]
+        subset = passages[: args.cpu_passages]
+        cpu_load, cpu_rate, cpu_vectors, cpu_tops = dense(subset, "cpu", "fp32", queries)
+        print(f"dense, CPU (auto backend) on {len(subset):,} passages: {cpu_rate:.1f} passages/s "
+              f"(load {cpu_load:.1f} s)", flush=True)
+        for precision in ("fp32", "fp16"):
+            if precision == "fp16" and not args.gpu.startswith("cuda"):
+                continue
+            load, rate, _, _ = dense(passages, args.gpu, precision, queries)
+            _, _, vectors, tops = dense(subset, args.gpu, precision, queries)
+            cosine = float(np.min((vectors * cpu_vectors).sum(axis=1)))
+            same = sum(a == b for a, b in zip(cpu_tops, tops, strict=True))
+            print(f"dense, GPU {precision} on {len(passages):,} passages: {rate:.1f} passages/s "
+                  f"({len(passages) / rate:.0f} s; load {load:.1f} s), {rate / cpu_rate:.1f}x the CPU; on the "
+                  f"{len(subset):,}: lowest cosine to the CPU's vectors {cosine:.6f}, identical top-10 for "
+                  f"{same}/{len(queries)} queries", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
