@@ -8,9 +8,9 @@ Passages: a domain's pooled MTRAG corpus from ../shared/data/mtrag (real 512-tok
 it, 4,619 for clapnq, 5,083 for fiqa), --corpus for another BEIR corpus (MTRAG's cloud domain where you have it).
 Queries: the domain's last turns with their qrels. Each backend indexes the same passages in an embedding store of
 its own (nothing read back), model load and ONNX export timed apart. The floor is the transformer's forward pass
-alone (no tokenising, pooling or storing) on --floor-passages of the passages, every k-th in the order indexing
-encodes them and batched as it batches them, so their lengths are the whole index's: "x floor" says how close the
-whole indexing is to what no pipeline around the model can beat.
+alone (no tokenising, pooling or storing) on about --floor-passages of the passages: every k-th of the batches
+indexing runs, so their lengths and padding are the whole index's. "x the floor" says how close the whole indexing
+is to what no pipeline around the model can beat.
 Needs onnxruntime for the onnx and int8 rows (`pip install 'ragjudge[onnx]'`).
 """
 
@@ -44,12 +44,28 @@ def peak_rss_mb() -> float:
 
 
 def floor_batches(retriever: DenseRetriever, passages: list[Passage], batch_size: int, n: int) -> list[list[str]]:
-    """`n` of the texts indexing encodes, every k-th in the order it encodes them (longest first), so their lengths
-    are the whole index's, in batches of `batch_size`."""
+    """Batches of the texts indexing encodes, as it batches them (longest first, `batch_size` a batch): every k-th
+    batch up to about `n` texts (0: all), so their lengths and padding are the whole index's."""
     texts = sorted({retriever.options.passage_prefix + index_text(p, retriever.options.title) for p in passages},
                    key=len, reverse=True)
-    sample = texts[:: max(1, len(texts) // n)] if n else texts
-    return [sample[i : i + batch_size] for i in range(0, len(sample), batch_size)]
+    batches = [texts[i : i + batch_size] for i in range(0, len(texts), batch_size)]
+    return batches[:: max(1, len(texts) // n)] if n else batches
+
+
+def forward_flops(retriever: DenseRetriever, batches: list[list[str]]) -> float:
+    """Floating-point operations of the transformer's forward pass over `batches` as padded (multiply-add = 2): per
+    layer 2n(4h^2 + 2hi) for the projections and feed-forward, 4n^2 h for attention; embeddings and norms left out."""
+    from ragjudge.embeddings.model_files import model_files
+    from ragjudge.embeddings.onnx_export import model_config
+
+    config = model_config(model_files(retriever.encoder._path))  # type: ignore[arg-type,union-attr]
+    h, i, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
+    tokenizer, limit = retriever.encoder._tokenizer_and_limit()  # type: ignore[union-attr]
+    total = 0.0
+    for batch in batches:
+        n = min(limit, max(len(ids) for ids in tokenizer(batch, truncation=False)["input_ids"]))
+        total += len(batch) * layers * (2 * n * (4 * h * h + 2 * h * i) + 4 * n * n * h)
+    return total
 
 
 def forward_seconds(retriever: DenseRetriever, batches: list[list[str]]) -> float:
@@ -113,11 +129,13 @@ def main() -> int:
             batches = floor_batches(retriever, passages, args.batch_size, args.floor_passages)
             floor = forward_seconds(retriever, batches)
             floor_rate = sum(len(b) for b in batches) / floor
+            gflops = forward_flops(retriever, batches) / floor / 1e9
             tops[name] = [[p.document_id for p in hits] for hits in retriever.search_many([q.text for q in queries],
                                                                                            k=10)]
             ndcg = np.mean([ndcg_at(top, qrels.get(q.id, {}), 10) for q, top in zip(queries, tops[name], strict=True)])
             print(f"  {name:5}: {rates[name]:6.1f} passages/s ({seconds:.1f} s; load{' and export' if name != 'torch' else ''}"
-                  f" {load:.1f} s) | forward pass alone {floor_rate:6.1f}/s -> {floor_rate / rates[name]:.2f}x floor | "
+                  f" {load:.1f} s) | forward pass alone {floor_rate:6.1f}/s ({gflops:.0f} GFLOP/s) -> whole indexing "
+                  f"{floor_rate / rates[name]:.2f}x the floor | "
                   f"nDCG@10 {ndcg:.4f} | peak RSS {peak_rss_mb():.0f} MB", flush=True)
     if "torch" in rates:
         for name in rates.keys() - {"torch"}:

@@ -62,7 +62,8 @@ def dense(passages: list, device: str, precision: str, queries: list[str]) -> tu
         retriever = DenseRetriever({"model": "minilm", "device": device, "precision": precision, "batch_size": 64
                                     if device != "cpu" else 32})
         started = time.perf_counter()
-        _ = retriever.encoder.dimension
+        encoder = retriever.encoder
+        _ = encoder._load_onnx() if encoder.backend == "onnx" else encoder._load()  # type: ignore[union-attr]
         load = time.perf_counter() - started
         started = time.perf_counter()
         retriever.index(passages)

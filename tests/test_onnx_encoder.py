@@ -124,6 +124,22 @@ def test_fp16_is_what_auto_takes_on_a_cuda_gpu(monkeypatch: pytest.MonkeyPatch) 
     on_gpu = SentenceTransformerEncoder("minilm")
     assert (on_gpu.device, on_gpu.backend, on_gpu.precision) == ("cuda", "torch", "fp16")
     assert SentenceTransformerEncoder("minilm", precision="fp32").precision == "fp32"
+    assert on_gpu.batch_size == 128 and SentenceTransformerEncoder("minilm", batch_size=16).batch_size == 16
+
+
+def test_batch_sizes_are_chosen_for_the_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from ragjudge.embeddings.token_encoder import TokenEncoder
+
+    texts = ["word " * 100] * 300
+    assert SentenceTransformerEncoder("minilm", device="cpu").batch_size == 32
+    on_cpu = TokenEncoder(str(MINILM), 6, device="cpu", backend="torch")
+    widest = max(tokens.size for _, _, tokens, _ in on_cpu.padded_batches(texts))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    on_gpu = TokenEncoder(str(MINILM), 6, backend="torch")
+    assert on_gpu.device == "cuda" and on_gpu.backend == "torch"
+    assert widest <= 4096 < max(tokens.size for _, _, tokens, _ in on_gpu.padded_batches(texts)) <= 32768
 
 
 def test_bad_backend_and_precision_names_are_one_error() -> None:

@@ -23,7 +23,9 @@ from ragjudge.errors import UsageError
 from ragjudge.llm.cache import default_cache_dir
 
 TOKEN_BUDGET = 4096
-"""Padded tokens per forward pass: enough to keep the matrix products efficient on a few CPU cores."""
+"""Padded tokens per forward pass on the CPU: enough to keep the matrix products efficient on a few cores."""
+GPU_TOKEN_BUDGET = 32768
+"""On a GPU: enough texts in flight to fill it."""
 MAX_PADDING = 0.05
 """A batch is closed before padding would exceed this share of its tokens."""
 
@@ -126,7 +128,8 @@ class TokenEncoder:
         """(indices into `texts`, their token ids, padded ids, mask) per batch, as `encode_batches` runs them."""
         ids = [self.tokenize(t) for t in texts]
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        for batch in plan_batches([len(x) for x in ids]):
+        budget = TOKEN_BUDGET if self.device == "cpu" else GPU_TOKEN_BUDGET
+        for batch in plan_batches([len(x) for x in ids], token_budget=budget):
             width = max(len(ids[i]) for i in batch)
             tokens = np.full((len(batch), width), pad, dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)

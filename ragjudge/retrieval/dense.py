@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
+from pydantic import Field
 
 from ragjudge.embeddings.device import Device
 from ragjudge.errors import UsageError
@@ -29,7 +30,8 @@ class EncoderOptions(RetrieverOptions):
     query_prefix: str = ""
     """Instruction put before each query (BGE: "Represent this sentence for searching relevant passages: ")."""
     passage_prefix: str = ""
-    batch_size: int = 32
+    batch_size: int | None = Field(None, ge=1)
+    """Texts per model call or API request; not given: 32 on the CPU and for an API, 128 on a GPU."""
     max_seq_length: int | None = None
     normalize: bool = True
     device: Device = "auto"
@@ -49,7 +51,7 @@ class EncoderOptions(RetrieverOptions):
 def build_encoder(options: EncoderOptions) -> SentenceTransformerEncoder | LiteLLMEncoder:
     if options.encoder == "litellm":
         return LiteLLMEncoder(options.model, api_base=options.api_base, api_key_env=options.api_key_env,
-                              dimensions=options.dimensions, batch_size=options.batch_size,
+                              dimensions=options.dimensions, batch_size=options.batch_size or 32,
                               concurrency=options.concurrency, normalize=options.normalize)
     return SentenceTransformerEncoder(options.model, batch_size=options.batch_size,
                                       max_seq_length=options.max_seq_length, device=options.device,

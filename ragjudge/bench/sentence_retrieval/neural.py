@@ -33,7 +33,7 @@ class DenseScorer:
         if options.encoder == "litellm":
             self.encoder: Any = LiteLLMEncoder(options.model, api_base=options.api_base,
                                                api_key_env=options.api_key_env, dimensions=options.dimensions,
-                                               batch_size=options.batch_size, concurrency=options.concurrency,
+                                               batch_size=options.batch_size or 32, concurrency=options.concurrency,
                                                normalize=options.normalize, gateway=gateway)
         else:
             self.encoder = SentenceTransformerEncoder(options.model, batch_size=options.batch_size,
