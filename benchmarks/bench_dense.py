@@ -63,7 +63,7 @@ def forward_flops(retriever: DenseRetriever, batches: list[list[str]]) -> float:
     tokenizer, limit = retriever.encoder._tokenizer_and_limit()  # type: ignore[union-attr]
     total = 0.0
     for batch in batches:
-        n = min(limit, max(len(ids) for ids in tokenizer(batch, truncation=False)["input_ids"]))
+        n = min(limit, max(len(ids) for ids in tokenizer(batch, truncation=False, verbose=False)["input_ids"]))
         total += len(batch) * layers * (2 * n * (4 * h * h + 2 * h * i) + 4 * n * n * h)
     return total
 
