@@ -180,12 +180,17 @@ def test_cache_info_and_clear_older_than(tmp_path: Path, monkeypatch, capsys) ->
     db.commit()
     db.close()
     (tmp_path / "indexes" / "dense-x").mkdir(parents=True)
+    monkeypatch.delenv("RAGJUDGE_ONNX_DIR", raising=False)  # exports beside the store, as without the variable
+    (tmp_path / "onnx" / "model-1234").mkdir(parents=True)
+    (tmp_path / "onnx" / "model-1234" / "model.onnx").write_bytes(b"x" * 2048)
     code, out, err = run_cli(["cache", "info", "--cache-dir", str(tmp_path)], monkeypatch, capsys)
     assert code == 0, err
     assert "old model [None, vector]: 2 texts" in out and "new model [None, vector]: 1 texts" in out
     assert "indexes: " in out and "(1 index(es)" in out
+    assert f"ONNX exports: {tmp_path / 'onnx'} (1 model(s)" in out
     code, out, err = run_cli(["cache", "info", "--cache-dir", str(tmp_path), "--format", "json"], monkeypatch, capsys)
     assert [s["entries"] for s in json.loads(out)["embeddings"]["spaces"]] == [2, 1]
+    assert json.loads(out)["onnx_exports"]["count"] == 1 and json.loads(out)["onnx_exports"]["bytes"] == 2048
 
     code, out, err = run_cli(["cache", "clear", "--cache-dir", str(tmp_path), "--older-than", "30d"], monkeypatch,
                              capsys)
@@ -200,5 +205,6 @@ def test_cache_info_and_clear_older_than(tmp_path: Path, monkeypatch, capsys) ->
                               "--llm-responses"], monkeypatch, capsys)
     assert code == 2 and "--llm-responses clears the whole response cache" in err
     code, out, err = run_cli(["cache", "clear", "--cache-dir", str(tmp_path)], monkeypatch, capsys)
-    assert code == 0 and "1 text(s) removed" in out and "indexes: 1 removed" in out
+    assert code == 0 and "1 text(s) removed" in out and "indexes: 1 removed" in out and "ONNX exports: 1 removed" in out
     assert not (tmp_path / STORE_FILE).exists() and not (tmp_path / "indexes" / "dense-x").exists()
+    assert not (tmp_path / "onnx" / "model-1234").exists()

@@ -1,7 +1,8 @@
 """`ragjudge cache info` / `ragjudge cache clear`: what the cache folder holds, and making room.
 
 The folder holds the embedding store (free to recompute, but minutes to hours of encoding), retrieval indexes
-(rebuilt from the store in seconds) and the LLM responses (paid for: cleared only when asked by name).
+(rebuilt from the store in seconds), ONNX exports of local models (made again in seconds) and the LLM responses
+(paid for: cleared only when asked by name).
 """
 
 import json
@@ -16,7 +17,8 @@ import typer
 from ragjudge.cli import common
 from ragjudge.errors import InputError, UsageError
 
-app = typer.Typer(help="Show or clear ragjudge's cache: embeddings, indexes, LLM responses.", no_args_is_help=True)
+app = typer.Typer(help="Show or clear ragjudge's cache: embeddings, indexes, ONNX exports, LLM responses.",
+                  no_args_is_help=True)
 
 LLM_FILE = "llm-responses.sqlite"
 INDEXES = "indexes"
@@ -72,8 +74,11 @@ def gather(folder: Path) -> dict[str, Any]:
     store = EmbeddingStore(folder, read_only=True)  # looking changes nothing, and warns of nothing
     info = store.info()
     store.close()
+    from ragjudge.embeddings.onnx_export import onnx_root
+
     llm = folder / LLM_FILE
     indexes = folder / INDEXES
+    exports = onnx_root(folder)
     return {
         "folder": str(folder),
         "embeddings": {"path": info.path, "bytes": info.file_bytes,
@@ -82,6 +87,8 @@ def gather(folder: Path) -> dict[str, Any]:
                                   for s in info.spaces]},
         "indexes": {"path": str(indexes), "bytes": _size(indexes),
                     "count": sum(1 for p in indexes.iterdir() if p.is_dir()) if indexes.is_dir() else 0},
+        "onnx_exports": {"path": str(exports), "bytes": _size(exports),
+                         "count": sum(1 for p in exports.iterdir() if p.is_dir()) if exports.is_dir() else 0},
         "llm_responses": {"path": str(llm), "bytes": _size(llm) + _size(llm.with_name(LLM_FILE + "-wal"))},
         "legacy_embeddings": {"path": str(folder / LEGACY_EMBEDDINGS), "bytes": _size(folder / LEGACY_EMBEDDINGS)},
     }
@@ -104,6 +111,8 @@ def info_command(cache_dir: CacheDirOpt = None, fmt: common.FormatOpt = "table")
                      f"last used {_when(s['last_used'])}")
     lines.append(f"indexes: {facts['indexes']['path']} ({facts['indexes']['count']} index(es), "
                  f"{_mb(facts['indexes']['bytes'])})")
+    lines.append(f"ONNX exports: {facts['onnx_exports']['path']} ({facts['onnx_exports']['count']} model(s), "
+                 f"{_mb(facts['onnx_exports']['bytes'])}; made again from the local weights in seconds)")
     lines.append(f"LLM responses: {facts['llm_responses']['path']} ({_mb(facts['llm_responses']['bytes'])}; paid "
                  f"for: `cache clear` keeps them unless given --llm-responses)")
     if facts["legacy_embeddings"]["bytes"]:
@@ -120,7 +129,7 @@ def clear_command(
     llm_responses: Annotated[bool, typer.Option("--llm-responses", help="Also delete the LLM responses (paid for: "
                                                 "a rerun pays again).")] = False,
 ) -> None:
-    """Delete embeddings and indexes (and with --llm-responses the LLM responses too)."""
+    """Delete embeddings, indexes and ONNX exports (and with --llm-responses the LLM responses too)."""
     from ragjudge.embeddings.store import EmbeddingStore
 
     age = parse_age(older_than) if older_than is not None else None
@@ -132,18 +141,11 @@ def clear_command(
     removed = store.clear(age)
     store.close()
     said = [f"embeddings: {removed:,} text(s) removed" + (f" (not used for {older_than})" if age else "")]
-    indexes = folder / INDEXES
+    from ragjudge.embeddings.onnx_export import onnx_root
+
     cutoff = time.time() - age if age is not None else None
-    gone = 0
-    if indexes.is_dir():
-        for index in indexes.iterdir():
-            try:
-                if cutoff is None or index.stat().st_mtime < cutoff:
-                    shutil.rmtree(index) if index.is_dir() else index.unlink()
-                    gone += 1
-            except FileNotFoundError:  # removed by a clear running beside this one
-                continue
-    said.append(f"indexes: {gone} removed")
+    said.append(f"indexes: {_remove_entries(folder / INDEXES, cutoff)} removed")
+    said.append(f"ONNX exports: {_remove_entries(onnx_root(folder), cutoff)} removed")
     legacy = folder / LEGACY_EMBEDDINGS
     if legacy.is_dir() and age is None:
         shutil.rmtree(legacy, onerror=_gone_is_fine)
@@ -153,6 +155,20 @@ def clear_command(
             (folder / name).unlink(missing_ok=True)
         said.append("LLM responses: removed")
     typer.echo(f"{folder}: " + "; ".join(said))
+
+
+def _remove_entries(parent: Path, cutoff: float | None) -> int:
+    """Delete what `parent` holds (older than `cutoff` when given): how many entries went."""
+    gone = 0
+    if parent.is_dir():
+        for entry in parent.iterdir():
+            try:
+                if cutoff is None or entry.stat().st_mtime < cutoff:
+                    shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+                    gone += 1
+            except FileNotFoundError:  # removed by a clear running beside this one
+                continue
+    return gone
 
 
 def _gone_is_fine(function: Any, path: str, exc_info: Any) -> None:
