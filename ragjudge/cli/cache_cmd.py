@@ -87,11 +87,20 @@ def gather(folder: Path) -> dict[str, Any]:
                                   for s in info.spaces]},
         "indexes": {"path": str(indexes), "bytes": _size(indexes),
                     "count": sum(1 for p in indexes.iterdir() if p.is_dir()) if indexes.is_dir() else 0},
-        "onnx_exports": {"path": str(exports), "bytes": _size(exports),
-                         "count": sum(1 for p in exports.iterdir() if p.is_dir()) if exports.is_dir() else 0},
+        "onnx_exports": _exports(exports),
         "llm_responses": {"path": str(llm), "bytes": _size(llm) + _size(llm.with_name(LLM_FILE + "-wal"))},
         "legacy_embeddings": {"path": str(folder / LEGACY_EMBEDDINGS), "bytes": _size(folder / LEGACY_EMBEDDINGS)},
     }
+
+
+def _exports(folder: Path) -> dict[str, Any]:
+    """The ONNX exports' folder, models and bytes; one this user cannot read (another's $RAGJUDGE_ONNX_DIR) is
+    reported as such, not an error: looking at a cache never fails on a folder it does not need."""
+    try:
+        return {"path": str(folder), "bytes": _size(folder),
+                "count": sum(1 for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else 0}
+    except OSError as exc:
+        return {"path": str(folder), "bytes": 0, "count": 0, "unreadable": exc.strerror or str(exc)}
 
 
 @app.command("info")
@@ -111,8 +120,10 @@ def info_command(cache_dir: CacheDirOpt = None, fmt: common.FormatOpt = "table")
                      f"last used {_when(s['last_used'])}")
     lines.append(f"indexes: {facts['indexes']['path']} ({facts['indexes']['count']} index(es), "
                  f"{_mb(facts['indexes']['bytes'])})")
-    lines.append(f"ONNX exports: {facts['onnx_exports']['path']} ({facts['onnx_exports']['count']} model(s), "
-                 f"{_mb(facts['onnx_exports']['bytes'])}; made again from the local weights in seconds)")
+    exports = facts["onnx_exports"]
+    lines.append(f"ONNX exports: {exports['path']} (" + (f"cannot read: {exports['unreadable']})" if "unreadable" in exports
+                 else f"{exports['count']} model(s), {_mb(exports['bytes'])}; made again from the local weights in "
+                 "seconds)"))
     lines.append(f"LLM responses: {facts['llm_responses']['path']} ({_mb(facts['llm_responses']['bytes'])}; paid "
                  f"for: `cache clear` keeps them unless given --llm-responses)")
     if facts["legacy_embeddings"]["bytes"]:
