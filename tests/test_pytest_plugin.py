@@ -45,9 +45,11 @@ ENTRY_POINT = f'"{ENTRY_NAME}" = "ragjudge.pytest_plugin"'
 """The line under [project.entry-points.pytest11] in pyproject.toml."""
 QUIET = ["-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function"]
 OPTIONS = ["--ragjudge-judge-models", "--ragjudge-offline", "--ragjudge-cache-dir", "--ragjudge-api-base",
-           "--ragjudge-threshold", "--ragjudge-report", "--ragjudge-bertscore-model", "--ragjudge-recall-k"]
+           "--ragjudge-threshold", "--ragjudge-report", "--ragjudge-bertscore-model", "--ragjudge-recall-k",
+           "--ragjudge-encoder-backend"]
 INI = ["ragjudge_judge_models", "ragjudge_offline", "ragjudge_cache_dir", "ragjudge_api_base", "ragjudge_thresholds",
-       "ragjudge_report", "ragjudge_bertscore_model", "ragjudge_judge_dirs", "ragjudge_recall_k"]
+       "ragjudge_report", "ragjudge_bertscore_model", "ragjudge_judge_dirs", "ragjudge_recall_k",
+       "ragjudge_encoder_backend"]
 
 
 def registered() -> bool:
@@ -522,6 +524,18 @@ def test_example_suite_passes_offline(pytester: pytest.Pytester, warm_bert: None
         "*question:  Can I bring my dog into the library?",
         "*0 of 1 expected passage(s) in the top 3 retrieved; missing: lib-animals; top 3: lib-card, lib-hours*",
     ])
+
+
+def test_encoder_backend_option_reaches_rb_alg(pytester: pytest.Pytester) -> None:
+    from ragjudge.pytest_plugin.config import Settings
+    from ragjudge.pytest_plugin.evaluator import Evaluator
+
+    assert Evaluator(Settings(encoder_backend="torch")).judge("rb_alg").backend == "torch"  # type: ignore[attr-defined]
+    assert Evaluator(Settings()).judge("rb_alg").backend == "auto"  # type: ignore[attr-defined]
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    bad = pytester.runpytest_inprocess(*plugin_args(), *QUIET, "--ragjudge-encoder-backend", "gpu")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*ragjudge encoder backend: 'gpu' is not one of auto, torch, onnx*"])
 
 
 def test_dataset_tests_over_mtrag_predictions(pytester: pytest.Pytester) -> None:

@@ -35,6 +35,8 @@ class Settings:
     """Configured thresholds only; `threshold()` falls back to DEFAULT_THRESHOLDS."""
     report: Path | None = None
     bertscore_model: str | None = None
+    encoder_backend: str | None = None
+    """What runs RB_alg's BERTScore model: auto, torch or onnx (None: the spec's own, auto)."""
     judge_dirs: tuple[Path, ...] = ()
     recall_k: int = DEFAULT_RECALL_K
     verbosity: int = 0
@@ -79,6 +81,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--ragjudge-bertscore-model", dest="ragjudge_bertscore_model", metavar="MODEL",
                     help="RB_alg's BERTScore model: auto, bundled, or a model name/path. "
                          "(ini: ragjudge_bertscore_model)")
+    group.addoption("--ragjudge-encoder-backend", dest="ragjudge_encoder_backend", metavar="auto|torch|onnx",
+                    help="what runs RB_alg's BERTScore model: onnx (ONNX Runtime on the CPU), torch, or auto "
+                         "(ONNX Runtime when installed). (ini: ragjudge_encoder_backend)")
     group.addoption("--ragjudge-recall-k", dest="ragjudge_recall_k", type=int, metavar="K",
                     help=f"default k of Recall@k (default {DEFAULT_RECALL_K}). (ini: ragjudge_recall_k)")
 
@@ -90,6 +95,8 @@ def add_options(parser: pytest.Parser) -> None:
     parser.addini("ragjudge_thresholds", "ragjudge: default thresholds, e.g. 'rb_alg=0.4 rl_f=0.7'", default="")
     parser.addini("ragjudge_report", "ragjudge: JSON report path (relative to the ini file)", default="")
     parser.addini("ragjudge_bertscore_model", "ragjudge: RB_alg's BERTScore model (auto, bundled, name/path)",
+                  default="")
+    parser.addini("ragjudge_encoder_backend", "ragjudge: what runs RB_alg's BERTScore model (auto, torch, onnx)",
                   default="")
     parser.addini("ragjudge_judge_dirs", "ragjudge: extra judge spec folders (relative to the ini file)",
                   type="paths", default=[])
@@ -168,7 +175,19 @@ def settings_from(config: pytest.Config,
         report=path(opt.ragjudge_report, "ragjudge_report"),
         bertscore_model=(opt.ragjudge_bertscore_model or str(config.getini("ragjudge_bertscore_model")).strip()
                          or None),
+        encoder_backend=_backend(opt.ragjudge_encoder_backend or str(config.getini("ragjudge_encoder_backend")).strip()
+                                 or None),
         judge_dirs=tuple(Path(p) for p in config.getini("ragjudge_judge_dirs")),
         recall_k=recall_k,
         verbosity=config.get_verbosity(),
     )
+
+
+def _backend(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from ragjudge.embeddings.onnx_encoder import BACKENDS
+
+    if value.strip().lower() not in BACKENDS:
+        raise pytest.UsageError(f"ragjudge encoder backend: {value!r} is not one of {', '.join(BACKENDS)}")
+    return value.strip().lower()

@@ -80,7 +80,7 @@ class Evaluator:
     # -- judges ------------------------------------------------------------------------------
     def judge(self, name: str) -> Judge:
         if name not in self._judges:
-            options = {"bertscore_model": self.settings.bertscore_model}
+            options = {"bertscore_model": self.settings.bertscore_model, "backend": self.settings.encoder_backend}
             self._judges[name] = self.registry.build(name, options)
         return self._judges[name]
 
