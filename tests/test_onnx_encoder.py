@@ -200,7 +200,8 @@ def test_encoder_backend_flag_sets_every_local_encoder(tmp_path: Path, monkeypat
     for command in (["retrieve", "--queries", str(MINI / "tasks.jsonl"), "--pipeline", "dense", "--corpus",
                      str(MINI / "corpus.jsonl"), "--out", str(tmp_path / "x.jsonl")],
                     ["eval", "--bench", str(MINI / "tasks.jsonl"), "--gen", "extractive", "--judges", "rb_alg",
-                     "--out", str(tmp_path / "x")]):
+                     "--out", str(tmp_path / "x")],
+                    ["judge", str(MINI / "tasks.jsonl"), "--judges", "rb_alg", "--out", str(tmp_path / "j.jsonl")]):
         code, _, stderr = run_cli([*command, "--encoder-backend", "cuda"], monkeypatch, capsys)
         assert code == 2 and "Traceback" not in stderr
         assert "--encoder-backend" in stderr and "auto" in stderr and "onnx" in stderr, stderr

@@ -63,6 +63,8 @@ def engine_options(settings: Mapping[str, Any], *, bench_name: str, uses_llm: bo
 
 
 def _name(key: str, spelling: Spelling) -> str:
-    if spelling is CLI:
+    """A run setting as the user gave it: its flag for a command-line spelling (`eval`'s, `judge`'s), else its
+    keyword."""
+    if spelling is CLI or spelling.flag(key).startswith("-"):
         return CLI_NAMES.get(key, "--" + key.replace("_", "-"))
     return key
