@@ -4,6 +4,8 @@ and the entry point. LLM judges through the local test server: test_pytest_plugi
 
 from __future__ import annotations
 
+import importlib.util
+
 import json
 import os
 import subprocess
@@ -61,13 +63,19 @@ def plugin_args() -> list[str]:
     return [] if registered() else ["-p", "ragjudge.pytest_plugin"]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", autouse=True)
 def warm_bert() -> None:
-    """Load RB_alg's BERTScore model once here, so that the transformers modules it needs are imported
-    before inner runs (which would drop them again)."""
+    """Score with RB_alg once here, on PyTorch and on the backend `auto` picks (ONNX Runtime when installed), so that
+    every module they need is imported before inner in-process runs: pytester drops what an inner run imported, and
+    onnx's compiled module aborts the process when it is imported a second time."""
     from ragjudge.embeddings.bertscore import BertScorer, resolve_model
+    from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 
-    BertScorer(resolve_model("bundled")).score(["warm"], ["up"])
+    config = resolve_model("bundled")
+    BertScorer(config).score(["warm"], ["up"])
+    CachedBertScorer(config, device="cpu").score(["warm"], ["up"])
+    if importlib.util.find_spec("onnxruntime") is not None:  # int8's quantiser too
+        import onnxruntime.quantization  # noqa: F401
 
 
 # -- pure parts ------------------------------------------------------------------------------
@@ -501,7 +509,7 @@ def test_installed_ragjudge_registers_the_plugin(tmp_path: Path) -> None:
         f"plugin unless the entry point has the module's name: {ENTRY_POINT}\n{_errors(done)}")
 
 
-def test_example_suite_passes_offline(pytester: pytest.Pytester, warm_bert: None, tmp_path: Path) -> None:
+def test_example_suite_passes_offline(pytester: pytest.Pytester, tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     result = pytester.runpytest_inprocess(str(EXAMPLE), *plugin_args(), *QUIET, "-rxs",
                                           "--ragjudge-report", str(report))

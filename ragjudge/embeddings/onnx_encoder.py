@@ -23,25 +23,23 @@ from ragjudge.errors import UsageError
 from ragjudge.embeddings.device import available_cores
 
 BACKENDS = ("auto", "torch", "onnx")
-
-
 PRECISIONS = ("auto", "fp32", "fp16", "int8")
 
 
-def check_precision(requested: str, option: str = "precision") -> str:
-    """`requested`, stripped and lower-cased, if it names a precision; else one UsageError naming the option."""
+def _one_of(requested: str, allowed: tuple[str, ...], option: str) -> str:
+    """`requested`, stripped and lower-cased, if it is in `allowed`; else one UsageError naming the option."""
     value = str(requested).strip().lower()
-    if value not in PRECISIONS:
-        raise UsageError(f"{option}: {requested!r} is not one of {', '.join(PRECISIONS)}")
+    if value not in allowed:
+        raise UsageError(f"{option}: {requested!r} is not one of {', '.join(allowed)}")
     return value
 
 
 def check_backend(requested: str, option: str = "backend") -> str:
-    """`requested`, stripped and lower-cased, if it names a backend; else one UsageError naming the option."""
-    value = str(requested).strip().lower()
-    if value not in BACKENDS:
-        raise UsageError(f"{option}: {requested!r} is not one of {', '.join(BACKENDS)}")
-    return value
+    return _one_of(requested, BACKENDS, option)
+
+
+def check_precision(requested: str, option: str = "precision") -> str:
+    return _one_of(requested, PRECISIONS, option)
 
 
 def onnxruntime_installed() -> bool:

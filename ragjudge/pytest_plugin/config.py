@@ -184,10 +184,10 @@ def settings_from(config: pytest.Config,
 
 
 def _backend(value: str | None) -> str | None:
-    if value is None:
-        return None
-    from ragjudge.embeddings.onnx_encoder import BACKENDS
+    from ragjudge.embeddings.onnx_encoder import check_backend
+    from ragjudge.errors import UsageError
 
-    if value.strip().lower() not in BACKENDS:
-        raise pytest.UsageError(f"ragjudge encoder backend: {value!r} is not one of {', '.join(BACKENDS)}")
-    return value.strip().lower()
+    try:
+        return check_backend(value, "ragjudge encoder backend") if value is not None else None
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None

@@ -91,12 +91,10 @@ class DenseRetriever(Retriever):
         self.store = PassageStore()
 
     def identity(self) -> dict[str, Any]:
-        # ONNX Runtime's vectors are another index (PyTorch's keep the key they always had): the two never mix
-        onnx = {"backend": "onnx"} if getattr(self.encoder, "backend", None) == "onnx" else {}
-        if getattr(self.encoder, "precision", "fp32") != "fp32":  # fp16 and int8 vectors: an index of their own
-            onnx["precision"] = self.encoder.precision  # type: ignore[union-attr]
+        # ONNX Runtime's, fp16 and int8 vectors are other indexes: never mixed with PyTorch's fp32 ones
+        kind = self.encoder.vector_kind() if isinstance(self.encoder, SentenceTransformerEncoder) else {}
         return {"retriever": self.kind, "options": {**encoder_identity(self.options), "title": self.options.title,
-                                                    **onnx}}
+                                                    **kind}}
 
     def describe(self) -> dict[str, Any]:
         return {"retriever": self.kind, "options": self.options.model_dump(mode="json", exclude_none=True),

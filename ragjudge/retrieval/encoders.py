@@ -136,7 +136,7 @@ class SentenceTransformerEncoder:
     @property
     def precision(self) -> str:
         """`fp32`, `fp16` (PyTorch on a GPU) or `int8` (ONNX Runtime's dynamic quantisation): `auto` is fp16 on a
-        CUDA GPU (vectors within 1e-3 of fp32's), else fp32; a precision the backend cannot run is a UsageError."""
+        CUDA GPU, else fp32; a precision the backend cannot run is a UsageError."""
         asked = self.requested_precision
         if asked == "auto":
             return "fp16" if self.device.startswith("cuda") and self.backend == "torch" else "fp32"
@@ -196,10 +196,9 @@ class SentenceTransformerEncoder:
             key = {"encoder": "sentence-transformers", "folder": str(folder), "files": files_fingerprint(folder),
                    "max_seq_length": self.max_seq_length, "normalize": self.normalize, "dtype": "float32",
                    **library_versions("torch", "transformers", "sentence-transformers")}
-            if self.backend == "onnx":  # PyTorch's vectors keep the key they always had
-                key.update({"backend": "onnx", **library_versions("onnxruntime", "onnx")})
-            if self.precision != "fp32":  # fp16 and int8 vectors are other numbers: a space of their own
-                key["precision"] = self.precision
+            key.update(self.vector_kind())
+            if self.backend == "onnx":
+                key.update(library_versions("onnxruntime", "onnx"))
             self._space = VectorSpace(store, key, self.model_name)
         return self._space
 
@@ -243,26 +242,31 @@ class SentenceTransformerEncoder:
             counts += [len(ids) for ids in encoded["input_ids"]]
         return counts
 
+    def _encode_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 vectors of `texts` from the backend that runs the model (fp16 ones widened to float32)."""
+        if self.backend == "onnx":
+            return self._load_onnx().encode(texts, batch_size=self.batch_size, normalize=self.normalize)
+        vectors = self._load().encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                                      normalize_embeddings=self.normalize, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def vector_kind(self) -> dict[str, str]:
+        """What sets these vectors apart from PyTorch's fp32 ones (the backend, the precision): in the store's space
+        key and the index's identity, so vectors of another kind are never read back. Empty for PyTorch in fp32,
+        whose vectors keep the key they always had."""
+        kind = {"backend": "onnx"} if self.backend == "onnx" else {}
+        return {**kind, "precision": self.precision} if self.precision != "fp32" else kind
+
     def encode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
         self.calls += len(texts)
         work = StoredEncoding(texts, self.space(), on_progress)
         missing = sorted(work.missing, key=len, reverse=True)  # similar lengths together: little padding
-        if missing and self.backend == "onnx":
-            onnx = self._load_onnx()
-            for start in range(0, len(missing), max(self.chunk, self.batch_size)):
-                batch = missing[start : start + max(self.chunk, self.batch_size)]
-                vectors = onnx.encode(batch, batch_size=self.batch_size, normalize=self.normalize)
-                self.encoded += len(batch)  # counted before it is kept: a progress callback may stop the run there
-                work.add(batch, vectors)
-        elif missing:
-            model = self._load()
-            for start in range(0, len(missing), max(self.chunk, self.batch_size)):
-                batch = missing[start : start + max(self.chunk, self.batch_size)]
-                vectors = model.encode(batch, batch_size=self.batch_size, convert_to_numpy=True,
-                                       normalize_embeddings=self.normalize, show_progress_bar=False)
-                vectors = np.asarray(vectors, dtype=np.float32)  # fp16 on a GPU: stored and searched as float32
-                self.encoded += len(batch)
-                work.add(batch, vectors)
+        step = max(self.chunk, self.batch_size)
+        for start in range(0, len(missing), step):
+            batch = missing[start : start + step]
+            vectors = self._encode_batch(batch)
+            self.encoded += len(batch)  # counted before it is kept: a progress callback may stop the run there
+            work.add(batch, vectors)
         return work.matrix(self.dimension if not texts else None)
 
 
