@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -38,6 +39,13 @@ class ProgressBars:
             return lambda n: None
         task = self._progress.add_task(label, total=total, completed=completed)
         return lambda n: self._progress.advance(task, n)  # type: ignore[union-attr]
+
+    def say(self, line: str) -> None:
+        """One line on stderr, above the bars while they are drawn (a line printed past them would be redrawn over)."""
+        if self._progress is None:
+            print(line, file=sys.stderr, flush=True)
+        else:
+            self._progress.console.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def progress_console(jupyter: bool | None = None) -> Console:

@@ -2,13 +2,13 @@
 
 Resume is by journal (see journal.py): a sample's output is reused when the sample and the solver's
 fingerprint are unchanged; a score when the scorer's fingerprint and the output it judged are unchanged.
-The LLM response cache makes any repeated call free besides. Ctrl-C propagates as KeyboardInterrupt
-after the journals are closed: the CLI turns it into exit 130 and "rerun to resume".
+The LLM response cache makes any repeated call free besides. Ctrl-C first lets the LLM calls in flight finish
+(interrupt.py: their answers are cached and journaled), then propagates as KeyboardInterrupt after the journals
+are closed: the CLI turns it into exit 130 and "rerun to resume".
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -19,6 +19,7 @@ from ragjudge.version import __version__
 from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.engine.bench import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
 from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
+from ragjudge.engine.interrupt import run_keeping_answers
 from ragjudge.engine.journal import Journal
 from ragjudge.engine.parallel import all_or_none
 from ragjudge.engine.outputs import OutputLock, OutputPaths, tidy_frame, write_outputs
@@ -86,7 +87,7 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
         ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths, cut_by_limit=cut_by_limit)
         if gateway is not None and gateway.batcher is not None:
             gateway.batcher.bars = bars
-        results = asyncio.run(_solve_and_score(bench, samples, ctx, paths))
+        results = run_keeping_answers(_solve_and_score(bench, samples, ctx, paths), gateway, bars.say)
     summary = bench.summarize(results, ctx)
     sample_log = [bench.sample(r) for r in results]
     extra = bench.run_info(ctx)

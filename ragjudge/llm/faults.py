@@ -2,7 +2,9 @@
 
 - 429: wait for Retry-After (the endpoint's limiter pauses everyone) and try again until the request's time
   budget runs out, never after a small fixed number of attempts;
-- 5xx, timeouts, garbled bodies: back off and retry, at most `max_retries` times;
+- 5xx, timeouts, garbled bodies: back off and retry, at most `max_retries` times; once an endpoint/model has
+  answered 5xx to its last few requests in a row (`ServerErrorStreak`), at most RAGAS's 3 attempts per call, so a
+  provider that is down costs seconds, not minutes of backoff per sample;
 - connection refused / DNS / unreachable host: a few in a row open the endpoint's breaker and the run stops
   with "cannot reach ..." (the finished work is journaled), instead of minutes of retries producing nothing;
 - 4xx (auth, bad request, context window): fail at once; a key refused a few times in a row (401) with no
@@ -103,8 +105,11 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, (ll.APIError, ll.APIResponseValidationError, ValueError))
 
 
-def describe(exc: BaseException | None, model: str, attempts: int, endpoint: str | None = None) -> str:
-    """One line: what failed and why; a refused connection is said as such, never as 'HTTP 500'."""
+def describe(exc: BaseException | None, model: str, attempts: int, endpoint: str | None = None,
+             note: str = "") -> str:
+    """One line: what failed and why; a refused connection is said as such, never as 'HTTP 500'. `note`: why the
+    gateway stopped retrying, when it is not the usual budget (said before the provider's message, which may be
+    long)."""
     if exc is None:
         return f"{model}: failed"
     if is_connection_error(exc):
@@ -114,7 +119,7 @@ def describe(exc: BaseException | None, model: str, attempts: int, endpoint: str
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     code = f" (HTTP {status})" if status else ""
-    return f"{model}: {type(exc).__name__}{code}{tries}: {message}"[:500]
+    return f"{model}: {type(exc).__name__}{code}{tries}{note}: {message}"[:500]
 
 
 class Breaker:
@@ -135,3 +140,28 @@ class Breaker:
         if self.failures >= self.threshold:
             self.open_reason = reason
         return self.open_reason is not None
+
+
+FAILING_ATTEMPTS = 3
+"""Attempts per call while an endpoint/model answers 5xx to everything: RAGAS's number."""
+
+
+class ServerErrorStreak:
+    """5xx answers in a row from one endpoint/model. At `threshold` the endpoint is failing: a call stops at
+    `FAILING_ATTEMPTS` attempts instead of the full retry budget. Any other answer (a success, a 429, a 4xx) ends
+    the streak, so a flaky endpoint that still answers keeps its retries; requests that got no answer (timeouts,
+    dropped connections) say nothing either way."""
+
+    def __init__(self, threshold: int = FAILING_ATTEMPTS):
+        self.threshold = threshold
+        self.count = 0
+
+    def answered(self, status: int | None) -> None:
+        """Count an answer's HTTP status (None: the request got none)."""
+        if status is None:
+            return
+        self.count = self.count + 1 if status >= 500 else 0
+
+    @property
+    def failing(self) -> bool:
+        return self.count >= self.threshold

@@ -1,9 +1,11 @@
 """Async LLM calls: routed per model, paced per endpoint, retried by time, cached, accounted.
 
 Retries are ours (litellm's are turned off) so that we can honour Retry-After, pace every caller of an
-endpoint together, count retries per model, and stop a run whose provider cannot be reached. A response
+endpoint together, count retries per model, stop a run whose provider cannot be reached, and give up on a
+provider that answers 5xx to everything after RAGAS's 3 attempts per call. A response
 is cached only once it arrived whole; a cached response is returned without touching the network, which
 is what makes reruns and resumes free. Chat completions and embeddings share one retry loop (`_call`).
+On Ctrl-C the run `hold()`s the gateway: requests on their way finish (and are cached), no new one is sent.
 """
 
 from __future__ import annotations
@@ -19,16 +21,19 @@ from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.cache import ResponseCache, cache_key
 from ragjudge.llm.faults import (
+    FAILING_ATTEMPTS,
     Breaker,
     CredentialsRejected,
     LLMError,
     ProviderUnreachable,
+    ServerErrorStreak,
     describe,
     is_auth_error,
     is_connection_error,
     is_rate_limited,
     is_retryable,
     retry_after,
+    status_of,
 )
 from ragjudge.llm.limiter import RateLimiter
 from ragjudge.llm.wire import (
@@ -114,6 +119,12 @@ class LLMGateway:
         self.breakers: dict[str, Breaker] = {}
         self.key_breakers: dict[str, Breaker] = {}
         """Per model: its key refused (401) this many times in a row, with no success, stops the run."""
+        self.streaks: dict[tuple[str, str], ServerErrorStreak] = {}
+        """Per endpoint and model: 5xx answers in a row; while failing, a call makes at most 3 attempts."""
+        self.sending = 0
+        """Requests on their way to a provider now (sent, not yet answered)."""
+        self._held = False
+        self._drained: asyncio.Future[None] | None = None
         self.batcher: Batcher | None = None
         """With `--batch`: chat requests that miss the cache go through the provider's batch interface."""
         self._semaphore: asyncio.Semaphore | None = None
@@ -147,6 +158,33 @@ class LLMGateway:
 
     def _key_breaker(self, route: ModelRoute) -> Breaker:
         return self.key_breakers.setdefault(route.name, Breaker(3))
+
+    def _streak(self, route: ModelRoute) -> ServerErrorStreak:
+        return self.streaks.setdefault((route.endpoint, route.model), ServerErrorStreak())
+
+    # -- Ctrl-C ---------------------------------------------------------------------------------------
+
+    def hold(self) -> int:
+        """Send no new request (Ctrl-C): those on their way finish and are cached, every other call waits until
+        it is cancelled. Returns how many are on their way; `drained()` waits for them."""
+        self._held = True
+        return self.sending
+
+    async def drained(self) -> None:
+        """Return once no request is on its way (after `hold()`, none starts again)."""
+        if self.sending:
+            if self._drained is None or self._drained.done():
+                self._drained = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._drained)
+
+    @staticmethod
+    async def _wait_forever() -> None:
+        await asyncio.get_running_loop().create_future()  # never answered: the run cancels it as it stops
+
+    def _sent(self, change: int) -> None:
+        self.sending += change
+        if not self.sending and self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
 
     def _key(self, route: ModelRoute) -> str | None:
         return route.api_key() or self._api_key
@@ -281,12 +319,15 @@ class LLMGateway:
         stop the run. Every attempt is counted as a request."""
         model = route.name
         limiter, breaker, key_breaker = self.limiter(route), self._breaker(route), self._key_breaker(route)
+        streak = self._streak(route)
         born = time.monotonic()
         deadline = born + self.retry_seconds
         failures = 0
         attempts = 0
         while True:
             _stop_if_open(breaker, key_breaker)
+            if self._held:
+                await self._wait_forever()
             await limiter.acquire(born, tokens)
             started = time.perf_counter()
             attempts += 1
@@ -294,9 +335,15 @@ class LLMGateway:
                 try:
                     async with self._sem():
                         _stop_if_open(breaker, key_breaker)  # again: they may have opened while this waited
+                        if self._held:  # and Ctrl-C may have come
+                            await self._wait_forever()
                         self.requests_sent += 1
                         self.usage.record(model, requests=1)
-                        raw = await send()
+                        self._sent(+1)
+                        try:
+                            raw = await send()
+                        finally:
+                            self._sent(-1)
                 finally:
                     limiter.release()
                 result = parse(raw, time.perf_counter() - started)
@@ -304,6 +351,7 @@ class LLMGateway:
                 raise
             except Exception as exc:  # classified below; anything unexpected is not retried
                 secrets = (self._api_key or "", secret or route.api_key() or "")
+                streak.answered(status_of(exc))
                 if is_connection_error(exc):
                     reason = redact(f"cannot reach {route.endpoint} (model {model}): connection refused or host "
                                     "unreachable; finished work is saved, rerun to resume once it is up", secrets)
@@ -324,12 +372,17 @@ class LLMGateway:
                     await asyncio.sleep(base + random.uniform(0, 0.25 * base))  # spread, proportional to the wait
                     continue
                 failures += 1
-                if failures <= self.max_retries and time.monotonic() < deadline and is_retryable(exc):
+                given_up = streak.failing and attempts >= FAILING_ATTEMPTS
+                if (failures <= self.max_retries and not given_up and time.monotonic() < deadline
+                        and is_retryable(exc)):
                     self.usage.record(model, retries=1)
                     await asyncio.sleep(min(self._backoff(failures - 1), max(0.0, deadline - time.monotonic())))
                     continue
                 self.usage.record(model, failures=1)
-                raise LLMError(redact(describe(exc, model, attempts, route.endpoint), secrets)) from None
+                note = (f" ({route.endpoint} answered HTTP 5xx to its last {streak.count} requests)"
+                        if given_up and failures <= self.max_retries else "")
+                raise LLMError(redact(describe(exc, model, attempts, route.endpoint, note), secrets)) from None
+            streak.answered(200)
             breaker.success()
             key_breaker.success()
             limiter.on_success(response_headers(raw))
