@@ -6,16 +6,20 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conftest import ctrl_c_default, run_cli
+from ragjudge.engine.interrupt import run_keeping_answers
 from ragjudge.llm import LLMError, LLMGateway, ResponseCache
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
@@ -31,6 +35,157 @@ def records_jsonl(n: int) -> list[str]:
 def calls(server: OpenAIServer) -> Counter:
     """How many times each distinct prompt reached the server."""
     return Counter((r.model, json.dumps(r.messages)) for r in server.requests)
+
+
+# -- Ctrl-C --------------------------------------------------------------------------------------------------------
+
+N_SAMPLES = 150  # x 2 prompts (faithfulness: the answer's statements, then their verdicts) = the issue's 300 requests
+LATENCY = 3.0  # the issue's; everything in flight together in three waves keeps the test to seconds
+CONCURRENCY = 100
+
+
+def judge_args(server: OpenAIServer, source: Path, out: Path, cache: Path) -> list[str]:
+    return ["judge", str(source), "--judges", "faithfulness", "--judge-models", MODEL, "--api-base", server.base_url,
+            "--concurrency", str(CONCURRENCY), "--cache-dir", str(cache), "--out", str(out), "--format", "json"]
+
+
+def wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.02)
+
+
+def test_ctrl_c_waits_for_the_calls_in_flight_so_a_rerun_pays_for_no_prompt_twice(tmp_path: Path, monkeypatch,
+                                                                                    capsys) -> None:
+    """The issue's scenario: 300 requests at 3 s latency, one Ctrl-C while calls are in flight, then a rerun. Before,
+    the calls in flight were abandoned and the rerun paid for them again; now they finish first (said on screen),
+    their answers are cached and the samples they complete journaled, so both runs together send each prompt once:
+    exactly what one uninterrupted run sends."""
+    from ragjudge.testing.ragas_model import NLI, ragas_model
+
+    source = tmp_path / "rows.jsonl"
+    source.write_text("\n".join(records_jsonl(N_SAMPLES)) + "\n")
+    args = judge_args(OpenAIServer(), source, tmp_path / "out.jsonl", tmp_path / "cache")
+    with OpenAIServer(ragas_model(), latency=LATENCY) as server:
+        args[args.index("--api-base") + 1] = server.base_url
+        proc = subprocess.Popen([sys.executable, "-m", "ragjudge", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+                                preexec_fn=ctrl_c_default)
+        # mid-run: the first wave answered, the second on its way
+        wait_until(lambda: len(server.requests) > CONCURRENCY and server.in_flight >= 10, "a second wave in flight")
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+        assert proc.returncode == 130, stderr
+        assert "Traceback" not in stderr and "rerun the same command to resume" in stderr
+        waited = re.search(r"interrupted: waiting up to [\d.]+ s for (\d+) LLM calls in flight to finish "
+                           r"\(Ctrl-C again to stop now\)", stderr)
+        assert waited is not None and int(waited.group(1)) >= 10, stderr
+        sent_first = len(server.requests)
+        assert CONCURRENCY < sent_first < 2 * N_SAMPLES  # really stopped midway
+        verdicts_answered = sum(NLI in r.prompt for r in server.requests)
+        journal = [json.loads(line) for line in (tmp_path / "out.judgements.jsonl").read_text().splitlines()]
+        finished = [line for line in journal if "error" not in line["value"]]
+        assert len(journal) == len(finished) == verdicts_answered > 0  # a sample's last answer: the sample is kept
+
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        code, out, err = run_cli(args, monkeypatch, capsys)  # the rerun (in-process: nothing interrupts it)
+        assert code == 0, err
+        assert json.loads(out)["metrics"]["faithfulness"]["n"] == N_SAMPLES
+        per_prompt = calls(server)
+    assert len(server.requests) == len(per_prompt) == 2 * N_SAMPLES  # each prompt once, across both runs
+
+
+def test_a_second_ctrl_c_stops_at_once(tmp_path: Path) -> None:
+    """Calls that would take a minute: the first Ctrl-C says it waits for them, the second stops the run there."""
+    import threading
+
+    from ragjudge.testing.ragas_model import ragas_model
+
+    source = tmp_path / "rows.jsonl"
+    source.write_text("\n".join(records_jsonl(20)) + "\n")
+    with OpenAIServer(ragas_model(), latency=60) as server:
+        args = judge_args(server, source, tmp_path / "out.jsonl", tmp_path / "cache")
+        proc = subprocess.Popen([sys.executable, "-m", "ragjudge", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "OPENAI_API_KEY": "sk-test"},
+                                preexec_fn=ctrl_c_default)
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(iter(proc.stderr.readline, "")), daemon=True)
+        reader.start()
+        wait_until(lambda: server.in_flight >= 20, "every statements call in flight")
+        proc.send_signal(signal.SIGINT)
+        wait_until(lambda: any("Ctrl-C again to stop now" in line for line in lines), "the first Ctrl-C said so")
+        assert proc.poll() is None  # waiting for the calls in flight
+        stopped = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=50)  # the calls in flight would take 60 s
+        reader.join(timeout=10)
+    assert time.monotonic() - stopped < 50
+    assert proc.returncode == 130
+    stderr = "".join(lines)
+    assert "Traceback" not in stderr and "rerun the same command to resume" in stderr
+
+
+def ctrl_c_when(server: OpenAIServer, in_flight: int) -> Callable[[], Coroutine[Any, Any, None]]:
+    """A coroutine that presses Ctrl-C (SIGINT to this process) once `in_flight` requests are being answered."""
+
+    async def press() -> None:
+        while server.in_flight < in_flight:
+            await asyncio.sleep(0.01)
+        signal.raise_signal(signal.SIGINT)
+
+    return press
+
+
+async def ask_three(gw: LLMGateway, server: OpenAIServer) -> None:
+    """Three questions at once, each followed by a second one once answered (as a judge's second stage is)."""
+
+    async def two_stages(i: int) -> None:
+        await gw.complete(MODEL, [{"role": "user", "content": f"question {i}"}])
+        await gw.complete(MODEL, [{"role": "user", "content": f"follow-up {i}"}])
+
+    await asyncio.gather(*(two_stages(i) for i in range(3)), ctrl_c_when(server, 3)())
+
+
+def test_the_wait_for_calls_in_flight_is_bounded(tmp_path: Path) -> None:
+    lines: list[str] = []
+    with OpenAIServer(latency=30) as server:
+        gw = LLMGateway(cache=ResponseCache(tmp_path / "cache"), api_base=server.base_url, api_key="sk-test")
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_keeping_answers(ask_three(gw, server), gw, lines.append, grace=0.5)
+        assert time.monotonic() - started < 20  # the answers would take 30 s
+    assert lines == ["interrupted: waiting up to 0.5 s for 3 LLM calls in flight to finish (Ctrl-C again to stop "
+                     "now)"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
+
+
+def test_answers_that_arrive_while_waiting_are_cached_and_nothing_new_is_sent(tmp_path: Path) -> None:
+    with OpenAIServer(latency=1) as server:
+        gw = LLMGateway(cache=ResponseCache(tmp_path / "cache"), api_base=server.base_url, api_key="sk-test")
+        with pytest.raises(KeyboardInterrupt):
+            run_keeping_answers(ask_three(gw, server), gw, lambda line: None)
+        assert server.chat_count() == 3  # no follow-up was sent
+        again = LLMGateway(cache=ResponseCache(tmp_path / "cache"), api_base=server.base_url, api_key="sk-test")
+        answers = [asyncio.run(again.complete(MODEL, [{"role": "user", "content": f"question {i}"}]))
+                   for i in range(3)]
+        assert server.chat_count() == 3 and all(a.cached for a in answers)
+
+
+def test_with_nothing_in_flight_ctrl_c_stops_at_once(tmp_path: Path) -> None:
+    lines: list[str] = []
+
+    async def busy() -> None:
+        signal.raise_signal(signal.SIGINT)
+        await asyncio.sleep(30)
+
+    with OpenAIServer() as server:
+        gw = LLMGateway(cache=None, api_base=server.base_url, api_key="sk-test")
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run_keeping_answers(busy(), gw, lines.append)
+    assert time.monotonic() - started < 20 and lines == []
 
 
 # -- a provider that is down ----------------------------------------------------------------------------------------

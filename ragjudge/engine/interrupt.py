@@ -3,7 +3,8 @@
 On the first Ctrl-C the gateway sends nothing new and the run waits (at most `DRAIN_SECONDS`, said on screen) for
 the requests already sent; their answers reach the response cache, and the samples they finish reach the journal,
 before the run stops with KeyboardInterrupt (the CLI's exit 130). A rerun then pays for none of them again. A
-second Ctrl-C stops at once, as does the first when no request is on its way.
+second Ctrl-C stops at once, as does the first when no request is on its way. A run whose last calls were the
+ones in flight simply ends: its results are whole.
 
 Python's own `asyncio.run` cancels everything on the first Ctrl-C, dropping answers that were about to arrive; so
 the run installs its own SIGINT handler, where it can (the main thread, Python's default handler in place: not
@@ -65,9 +66,9 @@ def run_keeping_answers(main: Coroutine[Any, Any, T], gateway: LLMGateway | None
         try:
             return await task
         except asyncio.CancelledError:
-            if interrupts:
-                raise KeyboardInterrupt from None
-            raise
+            if task.cancelled() and not asyncio.current_task().cancelling():  # type: ignore[union-attr]
+                raise KeyboardInterrupt from None  # stopped by the first Ctrl-C
+            raise  # asyncio.run cancelling everything after a second Ctrl-C
 
     previous = signal.signal(signal.SIGINT, on_sigint)
     try:
