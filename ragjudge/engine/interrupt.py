@@ -60,7 +60,7 @@ def run_keeping_answers(main: Coroutine[Any, Any, T], gateway: LLMGateway | None
                 return
             say(f"interrupted: waiting up to {grace:g} s for {n} LLM call{'s' if n != 1 else ''} in flight to "
                 "finish (Ctrl-C again to stop now)")
-            loop.create_task(_cancel_when_drained(task, gateway, grace))
+            loop.create_task(_cancel_when_drained(task, gateway, grace, say))
 
         first.append(lambda: loop.call_soon_threadsafe(stop_gently))
         try:
@@ -77,11 +77,14 @@ def run_keeping_answers(main: Coroutine[Any, Any, T], gateway: LLMGateway | None
         signal.signal(signal.SIGINT, previous)
 
 
-async def _cancel_when_drained(task: asyncio.Future[Any], gateway: LLMGateway, grace: float) -> None:
+async def _cancel_when_drained(task: asyncio.Future[Any], gateway: LLMGateway, grace: float,
+                               say: Callable[[str], None]) -> None:
     try:
         await asyncio.wait_for(gateway.drained(), grace)
     except asyncio.TimeoutError:
-        pass
+        n = gateway.sending
+        say(f"interrupted: {n} LLM call{'s' if n != 1 else ''} still in flight after {grace:g} s: stopping without "
+            f"{'them' if n != 1 else 'it'}")
     for _ in range(SETTLE_STEPS):
         if task.done():
             return

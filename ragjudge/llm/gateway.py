@@ -119,8 +119,9 @@ class LLMGateway:
         self.breakers: dict[str, Breaker] = {}
         self.key_breakers: dict[str, Breaker] = {}
         """Per model: its key refused (401) this many times in a row, with no success, stops the run."""
-        self.streaks: dict[tuple[str, str], ServerErrorStreak] = {}
-        """Per endpoint and model: 5xx answers in a row; while failing, a call makes at most 3 attempts."""
+        self.streaks: dict[str, ServerErrorStreak] = {}
+        """Per model (its route: one endpoint and model): 5xx answers in a row; while failing, a call makes at most
+        3 attempts."""
         self.sending = 0
         """Requests on their way to a provider now (sent, not yet answered)."""
         self._held = False
@@ -160,7 +161,7 @@ class LLMGateway:
         return self.key_breakers.setdefault(route.name, Breaker(3))
 
     def _streak(self, route: ModelRoute) -> ServerErrorStreak:
-        return self.streaks.setdefault((route.endpoint, route.model), ServerErrorStreak())
+        return self.streaks.setdefault(route.name, ServerErrorStreak())
 
     # -- Ctrl-C ---------------------------------------------------------------------------------------
 
@@ -379,7 +380,7 @@ class LLMGateway:
                     await asyncio.sleep(min(self._backoff(failures - 1), max(0.0, deadline - time.monotonic())))
                     continue
                 self.usage.record(model, failures=1)
-                note = (f" ({route.endpoint} answered HTTP 5xx to its last {streak.count} requests)"
+                note = (f" ({route.endpoint} answered HTTP 5xx to the last {streak.count} requests for this model)"
                         if given_up and failures <= self.max_retries else "")
                 raise LLMError(redact(describe(exc, model, attempts, route.endpoint, note), secrets)) from None
             streak.answered(200)
