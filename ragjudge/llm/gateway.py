@@ -316,8 +316,9 @@ class LLMGateway:
         """`send()` when the endpoint's limiter says so, under the concurrency limit, then `parse(raw, latency)`.
 
         429s wait (the whole endpoint pauses) and retry until `retry_seconds` have passed; other retryable
-        failures back off, at most `max_retries` times; connection failures open the endpoint's breaker and
-        stop the run. Every attempt is counted as a request."""
+        failures back off, at most `max_retries` times, and at most 3 attempts in all while the model's endpoint
+        answers 5xx to everything (`ServerErrorStreak`); connection failures open the endpoint's breaker and
+        stop the run. Every attempt is counted as a request. After `hold()` nothing more is sent."""
         model = route.name
         limiter, breaker, key_breaker = self.limiter(route), self._breaker(route), self._key_breaker(route)
         streak = self._streak(route)
@@ -373,15 +374,15 @@ class LLMGateway:
                     await asyncio.sleep(base + random.uniform(0, 0.25 * base))  # spread, proportional to the wait
                     continue
                 failures += 1
-                given_up = streak.failing and attempts >= FAILING_ATTEMPTS
-                if (failures <= self.max_retries and not given_up and time.monotonic() < deadline
-                        and is_retryable(exc)):
+                retry = failures <= self.max_retries and time.monotonic() < deadline and is_retryable(exc)
+                outage = streak.failing and attempts >= FAILING_ATTEMPTS  # RAGAS's budget is spent: give up
+                if retry and not outage:
                     self.usage.record(model, retries=1)
                     await asyncio.sleep(min(self._backoff(failures - 1), max(0.0, deadline - time.monotonic())))
                     continue
                 self.usage.record(model, failures=1)
                 note = (f" ({route.endpoint} answered HTTP 5xx to the last {streak.count} requests for this model)"
-                        if given_up and failures <= self.max_retries else "")
+                        if retry and outage else "")
                 raise LLMError(redact(describe(exc, model, attempts, route.endpoint, note), secrets)) from None
             streak.answered(200)
             breaker.success()
