@@ -88,7 +88,8 @@ def test_ctrl_c_waits_for_the_calls_in_flight_so_a_rerun_pays_for_no_prompt_twic
         sent_first = len(server.requests)
         assert CONCURRENCY < sent_first < 2 * N_SAMPLES  # really stopped midway
         verdicts_answered = sum(NLI in r.prompt for r in server.requests)
-        journal = [json.loads(line) for line in (tmp_path / "out.judgements.jsonl").read_text().splitlines()]
+        [journal_file] = tmp_path.rglob("*judgements.jsonl")  # the scores' journal, beside the results or in a folder
+        journal = [json.loads(line) for line in journal_file.read_text().splitlines()]
         finished = [line for line in journal if "error" not in line["value"]]
         assert len(journal) == len(finished) == verdicts_answered > 0  # a sample's last answer: the sample is kept
 
