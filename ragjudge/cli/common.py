@@ -59,7 +59,8 @@ BertModelOpt = Annotated[str | None, typer.Option("--bertscore-model", help="aut
 ConvOpt = Annotated[bool, typer.Option("--conversational-as-unanswerable", metavar="", help="Condition conversational turns as "
                                        "unanswerable, as the benchmark's scripts do (default: excluded, as in the paper).")]
 JudgeDirOpt = Annotated[list[str] | None, typer.Option("--judge-dir", metavar="<dir>", help="Extra folder of judge specs (repeatable).")]
-RetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="Retries per LLM call on 429/5xx/timeouts.")]
+RetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="Retries per LLM call on 429/5xx/timeouts "
+                                         "(2 at most while its endpoint answers 5xx to every request).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per LLM request.")]
 
 ModelsOpt = Annotated[str | None, typer.Option("--models", help="Models file (litellm router format): endpoint, "
@@ -85,7 +86,8 @@ MinPanelOpt = Annotated[int | None, typer.Option("--min-panel", min=1, help="Pan
 EvalConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="Concurrent LLM requests "
                                                         "(default: 8).")]
 EvalRetriesOpt = Annotated[int | None, typer.Option("--max-retries", min=0, help="Retries per LLM call on "
-                                                    "429/5xx/timeouts (default: 6).")]
+                                                    "429/5xx/timeouts (default: 6; 2 at most while its endpoint "
+                                                    "answers 5xx to every request).")]
 EvalTimeoutOpt = Annotated[float | None, typer.Option("--timeout", min=0.1, help="Seconds per LLM request "
                                                       "(default: 120).")]
 

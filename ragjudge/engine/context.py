@@ -28,7 +28,8 @@ class EngineOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     concurrency: int = Field(8, ge=1, description="Concurrent LLM requests.")
-    max_retries: int = Field(6, ge=0, description="Retries per LLM call on 429/5xx/timeouts.")
+    max_retries: int = Field(6, ge=0, description="Retries per LLM call on 429/5xx/timeouts (2 at most while its "
+                             "endpoint answers 5xx to every request).")
     timeout: float = Field(120.0, gt=0, description="Seconds per LLM request.")
     cache_dir: str | None = Field(None, description="Cache folder: LLM responses and embeddings.")
     use_cache: bool = True
