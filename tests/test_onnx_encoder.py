@@ -205,3 +205,29 @@ def test_encoder_backend_flag_sets_every_local_encoder(tmp_path: Path, monkeypat
         code, _, stderr = run_cli([*command, "--encoder-backend", "cuda"], monkeypatch, capsys)
         assert code == 2 and "Traceback" not in stderr
         assert "--encoder-backend" in stderr and "auto" in stderr and "onnx" in stderr, stderr
+
+
+def test_two_threads_exporting_at_once_both_get_the_graph(tmp_path: Path) -> None:
+    """RB_alg's token encoder and answer relevancy's sentence encoder load from worker threads of one run; two
+    exports at once used to fail ("GLOBALS.in_onnx_export must be True", "cannot import name 'AutoModel'")."""
+    import threading
+
+    from ragjudge.embeddings.onnx_export import export
+
+    failures: list[BaseException] = []
+    paths: list[Path] = []
+
+    def one() -> None:
+        try:
+            paths.append(export(MINILM, tmp_path / "export"))
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            failures.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    assert paths == [tmp_path / "export" / "model.onnx"] * 2
+    assert [p.name for p in (tmp_path / "export").iterdir()] == ["model.onnx"]  # no partial file left

@@ -100,11 +100,11 @@ class BertScorer:
     """bert-score as the official scripts use it: a loaded `BERTScorer`, scoring lists of pairs."""
 
     def __init__(self, config: BertScoreConfig, *, batch_size: int = 64, device: str = "auto"):
-        from bert_score import BERTScorer
-
         self.config = config
         self.batch_size = batch_size
         with quiet_model_loading():
+            from bert_score import BERTScorer
+
             self._scorer = BERTScorer(model_type=config.model_path, num_layers=config.num_layers, lang="en",
                                       rescale_with_baseline=config.rescale, batch_size=batch_size,
                                       device=resolve_device(device))

@@ -136,9 +136,9 @@ class OnnxSentenceModel:
 
     def __init__(self, model_folder: Path, cache: Path, *, max_seq_length: int, precision: str = "fp32",
                  threads: int | None = None):
-        from transformers import AutoTokenizer
-
         with quiet_model_loading():
+            from transformers import AutoTokenizer
+
             self.tokenizer = AutoTokenizer.from_pretrained(str(model_folder))
         self.max_seq_length = max_seq_length
         self.transformer = OnnxTransformer(model_folder, cache, precision=precision, threads=threads)

@@ -53,10 +53,11 @@ def export(model_folder: Path, target: Path, num_layers: int | None = None, prec
     """The graph file for `precision` in `target` (fp32 `model.onnx`, int8 `model.int8.onnx`), made unless already
     there, each written whole or not at all."""
     path = target / "model.onnx"
-    if not path.is_file():
-        _export_fp32(model_folder, target, path, num_layers)
-    if precision == "int8":
-        return quantize(path, target / "model.int8.onnx")
+    with quiet_model_loading():  # one export at a time in a process: torch.onnx's state is process-wide
+        if not path.is_file():
+            _export_fp32(model_folder, target, path, num_layers)
+        if precision == "int8":
+            return quantize(path, target / "model.int8.onnx")
     return path
 
 
@@ -64,7 +65,7 @@ def _export_fp32(model_folder: Path, target: Path, path: Path, num_layers: int |
     import torch
     from transformers import AutoModel
 
-    with quiet_model_loading():
+    with quiet_model_loading():  # held by export(); re-entrant
         # eager attention: the pattern ONNX Runtime's transformer optimiser fuses into its Attention kernel
         model = AutoModel.from_pretrained(str(model_folder), attn_implementation="eager").eval()
     keep = layer_count(model_folder, num_layers)

@@ -75,8 +75,6 @@ class TokenEncoder:
 
     def __init__(self, model_type: str, num_layers: int, *, device: str = "auto", threads: int | None = None,
                  backend: str = "auto", export_cache: Path | None = None):
-        from bert_score.utils import get_tokenizer
-
         self.model_type = model_type
         self.num_layers = num_layers
         self.device = resolve_device(device)
@@ -92,6 +90,8 @@ class TokenEncoder:
         self.threads = threads
         """None: one per available core (`use_cores`)."""
         with quiet_model_loading():
+            from bert_score.utils import get_tokenizer
+
             self.tokenizer = get_tokenizer(model_type, use_fast=False)  # bert-score's default: same token ids
         self._model = None
         self.texts_encoded = 0
@@ -108,10 +108,10 @@ class TokenEncoder:
                 self._model = OnnxTransformer(self.folder, self.export_cache or default_cache_dir(),
                                               num_layers=self.num_layers, threads=self.threads)
                 return self._model
-            from bert_score.utils import get_model
-
             use_cores(self.threads)
             with quiet_model_loading():
+                from bert_score.utils import get_model
+
                 self._model = get_model(self.model_type, self.num_layers, all_layers=False).to(self.device)
         return self._model
 

@@ -163,10 +163,10 @@ class SentenceTransformerEncoder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import SentenceTransformer
-
                 try:
                     with quiet_model_loading():
+                        from sentence_transformers import SentenceTransformer
+
                         self._model = SentenceTransformer(self._path, device=self.device)
                 except Exception as exc:  # offline and not cached, bad name...
                     hint = "" if Path(self._path).exists() else (
@@ -217,9 +217,9 @@ class SentenceTransformerEncoder:
         if self._model is None and self._tokenizer is None:
             limit = self.max_seq_length or _configured_limit(Path(self._path))
             if limit:
-                from transformers import AutoTokenizer
-
                 with quiet_model_loading():
+                    from transformers import AutoTokenizer
+
                     self._tokenizer = (AutoTokenizer.from_pretrained(self._path), int(limit))
         if self._tokenizer is not None and self._model is None:
             return self._tokenizer

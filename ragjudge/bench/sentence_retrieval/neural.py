@@ -103,12 +103,12 @@ class CrossEncoderScorer:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                from sentence_transformers import CrossEncoder
-
                 from ragjudge.embeddings.quiet_loading import quiet_model_loading
 
                 try:
                     with quiet_model_loading():
+                        from sentence_transformers import CrossEncoder
+
                         self._model = CrossEncoder(self.options.model, max_length=self.options.max_length,
                                                    device=self.device)
                 except Exception as exc:
