@@ -114,6 +114,14 @@ def test_gzip_compressed_records_are_read_decompressed(name: str, from_csv: ragj
     assert (tmp_path / "rows.judged.samples.jsonl").is_file()  # named after the records, not rows.csv.gz
 
 
+def test_eval_names_its_run_folder_after_the_records_inside_the_gz(tmp_path: Path) -> None:
+    from ragjudge.api import prepare_run
+
+    path = tmp_path / "rows.csv.gz"
+    path.write_bytes(gzip.compress(ROWS.read_bytes()))
+    assert prepare_run("rag", data=path, judges=["rb_alg"]).default_out() == Path("runs") / "rag-rows"
+
+
 def test_a_damaged_gzip_file_is_one_line_naming_it(tmp_path: Path, monkeypatch, capsys) -> None:
     cut = tmp_path / "cut.csv.gz"
     cut.write_bytes(gzip.compress(ROWS.read_bytes())[:60])
