@@ -249,7 +249,7 @@ def csv_rows(path: str | Path, what: str = "file", *, delimiter: str = ",", head
     cannot read, is an InputError."""
     import csv
 
-    current, limit = [0], max_line_bytes()
+    current, limit = [0], min(max_line_bytes(), 2**31 - 1)  # the csv module keeps its limit in a C long
 
     def lines() -> Iterator[str]:
         for number, text, _ in iter_lines(path, what):
