@@ -114,6 +114,19 @@ def test_gzip_compressed_records_are_read_decompressed(name: str, from_csv: ragj
     assert (tmp_path / "rows.judged.samples.jsonl").is_file()  # named after the records, not rows.csv.gz
 
 
+def test_mtrag_predictions_gzip_compressed_give_the_same_figures(tmp_path: Path, monkeypatch, capsys) -> None:
+    predictions = REPO / "tests" / "fixtures" / "mtrag" / "generation" / "responses-10.jsonl"
+    (tmp_path / "responses-10.jsonl.gz").write_bytes(gzip.compress(predictions.read_bytes()))
+    monkeypatch.chdir(tmp_path)
+    figures = []
+    for given in (str(predictions), "responses-10.jsonl.gz"):
+        code, out, err = run_cli(["judge", given, "--judges", "idk_lexical", "--format", "json", "--out",
+                                  f"{len(figures)}.jsonl"], monkeypatch, capsys)
+        assert code == 0, err
+        figures.append(json.loads(out)["metrics"])
+    assert figures[0] == figures[1] and figures[0]["idk_lexical"]["n"] == 10
+
+
 def test_eval_names_its_run_folder_after_the_records_inside_the_gz(tmp_path: Path) -> None:
     from ragjudge.api import prepare_run
 
