@@ -218,6 +218,11 @@ def test_a_filtered_dataframe_keeps_its_index_as_the_sample_ids(from_csv: ragjud
                                             metrics=["rb_alg"], show_progress=False).samples] == ["e", "c"]
     assert [s.id for s in ragjudge.evaluate(picked.reset_index(drop=True), metrics=["rb_alg"],
                                             show_progress=False).samples] == ["1", "2", "3"]
+    twice = pd.concat([df.loc[[0, 1]], df.loc[[0]]])  # index 0, 1, 0: the ids would repeat
+    with pytest.raises(InputError) as info:
+        ragjudge.evaluate(twice, metrics=["rb_alg"], show_progress=False)
+    assert str(info.value) == ("data: the DataFrame's index repeats 0, and its index gives the sample ids: make it "
+                               "unique, give an id column, or pass df.reset_index(drop=True)")
 
 
 # -- output names, the locator, the lock -----------------------------------------------------------------------------

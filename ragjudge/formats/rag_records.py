@@ -249,10 +249,15 @@ def frame_records(frame: Any, *, file: str | None = None, lines: Sequence[int] |
     the results back on the index then lines up."""
     rows = [{str(k): to_jsonable(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
     out = table_records(rows, file=file, lines=lines)
-    if index_as_id and not _plain_range(frame.index) and not any(r.keys() & set(FIELDS["id"]) for r in out) \
-            and not any(is_mtrag_record(r) for r in out[:1]):
-        for record, key in zip(out, frame.index, strict=True):
-            record["id"] = str(to_jsonable(key))
+    if not index_as_id or _plain_range(frame.index) or any(r.keys() & set(FIELDS["id"]) for r in out) \
+            or any(is_mtrag_record(r) for r in out[:1]):
+        return out
+    if not frame.index.is_unique:
+        repeated = to_jsonable(frame.index[frame.index.duplicated()][0])
+        raise InputError(f"the DataFrame's index repeats {repeated!r}, and its index gives the sample ids: make it "
+                         "unique, give an id column, or pass df.reset_index(drop=True)", file=file)
+    for record, key in zip(out, frame.index, strict=True):
+        record["id"] = str(to_jsonable(key))
     return out
 
 
@@ -305,8 +310,9 @@ def _plain_range(index: Any) -> bool:
     """Whether a DataFrame's index is the 0..n-1 pandas gives a frame nobody indexed."""
     import pandas as pd
 
-    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1 or \
-        list(index) == list(range(len(index)))
+    if isinstance(index, pd.RangeIndex):
+        return index.start == 0 and index.step == 1
+    return list(index) == list(range(len(index)))
 
 
 def _turns(messages: tuple[str, Any] | None, question: tuple[str, Any] | None, has_answer: bool,
