@@ -315,12 +315,12 @@ def test_ctrl_c_leaves_no_lock_file(tmp_path: Path) -> None:
     with OpenAIServer(lambda request: "{}", latency=3.0) as server:
         proc = subprocess.Popen([sys.executable, "-m", "ragjudge", "judge", str(ROWS), "--judges", "faithfulness",
                                  "--judge-models", "openai/j", "--api-base", server.base_url, "--no-preflight",
-                                 "--out", str(out)], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
+                                 "--concurrency", "1", "--out", str(out)], env=env, cwd=tmp_path,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=ctrl_c_default)
         deadline = time.time() + 60
         while server.in_flight == 0 and time.time() < deadline and proc.poll() is None:
             time.sleep(0.02)
-        assert server.in_flight > 0, proc.communicate()[1]  # a call is in flight: the run holds its lock
+        assert server.in_flight > 0, proc.communicate()[1]  # one call of many in flight: the run holds its lock
         assert (tmp_path / "run.lock").exists()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
