@@ -80,8 +80,9 @@ def test_an_unparsable_reply_is_an_error_with_its_raw_text(monkeypatch: pytest.M
 def test_on_the_command_line(server: OpenAIServer, tmp_path: Path, monkeypatch, capsys) -> None:
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    code, out, err = run_cli(["judge", str(rows), "--criterion", "cites_policy=Does the answer cite the policy "
-                              "number?", "--judge-models", "openai/judge", "--api-base", server.base_url,
+    code, out, err = run_cli(["judge", str(rows), "--judges", "cites_policy", "--criterion", "cites_policy=Does the "
+                              "answer cite the policy number?", "--judge-models", "openai/judge", "--api-base",
+                              server.base_url,
                               "--out", str(tmp_path / "out.jsonl"), "--format", "json"], monkeypatch, capsys)
     assert code == 0, err
     assert json.loads(out)["metrics"]["cites_policy"]["value"] == pytest.approx((0.875 + 0.05) / 2)

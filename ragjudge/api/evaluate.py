@@ -58,14 +58,16 @@ def _judges(judges: Judges, metrics: Judges) -> Judges:
 
 
 def split_criteria(judges: Judges) -> tuple[Names, list[Criterion]]:
-    """Judge names and criteria (`ragjudge.criterion(...)`) given together in one list."""
+    """Judge names and criteria (`ragjudge.criterion(...)`) given together in one list. The list is the judges
+    asked for, criteria among them: criteria alone are named as the judges (the CLI's --criterion, given without
+    --judges, adds to the default judges instead)."""
     if judges is None or isinstance(judges, str):
         return judges, []
     if isinstance(judges, Criterion):
-        return None, [judges]
+        judges = [judges]
     criteria = [j for j in judges if isinstance(j, Criterion)]
     names = [j for j in judges if not isinstance(j, Criterion)]
-    return (names or None) if criteria else names, criteria
+    return names or [c.name for c in criteria], criteria
 
 
 def _evaluate(data: Data, judges: Judges, judge_models: Names, bench: str | None, gen: str | None,

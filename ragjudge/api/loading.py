@@ -3,7 +3,6 @@ and map an error about that file back to the record the user gave."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
@@ -43,17 +42,19 @@ def _records(data: Any) -> list[Mapping[str, Any]]:
     except ImportError:  # pragma: no cover - pandas is a dependency
         pd = None
     if pd is not None and isinstance(data, pd.DataFrame):
-        return [{str(k): to_jsonable(v) for k, v in row.items() if not _missing(v)}
-                for row in data.to_dict(orient="records")]
+        # read as a CSV's rows are (JSON list cells parsed), its index the ids when someone chose it
+        from ragjudge.formats.rag_records import frame_records
+
+        try:
+            return list(frame_records(data, file="data", lines=range(len(data)), index_as_id=True))
+        except InputError as exc:
+            if exc.file != "data" or exc.line is None:
+                raise
+            raise InputError(exc.message, file=f"data[{exc.line}]", field=exc.field) from None
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
         return list(data)
     raise UsageError(f"data must be a list of MTRAG-format records, a pandas DataFrame or a path, "
                      f"got {type(data).__name__}")
-
-
-def _missing(value: Any) -> bool:
-    """A cell pandas filled in because the column is absent from that record."""
-    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def locate(exc: InputError, path: Path, records: list[Mapping[str, Any]] | None) -> InputError:

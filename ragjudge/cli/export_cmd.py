@@ -13,8 +13,8 @@ FORMATS = ("inspectorraget", "mtrageval-a", "mtrageval-b", "mtrageval-c")
 def export_command(
     results: Annotated[list[str], typer.Argument(
         metavar="[MODEL_ID=]RESULTS",
-        help="[MODEL_ID=]RESULTS: ragjudge results.jsonl files or run folders, one per model (MODEL_ID defaults "
-        "to the run's generator, else the folder or file name).")],
+        help="[MODEL_ID=]RESULTS: ragjudge runs, one per model: run folders, results files, or what `ragjudge "
+        "judge --out` was given (MODEL_ID defaults to the run's generator, else the folder or file name).")],
     to: Annotated[str, typer.Option("--to", "--format", help="Target format: inspectorraget, or a SemEval-2026 "
                                     "MTRAGEval submission: mtrageval-a (retrieval: RESULTS is a retrieval run), "
                                     "mtrageval-b (generation from the reference passages), mtrageval-c (full "

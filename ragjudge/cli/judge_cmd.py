@@ -1,5 +1,6 @@
-"""`ragjudge judge`: score an existing MTRAG or MTRAG-UN predictions file (the mtrag or mtrag-un bench with its
-predictions solver; a file with UNDERSPECIFIED tasks is MTRAG-UN's unless --bench says otherwise)."""
+"""`ragjudge judge`: judge answers you already have. Plain RAG records (question or messages, answer, contexts,
+reference) run the `rag` bench; an MTRAG or MTRAG-UN predictions file runs that bench with its predictions solver (a
+file with UNDERSPECIFIED tasks is MTRAG-UN's unless --bench says otherwise)."""
 
 from pathlib import Path
 from typing import Annotated
@@ -9,13 +10,27 @@ import typer
 from ragjudge.cli import common
 
 
+JudgesOpt = Annotated[str | None, typer.Option("--judges", help="Comma-separated judges, instead of the defaults "
+                                               "(see above).")]
+CriterionOpt = Annotated[list[str] | None, typer.Option("--criterion", metavar="NAME=TEXT", help="A criterion in one "
+                                                        "line, judged G-Eval's way (repeatable): NAME=\"Does the "
+                                                        "answer cite the policy number?\"; its metric is NAME. Added "
+                                                        "to the default judges, or to --judges when given.")]
+
+
 def judge_command(
-    predictions: Annotated[Path, typer.Argument(help="MTRAG evaluation input: tasks with 'predictions'.")],
-    out: Annotated[Path | None, typer.Option("--out", help="Results file (default: <name>.judged.jsonl in the "
-                                             "current folder); rerunning with the same file resumes.")] = None,
-    judges: common.JudgesOpt = None,
+    predictions: Annotated[Path, typer.Argument(
+        metavar="RECORDS", help="Your records (CSV, TSV, JSONL, JSON or Parquet, also .gz): question or messages, "
+        "answer, contexts, reference; or an MTRAG predictions file (tasks with 'predictions').")],
+    out: Annotated[Path | None, typer.Option("--out", help="Where the run is written: --out X.jsonl (or X) "
+                                             "writes X.samples.jsonl, X.summary.json, X.csv, X.parquet and "
+                                             "X.run.json (MTRAG input: its results in the --out file itself). "
+                                             "Default: <records name>.judged.jsonl in the current folder (rows.csv: "
+                                             "rows.judged.jsonl). `ragjudge report`, `correlate --judges` and "
+                                             "`export` take what --out was given; rerunning with it resumes.")] = None,
+    judges: JudgesOpt = None,
     judge_models: common.JudgeModelsOpt = None,
-    criteria: common.CriterionOpt = None,
+    criteria: CriterionOpt = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
     concurrency: common.ConcurrencyOpt = 8,
@@ -40,7 +55,14 @@ def judge_command(
                                               "UNDERSPECIFIED, else mtrag): MTRAG-UN adds the clarification judge "
                                               "and the official *_idk_underspecified metrics.")] = None,
 ) -> None:
-    """Score an existing predictions file the way the benchmark's scripts do, resumably."""
+    """Judge answers you already have, resumably (a rerun pays for nothing twice).
+
+    Plain records (the rag bench; docs/your-rag-app.md): rb_alg offline (BERTScore and ROUGE-L against the
+    reference); with --judge-models, RAGAS's faithfulness, answer_relevancy, context_precision, context_recall and
+    answer_correctness. A --criterion is added to these (or to --judges).
+
+    MTRAG predictions (docs/benches/mtrag.md): MTRAG's judges as its scripts run them, idk_lexical,rb_alg offline
+    and idk,rb_alg,rb_llm,rl_f with judge models; MTRAG-UN adds its clarification judge."""
     from ragjudge.api import prepare_judging
     from ragjudge.engine.bench_options import COMMON_FLAGS, Spelling
     from ragjudge.engine.render import print_run
@@ -58,7 +80,14 @@ def judge_command(
             limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
             max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm, retry_seconds=retry_seconds,
             no_preflight=no_preflight, retry_errors=retry_errors, batch=batch, encoder_backend=encoder_backend))
-    result = prepared.execute(results_file=out or Path(predictions.name.removesuffix(".jsonl") + ".judged.jsonl"))
+    result = prepared.execute(results_file=out or default_out(predictions))
     print_run(result.summary, fmt, failed=sum(1 for s in result.samples if s.errors()), usage=result.usage,
               paths=result.files)
     raise typer.Exit(result.exit_code)
+
+
+def default_out(records: Path) -> Path:
+    """`rows.csv` (or rows.jsonl, rows.csv.gz...) -> `rows.judged.jsonl`, in the current folder."""
+    from ragjudge.formats.rag_records import records_stem
+
+    return Path(records_stem(records) + ".judged.jsonl")

@@ -75,8 +75,9 @@ class OutputPaths:
 
 class OutputLock:
     """An exclusive lock on a run's output: a second run on the same --out stops at once (it would
-    otherwise interleave journal lines and pay for every call twice). Released when the process ends,
-    however it ends."""
+    otherwise interleave journal lines and pay for every call twice). The lock file is removed when the run
+    ends (done, failed or interrupted), and the lock dies with the process however it ends (a SIGKILL
+    leaves the file, which the next run takes over)."""
 
     def __init__(self, path: Path, owner: Path | None = None):
         self.path = path
@@ -87,17 +88,21 @@ class OutputLock:
     def __enter__(self) -> OutputLock:
         import fcntl
 
-        with writing(self.path, "create the run's lock file"):
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fh = self.path.open("a+")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "unknown"
-            fh.close()
-            raise UsageError(f"{self.owner} is in use by another ragjudge run (pid {holder}); wait for it "
-                             "to finish or pass another --out") from None
+        while True:
+            with writing(self.path, "create the run's lock file"):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fh = self.path.open("a+")
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "unknown"
+                fh.close()
+                raise UsageError(f"{self.owner} is in use by another ragjudge run (pid {holder}); wait for it "
+                                 "to finish or pass another --out") from None
+            if _same_file(fh, self.path):
+                break
+            _close_quietly(fh)  # locked a file its holder removed as it finished: lock the one at the path now
         try:
             with writing(self.path, "write the run's lock file"):
                 fh.seek(0)
@@ -112,8 +117,23 @@ class OutputLock:
 
     def __exit__(self, *exc: object) -> None:
         if self._fh is not None:
-            _close_quietly(self._fh)  # closing releases the lock; the file stays (removing it would race a waiter)
+            try:  # removed while still held: a run that opened it meanwhile finds it gone and takes a new one
+                self.path.unlink(missing_ok=True)
+            except OSError:
+                pass
+            _close_quietly(self._fh)  # closing releases the lock
             self._fh = None
+
+
+def _same_file(fh: Any, path: Path) -> bool:
+    """Whether the open lock file is still the one at `path` (not removed, nor replaced, since it was opened)."""
+    try:
+        held, now = os.fstat(fh.fileno()), os.stat(path)
+    except FileNotFoundError:
+        return False
+    except OSError:  # cannot tell: keep the lock taken
+        return True
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
 
 
 def _close_quietly(fh: Any) -> None:

@@ -3,19 +3,22 @@ missing file, a folder given for a file (or the reverse), bytes that are not UTF
 OS fault is one line naming the path (and line and byte offset), never a traceback.
 
 Text is read as bytes and decoded line by line: a bad byte is located exactly (`file:line: not UTF-8 text:
-byte 0xff at byte offset 1234`), and a huge line costs about its own size, not the whole file's.
+byte 0xff at byte offset 1234`), and a huge line costs about its own size, not the whole file's. A file whose name
+ends in `.gz` is read decompressed, by every reader alike (offsets are then in the decompressed text).
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
-import io
 import os
+import threading
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ragjudge.errors import EnvironmentFault, InputError
 
@@ -102,14 +105,63 @@ def input_folder(path: str | Path, what: str = "folder") -> Path:
     return path
 
 
-def open_binary(path: str | Path, what: str = "file") -> io.BufferedReader:
+def open_binary(path: str | Path, what: str = "file") -> IO[bytes]:
+    """The file's bytes, decompressed when its name ends in `.gz`."""
     path = input_file(path, what)
     if (log := _INPUT_LOG.get()) is not None:
         log.add(path)
     try:
-        return path.open("rb")
+        raw = path.open("rb")
     except OSError as exc:
         raise EnvironmentFault.from_os_error(exc, action="read", path=str(path)) from None
+    return _Gunzipped(path, raw) if is_gzip(path) else raw
+
+
+def is_gzip(path: str | Path) -> bool:
+    return Path(path).name.lower().endswith(".gz")
+
+
+def without_gz(path: str | Path) -> Path:
+    """`rows.csv.gz` -> `rows.csv`: the name whose suffix says the format of what is inside."""
+    path = Path(path)
+    return path.with_name(path.name[:-3]) if is_gzip(path) else path
+
+
+class _Gunzipped(gzip.GzipFile):
+    """A `.gz` file's decompressed bytes. A damaged or cut-off archive is an InputError naming the file, not an OS
+    fault (gzip's BadGzipFile is an OSError) or an EOFError."""
+
+    def __init__(self, path: Path, raw: IO[bytes]):
+        super().__init__(filename=str(path), mode="rb", fileobj=raw)
+        self._path, self._raw = path, raw
+
+    def read(self, size: int | None = -1) -> bytes:
+        with self._damaged():
+            return super().read(size)
+
+    def read1(self, size: int = -1) -> bytes:
+        with self._damaged():
+            return super().read1(size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        with self._damaged():
+            return super().readline(size)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
+
+    @contextmanager
+    def _damaged(self) -> Iterator[None]:
+        try:
+            yield
+        except gzip.BadGzipFile as exc:
+            raise InputError(f"not a gzip file ({exc}): a name ending in .gz is read decompressed",
+                             file=str(self._path)) from None
+        except (EOFError, zlib.error) as exc:
+            raise InputError(f"a damaged or cut-off gzip file ({exc})", file=str(self._path)) from None
 
 
 def iter_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str, bool]]:
@@ -172,13 +224,32 @@ def decode_text(data: bytes, *, path: str | Path) -> str:
                          file=str(path), line=data.count(b"\n", 0, at) + 1) from None
 
 
+_CSV_LIMIT = threading.Lock()
+
+
+@contextmanager
+def csv_field_limit(limit: int) -> Iterator[None]:
+    """The csv module's field size limit (131,072 characters by default: a long answer would be refused) set to
+    `limit` for the block, then put back. The limit is the module's global state, so the block holds a lock: a
+    reader in another thread never sees it changed under it."""
+    import csv
+
+    with _CSV_LIMIT:
+        before = csv.field_size_limit(limit)
+        try:
+            yield
+        finally:
+            csv.field_size_limit(before)
+
+
 def csv_rows(path: str | Path, what: str = "file", *, delimiter: str = ",", header: bool = False,
              quoting: int | None = None) -> Iterator[tuple[int, Any]]:
     """(line number, row) of a CSV/TSV file, streamed through `iter_lines`; rows are lists, or dicts with
-    `header=True`. A row the csv module cannot read (a field over its size limit) is an InputError."""
+    `header=True`. A field may be as long as a line may (`max_line_bytes`); a longer one, or a row the csv module
+    cannot read, is an InputError."""
     import csv
 
-    current = [0]
+    current, limit = [0], min(max_line_bytes(), 2**31 - 1)  # the csv module keeps its limit in a C long
 
     def lines() -> Iterator[str]:
         for number, text, _ in iter_lines(path, what):
@@ -189,14 +260,18 @@ def csv_rows(path: str | Path, what: str = "file", *, delimiter: str = ",", head
     if quoting is not None:
         options["quoting"] = quoting
     reader: Any = csv.DictReader(lines(), **options) if header else csv.reader(lines(), **options)
+    kind = "TSV" if delimiter == "\t" else "CSV"
     while True:
         try:
-            row = next(reader)
+            with csv_field_limit(limit):  # only around the read: the generator may pause between rows
+                row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            raise InputError(f"not a {'TSV' if delimiter == chr(9) else 'CSV'} line ({exc})", file=str(path),
-                             line=max(1, current[0])) from None
+            if "field larger than field limit" in str(exc):
+                raise InputError(f"a {kind} field longer than {limit // (1024 * 1024)} MB (set RAGJUDGE_MAX_LINE_MB "
+                                 "to allow more)", file=str(path), line=max(1, current[0])) from None
+            raise InputError(f"not a {kind} line ({exc})", file=str(path), line=max(1, current[0])) from None
         yield current[0], row
 
 

@@ -13,9 +13,14 @@ files, so a dataset built for either is read as it is:
 
 plus `id`, `reference_context_ids` / `retrieved_context_ids` (as RAGAS names them), `labels` (what to break the
 figures down by) and `metadata` (kept). Passages are strings or `{id, text}` objects; a conversation is a list of
-`{role, content}` (or MTRAG's `{speaker, text}`), its last user message the question. A field under no known name is
-one error listing the accepted names, never dropped. From a CSV, a list is a JSON array or a Python list literal (what
-`pandas.DataFrame.to_csv` writes for a RAGAS dataset).
+`{role, content}` (or MTRAG's `{speaker, text}`), its last user message the question; a conversation that ends with
+the assistant's reply and gives no separate answer is RAGAS's `MultiTurnSample` shape: that last reply is the answer
+under test, the conversation before it what the judges see. A field under no known name is one error listing the
+accepted names, never dropped.
+
+Files are JSON Lines, a JSON array, CSV, TSV or Parquet (by suffix), each also gzip-compressed (`rows.csv.gz`). In a
+table (CSV, TSV, a DataFrame, Parquet) a list or object cell is a JSON text or a Python list literal (what
+`pandas.DataFrame.to_csv` writes for a RAGAS dataset), read by one function (`table_records`) whatever the table.
 """
 
 from __future__ import annotations
@@ -98,17 +103,43 @@ def is_mtrag_record(record: Mapping[str, Any]) -> bool:
     return not asked or asked == ["input"] and not isinstance(turns, str)
 
 
+TABLES = {".csv": ",", ".tsv": "\t"}
+"""Delimited text tables by suffix, and their delimiter."""
+WORKBOOKS = (".xlsx", ".xlsm", ".xls", ".ods", ".numbers")
+"""Spreadsheet files, refused with what to do: a workbook has sheets, types and formulas, a CSV says what it holds."""
+
+
+def record_format(path: str | Path) -> str:
+    """The suffix that says how a file of records is read (`.csv`, `.tsv`, `.json`, `.parquet`, else JSON Lines),
+    looking through `.gz`; a spreadsheet workbook is an InputError saying to save it as CSV."""
+    from ragjudge.formats.files import without_gz
+
+    suffix = without_gz(path).suffix.lower()
+    if suffix in WORKBOOKS:
+        raise InputError(f"a spreadsheet workbook ({suffix}) is not read: save it as CSV (UTF-8) and give the .csv",
+                         file=str(path))
+    return suffix
+
+
 def holds_mtrag_tasks(path: str | Path) -> bool:
     """Whether a file (or folder) of records to judge is MTRAG's own format rather than plain RAG records: a folder,
-    or JSON Lines whose first record is an MTRAG task. CSV, Parquet and JSON arrays are plain records."""
+    or JSON Lines whose first record is an MTRAG task. CSV, TSV, Parquet and JSON arrays are plain records."""
     path = Path(path)
     if path.is_dir():
         return True
-    if path.suffix.lower() in (".csv", ".parquet", ".json"):
+    if record_format(path) in (*TABLES, ".parquet", ".json"):
         return False
     for _, record in read_jsonl(path):
         return is_mtrag_record(record)
     return True  # empty: MTRAG's reader says so
+
+
+def records_stem(path: str | Path) -> str:
+    """A file of records' name without its format's suffix (`rows.csv.gz` -> `rows`): what outputs are named after."""
+    from ragjudge.formats.files import without_gz
+
+    inner = without_gz(path)
+    return inner.stem if inner.suffix.lower() in (*TABLES, ".json", ".jsonl", ".parquet") else inner.name
 
 
 def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = None, line: int | None = None
@@ -131,7 +162,8 @@ def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = N
     def value(field: str) -> tuple[str, Any] | None:
         return values.get(field)
 
-    turns = _turns(value("messages"), value("question"), where)
+    answer = value("answer")
+    turns, replied = _turns(value("messages"), value("question"), answer is not None, where)
     rid = value("id")
     if rid is not None and (isinstance(rid[1], bool) or not isinstance(rid[1], (str, int))):
         raise InputError(f"must be text or a whole number, got {json_type(rid[1])}", field=rid[0], **where)
@@ -144,7 +176,7 @@ def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = N
         passages = [p.model_copy(update={"document_id": i}) for p, i in zip(passages, ids, strict=False)] \
             if passages else [Passage(id=i, text="") for i in ids]
     return RagRecord(id=str(rid[1]) if rid is not None else str(position), turns=turns,
-                     answer=_text(value("answer"), where), contexts=passages,
+                     answer=replied if replied is not None else _text(answer, where), contexts=passages,
                      reference=_text(value("reference"), where),
                      reference_contexts=_passages(value("reference_contexts"), "reference", where),
                      reference_context_ids=_strings(value("reference_context_ids"), where),
@@ -172,15 +204,20 @@ def rag_records(records: Iterable[Mapping[str, Any]], *, file: str | None = None
 
 
 def read_rag_records(path: str | Path) -> list[RagRecord]:
-    """A file of records: JSON Lines, a JSON array, CSV or Parquet (by its suffix)."""
+    """A file of records: JSON Lines, a JSON array, CSV, TSV or Parquet (by its suffix), each also as `.gz`."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
+    suffix = record_format(path)
+    if suffix in TABLES:
         from ragjudge.formats.files import csv_rows
 
-        rows = list(csv_rows(path, "CSV file", header=True))
-        return rag_records([_from_csv(row, path, line) for line, row in rows], file=str(path),
-                           lines=[line for line, _ in rows])
+        kind = suffix[1:].upper()
+        rows = list(csv_rows(path, f"{kind} file", header=True, delimiter=TABLES[suffix]))
+        for line, row in rows:
+            if None in row:
+                raise InputError("has more cells than the header names", file=str(path), line=line)
+        lines = [line for line, _ in rows]
+        return rag_records(table_records([row for _, row in rows], file=str(path), lines=lines), file=str(path),
+                           lines=lines)
     if suffix == ".parquet":
         import pandas as pd
         import pyarrow
@@ -192,7 +229,8 @@ def read_rag_records(path: str | Path) -> list[RagRecord]:
                 frame = pd.read_parquet(fh)
             except (pyarrow.ArrowException, OSError, ValueError) as exc:
                 raise InputError(f"not a Parquet file ({type(exc).__name__}: {exc})", file=str(path)) from None
-        return rag_records(frame_records(frame), file=str(path), lines=[n + 2 for n in range(len(frame))])
+        lines = [n + 2 for n in range(len(frame))]
+        return rag_records(frame_records(frame, file=str(path), lines=lines), file=str(path), lines=lines)
     if suffix == ".json":
         from ragjudge.formats.jsonl import read_json
 
@@ -204,10 +242,33 @@ def read_rag_records(path: str | Path) -> list[RagRecord]:
     return rag_records([r for _, r in numbered], file=str(path), lines=[n for n, _ in numbered])
 
 
-def frame_records(frame: Any) -> list[dict[str, Any]]:
-    """A DataFrame's rows as records, leaving out the cells pandas filled in for a missing value (NaN, None)."""
-    return [{str(k): to_jsonable(v) for k, v in row.items() if not _missing(v)}
-            for row in frame.to_dict(orient="records")]
+def frame_records(frame: Any, *, file: str | None = None, lines: Sequence[int] | None = None,
+                  index_as_id: bool = False) -> list[dict[str, Any]]:
+    """A DataFrame's rows as records, read as any table's (`table_records`). With `index_as_id`, an index that is
+    not the plain 0..n-1 (a filtered or re-indexed frame) gives each record its id, unless a column does: joining
+    the results back on the index then lines up."""
+    rows = [{str(k): to_jsonable(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+    out = table_records(rows, file=file, lines=lines)
+    if not index_as_id or _plain_range(frame.index) or any(r.keys() & set(FIELDS["id"]) for r in out) \
+            or any(is_mtrag_record(r) for r in out[:1]):
+        return out
+    if not frame.index.is_unique:
+        repeated = to_jsonable(frame.index[frame.index.duplicated()][0])
+        raise InputError(f"the DataFrame's index repeats {repeated!r}, and its index gives the sample ids: make it "
+                         "unique, give an id column, or pass df.reset_index(drop=True)", file=file)
+    for record, key in zip(out, frame.index, strict=True):
+        record["id"] = str(to_jsonable(key))
+    return out
+
+
+def table_records(rows: Sequence[Mapping[str, Any]], *, file: str | None = None,
+                  lines: Sequence[int] | None = None) -> list[dict[str, Any]]:
+    """A table's rows (CSV, TSV, a DataFrame, Parquet) as records: an empty or missing cell (NaN, None, "") is no
+    field, and a list or object field given as text is parsed (JSON, or a Python literal). MTRAG tasks in a table are
+    left as they are (their reader checks them)."""
+    if rows and is_mtrag_record(rows[0]):
+        return [{k: v for k, v in row.items() if not _missing(v)} for row in rows]
+    return [_table_row(row, file, lines[n] if lines is not None else None) for n, row in enumerate(rows)]
 
 
 def accepted() -> str:
@@ -220,36 +281,43 @@ LIST_FIELDS = {"messages", "contexts", "reference_contexts", "reference_context_
                "labels", "metadata"}
 
 
-def _from_csv(row: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
-    """A CSV row: empty cells are absent; a list or object field is a JSON (or Python literal) text."""
+def _table_row(row: Mapping[str, Any], file: str | None, line: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, cell in row.items():
-        if name is None:
-            raise InputError("has more cells than the header names", file=str(path), line=line)
-        if cell is None or cell == "":
+        if _missing(cell) or cell == "":
             continue
-        field = NAMES.get(name)
-        if field in LIST_FIELDS or (field == "question" and cell.lstrip().startswith("[")):
-            out[name] = _literal(cell, path, line, name)
+        field = NAMES.get(str(name))
+        if isinstance(cell, str) and (field in LIST_FIELDS or (field == "question" and cell.lstrip().startswith("["))):
+            out[str(name)] = _literal(cell, file, line, str(name))
         else:
-            out[name] = cell
+            out[str(name)] = cell
     return out
 
 
-def _literal(cell: str, path: Path, line: int, name: str) -> Any:
+def _literal(cell: str, file: str | None, line: int | None, name: str) -> Any:
     try:
         return json.loads(cell)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         pass
     try:
         return ast.literal_eval(cell)
-    except (ValueError, SyntaxError):
-        raise InputError("must be a JSON list or object (or a Python list literal)", file=str(path), line=line,
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        raise InputError("must be a JSON list or object (or a Python list literal)", file=file, line=line,
                          field=name) from None
 
 
-def _turns(messages: tuple[str, Any] | None, question: tuple[str, Any] | None,
-           where: dict[str, Any]) -> list[Turn]:
+def _plain_range(index: Any) -> bool:
+    """Whether a DataFrame's index is the 0..n-1 pandas gives a frame nobody indexed."""
+    import pandas as pd
+
+    if isinstance(index, pd.RangeIndex):
+        return index.start == 0 and index.step == 1
+    return list(index) == list(range(len(index)))
+
+
+def _turns(messages: tuple[str, Any] | None, question: tuple[str, Any] | None, has_answer: bool,
+           where: dict[str, Any]) -> tuple[list[Turn], str | None]:
+    """(the conversation ending with the question, the answer when the conversation ends with it)."""
     if question is not None and isinstance(question[1], list):  # RAGAS's multi-turn user_input
         if messages is not None:
             raise InputError(f"gives the conversation twice (as {messages[0]!r} and {question[0]!r})",
@@ -283,10 +351,21 @@ def _turns(messages: tuple[str, Any] | None, question: tuple[str, Any] | None,
     if not turns:
         raise InputError(f"is missing: give a question (or messages) under one of: "
                          f"{', '.join(FIELDS['question'] + FIELDS['messages'])}", field="question", **where)
+    name = (messages or question or ("messages",))[0]
+    answer = None
+    if turns[-1].speaker == "agent" and question is None:
+        if has_answer:
+            raise InputError("ends with the assistant's reply and the record gives an answer too: end the "
+                             "conversation with the user's question, or leave the answer out (the last reply is "
+                             "then the answer judged)", field=name, **where)
+        answer = turns.pop().text  # RAGAS's MultiTurnSample: the last reply is the answer under test
+        if not turns:
+            raise InputError("holds only the assistant's reply: it needs the user's question before it", field=name,
+                             **where)
     if turns[-1].speaker != "user" or not turns[-1].text.strip():
-        raise InputError("must end with the user's question", field=(messages or question or ("messages",))[0],
+        raise InputError("must end with the user's question (or with the assistant's reply to it)", field=name,
                          **where)
-    return turns
+    return turns, answer
 
 
 def _passages(given: tuple[str, Any] | None, kind: str, where: dict[str, Any]) -> list[Passage]:

@@ -8,13 +8,14 @@ from pathlib import Path
 
 from ragjudge.errors import InputError
 from ragjudge.formats.runs import Hit, Qrels, Run, rank_hits, read_run
-from ragjudge.formats.samples import FILE_NAME, Sample, iter_samples, run_sample_log
+from ragjudge.formats.samples import FILE_NAME, Sample, iter_samples, names_run, run_sample_log
 from ragjudge.models import normalize_task_id
 
 
 def is_sample_log(path: Path) -> bool:
-    """A run folder, or a file named as a sample log (`samples.jsonl`, `X.samples.jsonl`)."""
-    return path.is_dir() or path.name == FILE_NAME or path.name.endswith("." + FILE_NAME)
+    """A run folder, a file named as a sample log (`samples.jsonl`, `X.samples.jsonl`), or the name given to --out
+    whose sample log is beside it (`names_run`)."""
+    return path.is_dir() or path.name == FILE_NAME or path.name.endswith("." + FILE_NAME) or names_run(path)
 
 
 def read_any_run(path: str | Path, *, name: str | None = None) -> Run:

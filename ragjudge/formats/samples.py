@@ -261,11 +261,17 @@ def samples_file(results: Path) -> Path:
     return results.with_name(results.name.removesuffix(".jsonl") + "." + FILE_NAME)
 
 
+def names_run(path: Path) -> bool:
+    """Whether RUN is only a name: what `--out` was given (`judge rows.csv --out run`, or `run.jsonl`) when no file
+    of that name was written (a bench without a record format of its own writes none), its siblings the run."""
+    return not path.exists() and samples_file(path).is_file()
+
+
 def locate_run(path: Path) -> tuple[Path, Path, Path]:
-    """(sample log, summary, run info) of RUN: a run folder, `ragjudge judge`'s results file (which a bench without a
-    record format of its own does not write: its siblings are the run), or a sample log itself. Only the existence of
-    RUN is checked here; readers say what is missing."""
-    if not path.exists() and not (path.suffix == ".jsonl" and samples_file(path).is_file()):
+    """(sample log, summary, run info) of RUN: a run folder, `ragjudge judge`'s results file or the name given to its
+    --out (`names_run`), or a sample log itself: what every command that reads a run (report, correlate, export,
+    retrieval-eval) takes. Only the existence of RUN is checked here; readers say what is missing."""
+    if not path.exists() and not names_run(path):
         raise InputError("no such run folder or results file", file=str(path))
     if path.is_dir():
         return path / FILE_NAME, path / "summary.json", path / "run.json"

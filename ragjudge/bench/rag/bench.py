@@ -1,6 +1,7 @@
 """`--bench rag` (what `ragjudge.evaluate(rows)` and `ragjudge judge rows.csv` run on plain records): your own RAG
 app's records — question or conversation, answer, passages, reference, under ragjudge's, RAGAS's or DeepEval's field
-names, from JSONL, JSON, CSV or Parquet — judged by any judge spec, each figure broken down by the records' labels."""
+names, from JSONL, JSON, CSV, TSV or Parquet (also .gz) — judged by any judge spec, each figure broken down by the
+records' labels."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Scorer, Sol
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.errors import UsageError
-from ragjudge.formats.rag_records import RagRecord
+from ragjudge.formats.rag_records import RagRecord, records_stem
 from ragjudge.formats.samples import Sample
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
 from ragjudge.judges.criterion import CriterionOption
@@ -32,8 +33,8 @@ NEEDS_REFERENCE = ("rb_alg", "context_recall", "answer_correctness")
 
 
 class RagOptions(BenchOptions):
-    data: str = Field(description="The records: a JSONL, JSON, CSV or Parquet file of question (or messages), "
-                      "answer, contexts, reference (ragjudge's, RAGAS's or DeepEval's field names).")
+    data: str = Field(description="The records: a JSONL, JSON, CSV, TSV or Parquet file (also .gz) of question (or "
+                      "messages), answer, contexts, reference (ragjudge's, RAGAS's or DeepEval's field names).")
     judges: list[str] | None = Field(None, description="Judges (default: rb_alg offline; faithfulness, "
                                      "answer_relevancy, context_precision, context_recall, answer_correctness with "
                                      "--judge-models, those the records have the fields for).")
@@ -45,16 +46,17 @@ class RagOptions(BenchOptions):
                                   "(default: a majority).")
     criteria: list[CriterionOption] = Field(default_factory=list, description="Criteria in one line, judged "
                                             "G-Eval's way (--criterion NAME=\"criterion\", repeatable): each a "
-                                            "judge and a metric of that name.")
+                                            "judge and a metric of that name, added to the judges (the default "
+                                            "ones, or those named).")
 
 
 class RagBench(Bench[RagOptions, RagRecord]):
     name = "rag"
     Options = RagOptions
     unit = "records"
-    data_help = ("Your own records: a JSONL, JSON, CSV or Parquet file (`-T data=` or --data) with question (or "
-                 "messages), answer, contexts and reference, under ragjudge's, RAGAS's or DeepEval's names; see "
-                 "docs/your-rag-app.md.")
+    data_help = ("Your own records: a JSONL, JSON, CSV, TSV or Parquet file, also gzip-compressed (`-T data=` or "
+                 "--data), with question (or messages), answer, contexts and reference, under ragjudge's, RAGAS's or "
+                 "DeepEval's names; see docs/your-rag-app.md.")
     metrics: ClassVar[Sequence[Any]] = ()
 
     def __init__(self, options: RagOptions, *, label: str | None = None):
@@ -70,14 +72,14 @@ class RagBench(Bench[RagOptions, RagRecord]):
                              f"(offline judges: {', '.join(OFFLINE_JUDGES)})")
 
     def _judge_names(self) -> list[str]:
+        """The judges named (else the defaults), then each criterion: a criterion adds to them, never replaces."""
         o = self.options
         criteria = [c.name for c in o.criteria]
         if o.judges is not None:
-            return [*o.judges, *(c for c in criteria if c not in o.judges)]
-        if criteria:  # criteria named alone are what the user asked for
-            return criteria
-        wanted = LLM_JUDGES if o.judge_models else OFFLINE_JUDGES
-        return [n for n in wanted if n in self.registry.specs]
+            named = list(o.judges)
+        else:
+            named = [n for n in (LLM_JUDGES if o.judge_models else OFFLINE_JUDGES) if n in self.registry.specs]
+        return [*named, *(c for c in criteria if c not in named)]
 
     @property
     def catalog(self) -> MetricCatalog:
@@ -118,4 +120,4 @@ class RagBench(Bench[RagOptions, RagRecord]):
         return {"judges": judges, "models": {"judges": judges}, **judge_runtime(self.judges)}
 
     def out_slug(self) -> list[str]:
-        return [Path(self.options.data).stem]
+        return [records_stem(self.options.data)]
