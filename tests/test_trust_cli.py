@@ -1,0 +1,213 @@
+"""Labels, which samples to label, and `correlate RUN --labels`: the schema and its readers, the seeded draw, and
+agreement figures equal to scipy's and scikit-learn's on an MTRAG run and on a run of the rag bench."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+from sklearn.metrics import balanced_accuracy_score, cohen_kappa_score, confusion_matrix
+
+from conftest import MINI, run_cli, run_cli_once
+from ragjudge.errors import InputError
+from ragjudge.trust.labels import Label, by_metric, read_labels
+
+
+@pytest.fixture(scope="module")
+def mtrag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("trust") / "mini"
+    code, _, err = run_cli_once(["eval", "--bench", str(MINI), "--gen", "extractive", "--out", str(out)])
+    assert code == 0, err
+    return out
+
+
+@pytest.fixture(scope="module")
+def rag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The rag bench judging 36 records (RB_alg, offline): answers that copy, paraphrase or miss the reference."""
+    folder = tmp_path_factory.mktemp("trust-rag")
+    facts = [f"Policy {k} covers {thing} within {k + 3} days." for k, thing in
+             enumerate(["water damage", "fire", "theft", "storms", "glass", "travel"] * 6)]
+    answers = [fact if k % 3 == 0 else ("It is covered." if k % 3 == 1 else "Ask the office about parking.")
+               for k, fact in enumerate(facts)]
+    records = [{"id": f"r{k}", "question": f"What does policy {k} cover?", "answer": answer, "contexts": [fact],
+                "reference": fact} for k, (fact, answer) in enumerate(zip(facts, answers, strict=True))]
+    rows = folder / "rows.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in records))
+    code, _, err = run_cli_once(["judge", str(rows), "--out", str(folder / "judged.jsonl")])
+    assert code == 0, err
+    return folder / "judged.jsonl"
+
+
+def _samples(run: Path) -> list[dict]:
+    path = run / "samples.jsonl" if run.is_dir() else run.with_name(run.stem + ".samples.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _write_labels(path: Path, rows: list[tuple[str, str, object]]) -> Path:
+    path.write_text("".join(json.dumps({"schema": "ragjudge.labels/1", "sample_id": s, "metric": m, "value": v})
+                            + "\n" for s, m, v in rows))
+    return path
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def test_schema_labels_is_printed(monkeypatch, capsys) -> None:
+    code, out, _ = run_cli(["schema", "labels"], monkeypatch, capsys)
+    schema = json.loads(out)
+    assert code == 0 and schema["$id"] == "ragjudge.labels/1"
+    assert set(schema["required"]) == {"sample_id", "metric", "value"}
+    assert {"annotator", "note"} <= set(schema["properties"])
+
+
+def test_jsonl_and_csv_labels_read_the_same(tmp_path: Path) -> None:
+    jsonl = tmp_path / "labels.jsonl"
+    jsonl.write_text(json.dumps({"schema": "ragjudge.labels/1", "sample_id": "a", "metric": "faithfulness",
+                                 "value": True, "annotator": "ana"}) + "\n" +
+                     json.dumps({"schema": "ragjudge.labels/1", "sample_id": "b", "metric": "faithfulness",
+                                 "value": False, "annotator": "ana"}) + "\n" +
+                     json.dumps({"schema": "ragjudge.labels/1", "sample_id": "a", "metric": "relevance",
+                                 "value": 3, "annotator": "ana"}) + "\n")
+    csv = tmp_path / "labels.csv"
+    csv.write_text("sample_id,faithfulness,relevance,annotator\na,pass,3,ana\nb,fail,,ana\n")
+    by_json, by_csv = read_labels(jsonl), read_labels(csv)
+    key = lambda label: (label.sample_id, label.metric)  # noqa: E731
+    assert sorted(by_json, key=key) == sorted(by_csv, key=key)
+    assert by_metric(by_csv) == {"faithfulness": {"a": 1.0, "b": 0.0}, "relevance": {"a": 3.0}}
+    assert Label(sample_id="a", metric="m", value=True).to_dict()["schema"] == "ragjudge.labels/1"
+
+
+@pytest.mark.parametrize("text, where", [
+    ('{"schema": "ragjudge.labels/1", "sample_id": "a", "metric": "m", "value": "maybe"}', "labels.jsonl:2: field 'value'"),
+    ('{"schema": "ragjudge.labels/1", "sample_id": "a", "value": 1}', "labels.jsonl:2: field 'metric'"),
+    ('{"sample_id": "a", "metric": "m", "value": 1}', "labels.jsonl:2: field 'schema'"),
+])
+def test_a_bad_label_is_one_line_naming_file_line_and_field(tmp_path: Path, mtrag_run: Path, text: str, where: str,
+                                                           monkeypatch, capsys) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text('{"schema": "ragjudge.labels/1", "sample_id": "a", "metric": "m", "value": 1}\n' + text + "\n")
+    code, _, err = run_cli(["correlate", str(mtrag_run), "--labels", str(path)], monkeypatch, capsys)
+    assert code == 2 and err.count("\n") == 1 and where in err and "Traceback" not in err, err
+    bad_cell = tmp_path / "labels.csv"
+    bad_cell.write_text("id,faithfulness\na,pass\nb,sometimes\n")
+    with pytest.raises(InputError, match="labels.csv:3: field 'faithfulness': must be pass/fail"):
+        read_labels(bad_cell)
+
+
+# --------------------------------------------------------------------------- label-sample
+
+
+def test_label_sample_is_a_seeded_uniform_draw(mtrag_run: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    code, out, err = run_cli(["label-sample", str(mtrag_run), "--n", "10", "--seed", "0"], monkeypatch, capsys)
+    assert code == 0, err
+    drawn = json.loads((mtrag_run / "label-sample.json").read_text())
+    ids = [s["id"] for s in _samples(mtrag_run)]
+    expected = [ids[i] for i in np.random.default_rng(0).permutation(len(ids))[:10]]
+    assert drawn["schema"] == "ragjudge.label-sample/1" and drawn["sample_ids"] == expected == out.split()
+    code, again, _ = run_cli(["label-sample", str(mtrag_run), "--n", "10", "--seed", "0", "--out",
+                              str(tmp_path / "x.json")], monkeypatch, capsys)
+    assert again == out
+    code, other, _ = run_cli(["label-sample", str(mtrag_run), "--n", "10", "--seed", "1", "--out",
+                              str(tmp_path / "y.json")], monkeypatch, capsys)
+    assert other != out
+
+
+def test_label_sample_strata_are_proportional(mtrag_run: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    samples = {s["id"]: s["labels"]["answerability"] for s in _samples(mtrag_run)}
+    code, out, err = run_cli(["label-sample", str(mtrag_run), "--n", "20", "--strata", "answerability", "--out",
+                              str(tmp_path / "s.json")], monkeypatch, capsys)
+    assert code == 0, err
+    drawn = out.split()
+    assert len(drawn) == len(set(drawn)) == 20
+    for value in set(samples.values()):
+        share = sum(v == value for v in samples.values()) / len(samples)
+        assert abs(sum(samples[i] == value for i in drawn) - 20 * share) < 1  # largest remainders
+    code, _, err = run_cli(["label-sample", str(mtrag_run), "--strata", "colour", "--out", str(tmp_path / "t.json")],
+                           monkeypatch, capsys)
+    assert code == 2 and "--strata colour" in err and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- correlate --labels
+
+
+def _report(run: Path, labels: Path, monkeypatch, capsys, *extra: str) -> dict:
+    code, out, err = run_cli(["correlate", str(run), "--labels", str(labels), "--format", "json", "--bootstrap",
+                              "300", *extra], monkeypatch, capsys)
+    assert code == 0, err
+    return {row["metric"]: row for row in json.loads(out)["metrics"]}
+
+
+def test_mtrag_run_pass_fail_agreement_equals_sklearn(mtrag_run: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    """idk_lexical (0/1) against a person's pass/fail labels of 30 samples, 5 of them disagreeing."""
+    samples = [s for s in _samples(mtrag_run) if "idk_lexical" in s["scores"]][:30]
+    judge = np.array([s["scores"]["idk_lexical"]["value"] for s in samples]).astype(bool)
+    human = judge.copy()
+    human[[1, 4, 9, 16, 25]] ^= True
+    labels = _write_labels(tmp_path / "l.jsonl", [(s["id"], "idk_lexical", bool(h))
+                                                  for s, h in zip(samples, human, strict=True)])
+    row = _report(mtrag_run, labels, monkeypatch, capsys)["idk_lexical"]
+    figures = row["agreement"]
+    assert row["n_labelled"] == 30 and figures["threshold"] is None
+    assert figures["balanced_accuracy"]["value"] == pytest.approx(balanced_accuracy_score(human, judge), abs=1e-12)
+    assert figures["kappa"]["value"] == pytest.approx(cohen_kappa_score(human, judge), abs=1e-12)
+    (tn, fp), (fn, tp) = confusion_matrix(human, judge, labels=[False, True])
+    assert figures["confusion"] == {"tp": tp, "fp": fp, "fn": fn, "tn": tn}
+    assert figures["tpr"]["value"] == pytest.approx(tp / (tp + fn)) and figures["fpr"]["value"] == pytest.approx(
+        fp / (fp + tn))
+    for name in ("balanced_accuracy", "kappa"):
+        assert figures[name]["ci_low"] <= figures[name]["value"] <= figures[name]["ci_high"]
+    assert sorted(d["sample_id"] for d in row["disagreements"]) == sorted(samples[i]["id"] for i in (1, 4, 9, 16, 25))
+    assert row["disagreements"][0]["link"].startswith("report.html#task=")
+    means = row["means"]
+    assert means["labels only"]["estimate"] == pytest.approx(human.mean())
+    assert means["ppi++"]["n_labels"] == 30 and means["ppi++"]["n_samples"] == len(_samples(mtrag_run)) - sum(
+        "idk_lexical" not in s["scores"] for s in _samples(mtrag_run))
+    assert means["judge only"]["method"] == "judge only"
+
+
+def test_rag_run_numeric_agreement_equals_scipy(rag_run: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    samples = _samples(rag_run)
+    judge = np.array([s["scores"]["RB_agg"]["value"] for s in samples])
+    human = np.round(np.clip(judge + np.random.default_rng(0).normal(0, 0.15, len(judge)), 0, 1) * 4) / 4
+    labels = _write_labels(tmp_path / "n.jsonl", [(s["id"], "RB_agg", float(h))
+                                                  for s, h in zip(samples, human, strict=True)][:30])
+    row = _report(rag_run, labels, monkeypatch, capsys)["RB_agg"]
+    figures = row["agreement"]
+    assert row["n_labelled"] == 30 and figures["kind"] == "number"
+    assert figures["spearman"]["value"] == pytest.approx(sps.spearmanr(judge[:30], human[:30]).statistic, abs=1e-12)
+    assert figures["kendall"]["value"] == pytest.approx(sps.kendalltau(judge[:30], human[:30]).statistic, abs=1e-12)
+    assert figures["mae"]["value"] == pytest.approx(np.abs(judge[:30] - human[:30]).mean(), abs=1e-12)
+    assert figures["mae"]["ci_low"] <= figures["mae"]["value"] <= figures["mae"]["ci_high"]
+    assert row["means"]["ppi++"]["n_labels"] == 30 and row["means"]["ppi++"]["n_samples"] == len(samples)
+
+
+def test_rag_run_continuous_judge_gets_a_cross_validated_threshold(rag_run: Path, tmp_path: Path, monkeypatch,
+                                                                   capsys) -> None:
+    """RB_agg against pass/fail labels: a person passes the answers that state the reference. The threshold is
+    chosen on the other folds; the figures are those of the held-out decisions, equal to scikit-learn's on them."""
+    samples = _samples(rag_run)
+    judge = np.array([s["scores"]["RB_agg"]["value"] for s in samples])
+    human = np.array([int(s["id"][1:]) % 3 == 0 for s in samples])
+    labels = _write_labels(tmp_path / "p.jsonl", [(s["id"], "RB_agg", bool(h))
+                                                  for s, h in zip(samples, human, strict=True)])
+    figures = _report(rag_run, labels, monkeypatch, capsys)["RB_agg"]["agreement"]
+    folds = figures["threshold_folds"]
+    assert len(folds) == 5 and figures["threshold"] == pytest.approx(float(np.median(folds)))
+    fold_of = np.random.default_rng(0).permutation(len(judge)) % 5
+    decisions = judge >= np.array(folds)[fold_of]
+    assert figures["balanced_accuracy"]["value"] == pytest.approx(balanced_accuracy_score(human, decisions))
+    assert figures["balanced_accuracy"]["value"] > 0.9  # the copies score far above the others
+
+
+def test_correlate_labels_refuses_flags_it_does_not_use(mtrag_run: Path, tmp_path: Path, monkeypatch,
+                                                        capsys) -> None:
+    labels = _write_labels(tmp_path / "l.jsonl", [("mini-c01::1", "idk_lexical", True)])
+    code, _, err = run_cli(["correlate", str(mtrag_run), "--labels", str(labels), "--weighting", "inverse-frequency"],
+                           monkeypatch, capsys)
+    assert code == 2 and "--weighting does not apply with --labels" in err and err.count("\n") == 1
+    unknown = _write_labels(tmp_path / "u.jsonl", [("nope", "idk_lexical", True)])
+    code, _, err = run_cli(["correlate", str(mtrag_run), "--labels", str(unknown)], monkeypatch, capsys)
+    assert code == 2 and "u.jsonl: field 'sample_id': sample 'nope' is not in" in err, err
