@@ -16,12 +16,20 @@ def report_command(
     correlate: Annotated[list[Path] | None, typer.Option(
         "--correlate", metavar="<path>", help="`ragjudge correlate --format json` output (or its --heatmap PNG) to show judges vs "
         "humans (repeatable).")] = None,
+    to_label: Annotated[Path | None, typer.Option(
+        "--to-label", metavar="<file>", help="`ragjudge label-sample`'s draw: adds a labelling mode showing those samples "
+        "first (labels kept in the browser, downloaded as a ragjudge.labels/1 file).")] = None,
     open_it: Annotated[bool, typer.Option("--open", help="Open the report in the default browser.")] = False,
 ) -> None:
     """Write one HTML file (no server, works offline): overview, per-task detail, comparison, judges."""
     from ragjudge.report import build_report
 
-    built = build_report(runs, out, labels=label or None, correlate=correlate or None)
+    ids = None
+    if to_label is not None:
+        from ragjudge.api.trust import read_label_sample
+
+        ids = read_label_sample(to_label)
+    built = build_report(runs, out, labels=label or None, correlate=correlate or None, to_label=ids)
     size = built.bytes / 1e6
     typer.echo(f"report: {built.path} ({built.n_tasks} tasks, {len(built.runs)} run(s), {size:.1f} MB, "
                f"{built.seconds:.1f} s)", err=True)
