@@ -211,3 +211,42 @@ def test_correlate_labels_refuses_flags_it_does_not_use(mtrag_run: Path, tmp_pat
     unknown = _write_labels(tmp_path / "u.jsonl", [("nope", "idk_lexical", True)])
     code, _, err = run_cli(["correlate", str(mtrag_run), "--labels", str(unknown)], monkeypatch, capsys)
     assert code == 2 and "u.jsonl: field 'sample_id': sample 'nope' is not in" in err, err
+
+
+def test_published_labels_schema_is_the_models() -> None:
+    from conftest import REPO
+    from ragjudge.trust.labels import json_schema
+
+    published = json.loads((REPO / "docs" / "labels.schema.json").read_text(encoding="utf-8"))
+    assert published == json_schema(), "docs/labels.schema.json is stale: `ragjudge schema labels > docs/...`"
+
+
+# --------------------------------------------------------------------------- the summary's judge-only ci
+
+
+def test_every_mean_in_the_summary_carries_a_judge_only_ci(mtrag_run: Path) -> None:
+    summary = json.loads((mtrag_run / "summary.json").read_text())
+    samples = _samples(mtrag_run)
+    for name, metric in summary["metrics"].items():
+        values = np.array([s["scores"][name]["value"] for s in samples
+                           if s["scores"].get(name, {}).get("value") is not None])
+        assert len(values) == metric["n"]
+        rng = np.random.default_rng(0)  # the documented recipe: 1000 resamples of n draws, seed 0, percentiles
+        means = np.array([values[row].mean() for row in rng.integers(0, len(values), size=(1000, len(values)))])
+        assert metric["ci"] == pytest.approx(list(np.percentile(means, [2.5, 97.5])), abs=1e-12), name
+        assert metric["details"]["ci"].startswith("judge only")
+        assert metric["ci"][0] <= metric["value"] <= metric["ci"][1]
+
+
+def test_a_figure_that_is_not_a_mean_of_its_samples_gets_no_ci() -> None:
+    from ragjudge.engine.summary import MetricCatalog, MetricInfo, Summary, add_judge_only_cis
+    from ragjudge.formats.samples import Sample, Score
+
+    catalog = MetricCatalog([MetricInfo("f1", "a corpus-level F1"), MetricInfo("acc", "accuracy")])
+    samples = [Sample(id=str(k), input="q", scores={"f1": Score(value=float(k % 2)), "acc": Score(value=float(k % 2))})
+               for k in range(10)]
+    summary = Summary(bench="b", title="t", n_samples=10, n_errors=0,
+                      metrics={"f1": catalog.metric("f1", 0.3, n=10), "acc": catalog.metric("acc", 0.5, n=10)})
+    add_judge_only_cis(summary, samples)
+    assert summary.metrics["f1"].ci is None and "ci" not in summary.metrics["f1"].details
+    assert summary.metrics["acc"].ci is not None

@@ -9,7 +9,7 @@
 - Numbers and ordinals: Spearman and Kendall (tau-b), with `correlation.stats`'s bootstrap, and the mean absolute
   error.
 
-Intervals resample samples with replacement (`correlation.stats.draw_tasks`, one row of draw counts per resample,
+Intervals resample samples with replacement (`metrics.bootstrap.draw_counts`, one row of draw counts per resample,
 so every figure is computed for all resamples at once) and take percentiles.
 """
 
@@ -21,18 +21,14 @@ from typing import Any
 import numpy as np
 
 from ragjudge.correlation.agreement import cohen_kappa
-from ragjudge.correlation.stats import correlate, draw_tasks
+from ragjudge.correlation.stats import correlate
+from ragjudge.metrics.bootstrap import draw_counts as draw_tasks, percentile_interval
 
 FOLDS = 5
 
 
 def _interval(values: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
-    values = values[np.isfinite(values)]
-    if values.size < 2:
-        return None, None
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return float(low), float(high)
+    return percentile_interval(values, confidence) or (None, None)
 
 
 def _clean(value: float) -> float | None:
