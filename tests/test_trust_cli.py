@@ -250,3 +250,37 @@ def test_a_figure_that_is_not_a_mean_of_its_samples_gets_no_ci() -> None:
     add_judge_only_cis(summary, samples)
     assert summary.metrics["f1"].ci is None and "ci" not in summary.metrics["f1"].details
     assert summary.metrics["acc"].ci is not None
+
+
+# --------------------------------------------------------------------------- assert_mean
+
+
+def test_assert_mean_without_labels_uses_and_says_the_judge_only_interval(mtrag_run: Path) -> None:
+    from ragjudge.api import load_run
+    from ragjudge.pytest_plugin import assert_mean
+
+    ci = json.loads((mtrag_run / "summary.json").read_text())["metrics"]["idk_lexical"]["ci"]
+    passed = assert_mean("idk_lexical", at_least=ci[0], run=mtrag_run)
+    assert (passed.low, passed.high) == pytest.approx(tuple(ci)) and passed.method == "judge only"
+    assert assert_mean("idk_lexical", at_least=ci[0], run=load_run(mtrag_run)) == passed  # an EvalResult too
+    with pytest.raises(AssertionError) as failed:
+        assert_mean("idk_lexical", at_least=ci[0] + 0.01, run=mtrag_run)
+    message = str(failed.value)
+    assert f"the lower bound {ci[0]:.3f} is below {ci[0] + 0.01:g}" in message
+    assert "judge only, no labels" in message and "95% judge only, 40 samples" in message
+
+
+def test_assert_mean_with_labels_gates_on_the_ppi_interval(mtrag_run: Path, tmp_path: Path) -> None:
+    from ragjudge.pytest_plugin import assert_mean
+    from ragjudge.trust.ppi import ppi_mean
+
+    samples = [s for s in _samples(mtrag_run) if "RB_agg" in s["scores"]]
+    judge = {s["id"]: s["scores"]["RB_agg"]["value"] for s in samples}
+    labelled = list(judge)[::2]  # every other sample, labelled a little above the judge
+    labels = _write_labels(tmp_path / "l.jsonl", [(k, "RB_agg", min(1.0, judge[k] + 0.1)) for k in labelled])
+    expected = ppi_mean(np.array([min(1.0, judge[k] + 0.1) for k in labelled]), np.array([judge[k] for k in labelled]),
+                        np.array([judge[k] for k in judge if k not in labelled]))
+    got = assert_mean("RB_agg", at_least=expected.low - 1e-9, run=mtrag_run, labels=labels)
+    assert got == expected and got.method == "ppi++"
+    with pytest.raises(AssertionError, match=r"ppi\+\+, 20 labels of 40\).*below 0\.9 \(with your labels\)"):
+        assert_mean("RB_agg", at_least=0.9, run=mtrag_run, labels=labels)
