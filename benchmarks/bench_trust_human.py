@@ -1,6 +1,6 @@
 """How narrow PPI++ makes a mean on MTRAG's real human ratings (the figures in docs/trust.md).
 
-MTRAG's human evaluation (`../shared/data/mtrag/human/reference_subset_with_human_evaluations.json`: 477 answers of
+MTRAG's human evaluation (`mtrag/human/reference_subset_with_human_evaluations.json` of the shared data: 477 answers of
 3 systems, each rated by people) stands in for an app whose every answer a person rated. A judge (an algorithm
 metric in the same file) scored all 477; we pretend only `--n` random answers were labelled, estimate the human mean
 from them with PPI++ and with the labels alone, and compare with the mean of all 477 human ratings, over `--draws`
@@ -12,6 +12,7 @@ seeded draws. Human ratings (median of the raters, 1-4) are mapped to [0, 1] as 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +23,16 @@ from ragjudge.trust.bootstrap import judge_only_mean
 from ragjudge.trust.ppi import labels_only_mean, ppi_mean
 
 HUMAN_FILE = Path("mtrag") / "human" / "reference_subset_with_human_evaluations.json"
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data(given: str | None) -> Path | None:
+    """--data, else $RAGJUDGE_SHARED_DATA, else the first shared/data folder above the repository."""
+    setting = given or os.environ.get("RAGJUDGE_SHARED_DATA", "")
+    if setting.strip():
+        path = Path(setting).expanduser().resolve()
+        return path if path.is_dir() else None
+    return next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data").is_dir()), None)
 
 
 def paired_arrays(path: Path, human: str, judge: str) -> tuple[np.ndarray, np.ndarray]:
@@ -49,15 +60,16 @@ def draws(y: np.ndarray, f: np.ndarray, n: int, count: int, confidence: float = 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument("--data", help="the shared data folder (holding mtrag/)")
     parser.add_argument("--human", default="faithfulness")
     parser.add_argument("--judge", default="rl_f")
     parser.add_argument("--n", type=int, default=50)
     parser.add_argument("--draws", type=int, default=100)
     args = parser.parse_args()
-    path = args.data / HUMAN_FILE
+    data = shared_data(args.data)
+    path = data / HUMAN_FILE if data is not None else HUMAN_FILE
     if not path.is_file():
-        sys.exit(f"no {path}: point --data at the shared data folder")
+        sys.exit(f"no {path}: point --data (or RAGJUDGE_SHARED_DATA) at the shared data folder")
     y, f = paired_arrays(path, args.human, args.judge)
     truth = float(y.mean())
     judge = judge_only_mean(f)

@@ -26,6 +26,9 @@ def csv_rows(report: dict[str, Any]) -> list[list[Any]]:
             if figure:
                 rows.append([row["metric"], name, figure["value"], figure["ci_low"], figure["ci_high"],
                              row["n_labelled"]])
+        threshold = (row["agreement"] or {}).get("threshold")
+        if threshold is not None:
+            rows.append([row["metric"], "threshold (cross-validated)", threshold, None, None, row["n_labelled"]])
         for method, interval in row["means"].items():
             if interval:
                 rows.append([row["metric"], f"mean ({method})", interval["estimate"], interval["low"],
@@ -62,7 +65,7 @@ def print_labels_report(run: Path, labels: Path, *, metrics: list[str] | None, b
             table = Table(title=f"{row['metric']}: {row['n_labelled']} labelled of {row['n_samples']} samples "
                                 f"({confidence:.0%} intervals)")
             table.add_column("figure")
-            table.add_column("value [interval]")
+            table.add_column(f"value [{confidence:.0%} interval]")
             agreement = row["agreement"] or {}
             for name in FIGURES:
                 if name in agreement:
