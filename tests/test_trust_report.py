@@ -52,6 +52,8 @@ def test_label_five_samples_by_keyboard_then_download(browser, labelled_report: 
         page.keyboard.press(key)
     assert page.inner_text("#label-progress").startswith("5 of 5 drawn samples labelled for idk_lexical")
     assert page.inner_text("#label-title") == "Sample " + page.inner_text("#label-title").split()[-1]  # past the draw
+    page.click("#l-back")  # a click works as the key does
+    assert page.inner_text("#label-title") == f"Drawn sample {drawn[4]}" and page.inner_text("#label-given") == "fail"
 
     page.reload()
     page.wait_for_selector("body[data-ready=true]")
@@ -94,3 +96,33 @@ def test_samples_to_label_must_be_in_the_run(labelled_report: dict[str, Path], t
                             str(tmp_path / "r.html")], monkeypatch, capsys)
     assert code == 2 and "'nope', which is not in this run" in err and err.count("\n") == 1
     assert build_report([labelled_report["run"]], tmp_path / "plain.html").path.read_text().count("tab-label") == 0
+
+
+def test_report_shows_judge_only_cis_and_the_labels_section(labelled_report: dict[str, Path], tmp_path: Path,
+                                                            monkeypatch, capsys) -> None:
+    """Without a browser: the overview prints each mean's judge-only interval; with --human-labels the Judges tab
+    holds the agreement and the three means of `correlate --labels`, and links each disagreement to its task."""
+    from conftest import REPO
+
+    labels = REPO / "examples" / "mini" / "labels.csv"
+    code, _, err = run_cli(["report", str(labelled_report["run"]), "--human-labels", str(labels), "--out",
+                            str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 0, err
+    html = (tmp_path / "r.html").read_text()
+    summary = json.loads((labelled_report["run"] / "summary.json").read_text())
+    low, high = summary["metrics"]["RB_agg"]["ci"]
+    assert f"[{low:.3f}, {high:.3f}]" in html and "judge only" in html
+    code, out, _ = run_cli(["correlate", str(labelled_report["run"]), "--labels", str(labels), "--format", "json"],
+                           monkeypatch, capsys)
+    (row,) = json.loads(out)["metrics"]
+    assert "Against your labels" in html and "labels.csv" in html
+    ppi = row["means"]["ppi++"]
+    assert f"<th scope=\"row\">mean (ppi++)</th><td>{ppi['estimate']:.3f}</td><td>[{ppi['low']:.3f}, " \
+           f"{ppi['high']:.3f}]</td>" in html
+    assert f"<td>{row['agreement']['kappa']['value']:.3f}</td>" in html
+    for d in row["disagreements"]:
+        assert f'data-task="{d["sample_id"]}"' in html
+    code, _, err = run_cli(["report", str(labelled_report["run"]), str(labelled_report["run"]), "--label", "a",
+                            "--label", "b", "--human-labels", str(labels), "--out", str(tmp_path / "two.html")],
+                           monkeypatch, capsys)
+    assert code == 2 and "--human-labels applies to the report of one run" in err

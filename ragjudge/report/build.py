@@ -41,9 +41,10 @@ class BuiltReport:
 
 def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels: list[str] | None = None,
                  correlate: list[str | Path] | None = None, compress: bool = True,
-                 to_label: list[str] | None = None) -> BuiltReport:
+                 to_label: list[str] | None = None, human_labels: str | Path | None = None) -> BuiltReport:
     """Write the report of `runs` (run folders or results files) to `out`. `to_label`: sample ids drawn to be
-    labelled (`ragjudge label-sample`): the report gets a labelling mode that shows them first."""
+    labelled (`ragjudge label-sample`): the report gets a labelling mode that shows them first. `human_labels`: a
+    person's labels of the (one) run's samples: the Judges tab shows each judge against them."""
     started = time.perf_counter()
     if not runs:
         raise UsageError("give at least one run folder or results file")
@@ -60,7 +61,15 @@ def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels:
             "bench; make one report per bench")
     if not labels:
         unique_labels(loaded)
-    html, n_tasks = render(loaded, correlate or [], compress=compress, to_label=to_label)
+    trust = None
+    if human_labels is not None:
+        if len(loaded) != 1:
+            raise UsageError("--human-labels applies to the report of one run")
+        from ragjudge.trust.runs import agreement_with_labels
+
+        trust = agreement_with_labels(loaded[0].samples, human_labels, report="")
+        trust["labels"] = Path(human_labels).name
+    html, n_tasks = render(loaded, correlate or [], compress=compress, to_label=to_label, trust=trust)
     out = Path(out)
     with atomic_output(out) as tmp:
         tmp.write_text(html, encoding="utf-8")
@@ -69,7 +78,7 @@ def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels:
 
 
 def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool = True,
-           to_label: list[str] | None = None) -> tuple[str, int]:
+           to_label: list[str] | None = None, trust: dict[str, Any] | None = None) -> tuple[str, int]:
     samples = [read_samples(r) for r in runs]
     overview = build_overview(runs, samples)
     benches = sorted({r.bench for r in runs})
@@ -104,7 +113,7 @@ def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool
     page = env.get_template("report.html.j2").render(
         title=" vs ".join(r.label for r in runs), runs=runs, samples=samples, benches=benches,
         n_tasks=len(data["ids"]), overview=overview, comparisons=comparisons, judges=judges, humans=humans,
-        spread_at=SPREAD_AT, flags=data["flags"], version=__version__, labelling="label" in data,
+        spread_at=SPREAD_AT, flags=data["flags"], version=__version__, labelling="label" in data, trust=trust,
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         css=_asset("report.css"), script=_asset("report.js"), data=_encode(data, compress),
         encoding="gzip+base64" if compress else "json")

@@ -5,7 +5,8 @@
 - `intervals`: the `Interval` every estimate here is reported as;
 - `ppi`: prediction-powered means (PPI++, power-tuned) and paired differences, with labels-only baselines;
 - `bootstrap`: seeded bootstrap intervals over samples ("judge only");
-- `agreement`: how a judge agrees with the labels (pass/fail, numbers, ordinals), with bootstrap intervals.
+- `agreement`: how a judge agrees with the labels (pass/fail, numbers, ordinals), with bootstrap intervals;
+- `runs`: all of it on a run's samples (what the API, the CLI, the report and `assert_mean` call).
 
-Everything here is a pure function of arrays or records; the API (`ragjudge.api.trust`) reads runs and files.
+Everything but `runs` is a pure function of arrays or records; `ragjudge.api.trust` exports `runs`.
 """

@@ -481,6 +481,10 @@
       }
 
       $("#l-download").addEventListener("click", download);
+      $("#l-pass").addEventListener("click", () => give(true));
+      $("#l-fail").addEventListener("click", () => give(false));
+      $("#l-next").addEventListener("click", () => { at = Math.min(at + 1, queue.length - 1); show(); });
+      $("#l-back").addEventListener("click", () => { at = Math.max(at - 1, 0); show(); });
       $("#l-clear").addEventListener("click", () => {
         for (const id of Object.keys(store)) if (!id.startsWith("\u0000")) delete store[id][metric];
         save(); show();
