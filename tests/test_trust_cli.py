@@ -24,14 +24,13 @@ def mtrag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-@pytest.fixture(scope="module")
-def rag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The rag bench judging 36 records (RB_alg, offline): answers that copy, paraphrase or miss the reference."""
-    folder = tmp_path_factory.mktemp("trust-rag")
+def _judged_rag_run(folder: Path, better: bool = False) -> Path:
+    """The rag bench judging 36 records (RB_alg, offline): answers that copy, paraphrase or miss the reference;
+    `better`: a second system whose answers also copy the reference on every third record it missed."""
     facts = [f"Policy {k} covers {thing} within {k + 3} days." for k, thing in
              enumerate(["water damage", "fire", "theft", "storms", "glass", "travel"] * 6)]
-    answers = [fact if k % 3 == 0 else ("It is covered." if k % 3 == 1 else "Ask the office about parking.")
-               for k, fact in enumerate(facts)]
+    answers = [fact if k % 3 == 0 or (better and k % 3 == 2 and k % 2 == 0) else
+               ("It is covered." if k % 3 == 1 else "Ask the office about parking.") for k, fact in enumerate(facts)]
     records = [{"id": f"r{k}", "question": f"What does policy {k} cover?", "answer": answer, "contexts": [fact],
                 "reference": fact} for k, (fact, answer) in enumerate(zip(facts, answers, strict=True))]
     rows = folder / "rows.jsonl"
@@ -39,6 +38,16 @@ def rag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code, _, err = run_cli_once(["judge", str(rows), "--out", str(folder / "judged.jsonl")])
     assert code == 0, err
     return folder / "judged.jsonl"
+
+
+@pytest.fixture(scope="module")
+def rag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _judged_rag_run(tmp_path_factory.mktemp("trust-rag"))
+
+
+@pytest.fixture(scope="module")
+def rag_run_b(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _judged_rag_run(tmp_path_factory.mktemp("trust-rag-b"), better=True)
 
 
 def _samples(run: Path) -> list[dict]:
@@ -284,3 +293,42 @@ def test_assert_mean_with_labels_gates_on_the_ppi_interval(mtrag_run: Path, tmp_
     assert got == expected and got.method == "ppi++"
     with pytest.raises(AssertionError, match=r"ppi\+\+, 20 labels of 40\).*below 0\.9 \(with your labels\)"):
         assert_mean("RB_agg", at_least=0.9, run=mtrag_run, labels=labels)
+
+
+# --------------------------------------------------------------------------- paired difference of two runs
+
+
+def test_paired_difference_of_two_runs_on_the_same_samples(rag_run: Path, rag_run_b: Path, tmp_path: Path) -> None:
+    """System B copies the reference on 6 more records. Judge only: the paired bootstrap of the per-sample
+    differences; with both runs' answers labelled on the same 20 samples: PPI++, equal to ppi-python's."""
+    from ragjudge.api.trust import paired_difference
+
+    a = {s["id"]: s["scores"]["RB_agg"]["value"] for s in _samples(rag_run)}
+    b = {s["id"]: s["scores"]["RB_agg"]["value"] for s in _samples(rag_run_b)}
+    ids = list(a)
+    diff = np.array([b[k] - a[k] for k in ids])
+    assert (diff > 0.5).sum() == 6 and (np.abs(diff) < 1e-9).sum() == 30
+    got = paired_difference(rag_run, rag_run_b, "RB_agg")
+    rng = np.random.default_rng(0)
+    means = np.array([diff[row].mean() for row in rng.integers(0, len(diff), size=(1000, len(diff)))])
+    judge = got["judge only"]
+    assert judge.estimate == pytest.approx(diff.mean()) and got["ppi++"] is None
+    assert (judge.low, judge.high) == pytest.approx(tuple(np.percentile(means, [2.5, 97.5])), abs=1e-12)
+    assert judge.low > 0  # B is better, and the interval says so
+
+    labelled = ids[::2][:18]
+    human_a = {k: float(a[k] > 0.5) for k in labelled}
+    human_b = {k: float(b[k] > 0.5 or k == labelled[1]) for k in labelled}  # the person is kinder to one answer
+    files = [_write_labels(tmp_path / f"{name}.jsonl", [(k, "RB_agg", bool(v)) for k, v in human.items()])
+             for name, human in (("a", human_a), ("b", human_b))]
+    got = paired_difference(rag_run, rag_run_b, "RB_agg", labels_a=files[0], labels_b=files[1])
+    ppi_py = pytest.importorskip("ppi_py", reason="ppi-python (the `dev` extra) is the reference implementation")
+    rest = [k for k in ids if k not in labelled]
+    y = np.array([human_b[k] - human_a[k] for k in labelled])
+    f_lab = np.array([b[k] - a[k] for k in labelled])
+    f_unl = np.array([b[k] - a[k] for k in rest])
+    low, high = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(y, f_lab, f_unl, alpha=0.05))
+    point = float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, f_lab, f_unl)))
+    ppi = got["ppi++"]
+    assert (ppi.estimate, ppi.low, ppi.high) == pytest.approx((point, low, high), abs=1e-9)
+    assert ppi.n_labels == 18 and ppi.n_samples == 36
