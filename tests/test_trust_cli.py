@@ -332,3 +332,24 @@ def test_paired_difference_of_two_runs_on_the_same_samples(rag_run: Path, rag_ru
     ppi = got["ppi++"]
     assert (ppi.estimate, ppi.low, ppi.high) == pytest.approx((point, low, high), abs=1e-9)
     assert ppi.n_labels == 18 and ppi.n_samples == 36
+
+
+def test_report_a_b_with_labels_shows_the_ppi_paired_difference(rag_run: Path, rag_run_b: Path, tmp_path: Path,
+                                                                monkeypatch, capsys) -> None:
+    from ragjudge.api.trust import paired_difference
+
+    ids = [s["id"] for s in _samples(rag_run)][::2][:18]
+    scores = [{s["id"]: s["scores"]["RB_agg"]["value"] for s in _samples(run)} for run in (rag_run, rag_run_b)]
+    files = [_write_labels(tmp_path / f"{n}.jsonl", [(k, "RB_agg", bool(v[k] > 0.5)) for k in ids])
+             for n, v in zip("ab", scores, strict=True)]
+    code, _, err = run_cli(["report", str(rag_run), str(rag_run_b), "--label", "a", "--label", "b",
+                            "--human-labels", str(files[0]), "--human-labels", str(files[1]),
+                            "--out", str(tmp_path / "r.html")], monkeypatch, capsys)
+    assert code == 0, err
+    html = (tmp_path / "r.html").read_text()
+    found = paired_difference(rag_run, rag_run_b, "RB_agg", labels_a=files[0], labels_b=files[1])
+    ppi, judge = found["ppi++"], found["judge only"]
+    row = (f'<tr><th scope="row">RB_agg</th><td>18 of 36</td><td>{ppi.estimate:+.3f}</td><td>[{ppi.low:+.3f}, '
+           f'{ppi.high:+.3f}]</td><td>{judge.estimate:+.3f}</td><td>[{judge.low:+.3f}, {judge.high:+.3f}]</td></tr>')
+    assert row in html
+    assert html.count("Against your labels: ") == 2  # each run against its own labels

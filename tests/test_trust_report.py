@@ -125,4 +125,4 @@ def test_report_shows_judge_only_cis_and_the_labels_section(labelled_report: dic
     code, _, err = run_cli(["report", str(labelled_report["run"]), str(labelled_report["run"]), "--label", "a",
                             "--label", "b", "--human-labels", str(labels), "--out", str(tmp_path / "two.html")],
                            monkeypatch, capsys)
-    assert code == 2 and "--human-labels applies to the report of one run" in err
+    assert code == 2 and "--human-labels was given 1 time(s) for 2 run(s)" in err

@@ -41,10 +41,12 @@ class BuiltReport:
 
 def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels: list[str] | None = None,
                  correlate: list[str | Path] | None = None, compress: bool = True,
-                 to_label: list[str] | None = None, human_labels: str | Path | None = None) -> BuiltReport:
+                 to_label: list[str] | None = None,
+                 human_labels: str | Path | list[str | Path] | None = None) -> BuiltReport:
     """Write the report of `runs` (run folders or results files) to `out`. `to_label`: sample ids drawn to be
     labelled (`ragjudge label-sample`): the report gets a labelling mode that shows them first. `human_labels`: a
-    person's labels of the (one) run's samples: the Judges tab shows each judge against them."""
+    person's labels of each run's samples (one file per run): the Judges tab shows each judge against them, the
+    Compare tab the PPI++ paired differences."""
     started = time.perf_counter()
     if not runs:
         raise UsageError("give at least one run folder or results file")
@@ -61,14 +63,11 @@ def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels:
             "bench; make one report per bench")
     if not labels:
         unique_labels(loaded)
-    trust = None
+    trust: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]] = ([], [])
     if human_labels is not None:
-        if len(loaded) != 1:
-            raise UsageError("--human-labels applies to the report of one run")
-        from ragjudge.trust.runs import agreement_with_labels
+        from ragjudge.report.trust import with_labels
 
-        trust = agreement_with_labels(loaded[0].samples, human_labels, report="")
-        trust["labels"] = Path(human_labels).name
+        trust = with_labels(loaded, [human_labels] if isinstance(human_labels, (str, Path)) else list(human_labels))
     html, n_tasks = render(loaded, correlate or [], compress=compress, to_label=to_label, trust=trust)
     out = Path(out)
     with atomic_output(out) as tmp:
@@ -78,7 +77,8 @@ def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels:
 
 
 def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool = True,
-           to_label: list[str] | None = None, trust: dict[str, Any] | None = None) -> tuple[str, int]:
+           to_label: list[str] | None = None,
+           trust: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]] = ([], [])) -> tuple[str, int]:
     samples = [read_samples(r) for r in runs]
     overview = build_overview(runs, samples)
     benches = sorted({r.bench for r in runs})
@@ -113,7 +113,8 @@ def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool
     page = env.get_template("report.html.j2").render(
         title=" vs ".join(r.label for r in runs), runs=runs, samples=samples, benches=benches,
         n_tasks=len(data["ids"]), overview=overview, comparisons=comparisons, judges=judges, humans=humans,
-        spread_at=SPREAD_AT, flags=data["flags"], version=__version__, labelling="label" in data, trust=trust,
+        spread_at=SPREAD_AT, flags=data["flags"], version=__version__, labelling="label" in data, trust=trust[0],
+        labelled_diffs=trust[1],
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         css=_asset("report.css"), script=_asset("report.js"), data=_encode(data, compress),
         encoding="gzip+base64" if compress else "json")

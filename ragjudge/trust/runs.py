@@ -197,24 +197,24 @@ def _name(run: str | Path | list[Sample]) -> str:
 # --------------------------------------------------------------------------- two runs on the same samples
 
 
-def paired_difference(run_a: str | Path, run_b: str | Path, metric: str, *,
-                      labels_a: str | Path | None = None, labels_b: str | Path | None = None,
+def paired_difference(run_a: str | Path | list[Sample], run_b: str | Path | list[Sample], metric: str, *,
+                      labels_a: str | Path | list[Label] | None = None, labels_b: str | Path | list[Label] | None = None,
                       confidence: float = 0.95, seed: int = 0) -> dict[str, Interval | None]:
     """B − A on the samples both runs scored: the judge-only (paired bootstrap) interval, and with labels of both
     runs' answers on the same samples, PPI++'s."""
     a, b = judge_values(run_samples(run_a), metric), judge_values(run_samples(run_b), metric)
     shared = [k for k in a if k in b]
     if len(shared) < 2:
-        raise UsageError(f"{run_a} and {run_b} share {len(shared)} sample(s) with a {metric} score: a paired "
-                         "difference needs the same samples in both")
+        raise UsageError(f"{_name(run_a)} and {_name(run_b)} share {len(shared)} sample(s) with a {metric} score: a "
+                         "paired difference needs the same samples in both")
     out: dict[str, Interval | None] = {
         "judge only": judge_only_difference(np.array([a[k] for k in shared]), np.array([b[k] for k in shared]),
                                             confidence=confidence, seed=seed),
         "ppi++": None,
     }
     if labels_a is not None and labels_b is not None:
-        la = by_metric(read_labels(labels_a)).get(metric, {})
-        lb = by_metric(read_labels(labels_b)).get(metric, {})
+        la = by_metric(_labels(labels_a)).get(metric, {})
+        lb = by_metric(_labels(labels_b)).get(metric, {})
         lab = [k for k in shared if k in la and k in lb]
         unl = [k for k in shared if k not in lab]
         if len(lab) >= 2 and unl:
@@ -222,3 +222,7 @@ def paired_difference(run_a: str | Path, run_b: str | Path, metric: str, *,
             out["ppi++"] = ppi_paired_difference(arr(la, lab), arr(lb, lab), arr(a, lab), arr(b, lab),
                                                  arr(a, unl), arr(b, unl), confidence=confidence)
     return out
+
+
+def _labels(labels: str | Path | list[Label]) -> list[Label]:
+    return read_labels(labels) if isinstance(labels, (str, Path)) else list(labels)
