@@ -191,3 +191,16 @@ def test_real_human_ratings_50_labels_cover_the_human_mean() -> None:
     assert covered["ppi++"] >= 90, covered
     assert width["ppi++"] < width["labels only"], width
     assert (covered["ppi++"], round(width["ppi++"], 3), round(width["labels only"], 3)) == (95, 0.131, 0.168)
+
+
+def test_resampled_means_in_blocks_are_the_one_draw_recipe() -> None:
+    """Drawn a block of rows at a time (bounded memory) and still the documented recipe: 1,000 rows of n indices
+    from one seeded generator, each row's mean; and the draw counts of `correlation` give the same means."""
+    from ragjudge.metrics import bootstrap
+
+    values = np.random.default_rng(1).random(2_345)
+    rng = np.random.default_rng(0)
+    recipe = values[rng.integers(0, len(values), size=(1000, len(values)))].mean(axis=1)
+    assert np.array_equal(bootstrap.resampled_means(values), recipe)  # 2,345 x 1,000 > one block of 1M
+    counts = bootstrap.draw_counts(len(values), 1000, 0)
+    assert np.allclose(counts @ values / len(values), recipe, rtol=0, atol=1e-12)
