@@ -22,7 +22,7 @@ import numpy as np
 
 from ragjudge.correlation.agreement import cohen_kappa
 from ragjudge.correlation.stats import correlate
-from ragjudge.metrics.bootstrap import draw_counts as draw_tasks, percentile_interval
+from ragjudge.metrics.bootstrap import draw_counts, percentile_interval
 
 FOLDS = 5
 
@@ -93,7 +93,7 @@ def pass_fail_agreement(judge: np.ndarray, human: np.ndarray, *, resamples: int 
         out["threshold"] = float(np.median(thresholds))
         out["threshold_folds"] = thresholds
     point = binary_rows(decisions, human, np.ones((1, len(judge))))
-    draws = draw_tasks(len(judge), resamples, seed) if resamples else np.zeros((0, len(judge)))
+    draws = draw_counts(len(judge), resamples, seed) if resamples else np.zeros((0, len(judge)))
     rows = binary_rows(decisions, human, draws)
     for name in ("balanced_accuracy", "kappa", "tpr", "fpr"):
         value = _clean(point[name][0])
@@ -111,7 +111,7 @@ def numeric_agreement(judge: np.ndarray, human: np.ndarray, *, resamples: int = 
                       confidence: float = 0.95) -> dict[str, Any]:
     judge, human = np.asarray(judge, float), np.asarray(human, float)
     n = len(judge)
-    draws = draw_tasks(n, resamples, seed) if resamples else None
+    draws = draw_counts(n, resamples, seed) if resamples else None
     estimates = correlate(judge, human, tasks=np.arange(n), task_draws=draws, confidence=confidence)
     out: dict[str, Any] = {"kind": "number", "n": int(n)}
     for name in ("spearman", "kendall"):

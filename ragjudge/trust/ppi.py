@@ -95,23 +95,3 @@ def ppi_paired_difference(y_a: np.ndarray, y_b: np.ndarray, f_lab_a: np.ndarray,
     return ppi_mean(np.asarray(y_b, float) - np.asarray(y_a, float),
                     np.asarray(f_lab_b, float) - np.asarray(f_lab_a, float),
                     np.asarray(f_unl_b, float) - np.asarray(f_unl_a, float), confidence=confidence)
-
-
-def split_labelled(judge: dict[str, float], labels: dict[str, float]) -> tuple[list[str], list[str]]:
-    """(labelled ids, unlabelled ids) among the samples the judge scored, in the judge's order."""
-    labelled = [k for k in judge if k in labels]
-    unlabelled = [k for k in judge if k not in labels]
-    return labelled, unlabelled
-
-
-def mean_with_labels(judge: dict[str, float], labels: dict[str, float], *, confidence: float = 0.95
-                     ) -> dict[str, Interval]:
-    """The three estimates of one metric's mean, by sample id: `judge only` is added by the caller (bootstrap);
-    here `ppi++` (judge on all samples plus the labels) and `labels only`."""
-    labelled, unlabelled = split_labelled(judge, labels)
-    y = np.array([labels[k] for k in labelled])
-    out = {"labels only": labels_only_mean(y, confidence=confidence)}
-    if unlabelled and len(labelled) >= 2:
-        out["ppi++"] = ppi_mean(y, np.array([judge[k] for k in labelled]),
-                                np.array([judge[k] for k in unlabelled]), confidence=confidence)
-    return out
