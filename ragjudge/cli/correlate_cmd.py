@@ -32,7 +32,7 @@ def _where(conditions: list[str] | None) -> dict[str, list[str]]:
 
 
 def correlate_command(
-    humans: Annotated[Path, typer.Argument(metavar="HUMANS|RUN", help="InspectorRAGet JSON with human ratings "
+    humans: Annotated[Path, typer.Argument(metavar="HUMANS_OR_RUN", help="InspectorRAGet JSON with human ratings "
                                            "(MTRAG's human evaluation format; its algorithm metrics are judges too); "
                                            "with --labels, a run folder or results file.")],
     labels: Annotated[Path | None, typer.Option(

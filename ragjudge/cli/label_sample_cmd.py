@@ -7,7 +7,7 @@ import typer
 
 
 def label_sample_command(
-    run: Annotated[Path, typer.Argument(help="A run folder (`ragjudge eval --out`) or results file (`ragjudge judge "
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="A run folder (`ragjudge eval --out`) or results file (`ragjudge judge "
                                         "--out`).")],
     n: Annotated[int, typer.Option("--n", min=1, help="How many samples to draw (all when the run has fewer).")] = 50,
     seed: Annotated[int, typer.Option("--seed", help="Random seed: the same seed draws the same samples.")] = 0,
