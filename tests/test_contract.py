@@ -36,7 +36,7 @@ def test_schema_command_prints_it(monkeypatch, capsys) -> None:
     assert code == 0, err
     assert json.loads(out) == json_schema() and json.loads(out)["$id"] == SCHEMA_ID
     code, _, err = run_cli(["schema", "summaries"], monkeypatch, capsys)
-    assert code == 2 and err == "error: unknown schema 'summaries' (available: summary, sample)\n"
+    assert code == 2 and err == "error: unknown schema 'summaries' (available: summary, sample, labels)\n"
 
 
 def test_a_summary_validates_against_the_json_schema_and_round_trips() -> None:

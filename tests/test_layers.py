@@ -15,7 +15,7 @@ LAYERS: list[set[str]] = [
     {"llm", "embeddings", "metrics"},
     {"retrieval", "generation", "judges"},
     {"engine"},
-    {"retrieval_eval", "correlation", "report"},
+    {"retrieval_eval", "correlation", "trust", "report"},
     {"bench"},
     {"api", "pytest_plugin"},
     {"cli", "__main__", "__init__"},

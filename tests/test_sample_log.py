@@ -28,7 +28,7 @@ def test_schema_command_prints_it(monkeypatch, capsys) -> None:
     assert code == 0, err
     assert json.loads(out) == json_schema() and json.loads(out)["$id"] == SCHEMA_ID
     code, _, err = run_cli(["schema", "samples"], monkeypatch, capsys)
-    assert code == 2 and err == "error: unknown schema 'samples' (available: summary, sample)\n"
+    assert code == 2 and err == "error: unknown schema 'samples' (available: summary, sample, labels)\n"
 
 
 def test_a_sample_round_trips_and_validates(tmp_path: Path) -> None:

@@ -59,6 +59,9 @@ def _register() -> None:
     from ragjudge.cli import schema_cmd
 
     app.command("schema")(schema_cmd.schema_command)
+    from ragjudge.cli import label_sample_cmd
+
+    app.command("label-sample")(label_sample_cmd.label_sample_command)
     app.add_typer(dialsim_cmd.app, name="dialsim")
     from ragjudge.cli import cache_cmd
 

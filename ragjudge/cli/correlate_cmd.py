@@ -32,8 +32,12 @@ def _where(conditions: list[str] | None) -> dict[str, list[str]]:
 
 
 def correlate_command(
-    humans: Annotated[Path, typer.Argument(help="InspectorRAGet JSON with human ratings (MTRAG's human evaluation "
-                                           "format); its algorithm metrics are judges too.")],
+    humans: Annotated[Path, typer.Argument(metavar="HUMANS_OR_RUN", help="InspectorRAGet JSON with human ratings "
+                                           "(MTRAG's human evaluation format; its algorithm metrics are judges too); "
+                                           "with --labels, a run folder or results file.")],
+    labels: Annotated[Path | None, typer.Option(
+        "--labels", metavar="<file>", help="A person's labels of RUN's samples (ragjudge.labels/1 JSONL, or a CSV with "
+        "one column per metric): each judge's agreement with them and each mean with PPI++ intervals.")] = None,
     judges: Annotated[list[str] | None, typer.Option(
         "--judges", metavar="<[model=]path>", help="[MODEL_ID=]PATH of judge values (repeatable): a ragjudge results.jsonl or run folder "
         "(for the model MODEL_ID of HUMANS), or an InspectorRAGet .json (e.g. from `ragjudge export`).")] = None,
@@ -80,7 +84,20 @@ def correlate_command(
                                                      ".svg or .jpg).")] = None,
 ) -> None:
     """Correlate judges with human ratings (Spearman, Kendall, Pearson with bootstrap CIs) and measure
-    inter-annotator, judge-panel and IDK agreement."""
+    inter-annotator, judge-panel and IDK agreement; with --labels, a run's judges against your labels."""
+    if labels is not None:
+        unused = {"--judges": judges, "--model-id": model_id, "--human-metrics": human_metrics, "--where": where,
+                  "--exclude-model": exclude_model, "--weighting": weighting != "none", "--stat": stat != "spearman",
+                  "--members": members, "--idk-metrics": idk_metrics, "--clarification-metrics": clarification_metrics,
+                  "--conversational-as-unanswerable": conversational_as_unanswerable, "--heatmap": heatmap_out}
+        given = [flag for flag, value in unused.items() if value]
+        if given:
+            raise UsageError(f"{given[0]} does not apply with --labels (it is for an InspectorRAGet file of human "
+                             "ratings)")
+        from ragjudge.cli.trust_render import print_labels_report
+
+        return print_labels_report(humans, labels, metrics=_split(judge_metrics), bootstrap=bootstrap, seed=seed,
+                                   confidence=confidence, fmt=fmt, csv_out=csv_out)
     from ragjudge.correlation import CorrelateOptions, analyze, load_humans
     from ragjudge.correlation.dataset import add_inspectorraget_judges, add_results
     from ragjudge.correlation.idk import CLARIFICATION_METRICS, IDK_METRICS

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
+from ragjudge.metrics.bootstrap import draw_counts
+
 STATS = ("spearman", "kendall", "pearson")
 WEIGHTINGS = ("none", "inverse-frequency")
 MIN_ITEMS = 3
@@ -200,11 +202,7 @@ def scipy_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, tuple[float | 
 
 def draw_tasks(n_tasks: int, resamples: int, seed: int | None) -> np.ndarray:
     """(resamples, n_tasks): how many times each task is drawn in each bootstrap resample."""
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_tasks, size=(resamples, n_tasks))
-    counts = np.zeros((resamples, n_tasks))
-    np.add.at(counts, (np.repeat(np.arange(resamples), n_tasks), draws.ravel()), 1.0)
-    return counts
+    return draw_counts(n_tasks, resamples, seed)
 
 
 def _resample_weights(human: np.ndarray, weighting: str) -> Callable[[np.ndarray], np.ndarray] | None:

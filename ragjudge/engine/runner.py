@@ -23,7 +23,7 @@ from ragjudge.engine.interrupt import run_keeping_answers
 from ragjudge.engine.journal import Journal
 from ragjudge.engine.parallel import all_or_none
 from ragjudge.engine.outputs import OutputLock, OutputPaths, tidy_frame, write_outputs
-from ragjudge.engine.summary import RunFacts, Summary
+from ragjudge.engine.summary import RunFacts, Summary, add_judge_only_cis
 from ragjudge.errors import InputError
 from ragjudge.formats.files import InputLog, recording_inputs
 from ragjudge.formats.samples import Sample
@@ -90,6 +90,7 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
         results = run_keeping_answers(_solve_and_score(bench, samples, ctx, paths), gateway, bars.say)
     summary = bench.summarize(results, ctx)
     sample_log = [bench.sample(r) for r in results]
+    add_judge_only_cis(summary, sample_log)
     extra = bench.run_info(ctx)
     summary.run = RunFacts(ragjudge_version=__version__, bench=bench.name,
                            options=bench.options.model_dump(mode="json"), models=extra.get("models") or {},

@@ -49,6 +49,8 @@ class Stat(_Model):
     """Samples whose score failed: not in `n`, never counted as zero."""
     std: float | None = None
     ci: tuple[float, float] | None = None
+    """95% interval of a mean over samples: the judge's own uncertainty (a seeded bootstrap over samples, "judge
+    only"; `details.ci` says how), not how far the judge is from people: `ragjudge correlate RUN --labels` adds that."""
 
 
 @dataclass(frozen=True)
@@ -270,3 +272,27 @@ def json_schema() -> dict[str, Any]:
     schema["$id"] = SCHEMA_ID
     schema["title"] = "ragjudge summary"
     return schema
+
+
+ROUNDED = 5.01e-5
+"""How far a summary's mean may be from its samples' mean: benches round their figures (MTRAG to 4 digits)."""
+JUDGE_ONLY_CI = "judge only: 95% percentile bootstrap over samples (1000 resamples, seed 0)"
+
+
+def add_judge_only_cis(summary: Summary, samples: Sequence[Any]) -> None:
+    """Fill `ci` of each metric that is the mean of its samples' scores of the same name (same n, the same mean up
+    to rounding), with
+    the seeded bootstrap interval of that mean, and say so in `details.ci`. Figures that are not such a mean (a
+    corpus-level F1, a threshold, a count) keep no interval."""
+    from ragjudge.metrics.bootstrap import mean_interval
+
+    for name, metric in summary.metrics.items():
+        if metric.value is None or metric.ci is not None or not metric.n or metric.n < 2:
+            continue
+        values = [s.scores[name].value for s in samples if name in s.scores and s.scores[name].value is not None]
+        if len(values) != metric.n or abs(math.fsum(values) / len(values) - metric.value) > ROUNDED:
+            continue
+        bounds = mean_interval(values)
+        if bounds is not None:
+            metric.ci = bounds
+            metric.details["ci"] = JUDGE_ONLY_CI

@@ -37,13 +37,14 @@ if TYPE_CHECKING:
         assert_retrieves,
     )
     from ragjudge.pytest_plugin.dataset import load_tasks, read_dataset
+    from ragjudge.pytest_plugin.means import assert_mean
     from ragjudge.pytest_plugin.recall import recall_at_k
     from ragjudge.pytest_plugin.result import Check, RagJudge, RagResult
 
 _LAZY = {
     "assert_criterion": "assertions", "assert_grounded": "assertions", "assert_idk_correct": "assertions", "assert_matches_reference": "assertions",
     "assert_retrieves": "assertions", "load_tasks": "dataset", "read_dataset": "dataset", "recall_at_k": "recall",
-    "Check": "result", "RagJudge": "result", "RagResult": "result",
+    "Check": "result", "RagJudge": "result", "RagResult": "result", "assert_mean": "means",
 }
 
 
@@ -68,6 +69,7 @@ __all__ = [
     "assert_grounded",
     "assert_idk_correct",
     "assert_matches_reference",
+    "assert_mean",
     "assert_retrieves",
     "load_tasks",
     "pytest_addoption",

@@ -40,8 +40,13 @@ class BuiltReport:
 
 
 def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels: list[str] | None = None,
-                 correlate: list[str | Path] | None = None, compress: bool = True) -> BuiltReport:
-    """Write the report of `runs` (run folders or results files) to `out`."""
+                 correlate: list[str | Path] | None = None, compress: bool = True,
+                 to_label: list[str] | None = None,
+                 human_labels: str | Path | list[str | Path] | None = None) -> BuiltReport:
+    """Write the report of `runs` (run folders or results files) to `out`. `to_label`: sample ids drawn to be
+    labelled (`ragjudge label-sample`): the report gets a labelling mode that shows them first. `human_labels`: a
+    person's labels of each run's samples (one file per run): the Judges tab shows each judge against them, the
+    Compare tab the PPI++ paired differences."""
     started = time.perf_counter()
     if not runs:
         raise UsageError("give at least one run folder or results file")
@@ -58,7 +63,12 @@ def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels:
             "bench; make one report per bench")
     if not labels:
         unique_labels(loaded)
-    html, n_tasks = render(loaded, correlate or [], compress=compress)
+    trust: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]] = ([], [])
+    if human_labels is not None:
+        from ragjudge.report.trust import with_labels
+
+        trust = with_labels(loaded, [human_labels] if isinstance(human_labels, (str, Path)) else list(human_labels))
+    html, n_tasks = render(loaded, correlate or [], compress=compress, to_label=to_label, trust=trust)
     out = Path(out)
     with atomic_output(out) as tmp:
         tmp.write_text(html, encoding="utf-8")
@@ -66,7 +76,9 @@ def build_report(runs: list[str | Path | LoadedRun], out: str | Path, *, labels:
                        runs=[r.label for r in loaded])
 
 
-def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool = True) -> tuple[str, int]:
+def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool = True,
+           to_label: list[str] | None = None,
+           trust: tuple[list[dict[str, Any]], list[list[dict[str, Any]]]] = ([], [])) -> tuple[str, int]:
     samples = [read_samples(r) for r in runs]
     overview = build_overview(runs, samples)
     benches = sorted({r.bench for r in runs})
@@ -74,6 +86,10 @@ def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool
     columns = overview.metrics + [m for m in sampled if m not in overview.metrics]
     directions = {m: overview.directions.get(m) for m in columns}  # a per-sample value only: no known direction
     data = page_data(runs, samples, columns, overview.headline, directions)
+    if to_label is not None:
+        from ragjudge.report.labelling import labelling_data
+
+        data["label"] = labelling_data(runs[0], samples[0], to_label)
     from ragjudge.report.compare import compare_runs
 
     comparisons = compare_runs([r.label for r in runs], [s.values() for s in samples], columns,
@@ -97,7 +113,8 @@ def render(runs: list[LoadedRun], correlate: list[str | Path], *, compress: bool
     page = env.get_template("report.html.j2").render(
         title=" vs ".join(r.label for r in runs), runs=runs, samples=samples, benches=benches,
         n_tasks=len(data["ids"]), overview=overview, comparisons=comparisons, judges=judges, humans=humans,
-        spread_at=SPREAD_AT, flags=data["flags"], version=__version__,
+        spread_at=SPREAD_AT, flags=data["flags"], version=__version__, labelling="label" in data, trust=trust[0],
+        labelled_diffs=trust[1],
         generated=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         css=_asset("report.css"), script=_asset("report.js"), data=_encode(data, compress),
         encoding="gzip+base64" if compress else "json")

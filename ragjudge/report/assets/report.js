@@ -405,6 +405,104 @@
       if (e.key === "k" && pos > 0) openTask(shown[pos - 1], true);
     });
 
+
+    // -- labelling mode (ragjudge report RUN --to-label FILE) -------------------------------------------
+    if (D.label) labelling(D.label);
+
+    function labelling(L) {
+      const drawn = L.ids.map((id) => byId.get(id)).filter((i) => i !== undefined);
+      const rest = [];
+      for (let i = 0; i < N; i++) if (!drawn.includes(i)) rest.push(i);
+      const queue = drawn.concat(rest);
+      let store = {};
+      try { store = JSON.parse(localStorage.getItem(L.key) || "{}"); } catch (e) { store = {}; }
+      const save = () => { try { localStorage.setItem(L.key, JSON.stringify(store)); } catch (e) { /* refused */ } };
+      const metricSel = $("#l-metric");
+      L.metrics.forEach((m) => metricSel.append(h("option", { value: m, text: m })));
+      const annotator = $("#l-annotator");
+      annotator.value = store["\u0000annotator"] || "";
+      annotator.addEventListener("input", () => { store["\u0000annotator"] = annotator.value; save(); });
+      let metric = store["\u0000metric"] && L.metrics.includes(store["\u0000metric"]) ? store["\u0000metric"] : L.metrics[0];
+      metricSel.value = metric;
+      let at = 0;
+      const labelOf = (i) => (store[D.ids[i]] || {})[metric];
+      metricSel.addEventListener("change", () => { metric = metricSel.value; store["\u0000metric"] = metric; save(); show(); });
+
+      function progress() {
+        const done = drawn.filter((i) => labelOf(i) !== undefined).length;
+        const all = Object.keys(store).filter((k) => !k.startsWith("\u0000") && store[k][metric] !== undefined).length;
+        $("#label-progress").textContent = done + " of " + drawn.length + " drawn samples labelled for " + metric +
+          (all > done ? " (" + all + " in all)" : "") + " · sample " + (at + 1) + " of " + queue.length;
+      }
+
+      function show() {
+        const i = queue[at];
+        const mIndex = metrics.findIndex((m) => m.name === metric);
+        const score = mIndex >= 0 ? runs[0].values[mIndex][i] : null;
+        const given = labelOf(i);
+        const card = $("#label-card");
+        card.replaceChildren(
+          h("h3", { id: "label-title", tabindex: "-1" }, (at < drawn.length ? "Drawn sample " : "Sample ") + D.ids[i]),
+          h("p", {}, txt(D.titles[i])),
+          h("p", { class: "judge-score" }, "judge's " + metric + ": ", h("strong", {}, fmt(score)),
+            " · your label: ", h("strong", { id: "label-given" }, given === undefined ? "none yet" :
+              given === true ? "pass" : given === false ? "fail" : String(given))),
+          ...D.shared[i].map(renderBlock),
+          ...(runs[0].detail[i] || []).map(renderBlock));
+        progress();
+      }
+
+      function give(value) {
+        const id = D.ids[queue[at]];
+        store[id] = Object.assign(store[id] || {}, { [metric]: value });
+        save();
+        if (at < queue.length - 1) at += 1;
+        show();
+      }
+
+      function download() {
+        const who = annotator.value.trim();
+        const lines = [];
+        for (const id of D.ids) {
+          const byMetric = store[id];
+          if (!byMetric) continue;
+          for (const m of Object.keys(byMetric)) {
+            const row = { schema: L.schema, sample_id: id, metric: m, value: byMetric[m] };
+            if (who) row.annotator = who;
+            lines.push(JSON.stringify(row));
+          }
+        }
+        const url = URL.createObjectURL(new Blob([lines.join("\n") + (lines.length ? "\n" : "")], { type: "application/x-ndjson" }));
+        const a = h("a", { href: url, download: "labels.jsonl" });
+        document.body.append(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 1000);
+      }
+
+      $("#l-download").addEventListener("click", download);
+      $("#l-pass").addEventListener("click", () => give(true));
+      $("#l-fail").addEventListener("click", () => give(false));
+      $("#l-next").addEventListener("click", () => { at = Math.min(at + 1, queue.length - 1); show(); });
+      $("#l-back").addEventListener("click", () => { at = Math.max(at - 1, 0); show(); });
+      $("#l-clear").addEventListener("click", () => {
+        for (const id of Object.keys(store)) if (!id.startsWith("\u0000")) delete store[id][metric];
+        save(); show();
+      });
+      document.addEventListener("keydown", (e) => {
+        if ($("#panel-label").hidden || e.target.closest("input, select, textarea") || e.altKey || e.ctrlKey || e.metaKey) return;
+        if (e.key === "p") give(true);
+        else if (e.key === "f") give(false);
+        else if (/^[0-9]$/.test(e.key)) give(Number(e.key));
+        else if (e.key === "n" || e.key === "ArrowDown") { at = Math.min(at + 1, queue.length - 1); show(); }
+        else if (e.key === "b" || e.key === "ArrowUp") { at = Math.max(at - 1, 0); show(); }
+        else if (e.key === "u") { const id = D.ids[queue[at]]; if (store[id]) delete store[id][metric]; save(); show(); }
+        else return;
+        e.preventDefault();
+      });
+      show();
+    }
+
     refresh();
     const hash = decodeURIComponent(location.hash.slice(1));
     if (hash.startsWith("task=") && byId.has(hash.slice(5))) openTask(byId.get(hash.slice(5)), false);
