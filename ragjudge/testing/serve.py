@@ -14,6 +14,11 @@ The replies file is JSON Lines, one rule a line, the first that matches a reques
 the rule to one model (with or without its provider prefix); `reply` is the text, or an object with `content`,
 `status`, `retry_after`, `delay`, `tool_calls` or `top_logprobs` (see `ragjudge.testing.replies.Reply`). A request no
 rule matches gets `--default`.
+
+`--judge-mode lexical` makes it a stand-in judge model: it answers every built-in judge's prompts (RAGAS's metrics,
+MTRAG's judges, criteria) from a simple rule of word overlap, so a whole evaluation runs offline and a wrong answer
+scores lower than a right one; a prompt it does not recognise gets an error (HTTP 400), never a made-up score.
+Rules of a replies file answer first (see `ragjudge.testing.lexical_judge`).
 """
 
 from __future__ import annotations
@@ -60,7 +65,8 @@ def read_rules(path: Path) -> list[tuple[re.Pattern[str], str | None, Reply]]:
     return rules
 
 
-def responder(rules: list[tuple[re.Pattern[str], str | None, Reply]], default: str) -> Responder:
+def responder(rules: list[tuple[re.Pattern[str], str | None, Reply]], default: str | None) -> Responder:
+    """The rules, then `default` (None: the request is passed on, to the lexical judge)."""
     def respond(request: Request) -> str | Reply:
         for pattern, model, reply in rules:
             if model is not None and request.model.split("/")[-1] != model:
@@ -77,7 +83,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--replies", type=Path, help="JSONL file of scripted replies (see the module's help)")
-    parser.add_argument("--default", default="OK", help="the reply to a request no rule matches (default: OK)")
+    parser.add_argument("--judge-mode", choices=["lexical"], help="lexical: answer every built-in judge's prompts "
+                        "by word overlap (a stand-in judge model); the replies file's rules answer first")
+    parser.add_argument("--default", help="the reply to a request no rule matches (default: OK); not with "
+                        "--judge-mode, which answers those")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     parser.add_argument("--rate-limit", metavar="N/SECONDS", help="at most N requests in any SECONDS: beyond, 429 "
                         "with Retry-After (as a provider's RPM limit)")
@@ -90,6 +99,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--rate-limit must be N/SECONDS (e.g. 60/60), got {args.rate_limit!r}")
     if args.latency < 0 or args.fail_first < 0 or not 0 <= args.port <= 65535:
         parser.error("--latency and --fail-first must be 0 or more, --port from 0 to 65535")
+    if args.judge_mode is not None and args.default is not None:
+        parser.error("--default is not used with --judge-mode: the judge answers what no rule matches")
+    if args.judge_mode is None and args.default is None:
+        args.default = "OK"
     return args
 
 
@@ -104,7 +117,8 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
     if args.rate_limit:
         n, seconds = args.rate_limit.split("/")
         rate = (int(n), float(seconds))
-    server = make_server(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port)
+    server = make_server(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port,
+                         judge_mode=args.judge_mode)
     server.valid_key = args.key
     try:
         server.start()
@@ -112,7 +126,8 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
         raise SystemExit(f"error: cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc})") from None
     if args.fail_first:
         server.fail_next(args.fail_first, args.fail_status)
-    print(f"ragjudge test server: {server.base_url} ({len(rules)} rule(s); Ctrl-C stops it)", flush=True)
+    mode = f"; {args.judge_mode} judge" if args.judge_mode else ""
+    print(f"ragjudge test server: {server.base_url} ({len(rules)} rule(s){mode}; Ctrl-C stops it)", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
