@@ -160,7 +160,14 @@ def _rules() -> tuple[tuple[re.Pattern[str], Callable[[Request], str]], ...]:
     """(instruction, responder) for every built-in judge prompt; the first instruction the prompt holds answers."""
     from ragjudge.judges.criterion import SCORE_PROMPT, STEPS_PROMPT
 
-    panel = judge_panel()  # the MTRAG judges' own stand-ins: IDK and RB_llm
+    answer = judge_panel()  # the MTRAG judges' own stand-ins: IDK and RB_llm
+
+    def panel(request: Request) -> str:
+        reply = answer(request)
+        if reply == "OK":  # judge_panel's answer to a prompt it cannot read
+            raise ValueError("the prompt lacks the sections the judge fills in")
+        return str(reply)
+
     ours = [
         (marker(_spec_text("idk")), panel),
         (marker(_spec_text("rb_llm")), panel),
