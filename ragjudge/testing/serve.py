@@ -24,9 +24,12 @@ Rules of a replies file answer first (see `ragjudge.testing.lexical_judge`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -94,6 +97,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "with --fail-status")
     parser.add_argument("--fail-status", type=int, default=500, help="the status of those failures (default 500)")
     parser.add_argument("--key", help="the only API key accepted (others get 401)")
+    parser.add_argument("--detach", action="store_true", help="serve in the background: return once the server "
+                        "listens, printing its URL and process id (for a CI script: the next command can use it)")
+    parser.add_argument("--pid-file", type=Path, help="write the server's process id there once it listens "
+                        "(`kill $(cat FILE)` stops it)")
     args = parser.parse_args(argv)
     if args.rate_limit is not None and not re.fullmatch(r"\d+/\d+(\.\d+)?", args.rate_limit):
         parser.error(f"--rate-limit must be N/SECONDS (e.g. 60/60), got {args.rate_limit!r}")
@@ -110,6 +117,9 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
     """Serve until Ctrl-C or SIGTERM. `make_server` is `OpenAIServer`, passed in by the module that defines it (its
     `__main__`), so that this module does not import it back."""
     args = parse_args(argv)
+    if args.detach:
+        detach([a for a in (sys.argv[1:] if argv is None else argv) if a != "--detach"])
+        return
     if args.replies is not None and not args.replies.is_file():
         raise SystemExit(f"error: {args.replies}: file not found")
     rules = read_rules(args.replies) if args.replies is not None else []
@@ -126,6 +136,8 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
         raise SystemExit(f"error: cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc})") from None
     if args.fail_first:
         server.fail_next(args.fail_first, args.fail_status)
+    if args.pid_file is not None:
+        args.pid_file.write_text(f"{os.getpid()}\n", encoding="utf-8")
     mode = f"; {args.judge_mode} judge" if args.judge_mode else ""
     print(f"ragjudge test server: {server.base_url} ({len(rules)} rule(s){mode}; Ctrl-C stops it)", flush=True)
     stop = threading.Event()
@@ -136,4 +148,19 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
         pass
     finally:
         server.stop()
-        print(f"served {len(server.requests)} request(s)", file=sys.stderr, flush=True)
+        with contextlib.suppress(OSError):  # detached, nobody may read it any more
+            print(f"served {len(server.requests)} request(s)", file=sys.stderr, flush=True)
+
+
+def detach(argv: list[str]) -> None:
+    """`--detach`: the same server in a process of its own (its own session: a terminal's Ctrl-C does not reach it),
+    returning once it listens, so that the next command of a script finds it answering."""
+    proc = subprocess.Popen([sys.executable, "-m", "ragjudge.testing.openai_server", *argv],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    line = proc.stdout.readline()
+    if not line.startswith("ragjudge test server: "):
+        proc.wait()
+        raise SystemExit(proc.stderr.read().strip() or f"error: the server stopped (exit {proc.returncode})")
+    print(line.rstrip().replace("Ctrl-C stops it", f"process {proc.pid}: kill {proc.pid} stops it"), flush=True)
