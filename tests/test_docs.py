@@ -215,6 +215,9 @@ class Workspace:
             with contextlib.suppress(ValueError, OSError):
                 os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
             pid_file.unlink()
+        deadline = time.monotonic() + 30
+        while not port_is_free(int(self.port)) and time.monotonic() < deadline:  # the next page may listen there
+            time.sleep(0.1)
         self.exports.undo()
         self.env = dict(self.base_env)
 
@@ -398,6 +401,16 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
             ws.end_page()
             torch.set_num_threads(threads)
     return results
+
+
+def port_is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the test server binds
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 def free_port() -> int:
