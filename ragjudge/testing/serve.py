@@ -19,6 +19,9 @@ rule matches gets `--default`.
 MTRAG's judges, criteria) from a simple rule of word overlap, so a whole evaluation runs offline and a wrong answer
 scores lower than a right one; a prompt it does not recognise gets an error (HTTP 400), never a made-up score.
 Rules of a replies file answer first (see `ragjudge.testing.lexical_judge`).
+
+`--detach` returns once the server listens (a CI script's next command finds it answering), printing its URL and
+process id; `--pid-file FILE` writes that id, so that `kill $(cat FILE)` stops it.
 """
 
 from __future__ import annotations
