@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from ragjudge.judges.spec import JudgeSpec
 from ragjudge.testing import ragas_model as rm
 from ragjudge.testing.replies import Reply, Request
 from ragjudge.testing.scripted_judges import judge_panel
@@ -49,20 +50,16 @@ def marker(template: str) -> str:
     raise ValueError(f"no instruction line to recognise this prompt by: {template[:80]!r}")
 
 
-def _spec_text(name: str) -> str:
-    from ragjudge.judges.registry import JudgeRegistry
-
-    prompt = JudgeRegistry().specs[name].prompt
-    assert prompt is not None, f"judge spec {name} has no prompt"
-    return prompt.user if marker_in(prompt.user) else prompt.system or ""
-
-
-def marker_in(template: str) -> bool:
-    try:
-        marker(template)
-    except ValueError:
-        return False
-    return True
+def instruction(spec: JudgeSpec) -> str:
+    """A judge spec's instruction line: from its user prompt, else (the user prompt only fills in texts) its system
+    prompt."""
+    assert spec.prompt is not None, f"judge spec {spec.name} has no prompt"
+    for template in (spec.prompt.user, spec.prompt.system or ""):
+        try:
+            return marker(template)
+        except ValueError:
+            continue
+    raise ValueError(f"judge spec {spec.name}: no instruction line to recognise its prompt by")
 
 
 def _section(prompt: str, start: str, *ends: str) -> str:
@@ -159,6 +156,9 @@ def _cxm_contradiction(request: Request) -> str:
 def _rules() -> tuple[tuple[re.Pattern[str], Callable[[Request], str]], ...]:
     """(instruction, responder) for every built-in judge prompt; the first instruction the prompt holds answers."""
     from ragjudge.judges.criterion import SCORE_PROMPT, STEPS_PROMPT
+    from ragjudge.judges.registry import JudgeRegistry
+
+    specs = JudgeRegistry().specs
 
     answer = judge_panel()  # the MTRAG judges' own stand-ins: IDK and RB_llm
 
@@ -169,15 +169,15 @@ def _rules() -> tuple[tuple[re.Pattern[str], Callable[[Request], str]], ...]:
         return str(reply)
 
     ours = [
-        (marker(_spec_text("idk")), panel),
-        (marker(_spec_text("rb_llm")), panel),
-        (marker(_spec_text("underspecified")), _underspecified),
+        (instruction(specs["idk"]), panel),
+        (instruction(specs["rb_llm"]), panel),
+        (instruction(specs["underspecified"]), _underspecified),
         (marker(STEPS_PROMPT.split("{criterion}", 1)[1]), _criterion_steps),
         (marker(SCORE_PROMPT.split("{sample}", 1)[1]), _criterion_score),
-        (marker(_spec_text("dialsim_judge")), _dialsim),
-        (marker(_spec_text("cxm_answer_classification")), _cxm_answer_class),
-        (marker(_spec_text("cxm_intent_match")), _cxm_intent_match),
-        (marker(_spec_text("cxm_contradiction")), _cxm_contradiction),
+        (instruction(specs["dialsim_judge"]), _dialsim),
+        (instruction(specs["cxm_answer_classification"]), _cxm_answer_class),
+        (instruction(specs["cxm_intent_match"]), _cxm_intent_match),
+        (instruction(specs["cxm_contradiction"]), _cxm_contradiction),
     ]
     return tuple((re.compile(pattern, re.DOTALL), responder)
                  for pattern, responder in [*rm.rules(), *((re.escape(text), r) for text, r in ours)])
