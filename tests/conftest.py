@@ -192,12 +192,62 @@ def folder_instead(path: Path) -> None:
 NOBODY = 65534
 
 
+def needed_as_nobody() -> list[Path]:
+    """What a block run as `nobody` reads: the environment's site-packages (ragjudge's code, and what it imports
+    lazily), ragjudge itself (an editable install lives in its checkout) and the bundled model (its own package)."""
+    import sysconfig
+
+    import ragjudge
+    from ragjudge.embeddings.bertscore import bundled_model_dir
+
+    paths = sysconfig.get_paths()
+    return sorted({Path(paths["purelib"]), Path(paths["platlib"]), Path(ragjudge.__file__).parent,
+                   bundled_model_dir()})
+
+
+def _unreadable(paths: list[Path]) -> str | None:
+    """The first of `paths` this process cannot list, or whose first file it cannot open, with the reason."""
+    for path in paths:
+        try:
+            first = next((p for p in sorted(path.iterdir()) if p.is_file()), None)
+            if first is not None:
+                first.open("rb").close()
+        except OSError as exc:
+            return f"{exc.filename or path} ({exc.strerror})"
+    return None
+
+
+_CHECKED: dict[tuple[Path, ...], str | None] = {}
+
+
+def unreadable_as_nobody(paths: list[Path]) -> str | None:
+    """What of `paths` `nobody` cannot read (None: it reads them all); checked once per set of paths."""
+    key = tuple(paths)
+    if key not in _CHECKED:
+        os.setegid(NOBODY)
+        os.seteuid(NOBODY)
+        try:
+            _CHECKED[key] = _unreadable(paths)
+        finally:
+            os.seteuid(0)
+            os.setegid(0)
+    return _CHECKED[key]
+
+
 @contextmanager
-def unprivileged() -> Iterator[None]:
-    """File permissions apply to us: as root they do not, so root steps down to `nobody` for the block."""
+def unprivileged(*needs: Path) -> Iterator[None]:
+    """File permissions apply to us: as root they do not, so root steps down to `nobody` for the block. Every test
+    that drops privileges does it here. Where `nobody` cannot read what the block needs (`needed_as_nobody`, and
+    `needs`), as when the virtual environment sits in a folder only root can read (root's home), the test is skipped,
+    saying what it cannot read, rather than failing on a model or module it cannot load."""
     if os.geteuid() != 0:
         yield
         return
+    problem = unreadable_as_nobody([*needed_as_nobody(), *needs])
+    if problem is not None:
+        pytest.skip(f"this test steps down to the user nobody (uid {NOBODY}), who cannot read {problem}: the "
+                    "environment sits in a folder only root can read; run the suite from a readable place, or as a "
+                    "user other than root")
     os.setegid(NOBODY)
     os.seteuid(NOBODY)
     try:

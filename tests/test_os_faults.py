@@ -9,6 +9,7 @@ import errno
 import gc
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -374,3 +375,29 @@ def test_judge_on_a_read_only_cache_folder_warns_once(
     assert code == 0, err
     warned = [line for line in err.splitlines() if "cache off" in line or "read-only" in line]
     assert len(warned) == 1, err
+
+
+def test_a_test_that_steps_down_skips_when_nobody_cannot_read_the_environment(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 41, item 6: with the virtual environment in a folder only root can read, a test that stepped down to
+    `nobody` could not load the bundled model (exit 3). Every such test goes through `conftest.unprivileged`, which
+    checks what `nobody` can read (site-packages, ragjudge, the bundled model) and skips saying what it cannot."""
+    import sysconfig
+
+    import conftest
+
+    if os.geteuid() != 0:
+        pytest.skip("as a user other than root nothing steps down: file permissions already apply")
+    venv = tmp_path / "venv" / "lib" / "python3" / "site-packages"  # tmp_path: only its owner, root, may enter
+    venv.mkdir(parents=True)
+    (venv / "module.py").write_text("")
+    paths = {**sysconfig.get_paths(), "purelib": str(venv)}
+    monkeypatch.setattr(sysconfig, "get_paths", lambda *a, **k: paths)
+    assert venv in conftest.needed_as_nobody()
+    with pytest.raises(pytest.skip.Exception, match=rf"cannot read {re.escape(str(tmp_path))}.* \(Permission denied\)"):
+        with unprivileged():
+            raise AssertionError("ran as nobody")
+    assert os.geteuid() == 0 and os.getegid() == 0
+    with pytest.raises(pytest.skip.Exception, match="Permission denied"):  # what a test names itself, too
+        with unprivileged(tmp_path / "venv"):
+            raise AssertionError("ran as nobody")

@@ -47,3 +47,41 @@ def test_a_bad_replies_file_is_one_line(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60, env={**os.environ})
     assert done.returncode == 1 and done.stdout == ""
     assert done.stderr.strip().startswith(f"error: {replies}:1: field 'match': not a regular expression")
+
+
+def test_detach_returns_once_listening_and_the_pid_file_stops_it(tmp_path: Path) -> None:
+    """`--detach`: the command returns with the server already answering (a CI script's next line can use it); the
+    pid file names the process that `kill` stops. A port already taken is one line, exit 1, nothing left running."""
+    import socket
+    import time
+
+    import litellm
+
+    pid_file = tmp_path / "server.pid"
+    done = subprocess.run([sys.executable, "-m", "ragjudge.testing.openai_server", "--detach", "--pid-file",
+                           str(pid_file), "--default", "pong"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    line = done.stdout.strip()
+    pid = int(pid_file.read_text())
+    assert line.startswith("ragjudge test server: http://127.0.0.1:") and line.endswith(
+        f"(0 rule(s); process {pid}: kill {pid} stops it)")
+    base_url = line.split()[3]
+    try:
+        reply = litellm.completion(model="openai/x", api_base=base_url, api_key="sk-test",
+                                   messages=[{"role": "user", "content": "ping"}])
+        assert reply.choices[0].message.content == "pong"
+        port = base_url.split(":")[2].split("/")[0]
+        taken = subprocess.run([sys.executable, "-m", "ragjudge.testing.openai_server", "--detach", "--port", port],
+                               capture_output=True, text=True, timeout=120)
+        assert taken.returncode == 1 and taken.stdout == ""
+        assert taken.stderr.strip() == f"error: cannot listen on 127.0.0.1:{port} (Address already in use)"
+    finally:
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", int(port))) != 0:
+                break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the server still listens after kill")

@@ -47,13 +47,26 @@ class OpenAIServer:
     Fault injection (``fail_next``/``garbage_next``) affects chat completions only, so
     interleaved embedding calls cannot consume a fault meant for a judge call;
     ``hang_next`` affects any chat or embedding request. Faulted requests are still recorded.
+    ``judge_mode="lexical"`` makes it a stand-in judge model that answers every built-in judge's prompts by word
+    overlap (`ragjudge.testing.lexical_judge`); a ``responder`` given with it answers first, and the judge what it
+    passes on (by returning None).
     """
 
+    JUDGE_MODES = ("lexical",)
+
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 rate_limit: tuple[int, float] | None = None, batch_delay: float = 0.5, port: int = 0) -> None:
+                 rate_limit: tuple[int, float] | None = None, batch_delay: float = 0.5, port: int = 0,
+                 judge_mode: str | None = None) -> None:
         self.port = port
         """The port to listen on (0: a free one; the address is always 127.0.0.1)."""
+        if judge_mode is not None and judge_mode not in self.JUDGE_MODES:
+            raise ValueError(f"judge_mode must be one of {', '.join(self.JUDGE_MODES)}, got {judge_mode!r}")
+        self.judge_mode = judge_mode
         self.responder: Responder = responder or _default_responder
+        if judge_mode == "lexical":  # imported here: the judge reads ragas's prompts, the server needs only stdlib
+            from ragjudge.testing.lexical_judge import lexical_judge
+
+            self.responder = lexical_judge(responder)
         self.batches = BatchDesk(self, batch_delay)
         """Files and batches (OpenAI's batch API): a batch stays in progress for `batch_delay` seconds."""
         self.latency = latency

@@ -26,7 +26,7 @@ from ragas.metrics._context_recall import ContextRecallClassificationPrompt  # n
 from ragas.metrics._faithfulness import NLIStatementPrompt, StatementGeneratorPrompt  # noqa: E402
 from ragas.metrics._nv_metrics import ContextRelevance  # noqa: E402
 
-from ragjudge.testing.openai_server import Reply, Request, scripted  # noqa: E402
+from ragjudge.testing.replies import Reply, Request, scripted  # noqa: E402
 
 STATEMENTS = StatementGeneratorPrompt.instruction
 NLI = NLIStatementPrompt.instruction

@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 
-from ragjudge.testing.openai_server import Request
+from ragjudge.testing.replies import Request
 
 STATEMENTS_MARK = "Break down each sentence into one or more fully understandable statements"
 NLI_MARK = "Your task is to judge the faithfulness of a series of statements"

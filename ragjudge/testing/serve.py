@@ -14,14 +14,25 @@ The replies file is JSON Lines, one rule a line, the first that matches a reques
 the rule to one model (with or without its provider prefix); `reply` is the text, or an object with `content`,
 `status`, `retry_after`, `delay`, `tool_calls` or `top_logprobs` (see `ragjudge.testing.replies.Reply`). A request no
 rule matches gets `--default`.
+
+`--judge-mode lexical` makes it a stand-in judge model: it answers every built-in judge's prompts (RAGAS's metrics,
+MTRAG's judges, criteria) from a simple rule of word overlap, so a whole evaluation runs offline and a wrong answer
+scores lower than a right one; a prompt it does not recognise gets an error (HTTP 400), never a made-up score.
+Rules of a replies file answer first (see `ragjudge.testing.lexical_judge`).
+
+`--detach` returns once the server listens (a CI script's next command finds it answering), printing its URL and
+process id; `--pid-file FILE` writes that id, so that `kill $(cat FILE)` stops it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import re
 import signal
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -60,7 +71,8 @@ def read_rules(path: Path) -> list[tuple[re.Pattern[str], str | None, Reply]]:
     return rules
 
 
-def responder(rules: list[tuple[re.Pattern[str], str | None, Reply]], default: str) -> Responder:
+def responder(rules: list[tuple[re.Pattern[str], str | None, Reply]], default: str | None) -> Responder:
+    """The rules, then `default` (None: the request is passed on, to the lexical judge)."""
     def respond(request: Request) -> str | Reply:
         for pattern, model, reply in rules:
             if model is not None and request.model.split("/")[-1] != model:
@@ -77,7 +89,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     parser.add_argument("--replies", type=Path, help="JSONL file of scripted replies (see the module's help)")
-    parser.add_argument("--default", default="OK", help="the reply to a request no rule matches (default: OK)")
+    parser.add_argument("--judge-mode", choices=["lexical"], help="lexical: answer every built-in judge's prompts "
+                        "by word overlap (a stand-in judge model); the replies file's rules answer first")
+    parser.add_argument("--default", help="the reply to a request no rule matches (default: OK); not with "
+                        "--judge-mode, which answers those")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every answer")
     parser.add_argument("--rate-limit", metavar="N/SECONDS", help="at most N requests in any SECONDS: beyond, 429 "
                         "with Retry-After (as a provider's RPM limit)")
@@ -85,11 +100,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "with --fail-status")
     parser.add_argument("--fail-status", type=int, default=500, help="the status of those failures (default 500)")
     parser.add_argument("--key", help="the only API key accepted (others get 401)")
+    parser.add_argument("--detach", action="store_true", help="serve in the background: return once the server "
+                        "listens, printing its URL and process id (for a CI script: the next command can use it)")
+    parser.add_argument("--pid-file", type=Path, help="write the server's process id there once it listens "
+                        "(`kill $(cat FILE)` stops it)")
     args = parser.parse_args(argv)
     if args.rate_limit is not None and not re.fullmatch(r"\d+/\d+(\.\d+)?", args.rate_limit):
         parser.error(f"--rate-limit must be N/SECONDS (e.g. 60/60), got {args.rate_limit!r}")
     if args.latency < 0 or args.fail_first < 0 or not 0 <= args.port <= 65535:
         parser.error("--latency and --fail-first must be 0 or more, --port from 0 to 65535")
+    if args.judge_mode is not None and args.default is not None:
+        parser.error("--default is not used with --judge-mode: the judge answers what no rule matches")
+    if args.judge_mode is None and args.default is None:
+        args.default = "OK"
     return args
 
 
@@ -97,6 +120,9 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
     """Serve until Ctrl-C or SIGTERM. `make_server` is `OpenAIServer`, passed in by the module that defines it (its
     `__main__`), so that this module does not import it back."""
     args = parse_args(argv)
+    if args.detach:
+        detach([a for a in (sys.argv[1:] if argv is None else argv) if a != "--detach"])
+        return
     if args.replies is not None and not args.replies.is_file():
         raise SystemExit(f"error: {args.replies}: file not found")
     rules = read_rules(args.replies) if args.replies is not None else []
@@ -104,7 +130,8 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
     if args.rate_limit:
         n, seconds = args.rate_limit.split("/")
         rate = (int(n), float(seconds))
-    server = make_server(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port)
+    server = make_server(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port,
+                         judge_mode=args.judge_mode)
     server.valid_key = args.key
     try:
         server.start()
@@ -112,7 +139,10 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
         raise SystemExit(f"error: cannot listen on 127.0.0.1:{args.port} ({exc.strerror or exc})") from None
     if args.fail_first:
         server.fail_next(args.fail_first, args.fail_status)
-    print(f"ragjudge test server: {server.base_url} ({len(rules)} rule(s); Ctrl-C stops it)", flush=True)
+    if args.pid_file is not None:
+        args.pid_file.write_text(f"{os.getpid()}\n", encoding="utf-8")
+    mode = f"; {args.judge_mode} judge" if args.judge_mode else ""
+    print(f"ragjudge test server: {server.base_url} ({len(rules)} rule(s){mode}; Ctrl-C stops it)", flush=True)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -121,4 +151,19 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
         pass
     finally:
         server.stop()
-        print(f"served {len(server.requests)} request(s)", file=sys.stderr, flush=True)
+        with contextlib.suppress(OSError):  # detached, nobody may read it any more
+            print(f"served {len(server.requests)} request(s)", file=sys.stderr, flush=True)
+
+
+def detach(argv: list[str]) -> None:
+    """`--detach`: the same server in a process of its own (its own session: a terminal's Ctrl-C does not reach it),
+    returning once it listens, so that the next command of a script finds it answering."""
+    proc = subprocess.Popen([sys.executable, "-m", "ragjudge.testing.openai_server", *argv],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    line = proc.stdout.readline()
+    if not line.startswith("ragjudge test server: "):
+        proc.wait()
+        raise SystemExit(proc.stderr.read().strip() or f"error: the server stopped (exit {proc.returncode})")
+    print(line.rstrip().replace("Ctrl-C stops it", f"process {proc.pid}: kill {proc.pid} stops it"), flush=True)
