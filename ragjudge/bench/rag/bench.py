@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ragjudge.bench.rag.data import load_records
+from ragjudge.bench.rag.data import check_fields, load_records
 from ragjudge.bench.rag.samples import record_sample
 from ragjudge.bench.rag.scorers import RecordScorer
 from ragjudge.bench.rag.solver import RecordedAnswers
@@ -62,8 +62,10 @@ class RagBench(Bench[RagOptions, RagRecord]):
         self.registry = JudgeRegistry(options.judge_dir)
         for criterion in options.criteria:
             self.registry.add(criterion.spec())
+        # RB_alg on a record without passages: not applicable here, 0 only under MTRAG's protocol (its benches)
         self.judges: list[Judge] = self.registry.build_many(self._judge_names(),
-                                                            {"bertscore_model": options.bertscore_model})
+                                                            {"bertscore_model": options.bertscore_model,
+                                                             "no_passages": "not_applicable"})
         needing = [j.name for j in self.judges if j.needs_llm]
         if needing and not options.judge_models:
             raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
@@ -84,7 +86,20 @@ class RagBench(Bench[RagOptions, RagRecord]):
         return catalog(self.judges, self.name)
 
     def load(self) -> list[RagRecord]:
-        return load_records(self.options.data)
+        records = load_records(self.options.data)
+        check_fields(records, self.options.data, self.needed_fields())
+        return records
+
+    def needed_fields(self) -> dict[str, list[str]]:
+        """The record fields the judges named by the user cannot do without (`reference`, `contexts`): each with
+        those judges. Default judges are not held to it (a record set without references just lacks their figure)."""
+        named = set(self.options.judges or []) | {c.name for c in self.options.criteria}
+        needs: dict[str, list[str]] = {}
+        for judge in self.judges:
+            if judge.name in named:
+                for requirement in judge.spec.requires:
+                    needs.setdefault("contexts" if requirement == "passages" else requirement, []).append(judge.name)
+        return needs
 
     def sample_id(self, sample: RagRecord) -> str:
         return sample.key
