@@ -46,7 +46,8 @@ class Check:
         return round(low + score * (high - low), 6)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
+        """The JSON report's check (`scale` only for a criterion's)."""
+        return {k: v for k, v in vars(self).items() if k != "scale" or v is not None}
 
 
 @dataclass
