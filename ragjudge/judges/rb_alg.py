@@ -42,12 +42,14 @@ class RBAlgJudge(Judge):
                              field="options.no_passages")
         self._scorer: CachedBertScorer | None = None
 
+    @property
+    def requires(self) -> list[str]:
+        return [*super().requires, *(["passages"] if self.no_passages == "not_applicable" else [])]
+
     def not_applicable(self, item: JudgeItem) -> str | None:
-        if (reason := super().not_applicable(item)) is not None:
-            return reason
-        if self.no_passages == "not_applicable" and not item.passages:
+        if (reason := super().not_applicable(item)) == "no passages":
             return "no passages (RB_agg needs BertKPrec, the answer against its passages)"
-        return None
+        return reason
 
     def describe_models(self, ctx: JudgeContext) -> list[str]:
         return [self.config.describe()]

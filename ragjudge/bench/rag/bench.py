@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ragjudge.bench.rag.data import check_fields, load_records
+from ragjudge.bench.rag.data import absent, check_fields, load_records
 from ragjudge.bench.rag.samples import record_sample
 from ragjudge.bench.rag.scorers import RecordScorer
 from ragjudge.bench.rag.solver import RecordedAnswers
@@ -87,18 +87,19 @@ class RagBench(Bench[RagOptions, RagRecord]):
 
     def load(self) -> list[RagRecord]:
         records = load_records(self.options.data)
-        check_fields(records, self.options.data, self.needed_fields())
+        check_fields(records, self.options.data, self.needed_fields(records))
         return records
 
-    def needed_fields(self) -> dict[str, list[str]]:
-        """The record fields the judges named by the user cannot do without (`reference`, `contexts`): each with
-        those judges. Default judges are not held to it (a record set without references just lacks their figure)."""
+    def needed_fields(self, records: list[RagRecord]) -> dict[str, list[str]]:
+        """The fields no record has that a judge cannot do without (`reference`, `contexts`), each with its judges:
+        for a judge the user named; for default judges only when none of them could judge anything."""
         named = set(self.options.judges or []) | {c.name for c in self.options.criteria}
+        missing = {j.name: absent(records, j.requires) for j in self.judges}
+        hopeless = all(missing.values())
         needs: dict[str, list[str]] = {}
-        for judge in self.judges:
-            if judge.name in named:
-                for requirement in judge.spec.requires:
-                    needs.setdefault("contexts" if requirement == "passages" else requirement, []).append(judge.name)
+        for judge, field in missing.items():
+            if field is not None and (judge in named or hopeless):
+                needs.setdefault(field, []).append(judge)
         return needs
 
     def sample_id(self, sample: RagRecord) -> str:

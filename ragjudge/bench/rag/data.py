@@ -18,6 +18,15 @@ def load_records(path: str | Path) -> list[RagRecord]:
     return read_rag_records(path)
 
 
+def absent(records: Sequence[RagRecord], requires: Sequence[str]) -> str | None:
+    """The first of a judge's required fields (`reference`, `passages`) that no record has, by its record name."""
+    for requirement in requires:
+        field = "contexts" if requirement == "passages" else requirement
+        if not any(PRESENT[field](r) for r in records):
+            return field
+    return None
+
+
 def check_fields(records: Sequence[RagRecord], path: str | Path, needs: Mapping[str, Sequence[str]]) -> None:
     """A field the run needs (`answer` always; `reference` or `contexts` for the judges named for them) that no
     record has is a mistake in the file (a column missing or misnamed), not N records each not applicable: one
