@@ -195,16 +195,17 @@ def assert_matches_reference(result: RagResult, rb_alg: float | bool | None = No
     return _run_checks(result, assertion, thresholds, not_run=not_run)
 
 
-def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float | None = None) -> None:
-    """The expected passages are among the first `k` retrieved: Recall@k >= `min_recall`."""
+def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float | None = None) -> list[Check]:
+    """The expected passages are among the first `k` retrieved: Recall@k >= `min_recall`. Returns the check."""
     __tracebackhide__ = True
     k = result.k if k is None else int(k)
     threshold = _threshold(result, RECALL, min_recall)
     if not result.expected_passage_ids:
         if result.answerability in NOTHING_TO_RETRIEVE:  # e.g. an unanswerable dataset turn
-            result.checks.append(Check("assert_retrieves", RECALL, f"Recall@{k}", None, threshold, None,
-                                       f"not applicable: a {result.answerability} turn has no passages to retrieve"))
-            return
+            check = Check("assert_retrieves", RECALL, f"Recall@{k}", None, threshold, None,
+                          f"not applicable: a {result.answerability} turn has no passages to retrieve")
+            result.checks.append(check)
+            return [check]
         raise AssertionError("assert_retrieves: no expected passage ids; pass expected_passage_ids= to "
                              "rag_judge.evaluate()")
     # Recall at the evaluation's k is the `recall` judgement; another k is reported as its own (`recall@1`).
@@ -217,12 +218,13 @@ def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float 
     if not check.passed:
         _fail(result, "assert_retrieves", f"{judgement.metric} {judgement.value:.3f} is below {threshold:g}",
               [check], [name])
+    return [check]
 
 
-def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
+def assert_idk_correct(result: RagResult, judge: str | None = None) -> list[Check]:
     """The app says "I don't know" exactly when it should: declines an unanswerable question, answers
     an answerable (or partially answerable) one. Uses the LLM `idk` judge when a judge model is
-    configured, else the offline `idk_lexical` judge; `judge=` forces one."""
+    configured, else the offline `idk_lexical` judge; `judge=` forces one. Returns the check."""
     __tracebackhide__ = True
     from ragjudge.judges.conditioning import answerability_correct
 
@@ -238,11 +240,11 @@ def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
     if label in NO_ANSWERABILITY_EXPECTATION:
         check.note = f"not applicable: a {label} turn has no right or wrong \"I don't know\""
         result.checks.append(check)
-        return
+        return [check]
     if judgement.details.get("llm_unavailable"):
         check.note = str(judgement.details["skipped"])
         _defer(result, check)
-        return
+        return [check]
     if judge is None and name == "idk_lexical":
         check.note = "offline stand-in for the LLM idk judge (no judge model configured)"
     if judgement.error or judgement.value is None:
@@ -259,6 +261,7 @@ def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
         else:
             headline = f"the question is {label} but the app declined to answer ({name}: {verdict!r})"
         _fail(result, assertion, headline, [check], [name])
+    return [check]
 
 
 def assert_criterion(result: RagResult, criterion: Criterion, min: float | None = None) -> list[Check]:  # noqa: A002
