@@ -219,4 +219,5 @@ def test_the_table_and_the_report_show_not_applicable(tmp_path: Path, monkeypatc
                            monkeypatch, capsys)
     assert code == 0, err
     html = (tmp_path / "r.html").read_text()
-    assert '<th scope="col">n/a</th>' in html and "n/a: samples the metric does not apply to" in html
+    assert "n/a: samples the metric does not apply to" in html and "tasks it does not apply to" in html
+    assert html.count('<th scope="col">n/a</th>') == 2  # the metrics table and the judges table

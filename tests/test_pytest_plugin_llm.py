@@ -69,6 +69,22 @@ def judge_models(request: Request) -> str | Reply:
     return Reply(status=400, content="unexpected prompt")
 
 
+@pytest.fixture(scope="module", autouse=True)
+def warm_bert() -> None:
+    """RB_alg once here, on the backend `auto` picks, before any inner run scores with it (the offline suite's
+    assert_matches_reference(rb_llm=...) still checks RB_alg): what it imports is then never imported twice."""
+    import importlib.util
+
+    from ragjudge.embeddings.bertscore import BertScorer, resolve_model
+    from ragjudge.embeddings.cached_bertscore import CachedBertScorer
+
+    config = resolve_model("bundled")
+    BertScorer(config).score(["warm"], ["up"])
+    CachedBertScorer(config, device="cpu").score(["warm"], ["up"])
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime.quantization  # noqa: F401
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[OpenAIServer]:
     with OpenAIServer(judge_models) as srv:
