@@ -630,3 +630,22 @@ def test_fails(rag_judge):
                                  "*rb_alg *RB_agg *= 0.* needs >= 0.99 *FAILED*",
                                  "*rb_llm *RB_llm *= - * not checked",
                                  "*not checked: *judge model*"])
+
+
+def test_rb_alg_without_passages_is_not_scored_rather_than_zero(pytester: pytest.Pytester) -> None:
+    """Issue 41: a turn without passages failed assert_matches_reference as `RB_agg 0.000 is below 0.4`, as if the
+    answer were wrong; it is not scored, and the message says why."""
+    pytester.makepyfile(test_app='''
+from ragjudge.pytest_plugin import assert_matches_reference
+
+
+def test_no_passages(rag_judge):
+    result = rag_judge.evaluate(question="What does policy 42 cover?", answer="Policy 42 covers water damage.",
+                                reference="Policy 42 covers water damage.")
+    assert result["rb_alg"].value is None and result["rb_alg"].details["skipped"].startswith("no passages")
+    assert_matches_reference(result)
+''')
+    result = pytester.runpytest_inprocess(*plugin_args(), *QUIET, "--ragjudge-cache-dir", str(pytester.path / "c"))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: assert_matches_reference: rb_alg not scored",
+                                 "*not scored: no passages*"])
