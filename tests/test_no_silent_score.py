@@ -221,3 +221,27 @@ def test_the_table_and_the_report_show_not_applicable(tmp_path: Path, monkeypatc
     html = (tmp_path / "r.html").read_text()
     assert "n/a: samples the metric does not apply to" in html and "tasks it does not apply to" in html
     assert html.count('<th scope="col">n/a</th>') == 2  # the metrics table and the judges table
+
+
+def test_a_bench_metric_counts_the_samples_whose_output_failed_as_errors() -> None:
+    """The cause of "N sample(s) had errors" under a table saying errors 0: a metric's errors left out the samples
+    whose output failed (their score is `Scorer.unscorable`'s error), which the closing line counts."""
+    from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult
+
+    class Tiny(Bench[BenchOptions, str]):
+        name = "tiny"
+        Options = BenchOptions
+        metrics = (MetricInfo("accuracy", "right answers"),)
+
+        def load(self) -> list[str]:
+            return []
+
+        def solver(self, ctx: Any) -> Any:
+            raise NotImplementedError
+
+    results = [SampleResult("a", {"text": "x"}, {"accuracy": {"value": 1.0}}),
+               SampleResult("b", {"error": "timeout"}, {"accuracy": {"error": "no output to score: timeout"}}),
+               SampleResult("c", {"text": "y"}, {"accuracy": {"error": "judge failed"}})]
+    summary = Tiny(BenchOptions()).summary(results, Tiny(BenchOptions()).mean_metrics(results))
+    assert summary.metrics["accuracy"].errors == summary.n_errors == 2
+    assert (summary.metrics["accuracy"].n, summary.metrics["accuracy"].value) == (1, 1.0)
