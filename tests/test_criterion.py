@@ -124,9 +124,17 @@ def test_does_not_cite(rag_judge):
     result = rag_judge.evaluate(question="Is fire covered?", answer="Yes, it is.",
                                 passages=["Policy 7 covers fire."], judges=[CITES])
     assert_criterion(result, CITES)
+
+
+def test_does_not_cite_at_two(rag_judge):
+    result = rag_judge.evaluate(question="Is fire covered?", answer="Yes, it is.",
+                                passages=["Policy 7 covers fire."], judges=[CITES])
+    assert_criterion(result, CITES, min=2)
 ''')
     result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--ragjudge-judge-models", "openai/judge",
                                           "--ragjudge-api-base", server.base_url, "--ragjudge-cache-dir",
                                           str(pytester.path / "cache"))
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*assert_criterion: cites_policy 0.050 is below 0.5*"])
+    result.assert_outcomes(passed=1, failed=2)
+    # the score and the threshold on the criterion's 1-5 scale, as the user gave min (0.05 and 0.25 as 0-1 scores)
+    result.stdout.fnmatch_lines(["*assert_criterion: cites_policy 1.2 is below 3", "*= 1.2 *needs >= 3 *FAILED*"])
+    result.stdout.fnmatch_lines(["*assert_criterion: cites_policy 1.2 is below 2", "*= 1.2 *needs >= 2 *FAILED*"])

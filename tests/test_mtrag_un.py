@@ -94,7 +94,8 @@ def test_breakdown_by_answerability_has_the_four_classes(judged: dict) -> None:
     under = b["groups"]["UNDERSPECIFIED"]
     assert under["n"] == 3
     assert under["metrics"]["RB_agg_idk_underspecified"] == {"value": pytest.approx(2 / 3, abs=1e-6), "n": 3,
-                                                             "errors": 0, "std": None, "ci": None}
+                                                             "errors": 0, "not_applicable": 0, "std": None,
+                                                             "ci": None}
     assert under["metrics"]["underspecified_eval"]["value"] == pytest.approx(2 / 3, abs=1e-6)
     assert under["metrics"]["RB_agg_idk"]["n"] == 0  # MTRAG's conditioning leaves it out, as before
     unans = b["groups"]["UNANSWERABLE"]["metrics"]["RB_agg_idk_underspecified"]

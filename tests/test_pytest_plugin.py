@@ -596,3 +596,56 @@ def test_declines(rag_judge, answer):
     assert len(report["tests"]) == 4 and set(report["tests"].values()) == {"passed"}
     assert report["summary"]["idk_lexical"]["n"] == 4 and len(report["evaluations"]) == 4
     result.stdout.fnmatch_lines(["*= ragjudge =*", "idk_lexical*4*", "report: *report.json"])
+
+
+def test_assert_matches_reference_never_drops_a_check_silently(pytester: pytest.Pytester) -> None:
+    """Issue 41: `rb_alg=0.6` used to drop the RB_llm check without a word. Now each check runs at the threshold
+    given or its default; RB_llm without a judge model is a check recorded as not run, with the reason, returned by
+    the assertion and listed in a failure's message; `False` leaves a check out on purpose, also said."""
+    pytester.makepyfile(test_app='''
+from ragjudge.pytest_plugin import assert_matches_reference
+
+TURN = dict(question="What does policy 42 cover?", answer="Policy 42 covers water damage from burst pipes.",
+            passages=["Policy 42 covers water damage caused by burst or leaking pipes."],
+            reference="Policy 42 covers water damage from burst or leaking pipes.")
+
+
+def test_one_threshold(rag_judge):
+    checks = assert_matches_reference(rag_judge.evaluate(**TURN), rb_alg=0.3)
+    assert [(c.judge, c.passed) for c in checks] == [("rb_alg", True), ("rb_llm", None)]
+    assert checks[1].note.startswith("not checked: ") and "judge model" in checks[1].note
+
+
+def test_left_out(rag_judge):
+    checks = assert_matches_reference(rag_judge.evaluate(**TURN), rb_llm=False)
+    assert [(c.judge, c.passed, c.note) for c in checks][1] == ("rb_llm", None, "not checked: rb_llm=False")
+
+
+def test_fails(rag_judge):
+    assert_matches_reference(rag_judge.evaluate(**TURN), rb_alg=0.99)
+''')
+    result = pytester.runpytest_inprocess(*plugin_args(), *QUIET, "--ragjudge-cache-dir", str(pytester.path / "c"))
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: assert_matches_reference: RB_agg 0.* is below 0.99",
+                                 "*rb_alg *RB_agg *= 0.* needs >= 0.99 *FAILED*",
+                                 "*rb_llm *RB_llm *= - * not checked",
+                                 "*not checked: *judge model*"])
+
+
+def test_rb_alg_without_passages_is_not_scored_rather_than_zero(pytester: pytest.Pytester) -> None:
+    """Issue 41: a turn without passages failed assert_matches_reference as `RB_agg 0.000 is below 0.4`, as if the
+    answer were wrong; it is not scored, and the message says why."""
+    pytester.makepyfile(test_app='''
+from ragjudge.pytest_plugin import assert_matches_reference
+
+
+def test_no_passages(rag_judge):
+    result = rag_judge.evaluate(question="What does policy 42 cover?", answer="Policy 42 covers water damage.",
+                                reference="Policy 42 covers water damage.")
+    assert result["rb_alg"].value is None and result["rb_alg"].details["skipped"].startswith("no passages")
+    assert_matches_reference(result)
+''')
+    result = pytester.runpytest_inprocess(*plugin_args(), *QUIET, "--ragjudge-cache-dir", str(pytester.path / "c"))
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: assert_matches_reference: rb_alg not scored",
+                                 "*not scored: no passages*"])

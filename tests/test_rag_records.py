@@ -104,6 +104,7 @@ def test_multi_turn_messages_are_the_conversation(tmp_path: Path) -> None:
     [ragas] = rag_records([{"user_input": messages[1:], "response": "Water damage from burst pipes."}])
     assert ragas.turns == record.turns and ragas.question == "What does it cover?"
     result = ragjudge.evaluate([{"messages": messages, "answer": "Water damage from burst pipes.",
+                                 "contexts": ["Policy 42 covers water damage caused by burst or leaking pipes."],
                                  "reference": "Water damage from burst or leaking pipes."}], judges=["rb_alg"],
                                show_progress=False)
     [sample] = result.samples

@@ -54,7 +54,12 @@ async def evaluate_async(data: Data, judges: Judges = None, judge_models: Names 
 def _judges(judges: Judges, metrics: Judges) -> Judges:
     if judges is not None and metrics is not None:
         raise UsageError("give judges= or metrics= (the same thing), not both")
-    return metrics if judges is None else judges
+    given, name = (metrics, "metrics") if judges is None else (judges, "judges")
+    if given is not None and not isinstance(given, Criterion) and not [
+            j for j in (given.split(",") if isinstance(given, str) else given) if isinstance(j, Criterion)
+            or str(j).strip()]:
+        raise UsageError(f"{name} names nothing: name at least one judge, or leave it out for the default")
+    return given
 
 
 def split_criteria(judges: Judges) -> tuple[Names, list[Criterion]]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.engine.summary import Summary
-from ragjudge.formats.samples import Sample
+from ragjudge.formats.samples import Sample, Score
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,26 +55,35 @@ class EvalResult:
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample: `sample_id`, `question`, `answer`, `contexts` (the passages' texts, as RAGAS's
         `retrieved_contexts`), `reference` when the samples have one, the breakdown labels (answerability, domain,
-        turn... for MTRAG; a label with several values is joined with `, `), then one column per metric (the sample's
-        own value; NaN when it has none)."""
+        turn... for MTRAG; a label with several values is joined with `, `), then for each metric a sample was
+        scored on (even when no sample got a value) its value (NaN when it has none) and `<metric>_reason`, why it
+        has none: `error: ...` (the judge failed) or `not applicable: ...` (no passages, no reference, no answer);
+        empty where it has a value."""
         import pandas as pd
 
         rows, labels, metrics = [], {}, {}
         with_reference = any(s.target is not None for s in self.samples)
         for s in self.samples:
             facets = {k: ", ".join(v) if isinstance(v, list) else v for k, v in s.labels.items()}
-            values = s.values()
             labels.update(dict.fromkeys(facets))
-            metrics.update(dict.fromkeys(values))
+            metrics.update(dict.fromkeys(s.scores))
             row = {"sample_id": s.id, "question": s.question, "answer": s.output,
                    "contexts": [p.text if p.text is not None else p.id for p in s.contexts]}
             if with_reference:
                 row["reference"] = s.reference
-            rows.append({**row, **facets, **values})
+            scored: dict[str, Any] = {}
+            for name, score in s.scores.items():
+                scored[name] = score.value
+                scored[reason_column(name)] = no_value_reason(score, s.error)
+            rows.append({**row, **facets, **scored})
         base = ["sample_id", "question", "answer", "contexts", *(["reference"] if with_reference else [])]
-        columns = [*base, *(k for k in labels if k not in base), *(m for m in metrics if m not in labels
-                                                                  and m not in base)]
-        return pd.DataFrame(rows, columns=columns)
+        shown = [m for m in metrics if m not in labels and m not in base]
+        columns = [*base, *(k for k in labels if k not in base),
+                   *(c for m in shown for c in (m, reason_column(m)))]
+        frame = pd.DataFrame(rows, columns=columns)
+        for m in shown:  # a metric no sample has a value for is still a float column of NaN
+            frame[m] = frame[m].astype(float)
+        return frame
 
     def report(self, path: str | Path) -> Path:
         """Write the HTML report of this run (what `ragjudge report RUN --out PATH` writes); returns its path."""
@@ -92,3 +101,21 @@ def load_run(path: str | Path) -> EvalResult:
 
     loaded = load(path)
     return EvalResult(summary=loaded.summary, samples=loaded.samples, path=loaded.path, run_info=loaded.run_info)
+
+
+def reason_column(metric: str) -> str:
+    """The DataFrame column beside a metric's that says why a sample has no value for it."""
+    return f"{metric}_reason"
+
+
+def no_value_reason(score: Score, sample_error: str | None = None) -> str | None:
+    """Why a score has no value: `error: ...` or `not applicable: ...`; None when it has one (or is a label)."""
+    if score.value is not None:
+        return None
+    if score.error:
+        return f"error: {score.error}"
+    if skipped := score.details.get("skipped"):
+        return f"not applicable: {skipped}"
+    if sample_error:
+        return f"error: {sample_error}"
+    return None

@@ -214,7 +214,9 @@ class Bench(ABC, Generic[O, S]):
         for name in names:
             values = [float(v) for r in results if isinstance(v := r.scores.get(name, {}).get("value"), (int, float))
                       and not isinstance(v, bool)]
-            errors = sum(1 for r in results if name in r.scores and failed(r.scores[name]) and not failed(r.output))
+            # a failed output fails its scores too (`Scorer.unscorable`): counted, so that the table's errors are the
+            # samples the closing "N sample(s) had errors" line counts
+            errors = sum(1 for r in results if name in r.scores and failed(r.scores[name]))
             metrics[name] = self.catalog.metric(name, sum(values) / len(values) if values else None, n=len(values),
                                                 errors=errors)
         return metrics

@@ -81,6 +81,10 @@ def build_options(bench_name: str, model: type[BaseModel], task_args: Mapping[st
     values: dict[str, Any] = {}
     for key, value in {**task_args, **flags}.items():
         values[key] = _pre(value, fields[key])
+        if values[key] == [] and _is_optional(fields[key].annotation) and fields[key].default is None:
+            # None is the default; an empty list given on purpose (`--judges ''`) would run nothing
+            raise UsageError(f"{spelling.of(key, set(flags))} names nothing: name at least one, or leave it out "
+                             "for the default")
     try:
         return model.model_validate(values)
     except ValidationError as exc:

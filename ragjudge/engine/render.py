@@ -135,17 +135,24 @@ def metric_tables(summary: Summary) -> list[LaidOutTable]:
     return [metric_table(summary.title, summary.metrics)]
 
 
+NOT_APPLICABLE_NOTE = ("n/a: samples the metric does not apply to (no passages, no reference, no answer), left out "
+                       "of n and of the value, never counted as 0; each sample's reason is in the sample log")
+
+
 def metric_table(title: str, metrics: dict[str, Metric]) -> LaidOutTable:
     with_std = any(m.std is not None for m in metrics.values())
     with_partial = any(m.details.get("partial_panels") for m in metrics.values())  # only when a panel lost a member
+    with_na = any(m.not_applicable for m in metrics.values())  # only when a judge did not apply to some sample
     columns = ["metric", "", "value"] + (["std"] if with_std else []) + ["n", "errors"] + (
-        ["partial"] if with_partial else [])
+        ["n/a"] if with_na else []) + (["partial"] if with_partial else [])
     rows = []
     for name, m in metrics.items():
         rows.append([name, ARROWS[m.higher_is_better], figure(m, m.kind)] + ([m.std] if with_std else [])
-                    + [m.n, m.errors] + ([m.details.get("partial_panels", 0)] if with_partial else []))
-    notes = (["partial: scores from a judge panel that fewer members answered than asked (--min-panel N requires "
-              "N answers)"] if with_partial else [])
+                    + [m.n, m.errors] + ([m.not_applicable] if with_na else [])
+                    + ([m.details.get("partial_panels", 0)] if with_partial else []))
+    notes = ([NOT_APPLICABLE_NOTE] if with_na else []) + (
+        ["partial: scores from a judge panel that fewer members answered than asked (--min-panel N requires "
+         "N answers)"] if with_partial else [])
     return LaidOutTable(title, columns, rows, notes=notes, legend=legend(metrics))
 
 

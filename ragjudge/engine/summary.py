@@ -47,6 +47,9 @@ class Stat(_Model):
     a mean over samples (a corpus-level F1, a threshold)."""
     errors: int = 0
     """Samples whose score failed: not in `n`, never counted as zero."""
+    not_applicable: int = 0
+    """Samples the metric does not apply to (a context judge's record without passages, a reference judge's without
+    a reference, a record without an answer): not in `n`, not errors, never counted as zero."""
     std: float | None = None
     ci: tuple[float, float] | None = None
     """95% interval of a mean over samples: the judge's own uncertainty (a seeded bootstrap over samples, "judge
@@ -217,15 +220,17 @@ class MetricCatalog:
         raise KeyError(f"{self.bench}: metric {name!r} is not declared in the bench's `metrics`")
 
     def metric(self, name: str, value: float | None, *, n: int | None = None, errors: int = 0,
-               std: float | None = None, ci: tuple[float, float] | None = None, **details: Any) -> Metric:
+               not_applicable: int = 0, std: float | None = None, ci: tuple[float, float] | None = None,
+               **details: Any) -> Metric:
         info = self.info(name)
-        return Metric(value=_plain(value), n=n, errors=errors, std=_plain(std), ci=ci,
+        return Metric(value=_plain(value), n=n, errors=errors, not_applicable=not_applicable, std=_plain(std), ci=ci,
                       higher_is_better=info.higher_is_better, kind=info.kind, description=info.description,
                       counts=info.counts, details={k: v for k, v in details.items() if v is not None})
 
 
-def stat(value: float | None, *, n: int | None = None, errors: int = 0, std: float | None = None) -> Stat:
-    return Stat(value=_plain(value), n=n, errors=errors, std=_plain(std))
+def stat(value: float | None, *, n: int | None = None, errors: int = 0, not_applicable: int = 0,
+         std: float | None = None) -> Stat:
+    return Stat(value=_plain(value), n=n, errors=errors, not_applicable=not_applicable, std=_plain(std))
 
 
 def _plain(value: Any) -> float | None:

@@ -65,11 +65,16 @@ class Judge(ABC):
         """How a local model behind the scores ran (device, backend), recorded in run.json; {} for none."""
         return {}
 
+    @property
+    def requires(self) -> list[str]:
+        """What an item must have for this judge to apply (`reference`, `passages`)."""
+        return list(self.spec.requires)
+
     def not_applicable(self, item: JudgeItem) -> str | None:
         """Why this item cannot be judged (missing reference or passages), or None."""
-        if "reference" in self.spec.requires and not item.task.reference:
+        if "reference" in self.requires and not item.task.reference:
             return "no reference answer"
-        if "passages" in self.spec.requires and not item.passages:
+        if "passages" in self.requires and not item.passages:
             return "no passages"
         return None
 

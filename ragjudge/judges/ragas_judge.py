@@ -23,6 +23,7 @@ from ragas.metrics.base import SingleTurnMetric  # noqa: E402
 
 from ragjudge.errors import InputError, RagjudgeError  # noqa: E402
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.ragas_logs import recorded_by_ragjudge  # noqa: E402
 from ragjudge.judges.spec import JudgeSpec  # noqa: E402
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse  # noqa: E402
 from ragjudge.models import JudgeResult, Task  # noqa: E402
@@ -138,7 +139,9 @@ class RagasJudge(Judge):
         score: Any = None
         unreadable: LLMResponse | None = None
         try:
-            score = await self.ragas_metric(llm, item, ctx).single_turn_ascore(self.sample(item))
+            metric = self.ragas_metric(llm, item, ctx)
+            with recorded_by_ragjudge():  # its failures are this result's error: not ragas's log lines too
+                score = await metric.single_turn_ascore(self.sample(item))
         except LLMError as exc:
             error = f"{trace.stage}: {exc}"
         except EncodingError as exc:  # an embeddings API that failed for good: this item's error

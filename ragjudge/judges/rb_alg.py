@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ragjudge.errors import InputError
 from ragjudge.embeddings.device import check_device
 from ragjudge.embeddings.onnx_encoder import check_backend
 from ragjudge.embeddings.store import EmbeddingStore
@@ -16,6 +17,9 @@ from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 from ragjudge.metrics.rb_alg import rb_agg
 from ragjudge.metrics.rouge import rouge_l_f
 from ragjudge.models import JudgeResult
+
+
+NO_PASSAGES = ("zero", "not_applicable")
 
 
 class RBAlgJudge(Judge):
@@ -30,7 +34,22 @@ class RBAlgJudge(Judge):
         """Where the BERTScore model runs (`auto`: CUDA, else MPS, else CPU); a spec's `device` option names one."""
         self.backend = check_backend(str(spec.options.get("backend", "auto")), "backend")
         """What runs it: `torch`, `onnx` (ONNX Runtime on the CPU) or `auto` (ONNX Runtime when installed)."""
+        self.no_passages = str(spec.options.get("no_passages", "zero"))
+        """A record without passages: `zero` (MTRAG's scripts: no BertKPrec, RB_agg 0, kept for MTRAG's figures) or
+        `not_applicable` (plain records: left out of the mean with the reason, never a 0)."""
+        if self.no_passages not in NO_PASSAGES:
+            raise InputError(f"must be one of {', '.join(NO_PASSAGES)}, got {self.no_passages!r}", file=spec.source,
+                             field="options.no_passages")
         self._scorer: CachedBertScorer | None = None
+
+    @property
+    def requires(self) -> list[str]:
+        return [*super().requires, *(["passages"] if self.no_passages == "not_applicable" else [])]
+
+    def not_applicable(self, item: JudgeItem) -> str | None:
+        if (reason := super().not_applicable(item)) == "no passages":
+            return "no passages (RB_agg needs BertKPrec, the answer against its passages)"
+        return reason
 
     def describe_models(self, ctx: JudgeContext) -> list[str]:
         return [self.config.describe()]

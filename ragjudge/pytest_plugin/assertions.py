@@ -73,8 +73,8 @@ def _rationale(judgement: JudgeResult) -> str | None:
 
 
 def _row(check: Check, judgement: JudgeResult | None) -> str:
-    value = "-" if check.value is None else f"{check.value:.3f}"
-    need = "" if check.threshold is None else f"needs >= {check.threshold:g}"
+    value = "-" if check.value is None else _figure(check, check.value)
+    need = "" if check.threshold is None else f"needs >= {check.on_scale(check.threshold):g}"
     verdict = {True: "ok", False: "FAILED", None: "not checked"}[check.passed]
     model = f"  [{judgement.model}]" if judgement is not None and judgement.model else ""
     line = f"  {check.judge:<12} {check.metric:<12} = {value:<7} {need:<14} {verdict}{model}"
@@ -111,11 +111,17 @@ def _fail(result: RagResult, assertion: str, headline: str, checks: list[Check],
     raise AssertionError("\n".join(lines))
 
 
-def _score_check(result: RagResult, assertion: str, judge: str, threshold: float) -> Check:
+def _figure(check: Check, value: float) -> str:
+    """A score as the user reads it: on the criterion's scale (`2` on 1-5), else as the 0-1 score (`0.250`)."""
+    return f"{check.on_scale(value):g}" if check.scale is not None else f"{value:.3f}"
+
+
+def _score_check(result: RagResult, assertion: str, judge: str, threshold: float,
+                 scale: tuple[float, float] | None = None) -> Check:
     """Compare `judge`'s score with `threshold`; a judge that could not run is deferred, not failed."""
     judgement = result.judgements[judge]
     check = Check(assertion=assertion, judge=judge, metric=judgement.metric, value=judgement.value,
-                  threshold=threshold, passed=None)
+                  threshold=threshold, passed=None, scale=scale)
     if judgement.details.get("llm_unavailable"):
         check.note = str(judgement.details["skipped"])
         _defer(result, check)
@@ -130,58 +136,76 @@ def _score_check(result: RagResult, assertion: str, judge: str, threshold: float
     return check
 
 
-def _run_checks(result: RagResult, assertion: str, thresholds: dict[str, float]) -> None:
+def _run_checks(result: RagResult, assertion: str, thresholds: dict[str, float], *,
+                scale: tuple[float, float] | None = None, not_run: list[Check] | None = None) -> list[Check]:
+    """Each threshold's check, then `not_run` (the checks the assertion left out, each saying why): all of them are
+    recorded on the result and returned, and a failure's message lists every one."""
     __tracebackhide__ = True
     result.ensure(*thresholds)
-    checks = [_score_check(result, assertion, judge, t) for judge, t in thresholds.items()]
+    checks = [_score_check(result, assertion, judge, t, scale) for judge, t in thresholds.items()]
+    for check in not_run or []:
+        result.checks.append(check)
     failed = [c for c in checks if c.passed is False]
     if failed:
         headline = "; ".join(
-            f"{c.metric} {c.value:.3f} is below {c.threshold:g}" if c.value is not None
-            else f"{c.judge} {c.note.split(':')[0]}" for c in failed)
-        _fail(result, assertion, headline, checks, list(thresholds))
+            f"{c.metric} {_figure(c, c.value)} is below {c.on_scale(c.threshold):g}"  # type: ignore[arg-type]
+            if c.value is not None else f"{c.judge} {c.note.split(':')[0]}" for c in failed)
+        _fail(result, assertion, headline, checks + (not_run or []), list(thresholds))
+    return checks + (not_run or [])
 
 
 # -- the helpers ---------------------------------------------------------------------------
-def assert_grounded(result: RagResult, min: float | None = None) -> None:  # noqa: A002 - reads well at call sites
-    """The answer is faithful to the passages it was given: RL_F (RAGAS faithfulness) >= `min`."""
+def assert_grounded(result: RagResult, min: float | None = None) -> list[Check]:  # noqa: A002 - reads well
+    """The answer is faithful to the passages it was given: RL_F (RAGAS faithfulness) >= `min`. Returns the check."""
     __tracebackhide__ = True
-    _run_checks(result, "assert_grounded", {"rl_f": _threshold(result, "rl_f", min)})
+    return _run_checks(result, "assert_grounded", {"rl_f": _threshold(result, "rl_f", min)})
 
 
-def assert_matches_reference(result: RagResult, rb_alg: float | None = None, rb_llm: float | None = None) -> None:
-    """The answer matches the reference answer: RB_alg >= `rb_alg` and/or RB_llm >= `rb_llm`.
+def assert_matches_reference(result: RagResult, rb_alg: float | bool | None = None,
+                             rb_llm: float | bool | None = None) -> list[Check]:
+    """The answer matches the reference answer: RB_alg >= `rb_alg` and RB_llm >= `rb_llm`.
 
-    With neither given: RB_alg always, plus RB_llm when a judge model is configured, at their default
-    thresholds. A threshold given for RB_llm requires it (the test skips without a judge model).
+    Each check runs at the threshold given, else at its configured or default one: RB_alg always, RB_llm when a
+    judge model is configured (without one it is recorded as not checked, with the reason). Giving one threshold
+    never drops the other check; `False` leaves a check out on purpose. A threshold given for RB_llm requires it
+    (the test skips without a judge model). Returns every check, run or not (`passed` None: not run, `note` why);
+    a failure's message lists them all.
     """
     __tracebackhide__ = True
     if not result.reference:
         raise AssertionError("assert_matches_reference: this turn has no reference answer; "
                              "pass reference= to rag_judge.evaluate()")
-    if rb_alg is None and rb_llm is None:
-        thresholds = {"rb_alg": _threshold(result, "rb_alg", None)}
-        if _llm_available(result):
-            thresholds["rb_llm"] = _threshold(result, "rb_llm", None)
-    else:
-        thresholds = {}
-        if rb_alg is not None:
-            thresholds["rb_alg"] = float(rb_alg)
-        if rb_llm is not None:
-            thresholds["rb_llm"] = float(rb_llm)
-    _run_checks(result, "assert_matches_reference", thresholds)
+    assertion = "assert_matches_reference"
+    thresholds: dict[str, float] = {}
+    not_run: list[Check] = []
+    for judge, given in (("rb_alg", rb_alg), ("rb_llm", rb_llm)):
+        metric = "RB_agg" if judge == "rb_alg" else "RB_llm"
+        if given is False:
+            not_run.append(Check(assertion, judge, metric, None, None, None, f"not checked: {judge}=False"))
+        elif judge == "rb_llm" and given is None and not _llm_available(result):
+            why = result.owner.settings.llm_unavailable if result.owner is not None else None
+            not_run.append(Check(assertion, judge, metric, None, None, None,
+                                 f"not checked: {why or 'no judge model configured'}"))
+        elif given is True or given is None:
+            thresholds[judge] = _threshold(result, judge, None)
+        else:
+            thresholds[judge] = float(given)
+    if not thresholds:
+        raise AssertionError(f"{assertion}: both checks are left out (rb_alg=False, rb_llm=False): nothing to check")
+    return _run_checks(result, assertion, thresholds, not_run=not_run)
 
 
-def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float | None = None) -> None:
-    """The expected passages are among the first `k` retrieved: Recall@k >= `min_recall`."""
+def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float | None = None) -> list[Check]:
+    """The expected passages are among the first `k` retrieved: Recall@k >= `min_recall`. Returns the check."""
     __tracebackhide__ = True
     k = result.k if k is None else int(k)
     threshold = _threshold(result, RECALL, min_recall)
     if not result.expected_passage_ids:
         if result.answerability in NOTHING_TO_RETRIEVE:  # e.g. an unanswerable dataset turn
-            result.checks.append(Check("assert_retrieves", RECALL, f"Recall@{k}", None, threshold, None,
-                                       f"not applicable: a {result.answerability} turn has no passages to retrieve"))
-            return
+            check = Check("assert_retrieves", RECALL, f"Recall@{k}", None, threshold, None,
+                          f"not applicable: a {result.answerability} turn has no passages to retrieve")
+            result.checks.append(check)
+            return [check]
         raise AssertionError("assert_retrieves: no expected passage ids; pass expected_passage_ids= to "
                              "rag_judge.evaluate()")
     # Recall at the evaluation's k is the `recall` judgement; another k is reported as its own (`recall@1`).
@@ -194,12 +218,13 @@ def assert_retrieves(result: RagResult, k: int | None = None, min_recall: float 
     if not check.passed:
         _fail(result, "assert_retrieves", f"{judgement.metric} {judgement.value:.3f} is below {threshold:g}",
               [check], [name])
+    return [check]
 
 
-def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
+def assert_idk_correct(result: RagResult, judge: str | None = None) -> list[Check]:
     """The app says "I don't know" exactly when it should: declines an unanswerable question, answers
     an answerable (or partially answerable) one. Uses the LLM `idk` judge when a judge model is
-    configured, else the offline `idk_lexical` judge; `judge=` forces one."""
+    configured, else the offline `idk_lexical` judge; `judge=` forces one. Returns the check."""
     __tracebackhide__ = True
     from ragjudge.judges.conditioning import answerability_correct
 
@@ -215,11 +240,11 @@ def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
     if label in NO_ANSWERABILITY_EXPECTATION:
         check.note = f"not applicable: a {label} turn has no right or wrong \"I don't know\""
         result.checks.append(check)
-        return
+        return [check]
     if judgement.details.get("llm_unavailable"):
         check.note = str(judgement.details["skipped"])
         _defer(result, check)
-        return
+        return [check]
     if judge is None and name == "idk_lexical":
         check.note = "offline stand-in for the LLM idk judge (no judge model configured)"
     if judgement.error or judgement.value is None:
@@ -236,15 +261,17 @@ def assert_idk_correct(result: RagResult, judge: str | None = None) -> None:
         else:
             headline = f"the question is {label} but the app declined to answer ({name}: {verdict!r})"
         _fail(result, assertion, headline, [check], [name])
+    return [check]
 
 
-def assert_criterion(result: RagResult, criterion: Criterion, min: float | None = None) -> None:  # noqa: A002
+def assert_criterion(result: RagResult, criterion: Criterion, min: float | None = None) -> list[Check]:  # noqa: A002
     """The answer meets a criterion in one line (`ragjudge.criterion(...)`, judged G-Eval's way): its score, on the
-    criterion's own scale, is at least `min` (default: the scale's middle, 3 on 1-5)."""
+    criterion's own scale, is at least `min` (default: the scale's middle, 3 on 1-5); a failure shows the score and
+    `min` on that scale. Returns the check."""
     __tracebackhide__ = True
     low, high = criterion.scale
     wanted = (low + high) / 2 if min is None else float(min)
     if not low <= wanted <= high:
         raise ValueError(f"assert_criterion: min must be on the criterion's scale, {low} to {high}, got {min}")
     name = result.owner.evaluator.name_of(criterion) if result.owner is not None else criterion.name
-    _run_checks(result, "assert_criterion", {name: (wanted - low) / (high - low)})
+    return _run_checks(result, "assert_criterion", {name: (wanted - low) / (high - low)}, scale=(low, high))

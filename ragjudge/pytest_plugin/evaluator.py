@@ -80,7 +80,9 @@ class Evaluator:
     # -- judges ------------------------------------------------------------------------------
     def judge(self, name: str) -> Judge:
         if name not in self._judges:
-            options = {"bertscore_model": self.settings.bertscore_model, "backend": self.settings.encoder_backend}
+            # a turn without passages is not scored by RB_alg ("not scored: no passages"), not failed with a 0
+            options = {"bertscore_model": self.settings.bertscore_model, "backend": self.settings.encoder_backend,
+                       "no_passages": "not_applicable"}
             self._judges[name] = self.registry.build(name, options)
         return self._judges[name]
 

@@ -35,9 +35,19 @@ class Check:
     passed: bool | None
     """None: not checked (the judge could not run, see `note`)."""
     note: str = ""
+    scale: tuple[float, float] | None = None
+    """The scale the user gave the threshold on (a criterion's 1-5); `value` and `threshold` are 0-1 scores."""
+
+    def on_scale(self, score: float) -> float:
+        """A 0-1 score on the user's scale (`0.25` is `2` on 1-5); unchanged without one."""
+        if self.scale is None:
+            return score
+        low, high = self.scale
+        return round(low + score * (high - low), 6)
 
     def as_dict(self) -> dict[str, Any]:
-        return dict(vars(self))
+        """The JSON report's check (`scale` only for a criterion's)."""
+        return {k: v for k, v in vars(self).items() if k != "scale" or v is not None}
 
 
 @dataclass

@@ -22,6 +22,8 @@ class JudgeStats:
     n: int
     errors: int
     mean: float | None
+    not_applicable: int = 0
+    """Tasks the judge does not apply to (`details.skipped`: no passages, no reference, no answer)."""
 
 
 @dataclass
@@ -72,8 +74,10 @@ def judge_report(samples: Sequence[dict[str, dict[str, Any]]]) -> JudgeReport:
         models = sorted({m for r in results for m in ([str(x.get("model")) for x in r.get("members") or []
                                                       if isinstance(x, dict) and x.get("model")]
                                                      or ([str(r["model"])] if r.get("model") else []))})
+        skipped = sum(1 for r in results if not r.get("error") and not _is_number(r.get("value"))
+                      and (r.get("details") or {}).get("skipped"))
         stats.append(JudgeStats(name, metric, models, len(numbers), sum(1 for r in results if r.get("error")),
-                                statistics.fmean(numbers) if numbers else None))
+                                statistics.fmean(numbers) if numbers else None, skipped))
         values[name] = {i: float(j[name]["value"]) for i, j in enumerate(samples)
                         if name in j and _is_number(j[name].get("value"))}
         if any(r.get("members") for r in results):

@@ -53,6 +53,8 @@ class Overview:
     """{"label", "tables": [Table], "notes": [text]} per run."""
     headlines: list[dict[str, str]] = field(default_factory=list)
     """{"label", "text"}: each run's headline line."""
+    not_applicable: bool = False
+    """Whether a metric did not apply to some sample of some run: the table then has an `n/a` column."""
 
 
 def metric_meta(summaries: list[Summary]) -> dict[str, Metric]:
@@ -96,7 +98,8 @@ def build_overview(runs: list[LoadedRun], samples: list[RunSamples]) -> Overview
                     tables=[{"label": r.label, "tables": own_tables(r.summary), "notes": r.summary.notes + r.notes}
                             for r in runs],
                     headlines=[{"label": r.label, "text": r.summary.headline.text} for r in runs
-                               if r.summary.headline is not None])
+                               if r.summary.headline is not None],
+                    not_applicable=any(m.not_applicable for s in summaries for m in s.metrics.values()))
 
 
 def breakdowns(runs: list[LoadedRun], meta: dict[str, Metric]) -> list[Breakdown]:

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ragjudge.bench.rag.data import load_records
+from ragjudge.bench.rag.data import absent, check_fields, load_records
 from ragjudge.bench.rag.samples import record_sample
 from ragjudge.bench.rag.scorers import RecordScorer
 from ragjudge.bench.rag.solver import RecordedAnswers
@@ -64,8 +64,10 @@ class RagBench(Bench[RagOptions, RagRecord]):
         self.registry = JudgeRegistry(options.judge_dir)
         for criterion in options.criteria:
             self.registry.add(criterion.spec())
+        # RB_alg on a record without passages: not applicable here, 0 only under MTRAG's protocol (its benches)
         self.judges: list[Judge] = self.registry.build_many(self._judge_names(),
-                                                            {"bertscore_model": options.bertscore_model})
+                                                            {"bertscore_model": options.bertscore_model,
+                                                             "no_passages": "not_applicable"})
         needing = [j.name for j in self.judges if j.needs_llm]
         if needing and not options.judge_models:
             raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
@@ -86,7 +88,21 @@ class RagBench(Bench[RagOptions, RagRecord]):
         return catalog(self.judges, self.name)
 
     def load(self) -> list[RagRecord]:
-        return load_records(self.options.data)
+        records = load_records(self.options.data)
+        check_fields(records, self.options.data, self.needed_fields(records))
+        return records
+
+    def needed_fields(self, records: list[RagRecord]) -> dict[str, list[str]]:
+        """The fields no record has that a judge cannot do without (`reference`, `contexts`), each with its judges:
+        for a judge the user named; for default judges only when none of them could judge anything."""
+        named = set(self.options.judges or []) | {c.name for c in self.options.criteria}
+        missing = {j.name: absent(records, j.requires) for j in self.judges}
+        hopeless = all(missing.values())
+        needs: dict[str, list[str]] = {}
+        for judge, field in missing.items():
+            if field is not None and (judge in named or hopeless):
+                needs.setdefault(field, []).append(judge)
+        return needs
 
     def sample_id(self, sample: RagRecord) -> str:
         return sample.key

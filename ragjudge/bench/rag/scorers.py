@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from ragjudge.bench.mtrag.scorers import JudgeScorer
 from ragjudge.engine.bench import Record, Scorer
-from ragjudge.formats.rag_records import RagRecord
+from ragjudge.formats.rag_records import FIELDS, RagRecord
 from ragjudge.judges import Judge, JudgeContext
+from ragjudge.models import JudgeResult
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -28,5 +29,22 @@ class RecordScorer(Scorer[RagRecord]):
 
     async def score(self, items: Sequence[tuple[RagRecord, Record]], ctx: RunContext
                     ) -> AsyncIterator[tuple[str, Record]]:
-        async for key, score in self.inner.score([(record.task(), output) for record, output in items], ctx):
-            yield key, score
+        """A record without an answer is not applicable to any judge (nothing to judge; never an empty answer's 0)."""
+        judge = self.inner.judge
+        for record, _ in items:
+            if (reason := no_answer(record)) is not None:
+                yield record.key, JudgeResult(judge=judge.name, metric=judge.metric,
+                                              details={"skipped": reason}).model_dump(exclude_none=True)
+        answered = [(record.task(), output) for record, output in items if no_answer(record) is None]
+        if answered:
+            async for key, score in self.inner.score(answered, ctx):
+                yield key, score
+
+
+def no_answer(record: RagRecord) -> str | None:
+    """Why a record has nothing to judge, or None."""
+    if record.answer is None:
+        return f"no answer (the record has none of: {', '.join(FIELDS['answer'])})"
+    if not record.answer.strip():
+        return "empty answer"
+    return None

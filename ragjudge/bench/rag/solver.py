@@ -13,8 +13,9 @@ if TYPE_CHECKING:
 
 
 class RecordedAnswers(Solver[RagRecord]):
-    """Each record's own answer (and passages), as the judges read a prediction; a record without an answer is that
-    sample's error (nothing to judge), not a run failure."""
+    """Each record's own answer (and passages), as the judges read a prediction. A record without an answer is not
+    an error of the app's: each judge records it as not applicable (`RecordScorer`); a file where no record has one
+    is refused at load (`check_fields`)."""
 
     journaled = False
     name = "answers"
@@ -24,7 +25,4 @@ class RecordedAnswers(Solver[RagRecord]):
 
     async def solve(self, samples: Sequence[RagRecord], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
         for record in samples:
-            if record.answer is None:
-                yield record.key, {"error": "the record has no answer (answer, response or actual_output)"}
-            else:
-                yield record.key, record.prediction().model_dump(exclude_none=True)
+            yield record.key, record.prediction().model_dump(exclude_none=True)
