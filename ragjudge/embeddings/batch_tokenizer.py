@@ -10,6 +10,7 @@ limit, longest first), so the vectors do not change.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -44,15 +45,26 @@ class BatchTokenizer:
         pad = loaded.pad_token_id
         return cls(backend, max_length, int(pad) if pad is not None else 0)
 
+    def encode_batch(self, texts: Sequence[str]) -> list[Any]:
+        """The library's encodings of `texts` as given (`encode_batch_fast` where the library has it: the same ids,
+        without the character offsets nothing here reads)."""
+        encode = getattr(self.tokenizer, "encode_batch_fast", None) or self.tokenizer.encode_batch
+        return encode(list(texts))
+
+    def encodings(self, texts: Sequence[str]) -> list[Any]:
+        """Each text's encoding (stripped, as sentence-transformers strips it), special tokens included, truncated:
+        one call for the lot, which the library runs on every core without holding the GIL."""
+        return self.encode_batch([str(t).strip() for t in texts])
+
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
-        """Each text's token ids, special tokens included, truncated; one call for the lot."""
-        return [e.ids for e in self.tokenizer.encode_batch([str(t).strip() for t in texts])]
+        """Each text's token ids (`encodings`)."""
+        return [e.ids for e in self.encodings(texts)]
 
     def pad(self, ids: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
         """(token ids, attention mask), int64, padded on the right to the longest of `ids`."""
-        lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         width = int(lengths.max()) if len(ids) else 0
         tokens = np.full((len(ids), width), self.pad_id, dtype=np.int64)
-        mask = (np.arange(width)[None, :] < lengths[:, None]).astype(np.int64)
-        tokens[mask.astype(bool)] = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
-        return tokens, mask
+        real = np.arange(width)[None, :] < lengths[:, None]
+        tokens[real] = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+        return tokens, real.astype(np.int64)

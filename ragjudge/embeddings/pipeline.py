@@ -1,6 +1,7 @@
 """The local sentence encoder's indexing pipeline: host work overlapped with the model's forward pass.
 
-Tokenizing runs ahead in a bounded background thread (`prefetched`); each batch's forward pass is launched before
+Tokenizing runs ahead in bounded background threads (`prefetched`: the Rust encoder on one chunk while the previous
+one is padded into arrays); each batch's forward pass is launched before
 the previous batch's vectors are fetched and stored (`encoded_batches`), so on a GPU, whose launches return at
 once, the copy back and the store write of one batch happen while the next one computes. On the CPU the same
 steps run in the same order and the forward pass, synchronous there, simply dominates.
@@ -21,7 +22,7 @@ from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
 TOKENIZE_CHUNK = 1024
 """Texts per `encode_batch` call: enough to keep every core busy, little enough for the first batch to come soon."""
 PREFETCH = 4
-"""Padded batches tokenized ahead of the model: bounded, so memory does not grow with the corpus."""
+"""Items a `prefetched` stream holds ready by default: bounded, so memory does not grow with the corpus."""
 
 T = TypeVar("T")
 
@@ -44,18 +45,31 @@ class Forward(Protocol):
     def fetch(self, handle: Any) -> np.ndarray: ...
 
 
-def token_batches(texts: Sequence[str], tokenizer: BatchTokenizer, batch_size: int,
-                  chunk: int = TOKENIZE_CHUNK) -> Iterator[TokenBatch]:
-    """`texts` tokenized a chunk at a time, each chunk sorted by token count (longest first) and cut into batches
-    of `batch_size`, so a batch pads little."""
+def tokenized_chunks(texts: Sequence[str], tokenizer: BatchTokenizer,
+                     chunk: int = TOKENIZE_CHUNK) -> Iterator[tuple[list[str], list[Any]]]:
+    """(texts, their encodings) a chunk at a time: the Rust encoder's part of the work."""
     for start in range(0, len(texts), chunk):
         part = list(texts[start : start + chunk])
-        ids = tokenizer.encode(part)
+        yield part, tokenizer.encodings(part)
+
+
+def padded_batches(chunks: Iterable[tuple[list[str], list[Any]]], tokenizer: BatchTokenizer,
+                   batch_size: int) -> Iterator[TokenBatch]:
+    """Each chunk sorted by token count (longest first) and cut into padded batches of `batch_size`, so a batch
+    pads little: the Python part of the work."""
+    for part, encodings in chunks:
+        ids = [e.ids for e in encodings]
         order = sorted(range(len(part)), key=lambda i: -len(ids[i]))
         for first in range(0, len(order), batch_size):
             rows = order[first : first + batch_size]
             tokens, mask = tokenizer.pad([ids[i] for i in rows])
             yield TokenBatch([part[i] for i in rows], tokens, mask)
+
+
+def token_batches(texts: Sequence[str], tokenizer: BatchTokenizer, batch_size: int,
+                  chunk: int = TOKENIZE_CHUNK) -> Iterator[TokenBatch]:
+    """`texts` as the pipeline batches them (`tokenized_chunks`, then `padded_batches`), in this thread."""
+    return padded_batches(tokenized_chunks(texts, tokenizer, chunk), tokenizer, batch_size)
 
 
 _DONE = object()
@@ -84,6 +98,10 @@ def prefetched(items: Iterable[T], depth: int = PREFETCH) -> Iterator[T]:
         except BaseException as exc:  # handed to the consumer, raised there
             put((_DONE, exc))
             return
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:  # a generator (maybe a prefetched one): its own threads stop now, not at GC
+                close()
         put((_DONE, None))
 
     thread = threading.Thread(target=produce, name="ragjudge-tokenize", daemon=True)
@@ -120,8 +138,13 @@ def run_pipeline(texts: Sequence[str], tokenizer: BatchTokenizer, forward: Forwa
     held: list[str] = []
     parts: list[np.ndarray] = []
     chunk = max(TOKENIZE_CHUNK, 4 * batch_size)
-    for batch_texts, vectors in encoded_batches(prefetched(token_batches(texts, tokenizer, batch_size, chunk)),
-                                                forward):
+    # two chunks' batches ready: the tokenizer starts on the next chunk as soon as one is tokenized, instead of
+    # waiting on a full queue while the model and the store drain it (a few MB of int64 ids at most)
+    # and the Rust encoder works on the next chunk while this one is padded (two threads: padding holds the GIL,
+    # the encoder does not)
+    chunks = prefetched(tokenized_chunks(texts, tokenizer, chunk), depth=1)
+    ahead = prefetched(padded_batches(chunks, tokenizer, batch_size), depth=2 * -(-chunk // batch_size))
+    for batch_texts, vectors in encoded_batches(ahead, forward):
         held += batch_texts
         parts.append(vectors)
         if len(held) >= store_every:
