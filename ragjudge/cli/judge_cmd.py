@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from ragjudge.cli import common
+from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 
 
 def judge_command(
@@ -18,7 +19,7 @@ def judge_command(
     criteria: common.CriterionOpt = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
-    concurrency: common.ConcurrencyOpt = 8,
+    concurrency: common.ConcurrencyOpt = DEFAULT_CONCURRENCY,
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
     encoder_backend: common.EncoderBackendOpt = None,
