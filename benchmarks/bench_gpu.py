@@ -6,7 +6,8 @@
 RB_alg: bench_rb_alg.py's workload (real MTRAG passages, 5 systems on the same tasks), each system a fresh judge on a
 cold embedding store, on the CPU (the backend `auto` picks there) and on the GPU (PyTorch, fp32: RB_alg's scores
 must stay within 1e-5). Dense: bench_embedding_store.py's corpus (the 9,702 real pool passages, then real-sentence
-recombinations); the GPU indexes all of it in fp32 and fp16 (what `precision: auto` takes on CUDA); the CPU indexes
+recombinations); the GPU indexes all of it in tf32 (what `precision: auto` takes on a GPU that has it), fp32 and fp16;
+the CPU indexes
 the first --cpu-passages (its rate is per passage: the whole would take half an hour on a few cores), and the GPU's
 fp32 and fp16 vectors of those passages are compared with the CPU's (top-10 of the domain's queries). Model loads
 and the ONNX export are timed apart. Without a CUDA GPU it says so and stops (exit 2); `--gpu cpu` runs every step
@@ -59,8 +60,7 @@ def dense(passages: list, device: str, precision: str, queries: list[str]) -> tu
                                                                                      list[list[str]]]:
     """(load seconds, passages/s, vectors, top-10 ids per query) on a fresh store."""
     with tempfile.TemporaryDirectory() as cache, embedding_store_scope(cache):
-        retriever = DenseRetriever({"model": "minilm", "device": device, "precision": precision, "batch_size": 64
-                                    if device != "cpu" else 32})
+        retriever = DenseRetriever({"model": "minilm", "device": device, "precision": precision})
         started = time.perf_counter()
         encoder = retriever.encoder
         _ = encoder._load_onnx() if encoder.backend == "onnx" else encoder._load()  # type: ignore[union-attr]
@@ -108,8 +108,11 @@ def main() -> int:
         cpu_load, cpu_rate, cpu_vectors, cpu_tops = dense(subset, "cpu", "fp32", queries)
         print(f"dense, CPU (auto backend) on {len(subset):,} passages: {cpu_rate:.1f} passages/s "
               f"(load {cpu_load:.1f} s)", flush=True)
-        for precision in ("fp32", "fp16"):
-            if precision == "fp16" and not args.gpu.startswith("cuda"):
+        from ragjudge.embeddings.torch_pooling import tf32_available
+
+        for precision in ("tf32", "fp32", "fp16"):
+            if precision != "fp32" and not args.gpu.startswith("cuda") or precision == "tf32" and not tf32_available(
+                    args.gpu):
                 continue
             load, rate, _, _ = dense(passages, args.gpu, precision, queries)
             _, _, vectors, tops = dense(subset, args.gpu, precision, queries)

@@ -8,8 +8,10 @@ same six RAGAS metrics in one call (LangChain's ChatOpenAI). Both against the lo
 prompts (`ragjudge.testing.ragas_model`) with the same latency per request, both with 16 workers (ragjudge:
 `concurrency`, requests in flight; ragas: `RunConfig.max_workers`, metric jobs in flight), the bundled MiniLM for
 embeddings on both sides (ragjudge's encoder; for ragas the same model through the same adapter, as the equality
-tests do). Prints requests, requests per sample, wall time, CPU time of the process (the test server's threads
-included, on both sides) and the ratios, and how many samples got the same score from both.
+tests do). Each tool runs in a fresh process of its own (`--child`), the server in this one, so a tool's CPU time is
+its own: prints requests (chat and embeddings), requests per sample, wall time of the evaluation, CPU time of the
+evaluation and per request, the time from starting the process to its first request, the ratios, and how many
+samples got the same score from both. ragjudge then runs again on its cache in a fresh process (no request).
 
 Run: python benchmarks/bench_rag_judges.py [--samples 50] [--latency 0.2] [--workers 16]
 """
@@ -21,6 +23,8 @@ import json
 import math
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -130,12 +134,53 @@ def agree(name: str, a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-4) if name in EMBEDDING_JUDGES else a == b
 
 
+def child(args: argparse.Namespace) -> None:
+    """One tool's evaluation in this fresh process: (wall, CPU, scores) as JSON on stdout's last line."""
+    records = [json.loads(line) for line in Path(args.source).read_text().splitlines()]
+    if args.child == "ragas":
+        wall, cpu, scores = run_ragas(records, args.base_url, args.workers)
+    else:
+        wall, cpu, scores = run_ragjudge(Path(args.source), Path(args.cache), args.base_url, args.workers)
+    clean = {name: {k: (None if v is None or math.isnan(float(v)) else float(v)) for k, v in by_id.items()}
+             for name, by_id in scores.items()}
+    print(json.dumps({"wall": wall, "cpu": cpu, "scores": clean}))
+
+
+def fresh(tool: str, source: Path, cache: Path, server: OpenAIServer, workers: int) -> dict:
+    """`tool` evaluated in a fresh process against `server`: the child's own figures (the evaluation's wall and CPU
+    time), the whole process's wall and CPU time (start-up, imports and model loads included), the requests it sent,
+    and the seconds from starting the process to its first request (None: it sent none)."""
+    before_requests, before_chat, before_cpu = len(server.requests), server.chat_count(), os.times()
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, __file__, "--child", tool, "--source", str(source), "--cache",
+                           str(cache), "--base-url", server.base_url, "--workers", str(workers)],
+                          capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    process_wall, after_cpu = time.monotonic() - started, os.times()
+    if done.returncode != 0:
+        raise SystemExit(f"{tool} failed:\n{done.stderr[-3000:]}")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    figures["process_wall"] = process_wall
+    figures["process_cpu"] = (after_cpu.children_user - before_cpu.children_user
+                              + after_cpu.children_system - before_cpu.children_system)
+    figures["requests"] = len(server.requests) - before_requests
+    figures["chat"] = server.chat_count() - before_chat
+    arrivals = server.arrivals[before_requests:]
+    figures["first"] = arrivals[0] - started if arrivals else None
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=50)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds the server takes per request")
     parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument("--child", choices=["ragjudge", "ragas"], help=argparse.SUPPRESS)
+    parser.add_argument("--source", help=argparse.SUPPRESS)
+    parser.add_argument("--cache", help=argparse.SUPPRESS)
+    parser.add_argument("--base-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        return child(args)
     if not DATA.is_dir():
         raise SystemExit(f"needs the shared MTRAG data at {DATA} (or $RAGJUDGE_SHARED_DATA)")
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
@@ -145,30 +190,33 @@ def main() -> None:
         tmp = Path(tmp_name)
         source = tmp / "samples.jsonl"
         source.write_text("".join(json.dumps(r) + "\n" for r in records))
-        with OpenAIServer(ragas_model(), latency=args.latency) as warm:  # imports, model loads, litellm's client
-            run_ragjudge(source, tmp / "warm-cache", warm.base_url, args.workers)
         with OpenAIServer(ragas_model(), latency=args.latency) as server:
-            ours_wall, ours_cpu, ours = run_ragjudge(source, tmp / "cache", server.base_url, args.workers)
-            ours_requests = server.chat_count()
-            again_wall, again_cpu, _ = run_ragjudge(source, tmp / "cache", server.base_url, args.workers)
-            again_requests = server.chat_count() - ours_requests
+            ours = fresh("ragjudge", source, tmp / "cache", server, args.workers)
+            again = fresh("ragjudge", source, tmp / "cache", server, args.workers)
         with OpenAIServer(ragas_model(), latency=args.latency) as server:
-            ragas_wall, ragas_cpu, theirs = run_ragas(records, server.base_url, args.workers)
-            ragas_requests = server.chat_count()
+            theirs = fresh("ragas", source, tmp / "unused", server, args.workers)
 
     print(f"{n} MTRAG ClapNQ samples x {len(JUDGES)} judges ({', '.join(JUDGES)}), {args.latency * 1000:.0f} ms "
-          f"per request, {args.workers} workers")
-    print(f"{'':24}{'requests':>10}{'per sample':>12}{'wall s':>10}{'CPU s':>10}")
-    for label, requests, wall, cpu in [("ragas.evaluate", ragas_requests, ragas_wall, ragas_cpu),
-                                       ("ragjudge", ours_requests, ours_wall, ours_cpu),
-                                       ("ragjudge, rerun (cache)", again_requests, again_wall, again_cpu)]:
-        print(f"{label:24}{requests:>10}{requests / n:>12.2f}{wall:>10.1f}{cpu:>10.1f}")
-    print(f"ratio ragas / ragjudge: requests {ragas_requests / ours_requests:.2f}x, wall time "
-          f"{ragas_wall / ours_wall:.2f}x")
+          f"per request, {args.workers} workers; each tool in a fresh process; {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f}")
+    print("evaluation: the tool's evaluate call (ragas's imports and model load before it, ragjudge's inside it); "
+          "process: from starting the fresh process to its exit")
+    print(f"{'':24}{'requests':>9}{'(chat)':>7}{'/sample':>8}{'eval s':>8}{'eval CPU':>9}{'ms/req':>7}"
+          f"{'process s':>10}{'proc CPU':>9}{'ms/req':>7}{'1st req s':>10}")
+    for label, f in [("ragas.evaluate", theirs), ("ragjudge", ours), ("ragjudge, rerun (cache)", again)]:
+        per = f"{f['cpu'] / f['requests'] * 1000:.1f}" if f["requests"] else "-"
+        proc = f"{f['process_cpu'] / f['requests'] * 1000:.1f}" if f["requests"] else "-"
+        first = f"{f['first']:.2f}" if f["first"] is not None else "-"
+        print(f"{label:24}{f['requests']:>9}{f['chat']:>7}{f['requests'] / n:>8.2f}{f['wall']:>8.1f}{f['cpu']:>9.1f}"
+              f"{per:>7}{f['process_wall']:>10.1f}{f['process_cpu']:>9.1f}{proc:>7}{first:>10}")
+    print(f"ratio ragjudge / ragas: process wall {ours['process_wall'] / theirs['process_wall']:.2f}x (target <= 0.6), "
+          f"process CPU per request {(ours['process_cpu'] / ours['requests']) / (theirs['process_cpu'] / theirs['requests']):.2f}x "
+          f"(target <= 1), requests {ours['requests'] / theirs['requests']:.2f}x")
     print(f"{'mean score':24}{'ragas':>10}{'ragjudge':>10}  samples with the same score")
     for name in JUDGES:
-        same = sum(agree(name, float(theirs[name][k]), float(ours[name][k])) for k in theirs[name])
-        print(f"{name:24}{mean(theirs[name]):>10.4f}{mean(ours[name]):>10.4f}  {same}/{n}")
+        mine, other = ours["scores"][name], theirs["scores"][name]
+        same = sum(other[k] is not None and mine.get(k) is not None and agree(name, other[k], mine[k]) for k in other)
+        print(f"{name:24}{mean(other):>10.4f}{mean(mine):>10.4f}  {same}/{n}")
 
 
 if __name__ == "__main__":

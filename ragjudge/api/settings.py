@@ -17,7 +17,7 @@ class RunSettings(TypedDict, total=False):
     limit: int | None
     """Only the first N samples."""
     concurrency: int
-    """Concurrent LLM requests (default 8)."""
+    """Concurrent LLM requests (default 16)."""
     cache_dir: str | Path | None
     """Cache folder: LLM responses and embeddings (default $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge)."""
     use_cache: bool

@@ -84,7 +84,7 @@ MinPanelOpt = Annotated[int | None, typer.Option("--min-panel", min=1, help="Pan
 
 # For `ragjudge eval`: None means "not given", so a flag a bench cannot use is an error, not ignored.
 EvalConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="Concurrent LLM requests "
-                                                        "(default: 8).")]
+                                                        "(default: 16).")]
 EvalRetriesOpt = Annotated[int | None, typer.Option("--max-retries", min=0, help="Retries per LLM call on "
                                                     "429/5xx/timeouts (default: 6; 2 at most while its endpoint "
                                                     "answers 5xx to every request).")]

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from ragjudge.cli import common
+from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 from ragjudge.errors import UsageError
 
 app = typer.Typer(help="DialSim (LongDialQA): convert the data to JSONL, rescore official simulator logs. "
@@ -110,7 +111,7 @@ def score_command(
     out: Annotated[Path | None, typer.Option("--out", help="Write one JSON line per answer with both verdicts.")]
     = None,
     fmt: common.FormatOpt = "table",
-    concurrency: common.ConcurrencyOpt = 8,
+    concurrency: common.ConcurrencyOpt = DEFAULT_CONCURRENCY,
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
     api_base: common.ApiBaseOpt = None,

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from ragjudge.cli import common
+from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 
 
 JudgesOpt = Annotated[str | None, typer.Option("--judges", help="Comma-separated judges, instead of the defaults "
@@ -33,7 +34,7 @@ def judge_command(
     criteria: CriterionOpt = None,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
-    concurrency: common.ConcurrencyOpt = 8,
+    concurrency: common.ConcurrencyOpt = DEFAULT_CONCURRENCY,
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
     encoder_backend: common.EncoderBackendOpt = None,

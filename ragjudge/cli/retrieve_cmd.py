@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragjudge.cli import common
+from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 from ragjudge.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def retrieve_command(
                                         "passages with a 100-token overlap (unless the spec sets chunking).")] = False,
     limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
-    concurrency: common.ConcurrencyOpt = 8,
+    concurrency: common.ConcurrencyOpt = DEFAULT_CONCURRENCY,
     cache_dir: common.CacheDirOpt = None,
     no_cache: common.NoCacheOpt = False,
     encoder_backend: common.EncoderBackendOpt = None,

@@ -23,7 +23,7 @@ from ragjudge.errors import UsageError
 from ragjudge.embeddings.device import available_cores
 
 BACKENDS = ("auto", "torch", "onnx")
-PRECISIONS = ("auto", "fp32", "fp16", "int8")
+PRECISIONS = ("auto", "fp32", "tf32", "fp16", "int8")
 
 
 def _one_of(requested: str, allowed: tuple[str, ...], option: str) -> str:
@@ -156,6 +156,20 @@ class OnnxSentenceModel:
         out = [mean_pool(self.transformer.run(ids, mask), mask, normalize)
                for ids, mask in self.batches(texts, batch_size)]
         return np.concatenate(out) if out else np.zeros((0, 0), dtype=np.float32)
+
+
+class OnnxMeanPooling:
+    """The pipeline's `Forward` on ONNX Runtime: the transformer, then mean pooling (synchronous: `launch` computes)."""
+
+    def __init__(self, transformer: OnnxTransformer, *, normalize: bool):
+        self.transformer = transformer
+        self.normalize = normalize
+
+    def launch(self, batch: Any) -> np.ndarray:
+        return mean_pool(self.transformer.run(batch.ids, batch.mask), batch.mask, self.normalize)
+
+    def fetch(self, handle: np.ndarray) -> np.ndarray:
+        return handle
 
 
 def mean_pool(hidden: np.ndarray, mask: np.ndarray, normalize: bool) -> np.ndarray:

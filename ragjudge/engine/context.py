@@ -17,6 +17,7 @@ from ragjudge.llm.batch_journal import BatchJournal
 from ragjudge.llm.gateway import validate_model
 from ragjudge.llm.preflight import preflight
 from ragjudge.progress import ProgressBars
+from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:
     from ragjudge.engine.outputs import OutputPaths
@@ -27,7 +28,7 @@ class EngineOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    concurrency: int = Field(8, ge=1, description="Concurrent LLM requests.")
+    concurrency: int = Field(DEFAULT_CONCURRENCY, ge=1, description="Concurrent LLM requests.")
     max_retries: int = Field(6, ge=0, description="Retries per LLM call on 429/5xx/timeouts (2 at most while its "
                              "endpoint answers 5xx to every request).")
     timeout: float = Field(120.0, gt=0, description="Seconds per LLM request.")

@@ -51,6 +51,7 @@ from ragjudge.llm.wire import (
 from ragjudge.llm.redact import redact
 from ragjudge.llm.routes import ModelRoute, ModelRoutes
 from ragjudge.llm.usage import UsageTracker
+from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 
 
 
@@ -88,7 +89,7 @@ class LLMGateway:
         self,
         *,
         cache: ResponseCache | None = None,
-        concurrency: int = 8,
+        concurrency: int = DEFAULT_CONCURRENCY,
         max_retries: int = 6,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
         timeout: float = 120.0,

@@ -154,7 +154,8 @@ class ModelRoute(BaseModel):
     def endpoint(self) -> str:
         """What a rate limit and a breaker belong to, and what messages name: the URL litellm sends to (without
         credentials), or the provider's name when litellm leaves the URL to the provider's SDK."""
-        return display_url(self.target.api_base) if self.target.api_base else self.provider
+        target = self.target  # resolved once: the limiter and the breaker ask for it on every request
+        return display_url(target.api_base) if target.api_base else target.provider
 
     def api_key(self) -> str | None:
         return os.environ.get(self.api_key_env) if self.api_key_env else None

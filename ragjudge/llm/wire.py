@@ -91,6 +91,12 @@ def unpack_vector(blob: str) -> list[float]:
 
 
 def cost_of(raw: Any) -> float:
+    """The response's cost at litellm's prices: the one litellm already computed for the call (its hidden
+    `response_cost`, None for a model it has no price for) rather than a second computation of it, which cost
+    as much CPU as the rest of our own per-request work (issue 44)."""
+    hidden = getattr(raw, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        return float(hidden["response_cost"] or 0.0)
     try:
         return float(litellm().completion_cost(completion_response=raw) or 0.0)
     except Exception:  # unknown price (local and test models): cost is not known, count 0

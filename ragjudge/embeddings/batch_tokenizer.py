@@ -1,0 +1,70 @@
+"""Texts to padded token arrays with the `tokenizers` library's Rust batch encoder, many texts per call.
+
+transformers' tokenizer call wraps the same encoder in per-text Python (building lists, flattening, converting
+to tensors); on a fast GPU that wrapper, not the model, set the pace (issue 44: 4,793 passages/s against the
+model's 17,458). Here one `encode_batch` call tokenizes a whole chunk on every core, and padding is numpy.
+The token ids are the ones sentence-transformers feeds its model (stripped text, special tokens, truncated to the
+limit, longest first), so the vectors do not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragjudge.embeddings.quiet_loading import quiet_model_loading
+
+
+class BatchTokenizer:
+    """A fast tokenizer's own Rust `Tokenizer`, set to truncate at `max_length` and not to pad."""
+
+    def __init__(self, tokenizer: Any, max_length: int, pad_id: int):
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_str(tokenizer.to_str())  # a copy: the caller's settings stay as they were
+        self.tokenizer.enable_truncation(max_length, strategy="longest_first")
+        self.tokenizer.no_padding()
+        self.max_length = max_length
+        self.pad_id = pad_id
+
+    @classmethod
+    def from_pretrained(cls, folder: str | Path, max_length: int) -> BatchTokenizer | None:
+        """The folder's fast tokenizer as transformers loads it (its added tokens and special-token settings
+        applied); None when the model has no fast tokenizer (the caller keeps transformers' path)."""
+        from transformers import AutoTokenizer
+
+        with quiet_model_loading():
+            loaded = AutoTokenizer.from_pretrained(str(folder))
+        backend = getattr(loaded, "backend_tokenizer", None)
+        if backend is None or not getattr(loaded, "is_fast", False):
+            return None
+        pad = loaded.pad_token_id
+        return cls(backend, max_length, int(pad) if pad is not None else 0)
+
+    def encode_batch(self, texts: Sequence[str]) -> list[Any]:
+        """The library's encodings of `texts` as given (`encode_batch_fast` where the library has it: the same ids,
+        without the character offsets nothing here reads)."""
+        encode = getattr(self.tokenizer, "encode_batch_fast", None) or self.tokenizer.encode_batch
+        return encode(list(texts))
+
+    def encodings(self, texts: Sequence[str]) -> list[Any]:
+        """Each text's encoding (stripped, as sentence-transformers strips it), special tokens included, truncated:
+        one call for the lot, which the library runs on every core without holding the GIL."""
+        return self.encode_batch([str(t).strip() for t in texts])
+
+    def encode(self, texts: Sequence[str]) -> list[list[int]]:
+        """Each text's token ids (`encodings`)."""
+        return [e.ids for e in self.encodings(texts)]
+
+    def pad(self, ids: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """(token ids, attention mask), int64, padded on the right to the longest of `ids`."""
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        width = int(lengths.max()) if len(ids) else 0
+        tokens = np.full((len(ids), width), self.pad_id, dtype=np.int64)
+        real = np.arange(width)[None, :] < lengths[:, None]
+        tokens[real] = np.fromiter(chain.from_iterable(ids), dtype=np.int64, count=int(lengths.sum()))
+        return tokens, real.astype(np.int64)

@@ -1,0 +1,154 @@
+"""The local sentence encoder's indexing pipeline: host work overlapped with the model's forward pass.
+
+Tokenizing runs ahead in bounded background threads (`prefetched`: the Rust encoder on one chunk while the previous
+one is padded into arrays); each batch's forward pass is launched before
+the previous batch's vectors are fetched and stored (`encoded_batches`), so on a GPU, whose launches return at
+once, the copy back and the store write of one batch happen while the next one computes. On the CPU the same
+steps run in the same order and the forward pass, synchronous there, simply dominates.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
+
+TOKENIZE_CHUNK = 1024
+"""Texts per `encode_batch` call: enough to keep every core busy, little enough for the first batch to come soon."""
+PREFETCH = 4
+"""Items a `prefetched` stream holds ready by default: bounded, so memory does not grow with the corpus."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class TokenBatch:
+    """Texts and their padded token ids and attention mask (int64, one row per text)."""
+
+    texts: list[str]
+    ids: np.ndarray
+    mask: np.ndarray
+
+
+class Forward(Protocol):
+    """A model's forward pass in two steps: `launch` starts it (it may return before the result is ready), `fetch`
+    answers the float32 vectors on the host."""
+
+    def launch(self, batch: TokenBatch) -> Any: ...
+
+    def fetch(self, handle: Any) -> np.ndarray: ...
+
+
+def tokenized_chunks(texts: Sequence[str], tokenizer: BatchTokenizer,
+                     chunk: int = TOKENIZE_CHUNK) -> Iterator[tuple[list[str], list[Any]]]:
+    """(texts, their encodings) a chunk at a time: the Rust encoder's part of the work."""
+    for start in range(0, len(texts), chunk):
+        part = list(texts[start : start + chunk])
+        yield part, tokenizer.encodings(part)
+
+
+def padded_batches(chunks: Iterable[tuple[list[str], list[Any]]], tokenizer: BatchTokenizer,
+                   batch_size: int) -> Iterator[TokenBatch]:
+    """Each chunk sorted by token count (longest first) and cut into padded batches of `batch_size`, so a batch
+    pads little: the Python part of the work."""
+    for part, encodings in chunks:
+        ids = [e.ids for e in encodings]
+        order = sorted(range(len(part)), key=lambda i: -len(ids[i]))
+        for first in range(0, len(order), batch_size):
+            rows = order[first : first + batch_size]
+            tokens, mask = tokenizer.pad([ids[i] for i in rows])
+            yield TokenBatch([part[i] for i in rows], tokens, mask)
+
+
+def token_batches(texts: Sequence[str], tokenizer: BatchTokenizer, batch_size: int,
+                  chunk: int = TOKENIZE_CHUNK) -> Iterator[TokenBatch]:
+    """`texts` as the pipeline batches them (`tokenized_chunks`, then `padded_batches`), in this thread."""
+    return padded_batches(tokenized_chunks(texts, tokenizer, chunk), tokenizer, batch_size)
+
+
+_DONE = object()
+
+
+def prefetched(items: Iterable[T], depth: int = PREFETCH) -> Iterator[T]:
+    """`items`, produced in a background thread at most `depth` ahead; an error there is raised here, and a
+    consumer that stops early (an exception, a closed generator) stops the thread."""
+    box: queue.Queue[Any] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item: Any) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put(item):
+                    return
+        except BaseException as exc:  # handed to the consumer, raised there
+            put((_DONE, exc))
+            return
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:  # a generator (maybe a prefetched one): its own threads stop now, not at GC
+                close()
+        put((_DONE, None))
+
+    thread = threading.Thread(target=produce, name="ragjudge-tokenize", daemon=True)
+    thread.start()
+    try:
+        while True:
+            item = box.get()
+            if isinstance(item, tuple) and len(item) == 2 and item[0] is _DONE:
+                if item[1] is not None:
+                    raise item[1]
+                return
+            yield item
+    finally:
+        stop.set()
+        thread.join()
+
+
+def encoded_batches(batches: Iterable[TokenBatch], forward: Forward) -> Iterator[tuple[list[str], np.ndarray]]:
+    """(texts, vectors) per batch, in order; batch i+1 is launched before batch i's vectors are fetched."""
+    pending: tuple[TokenBatch, Any] | None = None
+    for batch in batches:
+        handle = forward.launch(batch)
+        if pending is not None:
+            yield pending[0].texts, forward.fetch(pending[1])
+        pending = (batch, handle)
+    if pending is not None:
+        yield pending[0].texts, forward.fetch(pending[1])
+
+
+def run_pipeline(texts: Sequence[str], tokenizer: BatchTokenizer, forward: Forward, *, batch_size: int,
+                 store_every: int, keep: Callable[[list[str], np.ndarray], None]) -> None:
+    """Encode `texts` through the pipeline, handing `keep` the vectors at least `store_every` texts at a time
+    (a store write per batch would cost a transaction each)."""
+    held: list[str] = []
+    parts: list[np.ndarray] = []
+    chunk = max(TOKENIZE_CHUNK, 4 * batch_size)
+    # two chunks' batches ready: the tokenizer starts on the next chunk as soon as one is tokenized, instead of
+    # waiting on a full queue while the model and the store drain it (a few MB of int64 ids at most)
+    # and the Rust encoder works on the next chunk while this one is padded (two threads: padding holds the GIL,
+    # the encoder does not)
+    chunks = prefetched(tokenized_chunks(texts, tokenizer, chunk), depth=1)
+    ahead = prefetched(padded_batches(chunks, tokenizer, batch_size), depth=2 * -(-chunk // batch_size))
+    for batch_texts, vectors in encoded_batches(ahead, forward):
+        held += batch_texts
+        parts.append(vectors)
+        if len(held) >= store_every:
+            keep(held, np.concatenate(parts))
+            held, parts = [], []
+    if held:
+        keep(held, np.concatenate(parts))

