@@ -102,7 +102,7 @@ class HostOnly:
     def launch(self, batch: TokenBatch) -> np.ndarray:
         import torch
 
-        torch.from_numpy(batch.ids).to("cpu", copy=True), torch.from_numpy(batch.mask).to("cpu", copy=True)
+        _ = torch.from_numpy(batch.ids).to("cpu", copy=True), torch.from_numpy(batch.mask).to("cpu", copy=True)
         return np.zeros((len(batch.texts), self.dimension), dtype=np.float32)
 
     def fetch(self, handle: np.ndarray) -> np.ndarray:

@@ -127,6 +127,11 @@ def test_the_store_is_written_a_chunk_at_a_time() -> None:
     run_pipeline(texts, tokenizer(), Identity(), batch_size=3, store_every=4, keep=keep)
     assert [len(w) for w in writes] == [6, 4]  # whole batches (3, 3, 3, 1), at least 4 texts a write
     assert kept == {t: float(t) for t in texts}  # every vector with its own text
+    many = [str(i) for i in range(100)]
+    writes.clear()
+    run_pipeline(many, tokenizer(), Identity(), batch_size=3, store_every=4, keep=keep, chunk=12)  # threaded
+    assert sorted(t for w in writes for t in w) == sorted(many) and kept == {t: float(t) for t in many}
+    assert not any(t.name == "ragjudge-tokenize" for t in threading.enumerate())  # its threads are gone
 
 
 @pytest.mark.parametrize("backend", ["torch", "onnx"])
@@ -145,6 +150,10 @@ def test_pipeline_vectors_are_sentence_transformers_own(backend: str, tmp_path: 
     assert got.shape == expected.shape == (len(texts), 384)
     assert np.abs(got - expected).max() < 1e-5  # float32 rounding: same tokens, same model, same pooling
     assert np.array_equal(np.argsort(-(got @ got[0]))[:10], np.argsort(-(expected @ expected[0]))[:10])
+    kept: dict[str, np.ndarray] = {}
+    run_pipeline(texts, encoder.batch_tokenizer(), encoder.forward_pass(), batch_size=8, store_every=16,
+                 keep=lambda batch, vectors: kept.update(zip(batch, vectors, strict=True)), chunk=32)  # threaded
+    assert np.abs(np.stack([kept[t] for t in texts]) - expected).max() < 1e-5
 
 
 def test_a_model_the_pipeline_does_not_reproduce_keeps_sentence_transformers_encode(tmp_path: Path) -> None:

@@ -132,18 +132,24 @@ def encoded_batches(batches: Iterable[TokenBatch], forward: Forward) -> Iterator
 
 
 def run_pipeline(texts: Sequence[str], tokenizer: BatchTokenizer, forward: Forward, *, batch_size: int,
-                 store_every: int, keep: Callable[[list[str], np.ndarray], None]) -> None:
+                 store_every: int, keep: Callable[[list[str], np.ndarray], None],
+                 chunk: int = TOKENIZE_CHUNK) -> None:
     """Encode `texts` through the pipeline, handing `keep` the vectors at least `store_every` texts at a time
-    (a store write per batch would cost a transaction each)."""
+    (a store write per batch would cost a transaction each). Texts that fit one tokenizer call (`chunk`, at least
+    four batches) are tokenized here: with nothing to tokenize ahead, threads would only add their start-up (a
+    judge encodes a few texts at a time)."""
+    chunk = max(chunk, 4 * batch_size)
+    if len(texts) <= chunk:
+        ahead: Iterable[TokenBatch] = token_batches(texts, tokenizer, batch_size, chunk)
+    else:
+        # two chunks' batches ready: the tokenizer starts on the next chunk as soon as one is tokenized, instead of
+        # waiting on a full queue while the model and the store drain it (a few MB of int64 ids at most); and the
+        # Rust encoder works on the next chunk while this one is padded (two threads: padding holds the GIL, the
+        # encoder does not)
+        chunks = prefetched(tokenized_chunks(texts, tokenizer, chunk), depth=1)
+        ahead = prefetched(padded_batches(chunks, tokenizer, batch_size), depth=2 * -(-chunk // batch_size))
     held: list[str] = []
     parts: list[np.ndarray] = []
-    chunk = max(TOKENIZE_CHUNK, 4 * batch_size)
-    # two chunks' batches ready: the tokenizer starts on the next chunk as soon as one is tokenized, instead of
-    # waiting on a full queue while the model and the store drain it (a few MB of int64 ids at most)
-    # and the Rust encoder works on the next chunk while this one is padded (two threads: padding holds the GIL,
-    # the encoder does not)
-    chunks = prefetched(tokenized_chunks(texts, tokenizer, chunk), depth=1)
-    ahead = prefetched(padded_batches(chunks, tokenizer, batch_size), depth=2 * -(-chunk // batch_size))
     for batch_texts, vectors in encoded_batches(ahead, forward):
         held += batch_texts
         parts.append(vectors)
