@@ -67,9 +67,11 @@ def test_a_conversation_ending_with_the_reply_is_judged_with_that_reply_as_its_a
                                            for m in CHAT[1:]]}])  # RAGAS's MultiTurnSample, as to_pandas holds it
     assert (ragas.turns, ragas.answer) == (record.turns, record.answer)
     reference = "Water damage from burst or leaking pipes."
-    ended = ragjudge.evaluate([{"messages": CHAT, "reference": reference}], metrics=["rb_alg"], show_progress=False)
-    apart = ragjudge.evaluate([{"messages": CHAT[:-1], "answer": CHAT[-1]["content"], "reference": reference}],
-                              metrics=["rb_alg"], show_progress=False)
+    passages = ["Policy 42 covers water damage caused by burst or leaking pipes."]  # RB_alg's BertKPrec reads them
+    ended = ragjudge.evaluate([{"messages": CHAT, "reference": reference, "contexts": passages}], metrics=["rb_alg"],
+                              show_progress=False)
+    apart = ragjudge.evaluate([{"messages": CHAT[:-1], "answer": CHAT[-1]["content"], "reference": reference,
+                                "contexts": passages}], metrics=["rb_alg"], show_progress=False)
     same_scores(ended, apart)
     [sample] = ended.samples
     assert sample.output == "Water damage from burst pipes." and [m.role for m in sample.input] == \
