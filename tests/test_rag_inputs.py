@@ -268,6 +268,12 @@ def test_the_name_given_to_out_is_what_report_correlate_and_export_take(name: st
     assert code == 0, err
     [row] = [r for r in json.loads(out)["correlations"] if r["judge"] == "RB_agg"]
     assert row["n"] == 6 and row["human"] == "quality"
+    (tmp_path / "labels.csv").write_text("sample_id,RB_agg\n1,0.8\n2,0.1\n3,0.2\n4,0.9\n", encoding="utf-8")
+    code, out, err = run_cli(["correlate", name, "--labels", "labels.csv", "--format", "json"], monkeypatch, capsys)
+    assert code == 0, err
+    code, _, err = run_cli(["correlate", name], monkeypatch, capsys)  # a run, no labels: says what it takes
+    assert code == 2 and one_error_line(err).startswith(f"error: {name} is a run, not human ratings: "), err
+    assert f"ragjudge correlate {name} --labels FILE" in err
     code, _, err = run_cli(["export", name, "--out", "inspect.json"], monkeypatch, capsys)
     assert code == 0 and err.startswith("wrote inspect.json: 6 tasks, 1 model(s) (run)"), err
     assert ragjudge.load_run(name).summary.n_samples == 6

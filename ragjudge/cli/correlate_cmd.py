@@ -98,6 +98,13 @@ def correlate_command(
 
         return print_labels_report(humans, labels, metrics=_split(judge_metrics), bootstrap=bootstrap, seed=seed,
                                    confidence=confidence, fmt=fmt, csv_out=csv_out)
+    from ragjudge.formats.samples import names_run
+
+    if names_run(humans) or (humans.is_dir() and (humans / "summary.json").is_file()):
+        raise UsageError(f"{humans} is a run, not human ratings: measure its judges against your labels with "
+                         f"`ragjudge correlate {humans} --labels FILE` (`ragjudge label-sample {humans}` draws which "
+                         f"samples to label), or against an InspectorRAGet file of human ratings with "
+                         f"`ragjudge correlate HUMANS.json --judges {humans}`")
     from ragjudge.correlation import CorrelateOptions, analyze, load_humans
     from ragjudge.correlation.dataset import add_inspectorraget_judges, add_results
     from ragjudge.correlation.idk import CLARIFICATION_METRICS, IDK_METRICS
