@@ -12,27 +12,19 @@ seeded draws. Human ratings (median of the raters, 1-4) are mapped to [0, 1] as 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # a sibling script, also when loaded by a test
+from bench_offline_judges import shared_data  # noqa: E402 (the same --data / $RAGJUDGE_SHARED_DATA lookup)
 
 from ragjudge.correlation import load_humans
 from ragjudge.trust.bootstrap import judge_only_mean
 from ragjudge.trust.ppi import labels_only_mean, ppi_mean
 
 HUMAN_FILE = Path("mtrag") / "human" / "reference_subset_with_human_evaluations.json"
-REPO = Path(__file__).resolve().parents[1]
-
-
-def shared_data(given: str | None) -> Path | None:
-    """--data, else $RAGJUDGE_SHARED_DATA, else the first shared/data folder above the repository."""
-    setting = given or os.environ.get("RAGJUDGE_SHARED_DATA", "")
-    if setting.strip():
-        path = Path(setting).expanduser().resolve()
-        return path if path.is_dir() else None
-    return next((p / "shared" / "data" for p in REPO.parents if (p / "shared" / "data").is_dir()), None)
 
 
 def paired_arrays(path: Path, human: str, judge: str) -> tuple[np.ndarray, np.ndarray]:
