@@ -61,8 +61,9 @@ D = TypeVar("D")
 @dataclass(frozen=True)
 class Loaded(Generic[S, D]):
     """What `Bench.load` returns when the run needs more than the samples: `data`, of the bench's own type, reaches
-    every later hook as `ctx.data` (the run's, not the bench's: a bench instance holds no run state). It iterates over
-    its samples, so a caller that wants the samples only reads it as them."""
+    every later hook as `ctx.data` (the run's, not the bench's: a bench instance holds no run state), and is closed
+    after the run when it has a `close()` (an index it opened). It iterates over its samples, so a caller that wants
+    the samples only reads it as them."""
 
     samples: list[S]
     data: D
