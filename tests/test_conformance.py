@@ -217,6 +217,9 @@ class _BenchConformance:
     def test_systems(self, kit: Conformance) -> None:
         kit.check_systems().assert_ok(allow_skip=False)
 
+    def test_state(self, kit: Conformance) -> None:
+        kit.check_state().assert_ok(allow_skip=False)
+
     def test_resume(self, kit: Conformance) -> None:
         kit.check_resume().assert_ok(allow_skip=False)
 

@@ -9,7 +9,7 @@ import pytest
 
 from ragjudge.bench.sentence_retrieval import evaluation
 from ragjudge.bench.sentence_retrieval.data import Dialogue, Split
-from ragjudge.bench.sentence_retrieval.evaluation import TESTED, Protocol
+from ragjudge.bench.sentence_retrieval.evaluation import Protocol
 from ragjudge.bench.sentence_retrieval.samples import dialogue_sample, row
 from ragjudge.engine.bench import SampleResult
 from ragjudge.formats.samples import Sample, json_schema
@@ -53,21 +53,24 @@ def test_the_picks_and_each_dialogues_figures_over_the_test_halves() -> None:
     # split 1 picks x on d0, d1 (0.9) and tests it on d2 (0.1); split 2 picks y on d2 (0.8), tests it on d0, d1 (0.2)
     assert a.outcome.picks.tolist() == [0, 1] and a.mean("MAP") == pytest.approx(0.15) and b.mean("MAP") == 0.5
     assert evaluated.best == "b" and a.settings[a.modal_pick] == "x"  # a tie between picks: the first in the grid
-    evaluation.attach(evaluated)
-    assert TESTED not in results[3].scores
-    figures = results[0].scores[TESTED]
+    dialogues = evaluation.dialogue_figures(evaluated)
+    assert "d3" not in dialogues
+    figures = dialogues["d0"]
     assert figures["best"] == "b" and figures["test_halves"] == 1
     assert figures["systems"]["a"]["pick"] == "x"
     assert figures["systems"]["a"]["tested"] == pytest.approx({"AP": 0.2, "nDCG@5": 0.1, "RR": 0.2 / 3})
-    assert results[2].scores[TESTED]["systems"]["a"]["tested"]["AP"] == pytest.approx(0.1)
-    assert row(results[2], ["a", "b"])["a AP"] == pytest.approx(0.1)
+    assert dialogues["d2"]["systems"]["a"]["tested"]["AP"] == pytest.approx(0.1)
+    assert row(results[2], ["a", "b"], dialogues["d2"])["a AP"] == pytest.approx(0.1)
+    assert all(set(r.scores) == {"a", "b"} for r in results)  # the run's figures are not written on its results
 
 
 def test_the_sample_log_records_of_a_hand_made_run() -> None:
     results = _results()
-    evaluation.attach(evaluation.evaluate(results, ["a", "b"], Protocol(SPLITS, "splits.json", "MAP")))
+    evaluated = evaluation.evaluate(results, ["a", "b"], Protocol(SPLITS, "splits.json", "MAP"))
+    assert evaluated is not None
+    dialogues = evaluation.dialogue_figures(evaluated)
     schema = json_schema()
-    first = dialogue_sample(results[0], ["a", "b"])
+    first = dialogue_sample(results[0], ["a", "b"], dialogues["d0"])
     jsonschema.validate(first.to_dict(), schema)
     assert [(m.role, m.content) for m in first.input] == [("u1", "a question"), ("user", "what now")]
     assert first.question == "what now" and first.output is None and first.target is None
@@ -83,7 +86,7 @@ def test_the_sample_log_records_of_a_hand_made_run() -> None:
                               "picks": {"a": "x", "b": "default"}, "test_halves": 1,
                               "rankings": {"a": ["s1", "s0", "s2"]}, "queries": QUERIES["queries"]}
     # b failed on d3: its error, a's figures unknown (d3 left every half), no ranking chosen
-    failed = dialogue_sample(results[3], ["a", "b"])
+    failed = dialogue_sample(results[3], ["a", "b"], dialogues.get("d3"))
     jsonschema.validate(failed.to_dict(), schema)
     assert {k: (s.value, s.error) for k, s in failed.scores.items()} == {"MAP[b]": (None, "b: the encoder failed")}
     assert failed.errors() == {"MAP[b]": "b: the encoder failed"} and failed.contexts == []
@@ -91,6 +94,6 @@ def test_the_sample_log_records_of_a_hand_made_run() -> None:
     # the queries themselves failed: the system's error, no score
     broken = SampleResult(_dialogue(1), {"error": "rewrite: the model refused"},
                           {"a": {"error": "no output to score"}, "b": {"error": "no output to score"}})
-    sample = dialogue_sample(broken, ["a", "b"])
+    sample = dialogue_sample(broken, ["a", "b"], None)
     assert sample.error == "rewrite: the model refused" and sample.scores == {} and "queries" not in sample.metadata
     assert Sample.model_validate(sample.to_dict()) == sample

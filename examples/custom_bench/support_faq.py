@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ragjudge.bench import Bench, BenchOptions, EachScorer, EachSolver, MetricInfo, Scorer, Summary, Table
+from ragjudge.bench import Bench, BenchOptions, EachScorer, EachSolver, Loaded, MetricInfo, Scorer, Summary, Table
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import read_models
 from ragjudge.llm import LLMError
@@ -84,20 +84,21 @@ class SupportFaqBench(Bench[Options, Question]):
     metrics = (MetricInfo("mentions", "share of the required facts the answer mentions"),)
     unit = "questions"
 
-    def load(self) -> list[Question]:
+    def load(self) -> Loaded[Question, list[Entry]]:
+        """The questions, with the FAQ beside them: what the run reads besides the samples is its `ctx.data`."""
         folder = Path(self.options.data)  # a bad line: one error naming file, line and field
-        self.faq = read_models(folder / "faq.jsonl", Entry)
+        faq = read_models(folder / "faq.jsonl", Entry)
         questions = read_models(folder / "questions.jsonl", Question)
-        for name, rows in (("faq.jsonl", self.faq), ("questions.jsonl", questions)):
+        for name, rows in (("faq.jsonl", faq), ("questions.jsonl", questions)):
             if not rows:
                 raise InputError("is empty", file=str(folder / name))
-        return questions
+        return Loaded(questions, faq)
 
     def llm_models(self) -> list[str]:
         return [] if self.options.gen == "lookup" else [self.options.gen]
 
     def solver(self, ctx) -> Answerer:
-        return Answerer(self.options.gen, self.faq, None if self.options.gen == "lookup" else ctx.gateway)
+        return Answerer(self.options.gen, ctx.data, None if self.options.gen == "lookup" else ctx.gateway)
 
     def scorers(self, ctx) -> list[Scorer[Question]]:
         return [Mentions()]

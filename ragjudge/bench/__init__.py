@@ -11,11 +11,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-_BENCH = ("Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "Record", "SampleResult", "Scorer",
-          "Solver", "fingerprint")
+_BENCH = ("Bench", "BenchOptions", "EachScorer", "EachSolver", "Loaded", "MetricInfo", "Record", "SampleResult",
+          "Scorer", "Solver", "fingerprint")
 _SUMMARY = ("Breakdown", "Group", "Headline", "Metric", "Reference", "Stat", "Summary", "Table", "stat")
 
-__all__ = ["Bench", "BenchOptions", "Breakdown", "EachScorer", "EachSolver", "Group", "Headline", "Metric",
+__all__ = ["Bench", "BenchOptions", "Breakdown", "EachScorer", "EachSolver", "Group", "Headline", "Loaded", "Metric",
            "MetricInfo", "Record", "Reference", "SampleResult", "Scorer", "Solver", "Stat", "Summary", "Table",
            "fingerprint", "stat"]
 

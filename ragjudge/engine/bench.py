@@ -4,7 +4,9 @@ Modelled on Inspect AI's Task (dataset + solver + scorer, registered by name, lo
 
 - `Options`  a pydantic model of the benchmark's parameters; the CLI validates `-T key=value` and the
              common flags against it, and `run.json` records it;
-- `load()`   the samples, validated at the boundary (bad input → InputError naming file, line and field);
+- `load()`   the samples, validated at the boundary (bad input → InputError naming file, line and field), with
+             what else the run needs (`Loaded`: a corpus, the cases by id, the splits), which every later hook
+             reads as `ctx.data`: a bench keeps no run state on `self` (the conformance kit checks it);
 - `solver()` the system under test: yields one JSON-able output per sample;
 - `scorers()` judges and metrics: each yields one JSON-able score per (sample, output);
 - `summarize()` the run's `Summary` (ragjudge.engine.summary, the one result contract): metrics with their
@@ -19,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
@@ -34,8 +36,8 @@ from ragjudge.engine.summary import (Breakdown, Headline, Metric, MetricCatalog,
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
 
-__all__ = ["Bench", "BenchOptions", "EachScorer", "EachSolver", "MetricInfo", "Record", "SampleResult", "Scorer",
-           "Solver", "default_out", "failed", "fingerprint"]
+__all__ = ["Bench", "BenchOptions", "EachScorer", "EachSolver", "Loaded", "MetricInfo", "Record", "SampleResult",
+           "Scorer", "Solver", "default_out", "failed", "fingerprint"]
 
 Record = dict[str, Any]
 """A sample's output or score: JSON-able; `error` set when it failed."""
@@ -53,6 +55,24 @@ class BenchOptions(BaseModel):
 
 O = TypeVar("O", bound=BenchOptions)
 S = TypeVar("S")
+D = TypeVar("D")
+
+
+@dataclass(frozen=True)
+class Loaded(Generic[S, D]):
+    """What `Bench.load` returns when the run needs more than the samples: `data`, of the bench's own type, reaches
+    every later hook as `ctx.data` (the run's, not the bench's: a bench instance holds no run state), and is closed
+    after the run when it has a `close()` (an index it opened). It iterates over its samples, so a caller that wants
+    the samples only reads it as them."""
+
+    samples: list[S]
+    data: D
+
+    def __iter__(self) -> Iterator[S]:
+        return iter(self.samples)
+
+    def __len__(self) -> int:
+        return len(self.samples)
 
 
 def fingerprint(*parts: object) -> str:
@@ -187,8 +207,9 @@ class Bench(ABC, Generic[O, S]):
     # -- the parts every bench provides --------------------------------------------------------------
 
     @abstractmethod
-    def load(self) -> list[S]:
-        """The samples, validated; bad input raises InputError (file, line, field)."""
+    def load(self) -> list[S] | Loaded[S, Any]:
+        """The samples, validated; bad input raises InputError (file, line, field). What else the run needs goes in
+        a `Loaded` beside them (the hooks read it as `ctx.data`), never on `self`."""
 
     @abstractmethod
     def solver(self, ctx: RunContext) -> Solver[S]: ...
@@ -252,7 +273,7 @@ class Bench(ABC, Generic[O, S]):
         """Every LLM a run with these options calls (checked before any work; needs a gateway)."""
         return []
 
-    def sample(self, result: SampleResult[S]) -> Sample:
+    def sample(self, result: SampleResult[S], ctx: RunContext) -> Sample:
         """The result as the sample log's record (samples.jsonl): what the report, the Python API, correlate,
         retrieval-eval and export read. The default reads the sample and the output by convention (see
         `engine.sample_log`); a bench whose samples have a known shape builds it directly."""
@@ -261,13 +282,13 @@ class Bench(ABC, Generic[O, S]):
         return default_sample(self.sample_id(result.sample), result.sample, result.output, result.scores,
                               self.breakdowns)
 
-    def records(self, results: Sequence[SampleResult[S]]) -> list[Record] | None:
+    def records(self, results: Sequence[SampleResult[S]], ctx: RunContext) -> list[Record] | None:
         """The lines of results.jsonl in the bench's own record format, when it has one that other tools read
         (MTRAG's official evaluation records, CXMArena's prediction rows); None (the default): no results.jsonl, the
         sample log is the run's record."""
         return None
 
-    def rows(self, results: Sequence[SampleResult[S]]) -> list[Record]:
+    def rows(self, results: Sequence[SampleResult[S]], ctx: RunContext) -> list[Record]:
         """The tidy per-sample table (results.csv, results.parquet): flat values only."""
         out = []
         for r in results:
@@ -279,7 +300,7 @@ class Bench(ABC, Generic[O, S]):
             out.append(row)
         return out
 
-    def artifacts(self, results: Sequence[SampleResult[S]], summary: Summary) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[S]], summary: Summary, ctx: RunContext) -> dict[str, str]:
         """Extra files for the run folder, name → text (e.g. `run.trec` and `qrels.trec` for retrieval-eval)."""
         return {}
 

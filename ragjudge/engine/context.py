@@ -61,9 +61,13 @@ class RunContext:
     """Where the run writes (None: nothing is written); benches put extra files at `paths.artifact(name)`."""
     cut_by_limit: bool = False
     """--limit left some of the bench's samples out: figures over the whole data (a paper's) do not describe it."""
+    data: Any = None
+    """What `Bench.load` returned beside the samples (`Loaded.data`): the run's side data, read by every later hook."""
     facts: dict[str, Any] = field(default_factory=dict)
     """What the solver and scorers learnt about the run as a whole (an index's build time, the passages an encoder
-    cut short), handed to `summarize` and `run_info` explicitly rather than kept on the bench between hooks."""
+    cut short), handed to `summarize` and `run_info` explicitly rather than kept on the bench between hooks: a bench
+    instance holds its options and what they build, never run state (what a run read is `data`, what it learnt
+    `facts`), so one instance runs twice alike."""
 
     def require_gateway(self) -> LLMGateway:
         if self.gateway is None:  # a bench asked for an LLM it did not declare in llm_models()

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragjudge.version import __version__
 from ragjudge.embeddings.scope import embedding_store_scope
-from ragjudge.engine.bench import Bench, Record, SampleResult, Scorer, Solver, failed, fingerprint
+from ragjudge.engine.bench import Bench, Loaded, Record, SampleResult, Scorer, Solver, failed, fingerprint
 from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
 from ragjudge.engine.interrupt import run_keeping_answers
 from ragjudge.engine.journal import Journal
@@ -50,7 +50,8 @@ class RunOutcome:
 
 
 def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | None) -> RunOutcome:
-    """Everything a run does, in order: samples are loaded and every model checked before any paid work.
+    """Everything a run does, in order: samples are loaded and every model checked before any paid work. What `load`
+    returned beside the samples is the run's `ctx.data`, closed (when it has a `close`) with the bench.
 
     `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
     started = time.time()
@@ -58,20 +59,22 @@ def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | Non
     # ($RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge: the LLM responses, indexes and the files they are built from)
     exclude = [p for p in (paths.folder if paths is not None else None, options.cache_dir, default_cache_dir())
                if p is not None]
+    data: Any = None
     try:
         with embedding_store_scope(options.cache_dir, options.use_cache, options.encoder_backend), recording_inputs(exclude) as inputs:
-            samples = bench.load()
+            loaded = bench.load()
+            samples, data = (loaded.samples, loaded.data) if isinstance(loaded, Loaded) else (list(loaded), None)
             cut = bool(options.limit) and len(samples) > options.limit  # type: ignore[operator]
             if options.limit:
                 samples = samples[: options.limit]
             _check_unique(bench, samples)
             if paths is None:
-                return _execute(bench, samples, options, build_gateway(options, bench.llm_models()), None, started,
-                                inputs, cut)
+                return _execute(bench, Loaded(samples, data), options, build_gateway(options, bench.llm_models()),
+                                None, started, inputs, cut)
             with OutputLock(paths.lock, paths.owner):
                 gateway = build_gateway(options, bench.llm_models(), paths.usage, paths.batches)
                 try:
-                    return _execute(bench, samples, options, gateway, paths, started, inputs, cut)
+                    return _execute(bench, Loaded(samples, data), options, gateway, paths, started, inputs, cut)
                 finally:
                     if gateway is not None:
                         gateway.usage.close()
@@ -79,17 +82,21 @@ def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | Non
                             gateway.batcher.journal.close()
     finally:
         bench.close()
+        if (close := getattr(data, "close", None)) is not None:  # what load opened for the run (indexes)
+            close()
 
 
-def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions, gateway: LLMGateway | None,
+def _execute(bench: Bench[Any, Any], loaded: Loaded[Any, Any], options: EngineOptions, gateway: LLMGateway | None,
              paths: OutputPaths | None, started: float, inputs: InputLog, cut_by_limit: bool) -> RunOutcome:
+    samples = loaded.samples
     with progress_bars(options.show_progress) as bars:
-        ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths, cut_by_limit=cut_by_limit)
+        ctx = RunContext(options=options, gateway=gateway, bars=bars, paths=paths, cut_by_limit=cut_by_limit,
+                         data=loaded.data)
         if gateway is not None and gateway.batcher is not None:
             gateway.batcher.bars = bars
         results = run_keeping_answers(_solve_and_score(bench, samples, ctx, paths), gateway, bars.say)
     summary = bench.summarize(results, ctx)
-    sample_log = [bench.sample(r) for r in results]
+    sample_log = [bench.sample(r, ctx) for r in results]
     add_judge_only_cis(summary, sample_log)
     extra = bench.run_info(ctx)
     summary.run = RunFacts(ragjudge_version=__version__, bench=bench.name,
@@ -109,8 +116,8 @@ def _execute(bench: Bench[Any, Any], samples: list[Any], options: EngineOptions,
         "seconds": round(time.time() - started, 2),
     }
     if paths is not None:
-        write_outputs(paths, sample_log, bench.records(results), tidy_frame(bench.rows(results)), summary.to_dict(),
-                      run_info, bench.artifacts(results, summary))
+        write_outputs(paths, sample_log, bench.records(results, ctx), tidy_frame(bench.rows(results, ctx)),
+                      summary.to_dict(), run_info, bench.artifacts(results, summary, ctx))
     return RunOutcome(bench=bench, results=results, samples=sample_log, summary=summary, run_info=run_info,
                       paths=paths, gateway=gateway,
                       exit_code=1 if summary.n_errors else 0, seconds=round(time.time() - started, 2))

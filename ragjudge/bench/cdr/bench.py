@@ -22,15 +22,15 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from ragjudge.bench.cdr.compare import OtherRun
-from ragjudge.bench.cdr.data import CdrData, CdrInputs, CdrQuery, load_inputs
+from ragjudge.bench.cdr.data import CdrInputs, CdrQuery, load_inputs
 from ragjudge.bench.cdr.samples import query_sample, row
 from ragjudge.bench.cdr.scorers import MetricsScorer
 from ragjudge.bench.cdr.solver import RetrievalSolver, SearchFacts
 from ragjudge.bench.cdr.summary import CdrRun, summary_parts
 from ragjudge.bench.cdr.trec import trec_files
 from ragjudge.bench.cdr.truncation import encoders_of
-from ragjudge.bench.cdr.units import UnitSpec, UnitTable, parse_unit
-from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
+from ragjudge.bench.cdr.units import UnitSpec, parse_unit
+from ragjudge.engine.bench import Bench, BenchOptions, Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
@@ -102,59 +102,53 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         self.index_dir = Path(o.index_dir) if o.index_dir else default_index_dir()
         self.pipeline = Pipeline(spec, extra_dirs=o.pipeline_dir, index_dir=self.index_dir)
         self.other = OtherRun(o.compare) if o.compare else None
-        # What load() read: the bench's data (run state, what the solver learns, passes through ctx.facts).
-        self.inputs: CdrInputs | None = None
-        self.data: CdrData | None = None
-        self.table: UnitTable | None = None
-        self.units_file: Path | None = None
 
     # -- Bench ------------------------------------------------------------------------------------------
 
-    def load(self) -> list[CdrQuery]:
+    def load(self) -> Loaded[CdrQuery, CdrInputs]:
+        """The queries, with the data, its units and the unit file as the run's `ctx.data`."""
         o = self.options
-        self.inputs = load_inputs(o.data, o.categories, self.unit_spec, self.index_dir / "cdr-units",
-                                  o.depth if "depth" in o.model_fields_set else None)
-        self.data, self.table, self.units_file = self.inputs.data, self.inputs.table, self.inputs.units_file
+        inputs = load_inputs(o.data, o.categories, self.unit_spec, self.index_dir / "cdr-units",
+                             o.depth if "depth" in o.model_fields_set else None)
         if self.other is not None:
-            self.other.check_data(self.data.sha256)
-        return list(self.data.queries)
+            self.other.check_data(inputs.data.sha256)
+        return Loaded(list(inputs.data.queries), inputs)
 
     def solver(self, ctx: RunContext) -> Solver[CdrQuery]:
-        assert self.table is not None and self.units_file is not None, "load() first"
-        return RetrievalSolver(self.pipeline, self.table, self.units_file, self.options.depth, self.options.batch)
+        inputs: CdrInputs = ctx.data
+        return RetrievalSolver(self.pipeline, inputs.table, inputs.units_file, self.options.depth, self.options.batch)
 
     def scorers(self, ctx: RunContext) -> list[Scorer[CdrQuery]]:
         return [MetricsScorer()]
 
     def _run(self, ctx: RunContext) -> CdrRun:
-        assert self.data is not None and self.table is not None, "load() first"
-        return CdrRun(self.data, self.table, self.unit_spec, self.pipeline.spec.name,
+        inputs: CdrInputs = ctx.data
+        return CdrRun(inputs.data, inputs.table, self.unit_spec, self.pipeline.spec.name,
                       ctx.facts.get("search", SearchFacts()), self.other)
 
     def summarize(self, results: Sequence[SampleResult[CdrQuery]], ctx: RunContext) -> Summary:
         return self.summary(results, **summary_parts(results, self._run(ctx), self.catalog))
 
-    def sample(self, result: SampleResult[CdrQuery]) -> Sample:
-        assert self.inputs is not None, "load() first"
-        return query_sample(result, self.inputs.data.corpus, self.inputs.unit_text,
-                            self.inputs.data.category_file is not None)
+    def sample(self, result: SampleResult[CdrQuery], ctx: RunContext) -> Sample:
+        inputs: CdrInputs = ctx.data
+        return query_sample(result, inputs.data.corpus, inputs.unit_text, inputs.data.category_file is not None)
 
     # -- outputs ----------------------------------------------------------------------------------------
 
-    def rows(self, results: Sequence[SampleResult[CdrQuery]]) -> list[dict[str, Any]]:
+    def rows(self, results: Sequence[SampleResult[CdrQuery]], ctx: RunContext) -> list[dict[str, Any]]:
         return [row(r) for r in results]
 
-    def artifacts(self, results: Sequence[SampleResult[CdrQuery]], summary: Summary) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[CdrQuery]], summary: Summary, ctx: RunContext) -> dict[str, str]:
         """`run.trec` and `qrels.trec` (`ragjudge retrieval-eval run.trec --qrels qrels.trec` scores the same),
         and `categories.tsv` for its `--breakdown-file ... --by category`."""
         return trec_files(results, self.pipeline.spec.name, self.unit_spec)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
-        data = self.data
-        search = ctx.facts.get("search")
-        return {"data": {"folder": str(data.folder) if data else None, "sha256": data.sha256 if data else {},
-                         "categories": str(data.category_file) if data and data.category_file else None},
-                "unit": self.unit_spec.label, "units_file": str(self.units_file) if self.units_file else None,
+        inputs: CdrInputs = ctx.data
+        data, search = inputs.data, ctx.facts.get("search")
+        return {"data": {"folder": str(data.folder), "sha256": data.sha256,
+                         "categories": str(data.category_file) if data.category_file else None},
+                "unit": self.unit_spec.label, "units_file": str(inputs.units_file),
                 "pipeline": self.pipeline.record(), "truncation": search.truncation if search else None,
                 "compare": str(self.other.folder) if self.other else None, "models": self._models()}
 

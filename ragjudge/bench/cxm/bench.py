@@ -11,6 +11,7 @@ at once (they are aggregates); each sample's own figures go to the sample log (t
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -24,6 +25,7 @@ from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
 
 if TYPE_CHECKING:
+    from ragjudge.bench.cxm.models import Article
     from ragjudge.engine.context import RunContext
 
 DATA_HELP = ("A CXMArena folder: the public release (Hugging Face sprinklr-huggingface/CXM_Arena; "
@@ -59,6 +61,15 @@ class FileRow(BaseModel):
 
 
 O = TypeVar("O", bound=CxmOptions)
+
+
+@dataclass(frozen=True)
+class CxmData:
+    """What a task's `load` read beside its samples, the run's `ctx.data`: the gold items by id (what a predictions
+    file's rows name) and, for a task over the knowledge base, its articles (None: a predictions file without them)."""
+
+    cases: dict[str, Any] = field(default_factory=dict)
+    articles: dict[str, Article] | None = None
 
 
 class CxmBench(Bench[O, Any]):
@@ -129,15 +140,15 @@ class CxmBench(Bench[O, Any]):
     def summarize(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> Summary:
         return to_summary(self, results, self.report(results, ctx))
 
-    def records(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
+    def records(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> list[dict[str, Any]]:
         """results.jsonl holds CXM's prediction rows, the task's own record format: valid input to
         `-T predictions=` (and `ragjudge cxm score`)."""
         if self.predictions_path is not None:
             return [dict(r.output) for r in results]
         return [row for r in results for row in self.run_rows(r)]
 
-    def rows(self, results: Sequence[SampleResult[Any]]) -> list[dict[str, Any]]:
-        return self.records(results)
+    def rows(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> list[dict[str, Any]]:
+        return self.records(results, ctx)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {"task": self.task, "data": str(self.data)}

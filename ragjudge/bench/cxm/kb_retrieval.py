@@ -46,13 +46,11 @@ class KbRetrievalBench(CxmBench[R], Generic[R]):
         super().__init__(options, label=label)
         self.spec = pipeline_for(options.pipeline, options.pipeline_dir)
         check_standalone(self.spec, options.pipeline)
-        self.articles: dict[str, Article] | None = None
-        """What load() read: the KB's articles."""
 
     def open_index(self, ctx: RunContext) -> KbIndex:
-        """The index over the articles (built once, then reused), described in `ctx.facts["index"]`."""
-        assert self.articles is not None
-        index = KbIndex(self.spec, self.articles, chunking=self.chunking, index_dir=self.options.index_dir,
+        """The index over the run's articles (`ctx.data.articles`: built once, then reused), described in
+        `ctx.facts["index"]`."""
+        index = KbIndex(self.spec, ctx.data.articles, chunking=self.chunking, index_dir=self.options.index_dir,
                         extra_dirs=self.options.pipeline_dir, gateway=ctx.gateway)
         ctx.facts[INDEX] = index.open(ctx.bars)
         return index

@@ -47,6 +47,7 @@ from ragjudge.bench.dialsim.summary import BREAKDOWNS, METRICS, figures, questio
 from ragjudge.engine.bench import (
     Bench,
     BenchOptions,
+    Loaded,
     SampleResult,
     Scorer,
     Solver,
@@ -149,12 +150,12 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         self.judge_model = o.judge_models[0] if self.judge_kind == "llm" and o.format != "mc" else None
         self.spec = retriever_spec(o.retriever or "bm25", o.pipeline_dir) if retrieval else None
         self.k = o.k or DEFAULT_K.get(o.memory, 0)
-        self.simulation = Simulation({}, [], "")
-        """What load() read; until then, nothing."""
 
     # -- data ---------------------------------------------------------------------------------------
 
-    def load(self) -> list[PlannedQuestion]:
+    def load(self) -> Loaded[PlannedQuestion, Simulation]:
+        """The planned questions, with the simulation they are asked in (its shows' memories) as the run's `ctx.data`
+        (closed by the engine after the run)."""
         o = self.options
         simulation = read_simulation(data_path(o.data), shows=o.shows, plan=Path(o.plan) if o.plan else None,
                                      names=o.names, seeds=o.seeds or [0 if o.seed is None else o.seed],
@@ -163,8 +164,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             require_evidence_dates(simulation)
         memories = show_memories(o.memory, simulation.timelines, self.k, self.spec, token_budget=self.token_budget(),
                                  index_dir=Path(o.index_dir) if o.index_dir else None, pipeline_dirs=o.pipeline_dir)
-        self.simulation = replace(simulation, memories=memories)
-        return list(simulation.plan)
+        return Loaded(list(simulation.plan), replace(simulation, memories=memories))
 
     def token_budget(self) -> int:
         """memory=recent: the context window the newest sessions must fit (0 for the other memories)."""
@@ -183,16 +183,18 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
     def solver(self, ctx: RunContext) -> Solver[PlannedQuestion]:
         o = self.options
         assert o.gen is not None
-        write_artifact(ctx, "plan.jsonl", plan_text(self.simulation.plan))  # before any answer: an interrupted run has it
+        simulation: Simulation = ctx.data
+        write_artifact(ctx, "plan.jsonl", plan_text(simulation.plan))  # before any answer: an interrupted run has it
         agent = build_agent(o.gen, None if self.offline else ctx.require_gateway())
-        return SimulationSolver(agent, o.format, self.simulation.memories, self.identity(), time_limit=o.time_limit,
+        return SimulationSolver(agent, o.format, simulation.memories, self.identity(simulation),
+                                time_limit=o.time_limit,
                                 summary_model=(o.summary_model or o.gen) if o.memory == "summary" else None)
 
-    def identity(self) -> str:
+    def identity(self, simulation: Simulation) -> str:
         """Everything besides the question that changes an answer."""
         o = self.options
         prompt = hashlib.sha256(template(template_name(o.format, o.memory)).encode()).hexdigest()[:12]
-        return fingerprint(self.simulation.digest, o.gen, o.format, o.memory,
+        return fingerprint(simulation.digest, o.gen, o.format, o.memory,
                            self.spec.record() if self.spec else None, self.k,
                            self.token_budget() if o.memory == "recent" else None, o.summary_model, prompt, PARAMS,
                            o.time_limit)
@@ -204,7 +206,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
     # -- outputs -----------------------------------------------------------------------------------
 
     def summarize(self, results: Sequence[SampleResult[PlannedQuestion]], ctx: RunContext) -> Summary:
-        simulation = self.simulation
+        simulation: Simulation = ctx.data
         found = figures(question_rows(results), self.options.time_limits, unit=self.unit)
         references, notes = paper_references(self.conditions(simulation, whole=not ctx.cut_by_limit), found.shows)
         details = {**found.details, "judges": self.judges(), "evidence_date_rule": simulation.evidence_rule()}
@@ -231,18 +233,19 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         return {"dialsim": [self.judge_model] if self.judge_model else [self.judge_kind if o.format != "mc"
                                                                         else "rule"]}
 
-    def sample(self, result: SampleResult[PlannedQuestion]) -> Sample:
+    def sample(self, result: SampleResult[PlannedQuestion], ctx: RunContext) -> Sample:
         return question_sample(result, self.options.format)
 
-    def rows(self, results: Sequence[SampleResult[PlannedQuestion]]) -> list[dict[str, Any]]:
+    def rows(self, results: Sequence[SampleResult[PlannedQuestion]], ctx: RunContext) -> list[dict[str, Any]]:
         return question_rows(results)
 
-    def artifacts(self, results: Sequence[SampleResult[PlannedQuestion]], summary: Summary) -> dict[str, str]:
-        return {"plan.jsonl": plan_text(self.simulation.plan)}
+    def artifacts(self, results: Sequence[SampleResult[PlannedQuestion]], summary: Summary,
+                  ctx: RunContext) -> dict[str, str]:
+        return {"plan.jsonl": plan_text(ctx.data.plan)}
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
-        simulation = self.simulation
+        simulation: Simulation = ctx.data
         return {
             "data": simulation.sources(), "agent": o.gen, "format": o.format, "memory": o.memory,
             "k": self.k if o.memory != "recent" else None, "context_tokens": self.token_budget() or None,
@@ -260,6 +263,3 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         o = self.options
         retriever = Path(o.retriever or "bm25").stem if o.memory in RETRIEVAL_MEMORIES else None
         return [o.gen or "", o.memory, retriever or "", o.format]
-
-    def close(self) -> None:
-        self.simulation.close()

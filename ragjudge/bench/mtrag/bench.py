@@ -39,6 +39,7 @@ from ragjudge.bench.mtrag.summary import summary_parts, tidy_table
 from ragjudge.engine.bench import (
     Bench,
     BenchOptions,
+    Loaded,
     MetricInfo,
     SampleResult,
     Scorer,
@@ -121,8 +122,6 @@ class MtragBench(Bench[MtragOptions, Task]):
                              f"(--judge-models); ask for at most {len(o.judge_models)} answers" if o.judge_models else
                              "--min-panel is for a judge panel: pass --judge-models MODEL[,MODEL...]")
         self.pipeline = retrieval_pipeline(o) if o.gen is not None else None
-        self.data: MtragData | None = None
-        """What load() read (the run's state passes explicitly: what the solver learns is in `ctx.facts`)."""
 
     @property
     def setting(self) -> str | None:
@@ -131,10 +130,11 @@ class MtragBench(Bench[MtragOptions, Task]):
 
     # -- Bench ------------------------------------------------------------------------------------------
 
-    def load(self) -> list[Task]:
+    def load(self) -> Loaded[Task, MtragData]:
+        """The tasks, with what they were read from (the predictions, the source file) as the run's `ctx.data`."""
         o = self.options
-        self.data = mtrag_data.load(self.name, data=o.data, predictions=o.predictions, setting=o.setting)
-        return self.data.tasks
+        data = mtrag_data.load(self.name, data=o.data, predictions=o.predictions, setting=o.setting)
+        return Loaded(data.tasks, data)
 
     def sample_id(self, sample: Task) -> str:
         return sample.key
@@ -149,8 +149,7 @@ class MtragBench(Bench[MtragOptions, Task]):
     def solver(self, ctx: RunContext) -> Solver[Task]:
         o = self.options
         if o.predictions is not None:
-            assert self.data is not None, "load() first"
-            return PredictionsSolver(self.data.predictions)
+            return PredictionsSolver(ctx.data.predictions)
         from ragjudge.generation import build_generator
 
         assert o.gen is not None
@@ -200,22 +199,22 @@ class MtragBench(Bench[MtragOptions, Task]):
         judge_ctx = self.judge_context(ctx)
         return {j.name: j.describe_models(judge_ctx) for j in self.judges}
 
-    def sample(self, result: SampleResult[Task]) -> Sample:
+    def sample(self, result: SampleResult[Task], ctx: RunContext) -> Sample:
         return outcome_sample(self.outcome(result), metric_names(self.judges), self.setting,
                               query=result.output.get("query"))
 
     # -- outputs ----------------------------------------------------------------------------------------
 
-    def records(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
+    def records(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> list[dict[str, Any]]:
         return official_records(self.outcomes(results), self.options.setting)
 
-    def rows(self, results: Sequence[SampleResult[Task]]) -> list[dict[str, Any]]:
+    def rows(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> list[dict[str, Any]]:
         return tidy_table(self.outcomes(results), metric_names(self.judges)).to_dict("records")
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
         judges = {j.name: j.describe_models(JudgeContext(judge_models=o.judge_models)) for j in self.judges}
-        return {"source": str(self.data.source) if self.data else None, "generator": o.gen, "setting": self.setting,
+        return {"source": str(ctx.data.source) if ctx.data else None, "generator": o.gen, "setting": self.setting,
                 "pipeline": ctx.facts.get(RETRIEVAL_FACTS), "judges": judges, "judge_models": o.judge_models,
                 "conversational_as_unanswerable": o.conversational_as_unanswerable,
                 "models": {"generator": o.gen, "judges": judges}, **judge_runtime(self.judges)}

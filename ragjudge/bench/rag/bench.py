@@ -127,7 +127,7 @@ class RagBench(Bench[RagOptions, RagRecord]):
         return self.summary(results, found, breakdowns=breakdowns(results, self.judges),
                             headline=headline_of(found, names, self.unit, also=names))
 
-    def sample(self, result: SampleResult[RagRecord]) -> Sample:
+    def sample(self, result: SampleResult[RagRecord], ctx: RunContext) -> Sample:
         return record_sample(result, self.judges)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:

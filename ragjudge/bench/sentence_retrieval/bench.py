@@ -9,13 +9,15 @@ dialogue type in the `type` breakdown; why the best system and not `system/MAP` 
 The parts: `data` (the dataset and its splits, checked), `lineup` (the systems compared), `solver` (each dialogue's
 queries), `scorers` (each system's rankings and their figures), `evaluation` (the paper's protocol over the whole
 run), `summary` and `tables`, `samples` (each dialogue in the sample log), `trec` (the TREC files `retrieval-eval`
-reads), `paper` (the paper's figures). The bench holds what a run is built from (the systems' specs, the splits
-`load` read, the systems `prepare` built over the dialogues); what the run computes passes through the results.
+reads), `paper` (the paper's figures). The bench holds what its options build (the systems' specs); the run's own
+state is its `SentenceRun` (`ctx.data`: the splits `load` read, the systems `prepare` builds over the dialogues, the
+rankings they share), and each dialogue's figures over the whole run are the run's facts (`evaluation.FIGURES`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,7 +25,7 @@ from pydantic import Field, field_validator
 
 from ragjudge.bench.sentence_retrieval import evaluation, protocol, samples
 from ragjudge.bench.sentence_retrieval.data import REPOSITORY, Dialogue, find_splits, load_dialogues, load_splits
-from ragjudge.bench.sentence_retrieval.evaluation import Protocol
+from ragjudge.bench.sentence_retrieval.evaluation import FIGURES, Protocol
 from ragjudge.bench.sentence_retrieval.lineup import Overrides, resolve
 from ragjudge.bench.sentence_retrieval.metrics import METRICS
 from ragjudge.bench.sentence_retrieval.scorers import SystemScorer
@@ -31,7 +33,7 @@ from ragjudge.bench.sentence_retrieval.solver import QuerySolver
 from ragjudge.bench.sentence_retrieval.summary import summarize
 from ragjudge.bench.sentence_retrieval.systems import RankingMemo, System
 from ragjudge.bench.sentence_retrieval.trec import trec_files
-from ragjudge.engine.bench import Bench, BenchOptions, MetricInfo, SampleResult, Scorer, Solver
+from ragjudge.engine.bench import Bench, BenchOptions, Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
@@ -69,6 +71,16 @@ class SentenceRetrievalOptions(BenchOptions):
         return value
 
 
+@dataclass
+class SentenceRun:
+    """A run's own state (`ctx.data`): the splits `load` read (none with -T no_splits), and the systems the solver's
+    `prepare` builds over the run's dialogues, sharing one memo of their rankings."""
+
+    plan: Protocol
+    systems: dict[str, System] = field(default_factory=dict)
+    memo: RankingMemo = field(default_factory=RankingMemo)
+
+
 class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
     name = "sentence-retrieval"
     Options = SentenceRetrievalOptions
@@ -89,36 +101,30 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
         if o.no_splits and o.splits:
             raise UsageError("-T splits and -T no_splits=true exclude each other")
         self.lineup = resolve(o.pipeline, Overrides(o.pipeline_dir, o.collection, o.rewrite_model, o.cross_encoder))
-        self.plan: Protocol | None = None
-        """Set by `load`: the splits read (none with -T no_splits)."""
-        self.memo = RankingMemo()
-        self.systems: dict[str, System] = {}
-        """Set by the solver's `prepare`: the systems, built over the run's dialogues."""
 
     def llm_models(self) -> list[str]:
         return self.lineup.llm_models()
 
     # -- the run -------------------------------------------------------------------------------------------
 
-    def load(self) -> list[Dialogue]:
+    def load(self) -> Loaded[Dialogue, SentenceRun]:
         o = self.options
         dialogues = load_dialogues(o.data, o.candidates)
         if o.no_splits:
-            self.plan = Protocol(None, None, o.tune_on)
-            return dialogues
+            return Loaded(dialogues, SentenceRun(Protocol(None, None, o.tune_on)))
         path = Path(o.splits) if o.splits else find_splits(o.data)
         if path is None:
             raise UsageError(f"no splits file in {o.data} (nor in {Path(o.data) / 'evaluation'}): pass -T splits="
                              f"FILE (evaluation/val_test_splits.json from {REPOSITORY}) or -T no_splits=true")
-        self.plan = Protocol(load_splits(path, {d.id for d in dialogues}), str(path), o.tune_on)
-        return dialogues
+        return Loaded(dialogues, SentenceRun(Protocol(load_splits(path, {d.id for d in dialogues}), str(path),
+                                                      o.tune_on)))
 
     def _prepare(self, samples: Sequence[Dialogue], ctx: RunContext) -> None:
         """Build the systems over the dialogues this run scores (candidates are analysed once here)."""
-        plan = self._plan()
-        if plan.splits is not None:  # with --limit, fail before any work if a half would be empty
-            protocol.split_masks(plan.splits, [d.id for d in samples], plan.source)
-        self.systems = self.lineup.build(samples, ctx.gateway, self.memo)
+        run: SentenceRun = ctx.data
+        if run.plan.splits is not None:  # with --limit, fail before any work if a half would be empty
+            protocol.split_masks(run.plan.splits, [d.id for d in samples], run.plan.source)
+        run.systems.update(self.lineup.build(samples, ctx.gateway, run.memo))
 
     def solver(self, ctx: RunContext) -> Solver[Dialogue]:
         configs = [q for name in self.lineup.selected for q in self.lineup.query_configs(name)]
@@ -126,37 +132,34 @@ class SentenceRetrievalBench(Bench[SentenceRetrievalOptions, Dialogue]):
 
     def scorers(self, ctx: RunContext) -> list[Scorer[Dialogue]]:
         order = sorted(self.lineup.selected, key=lambda n: self.lineup.reranker(n) == "rrf")
-        return [SystemScorer(self.systems[name], self.memo) for name in order]
+        run: SentenceRun = ctx.data
+        return [SystemScorer(run.systems[name], run.memo) for name in order]
 
     def summarize(self, results: Sequence[SampleResult[Dialogue]], ctx: RunContext) -> Summary:
-        """The run's evaluation, its summary, and each dialogue's figures written on its result (what `sample` and
+        """The run's evaluation and its summary; each dialogue's figures go to the run's facts (what `sample` and
         `rows` read: `evaluation` says why there)."""
-        o, plan = self.options, self._plan()
-        evaluated = evaluation.evaluate(results, self.lineup.selected, plan)
-        if evaluated is not None:
-            evaluation.attach(evaluated)
-        descriptions = {name: self.systems[name].describe() for name in self.lineup.selected}
-        return summarize(self, results, evaluated, descriptions, plan, permutations=o.permutations, seed=o.seed,
+        o, run = self.options, ctx.data
+        evaluated = evaluation.evaluate(results, self.lineup.selected, run.plan)
+        ctx.facts[FIGURES] = evaluation.dialogue_figures(evaluated) if evaluated is not None else {}
+        descriptions = {name: run.systems[name].describe() for name in self.lineup.selected}
+        return summarize(self, results, evaluated, descriptions, run.plan, permutations=o.permutations, seed=o.seed,
                          alpha=o.alpha)
 
-    def sample(self, result: SampleResult[Dialogue]) -> Sample:
-        return samples.dialogue_sample(result, self.lineup.selected)
+    def sample(self, result: SampleResult[Dialogue], ctx: RunContext) -> Sample:
+        return samples.dialogue_sample(result, self.lineup.selected, ctx.facts[FIGURES].get(result.sample.id))
 
-    def rows(self, results: Sequence[SampleResult[Dialogue]]) -> list[dict[str, Any]]:
-        return [samples.row(r, self.lineup.selected) for r in results]
+    def rows(self, results: Sequence[SampleResult[Dialogue]], ctx: RunContext) -> list[dict[str, Any]]:
+        return [samples.row(r, self.lineup.selected, ctx.facts[FIGURES].get(r.sample.id)) for r in results]
 
-    def artifacts(self, results: Sequence[SampleResult[Dialogue]], summary: Summary) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[Dialogue]], summary: Summary,
+                  ctx: RunContext) -> dict[str, str]:
         return trec_files(results, summary.details.get("systems") or {})
 
-    def _plan(self) -> Protocol:
-        assert self.plan is not None, "load() first"
-        return self.plan
-
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
-        plan = self.plan
-        return {"data": self.options.data, "splits": plan.source if plan else None,
-                "systems": {n: {**self.systems[n].describe(), "spec": self.lineup.specs[n][0].record()}
-                            for n in self.lineup.selected if n in self.systems},
+        run: SentenceRun = ctx.data
+        return {"data": self.options.data, "splits": run.plan.source,
+                "systems": {n: {**run.systems[n].describe(), "spec": self.lineup.specs[n][0].record()}
+                            for n in self.lineup.selected if n in run.systems},
                 "metrics": list(METRICS), **({"models": {"llm": models}} if (models := self.llm_models()) else {})}
 
     def out_slug(self) -> list[str]:

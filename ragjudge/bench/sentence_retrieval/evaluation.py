@@ -3,12 +3,12 @@ on each validation half and the test half's figures at it (`protocol.evaluate`),
 scored; the best system; and each dialogue's share of it.
 
 Tuning needs every dialogue's figures, so this is computed over the whole run by `summarize`, the first hook that
-sees all the results. Each dialogue's own figures (its AP, nDCG@5 and RR at the settings picked, averaged over the
-test halves that hold it, for every system; the setting each system picked most; the best system) are then written
-on its result's scores under `TESTED` (`attach`), where the sample log and results.csv read them: the engine hands
+sees all the results. Each dialogue's own figures (`dialogue_figures`: its AP, nDCG@5 and RR at the settings picked,
+averaged over the test halves that hold it, for every system; the setting each system picked most; the best system)
+go to the run's facts (`ctx.facts[FIGURES]`), where the sample log and results.csv read them: the engine hands
 `sample` one result, never the run, and a scorer cannot compute them (scorers see the solver's output, not each
-other's scores, and a resumed run gives a scorer only the dialogues it has not scored yet). Nothing is kept on the
-bench.
+other's scores, and a resumed run gives a scorer only the dialogues it has not scored yet). Neither the results nor
+the bench are changed.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ import numpy as np
 
 from ragjudge.bench.sentence_retrieval import protocol
 from ragjudge.bench.sentence_retrieval.data import Dialogue, Split
-from ragjudge.bench.sentence_retrieval.lineup import RESERVED
 from ragjudge.bench.sentence_retrieval.metrics import METRICS
 from ragjudge.engine.bench import SampleResult
 
-TESTED = RESERVED
-"""The key of a dialogue's figures over the test halves among its result's scores."""
+FIGURES = "dialogue_figures"
+"""The key of `dialogue_figures` among the run's facts (`RunContext.facts`)."""
 DIALOGUE_METRICS = ("AP", "nDCG@5", "RR")
 """A dialogue's figures, whose means over dialogues are MAP, nDCG@5 and MRR."""
 
@@ -132,8 +131,3 @@ def dialogue_figures(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
         out[r.sample.id] = {"best": best, "test_halves": int(halves[i]), "systems": systems}
     return out
 
-
-def attach(evaluation: Evaluation) -> None:
-    """Each dialogue's figures on its result's scores, under `TESTED` (what `sample` and results.csv read)."""
-    for r, figures in zip(evaluation.ok, dialogue_figures(evaluation).values(), strict=True):
-        r.scores[TESTED] = figures

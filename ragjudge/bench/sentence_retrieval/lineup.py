@@ -26,11 +26,6 @@ from ragjudge.bench.sentence_retrieval.systems import (
 from ragjudge.errors import UsageError
 from ragjudge.llm import LLMGateway
 
-RESERVED = "tested"
-"""The key of each dialogue's figures over the test halves among its scores (`evaluation.TESTED`): no system may be
-named so."""
-
-
 @dataclass(frozen=True)
 class Overrides:
     """What the run's options change in every spec."""
@@ -116,9 +111,6 @@ def resolve(names: Sequence[str], overrides: Overrides) -> Lineup:
         spec = load_rerank_spec(name, overrides.pipeline_dir)
         if spec.name in stack:
             raise UsageError(f"reranker {spec.name!r} fuses itself (through {' -> '.join(stack)})")
-        if spec.name == RESERVED:
-            raise UsageError(f"a reranker spec may not be named {RESERVED!r} (the name of each dialogue's figures "
-                             "over the test halves): rename it")
         if spec.name in specs:
             if specs[spec.name][0].source != spec.source:
                 raise UsageError(f"two reranker specs are named {spec.name!r}: {specs[spec.name][0].source} "

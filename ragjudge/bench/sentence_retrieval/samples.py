@@ -22,8 +22,8 @@ and the best system's ranking to read:
   each system's most picked setting, the number of test halves holding the dialogue, and the other systems'
   rankings at their most picked settings (candidate ids, best first).
 
-The whole-run figures (picks, best system, figures over the test halves) are read from the result's `TESTED` score,
-which the run's evaluation writes there (`evaluation.py` says why).
+The whole-run figures (picks, best system, figures over the test halves) are the dialogue's entry of the run's
+evaluation (`evaluation.dialogue_figures`; `evaluation.py` says why it is the run's), None when it was not scored.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragjudge.bench.sentence_retrieval.data import Dialogue
-from ragjudge.bench.sentence_retrieval.evaluation import DIALOGUE_METRICS, TESTED
+from ragjudge.bench.sentence_retrieval.evaluation import DIALOGUE_METRICS
 from ragjudge.bench.sentence_retrieval.metrics import METRICS
 from ragjudge.engine.bench import Record, SampleResult, failed
 from ragjudge.formats.samples import Message, Passage, Sample, Score
@@ -43,10 +43,9 @@ def system_metric(metric: str, system: str) -> str:
     return f"{metric}[{system}]"
 
 
-def dialogue_sample(result: SampleResult[Dialogue], systems: Sequence[str]) -> Sample:
-    """`systems`: every system compared, in --pipeline order."""
+def dialogue_sample(result: SampleResult[Dialogue], systems: Sequence[str], figures: dict[str, Any] | None) -> Sample:
+    """`systems`: every system compared, in --pipeline order; `figures`: the dialogue's over the whole run."""
     d, output = result.sample, result.output
-    figures = result.scores.get(TESTED)
     scores: dict[str, Score] = {}
     metadata: dict[str, Any] = {"subreddit": d.subreddit, "title": d.title}
     contexts: list[Passage] = []
@@ -87,13 +86,12 @@ def picked_order(score: Record, pick: str) -> list[int]:
     return [int(i) for i in score["rankings"][score["settings"].index(pick)]]
 
 
-def row(result: SampleResult[Dialogue], systems: Sequence[str]) -> dict[str, Any]:
+def row(result: SampleResult[Dialogue], systems: Sequence[str], figures: dict[str, Any] | None) -> dict[str, Any]:
     """The dialogue's line of results.csv: its type, relevant candidates, and every system's figures over the test
     halves (`<system> AP`, `<system> nDCG@5`, `<system> RR`)."""
     d = result.sample
     out: dict[str, Any] = {"id": d.id, "type": d.type, "n_relevant": d.n_relevant,
                            "first_relevant": d.labels.index(1) + 1}
-    figures = result.scores.get(TESTED)
     for name in systems:
         tested = figures["systems"][name]["tested"] if figures is not None else None
         if tested is not None:

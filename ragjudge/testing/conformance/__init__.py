@@ -42,6 +42,9 @@ What is checked (each `check_*` returns a `CheckReport`: what passed, every prob
   breakdown dimension the summary has.
 - `check_systems`: every declared system (at least two: two `--gen`, `--pipeline` or option sets) exits 0, and
   `ragjudge report` shows them together.
+- `check_state`: each system's clean run leaves the bench instance as the engine received it: no attribute set,
+  replaced or filled by a hook (what a run needs besides its samples is `load`'s `Loaded(samples, data)`, which
+  every hook reads as `ctx.data`; what it learns is `ctx.facts`).
 - `check_resume`: a run stopped part-way gives, when rerun, exactly the clean run's metrics and breakdowns (times
   aside; `rel_tol` for float32 model figures a different batching moves). `resume="truncate"` (default) leaves
   the run folder as a kill leaves it, each journal cut to a prefix plus half a line, once while solving and once
@@ -73,7 +76,8 @@ temporary entry point), so a plugin can be checked before it is packaged.
 The package, one job a module: `cli` (running `ragjudge` in-process, offline), `case` (BenchCase, FieldFault,
 CheckReport), `runs` (the copied data, the registered bench, the shared clean runs), `summaries` (reading,
 validating and comparing summaries), `outcomes` (what a refusal must look like), one module a check (`contract`:
-schema and systems, `resume`, `data_faults`, `option_ranges`, `downstream`), and `kit` (Conformance, check_bench).
+schema and systems, `state`, `resume`, `data_faults`, `option_ranges`, `downstream`), and `kit` (Conformance,
+check_bench).
 """
 
 from ragjudge.testing.conformance.case import FAULT_KINDS, BenchCase, CheckReport, FieldFault, as_args

@@ -13,23 +13,25 @@ from ragjudge.testing.conformance.data_faults import DataFaultCheck
 from ragjudge.testing.conformance.downstream import DownstreamChecks
 from ragjudge.testing.conformance.option_ranges import OptionRangeCheck
 from ragjudge.testing.conformance.resume import ResumeCheck
+from ragjudge.testing.conformance.state import StateCheck
 
 if TYPE_CHECKING:
     from ragjudge.engine.bench import Bench
 
 
-class Conformance(ContractChecks, ResumeCheck, DataFaultCheck, OptionRangeCheck, DownstreamChecks):
+class Conformance(ContractChecks, StateCheck, ResumeCheck, DataFaultCheck, OptionRangeCheck, DownstreamChecks):
     """Runs the checks of one `BenchCase` under `workdir`; clean runs are made once and shared by every check.
 
     Use as a context manager (it may register the bench and start a local LLM server); every `check_*` returns a
     `CheckReport`, `check_all` runs them all and raises AssertionError listing every problem."""
 
     def check_all(self, skip: Mapping[str, str] | None = None) -> list[CheckReport]:
-        """Every check; `skip` maps a check name (schema, samples, systems, resume, data faults, option ranges, downstream)
-        to why it does not apply. Raises AssertionError listing every problem of every check."""
+        """Every check; `skip` maps a check name (schema, samples, systems, state, resume, data faults, option ranges,
+        downstream) to why it does not apply. Raises AssertionError listing every problem of every check."""
         skip = dict(skip or {})
         checks: dict[str, Callable[[], CheckReport]] = {
-            "schema": self.check_schema, "samples": self.check_samples, "systems": self.check_systems, "resume": self.check_resume,
+            "schema": self.check_schema, "samples": self.check_samples, "systems": self.check_systems,
+            "state": self.check_state, "resume": self.check_resume,
             "data faults": self.check_data_faults, "option ranges": self.check_option_ranges,
             "downstream": self.check_downstream}
         reports = []

@@ -1,5 +1,6 @@
 """The kit's base: a BenchCase's data copied, its bench registered and its LLM server started for the kit's
-lifetime, `ragjudge` run on it, and each system's clean run made once and shared by every check."""
+lifetime, `ragjudge` run on it, and each system's clean run made once and shared by every check (the bench instance
+watched while it runs: what `check_state` reads)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,51 @@ if TYPE_CHECKING:
     from ragjudge.testing.openai_server import OpenAIServer
 
 
+def attributes(obj: object) -> dict[str, tuple[int, ...]]:
+    """Each instance attribute: the identity of its value and, for a dict, list or set, of what it holds (an
+    attribute set, rebound, deleted or a container filled in place is a change)."""
+    out = {}
+    for name, value in vars(obj).items():
+        inner: tuple[Any, ...] = ()
+        if isinstance(value, dict):
+            inner = (*map(id, value), *map(id, value.values()))
+        elif isinstance(value, (list, set)):
+            inner = tuple(map(id, value))
+        out[name] = (id(value), len(inner), *inner)
+    return out
+
+
+def changes(before: dict[str, tuple[int, ...]], after: dict[str, tuple[int, ...]]) -> list[str]:
+    """The attributes a run set, replaced, filled or deleted, as `self.NAME (how)`."""
+    found = [f"self.{n} (set)" for n in after if n not in before]
+    found += [f"self.{n} (deleted)" for n in before if n not in after]
+    found += [f"self.{n} ({'filled or emptied' if before[n][0] == after[n][0] else 'replaced'})"
+              for n in before if n in after and before[n] != after[n]]
+    return found
+
+
+@contextlib.contextmanager
+def watching_runs() -> Iterator[list[list[str]]]:
+    """While open, every engine run in this process is watched: one list of changes per run."""
+    from ragjudge.engine import runner
+
+    seen: list[list[str]] = []
+    engine_run = runner.run
+
+    def watched(bench: Any, *args: Any, **kwargs: Any) -> Any:
+        before = attributes(bench)
+        try:
+            return engine_run(bench, *args, **kwargs)
+        finally:
+            seen.append(changes(before, attributes(bench)))
+
+    runner.run = watched  # type: ignore[assignment]
+    try:
+        yield seen
+    finally:
+        runner.run = engine_run  # type: ignore[assignment]
+
+
 @dataclass
 class CleanRun:
     """One system run as a user would: in text, then again with `--format json` (a rerun of a finished run)."""
@@ -37,6 +83,8 @@ class CleanRun:
     run_info: dict[str, Any]
     problems: list[str] = field(default_factory=list)
     """What the clean run itself showed wrong (reported by check_schema)."""
+    state: list[list[str]] = field(default_factory=list)
+    """Per engine run of the text invocation: the bench instance's attributes it changed (read by check_state)."""
 
 
 class BenchRuns:
@@ -157,7 +205,8 @@ class BenchRuns:
             return self._clean[system]
         out = self.workdir / "runs" / f"system{system}"
         args = self.eval_args(system, self.data, out)
-        text = self.cli(args, WIDE)
+        with watching_runs() as state:
+            text = self.cli(args, WIDE)
         if text.code not in (0, 1) or not (out / "summary.json").exists():
             raise ConformanceError(f"{self.name}: the clean run of system {system} failed: {text.shown()}")
         text_summary = read_output_json(out / "summary.json")
@@ -166,7 +215,7 @@ class BenchRuns:
         if again.code not in (0, 1):
             raise ConformanceError(f"{self.name}: rerunning system {system} with --format json failed: {again.shown()}")
         run = CleanRun(system, args, out, text, again, text_summary, read_output_json(out / "summary.json"),
-                       read_output_json(out / "run.json"))
+                       read_output_json(out / "run.json"), state=state)
         first, then = self._data_inputs(text_run_info), self._data_inputs(run.run_info)
         if first != then:
             run.problems.append(f"a rerun of the finished run lists other data files in run.json `inputs`: "

@@ -18,16 +18,15 @@ from ragjudge.bench.cxm.answer_classification.samples import reply_sample
 from ragjudge.bench.cxm.answer_classification.scorers import ClassifyScorer
 from ragjudge.bench.cxm.answer_classification.solver import GivenRepliesSolver, ReplySolver
 from ragjudge.bench.cxm.answer_classification.summary import score_classification
-from ragjudge.bench.cxm.bench import DATA_HELP, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
 from ragjudge.bench.cxm.data import load_rag
 from ragjudge.bench.cxm.kb_retrieval import INDEX, KbRetrievalBench, embedding_models, index_metrics
-from ragjudge.bench.cxm.models import RagCase
 from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
                                         query_strategy)
 from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
-from ragjudge.engine.bench import MetricInfo, SampleResult, Scorer, Solver
+from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
 
@@ -86,19 +85,17 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
         self.strategy = query_strategy(o, scoring_file=o.gen is None)
         self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
-        self.cases: dict[str, RagCase] = {}
-        """What load() read: the turns (the articles are `self.articles`)."""
 
     def sample_id(self, sample: Any) -> str:
         return str(getattr(sample, "case_id", None) or sample.id)
 
-    def load(self) -> list[Any]:
+    def load(self) -> Loaded[Any, CxmData]:
+        """The turns to classify (or a predictions file's rows), with the turns by id and the articles as
+        `ctx.data`."""
         if self.predictions_path is not None:
-            self.cases = {c.case_id: c for c in load_rag(self.data)}
-            return self.file_rows()
-        cases, todo, self.articles = data.load(self.data, generate=self.options.gen is not None)
-        self.cases = {c.case_id: c for c in cases}
-        return todo
+            return Loaded(self.file_rows(), CxmData({c.case_id: c for c in load_rag(self.data)}))
+        cases, todo, articles = data.load(self.data, generate=self.options.gen is not None)
+        return Loaded(todo, CxmData({c.case_id: c for c in cases}, articles))
 
     def llm_models(self) -> list[str]:
         o = self.options
@@ -112,13 +109,13 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
             return FileRowsSolver()
         if self.options.gen:
             search = ConversationSearch(self, self.strategy, self.options.rewrite_model, self.book)
-            return ReplySolver(search, self.options.k, self.articles or {}, self.options.gen, self.book)
+            return ReplySolver(search, self.options.k, ctx.data.articles or {}, self.options.gen, self.book)
         return GivenRepliesSolver()
 
     def scorers(self, ctx: RunContext) -> list[Scorer[Any]]:
         if self.predictions_path is not None:
             return []
-        return [ClassifyScorer(self.options.judge_models[0], self.articles or {}, self.book)]
+        return [ClassifyScorer(self.options.judge_models[0], ctx.data.articles or {}, self.book)]
 
     def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
         given, verdict = result.output, result.scores.get("classify", {})
@@ -130,7 +127,7 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
         return [{**row, "error": error} if error else row]
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        cases = list(self.cases.values()) if self.predictions_path is not None or not self.options.gen else \
+        cases = list(ctx.data.cases.values()) if self.predictions_path is not None or not self.options.gen else \
             [r.sample for r in results]
         report = score_classification(cases, self.prediction_rows(results), self.predictions_path)
         o = self.options
@@ -144,10 +141,10 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
             query_formation(self.strategy, self.book), self.predictions_path is not None, ctx.cut_by_limit,
             report.metrics))
 
-    def sample(self, result: SampleResult[Any]) -> Sample:
+    def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         if isinstance(result.sample, FileRow):
             row = result.output
-            return reply_sample(result.sample.id, self.cases.get(str(row.get("case_id"))), row, row)
+            return reply_sample(result.sample.id, ctx.data.cases.get(str(row.get("case_id"))), row, row)
         verdict = {**result.scores.get("classify", {}), "judge_model": self.options.judge_models[0]}
         return reply_sample(result.sample.case_id, result.sample, result.output, verdict)
 

@@ -11,15 +11,14 @@ from ragjudge.bench.cxm.article_search import data, paper
 from ragjudge.bench.cxm.article_search.samples import search_sample
 from ragjudge.bench.cxm.article_search.solver import SearchSolver
 from ragjudge.bench.cxm.article_search.summary import score_search
-from ragjudge.bench.cxm.bench import DATA_HELP, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
 from ragjudge.bench.cxm.data import load_articles, optional_articles
 from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models, \
     index_metrics
-from ragjudge.bench.cxm.models import SearchQuery
 from ragjudge.bench.cxm.retrieve import chunking_for, index_notes
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
-from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
+from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
 
 if TYPE_CHECKING:
@@ -57,19 +56,16 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     def __init__(self, options: SearchOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
-        self.queries: dict[str, SearchQuery] = {}
-        """What load() read: the queries with their relevant articles, by id."""
 
     def sample_id(self, sample: Any) -> str:
         return str(getattr(sample, "query_id", None) or sample.id)
 
-    def load(self) -> list[Any]:
-        self.queries = {q.query_id: q for q in data.load_search(self.data)}
+    def load(self) -> Loaded[Any, CxmData]:
+        """The queries (or a predictions file's rows), with the queries by id and the articles as `ctx.data`."""
+        queries = {q.query_id: q for q in data.load_search(self.data)}
         if self.predictions_path is not None:
-            self.articles = optional_articles(self.data, "article-search")
-            return self.file_rows()
-        self.articles = load_articles(self.data, "article-search")
-        return list(self.queries.values())
+            return Loaded(self.file_rows(), CxmData(queries, optional_articles(self.data, "article-search")))
+        return Loaded(list(queries.values()), CxmData(queries, load_articles(self.data, "article-search")))
 
     def llm_models(self) -> list[str]:
         return embedding_models(self.spec) if self.predictions_path is None else []
@@ -79,18 +75,18 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
             SearchSolver(self.open_index, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        queries = list(self.queries.values()) if self.predictions_path is not None else [r.sample for r in results]
+        queries = list(ctx.data.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
         report = score_search(queries, self.prediction_rows(results), self.options.ks, self.predictions_path,
-                              self.articles)
+                              ctx.data.articles)
         if (index := ctx.facts.get(INDEX)) is not None:
             report.metrics.update(index_metrics(index))
             report.notes += index_notes(index)
         return report.cite(paper.beside(self.spec, self.chunking, self.options.ks, self.predictions_path is not None,
                                         ctx.cut_by_limit, report.metrics))
 
-    def sample(self, result: SampleResult[Any]) -> Sample:
+    def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         if isinstance(result.sample, FileRow):
-            query = self.queries.get(str(result.output.get("query_id")))
+            query = ctx.data.cases.get(str(result.output.get("query_id")))
             return search_sample(result.sample.id, query, result.output, self.options.ks)
         return search_sample(result.sample.query_id, result.sample, result.output, self.options.ks)
 

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmOptions, FileRow, check_protocol
+from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, FileRow, check_protocol
 from ragjudge.bench.cxm.intent import data, paper
 from ragjudge.bench.cxm.intent.samples import intent_sample
 from ragjudge.bench.cxm.intent.scorers import VerifyScorer
 from ragjudge.bench.cxm.intent.solver import IntentSolver
 from ragjudge.bench.cxm.intent.summary import PAPER_ACCURACY, score_intent
-from ragjudge.bench.cxm.models import IntentCase, Taxonomy
+from ragjudge.bench.cxm.models import Taxonomy
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
-from ragjudge.engine.bench import MetricInfo, SampleResult, Scorer, Solver
+from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
 
@@ -33,6 +34,13 @@ class IntentOptions(CxmOptions):
                                  "has gold intents for).")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
     protocol: str = Field("ragjudge", description=PROTOCOL_HELP)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntentData(CxmData):
+    """`ctx.data`: the gold conversations by id and the taxonomies."""
+
+    taxonomies: dict[str, Taxonomy]
 
 
 class IntentBench(CxmBench[IntentOptions]):
@@ -77,26 +85,25 @@ class IntentBench(CxmBench[IntentOptions]):
                              f"{', '.join(options.judge_models)}")
         check_protocol(options.protocol)
         self.book = P.PromptBook(options.judge_dir)
-        # What load() read: the gold data
-        self.cases: dict[str, IntentCase] = {}
-        self.taxonomies: dict[str, Taxonomy] = {}
 
-    def load(self) -> list[Any]:
-        cases, self.taxonomies = data.load_intent(self.data)
-        self.cases = {c.case_id: c for c in cases}
+    def load(self) -> Loaded[Any, IntentData]:
+        """The (taxonomy, conversation) pairs to predict (or a predictions file's rows), with the gold data as
+        `ctx.data`."""
+        cases, taxonomies = data.load_intent(self.data)
+        gold = IntentData({c.case_id: c for c in cases}, taxonomies=taxonomies)
         if self.predictions_path is not None:
-            return self.file_rows()
+            return Loaded(self.file_rows(), gold)
         wanted = self.options.taxonomy
-        names = [wanted.lower()] if wanted else [t for t in self.taxonomies if any(t in c.gold for c in cases)]
+        names = [wanted.lower()] if wanted else [t for t in taxonomies if any(t in c.gold for c in cases)]
         for name in names:
-            if name not in self.taxonomies:
-                raise UsageError(f"unknown taxonomy {name!r} (available: {', '.join(self.taxonomies)})")
+            if name not in taxonomies:
+                raise UsageError(f"unknown taxonomy {name!r} (available: {', '.join(taxonomies)})")
             if not any(name in c.gold for c in cases):
                 raise UsageError(f"no conversation has a gold intent in taxonomy {name!r}")
         if not names:
             raise UsageError("no conversation has a gold intent")
-        return [data.IntentSample(id=f"{name}/{c.case_id}", taxonomy=name, case=c)
-                for name in names for c in cases if name in c.gold]
+        return Loaded([data.IntentSample(id=f"{name}/{c.case_id}", taxonomy=name, case=c)
+                       for name in names for c in cases if name in c.gold], gold)
 
     def llm_models(self) -> list[str]:
         return [m for m in (self.options.gen, *self.options.judge_models) if m]
@@ -105,27 +112,27 @@ class IntentBench(CxmBench[IntentOptions]):
         if self.predictions_path is not None:
             return FileRowsSolver()
         assert self.options.gen
-        return IntentSolver(self.options.gen, self.taxonomies, self.book)
+        return IntentSolver(self.options.gen, ctx.data.taxonomies, self.book)
 
     def scorers(self, ctx: RunContext) -> list[Scorer[Any]]:
         if self.predictions_path is not None or not self.options.judge_models:
             return []
-        return [VerifyScorer(self.options.judge_models[0], self.taxonomies, self.book)]
+        return [VerifyScorer(self.options.judge_models[0], ctx.data.taxonomies, self.book)]
 
     def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
         verdict = {k: v for k, v in result.scores.get("verify", {}).items() if k != "error"}
         return [{**result.output, **verdict}]  # a judge failure is not a prediction failure (verify_error)
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        rows = self.prediction_rows(results)
-        cases = list(self.cases.values())
+        rows, gold = self.prediction_rows(results), ctx.data
+        cases = list(gold.cases.values())
         if self.predictions_path is not None:
-            report = score_intent(cases, self.taxonomies, rows, self.predictions_path, self.options.taxonomy,
+            report = score_intent(cases, gold.taxonomies, rows, self.predictions_path, self.options.taxonomy,
                                   self.options.protocol)
         else:
-            only = {name: mine for name in self.taxonomies  # (--limit may leave a taxonomy out)
+            only = {name: mine for name in gold.taxonomies  # (--limit may leave a taxonomy out)
                     if (mine := [r.sample.case for r in results if r.sample.taxonomy == name])}
-            report = score_intent(cases, self.taxonomies, rows, taxonomy=None, protocol=self.options.protocol,
+            report = score_intent(cases, gold.taxonomies, rows, taxonomy=None, protocol=self.options.protocol,
                                   only=only)
         taxonomies = list(report.details.get("taxonomies") or {})
         if "taxonomy" in report.breakdowns:
@@ -136,15 +143,15 @@ class IntentBench(CxmBench[IntentOptions]):
         return report.cite(paper.beside(self.options.gen, self.predictions_path is not None, ctx.cut_by_limit,
                                         accuracy))
 
-    def sample(self, result: SampleResult[Any]) -> Sample:
-        row, sample = result.output, result.sample
+    def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
+        row, sample, gold = result.output, result.sample, ctx.data
         if isinstance(sample, FileRow):
             name = row.get("taxonomy")
-            name = str(name).lower() if name is not None else next(iter(self.taxonomies)) \
-                if len(self.taxonomies) == 1 else None
-            case = self.cases.get(str(row.get("case_id")))
-            return intent_sample(sample.id, case, self.taxonomies.get(name) if name else None, row)
-        return intent_sample(sample.id, sample.case, self.taxonomies[sample.taxonomy], row,
+            name = str(name).lower() if name is not None else next(iter(gold.taxonomies)) \
+                if len(gold.taxonomies) == 1 else None
+            case = gold.cases.get(str(row.get("case_id")))
+            return intent_sample(sample.id, case, gold.taxonomies.get(name) if name else None, row)
+        return intent_sample(sample.id, sample.case, gold.taxonomies[sample.taxonomy], row,
                              result.scores.get("verify"))
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:

@@ -13,6 +13,7 @@ an analysis beside the result (`scorers.baseline_analysis`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
@@ -28,7 +29,7 @@ from ragjudge.bench.cxm.kb_refinement.summary import HELD_OUT, baseline_metric, 
 from ragjudge.bench.cxm.models import Article
 from ragjudge.bench.cxm.retrieve import resolve_embedding_model
 from ragjudge.bench.cxm.summary import TaskReport
-from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
+from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
 
@@ -54,6 +55,14 @@ class KbOptions(CxmOptions):
     seed: int = Field(0, ge=0, description="Seed of the random half of the articles that picks the held-out threshold.")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs "
                                  "(cxm_contradiction).")
+
+
+@dataclass(frozen=True)
+class KbData:
+    """`ctx.data`: the gold pairs by kind, and the articles (None: a predictions file without them)."""
+
+    gold: dict[str, set[frozenset[str]]]
+    articles: dict[str, Article] | None
 
 
 class KbRefinementBench(CxmBench[KbOptions]):
@@ -103,9 +112,6 @@ class KbRefinementBench(CxmBench[KbOptions]):
         self.embedding = Embedding(o.gen if o.encoder == "litellm" and o.gen else resolve_embedding_model(o.gen),
                                    o.encoder)
         self.book = P.PromptBook(o.judge_dir)
-        # What load() read: the gold pairs and the articles
-        self.gold: dict[str, set[frozenset[str]]] = {}
-        self.articles: dict[str, Article] | None = None
 
     @property
     def baseline(self) -> Baseline:
@@ -117,18 +123,20 @@ class KbRefinementBench(CxmBench[KbOptions]):
         """The embedding model."""
         return self.embedding.model
 
-    def load(self) -> list[Any]:
-        self.gold = data.load_pairs(self.data)
+    def load(self) -> Loaded[Any, KbData]:
+        """The whole KB as one sample (or a predictions file's rows), with the gold pairs and the articles as
+        `ctx.data`."""
+        gold = data.load_pairs(self.data)
         if self.predictions_path is not None:
-            self.articles = optional_articles(self.data, "kb-refinement")
-            if self.options.baseline and self.articles is None:
+            articles = optional_articles(self.data, "kb-refinement")
+            if self.options.baseline and articles is None:
                 raise UsageError("the embedding baseline needs the KB articles (kb_refinement_articles.jsonl, "
                                  "articles.jsonl or Articles/KB_refinement_articles); or pass -T baseline=false")
-            return self.file_rows()
-        self.articles = load_articles(self.data, "kb-refinement")
-        if len(self.articles) < 2:
+            return Loaded(self.file_rows(), KbData(gold, articles))
+        articles = load_articles(self.data, "kb-refinement")
+        if len(articles) < 2:
             raise UsageError("KB refinement needs at least two articles")
-        return [data.WholeKb()]
+        return Loaded([data.WholeKb()], KbData(gold, articles))
 
     def llm_models(self) -> list[str]:
         embed = [self.model] if self.options.encoder == "litellm" and (
@@ -137,27 +145,27 @@ class KbRefinementBench(CxmBench[KbOptions]):
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
         if self.predictions_path is not None:
-            return KbFileSolver(self.articles, self.embedding if self.options.baseline else None)
-        assert self.articles is not None
-        return BaselineSolver(self.articles, self.embedding, self.baseline, self.book)
+            return KbFileSolver(ctx.data.articles, self.embedding if self.options.baseline else None)
+        return BaselineSolver(ctx.data.articles, self.embedding, self.baseline, self.book)
 
     def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
         return list(result.output.get("rows", []))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
         failures = [f for r in results for f in r.output.get("judge_failures") or []]
-        report = kb_report(self.gold, self.prediction_rows(results), self.predictions_path, self.articles,
+        report = kb_report(ctx.data.gold, self.prediction_rows(results), self.predictions_path, ctx.data.articles,
                            ctx.facts.get(KB), self.baseline, self.options.seed, self.model, failures)
         o = self.options
         report.cite(paper.beside(self.model, o.threshold, o.k, self.predictions_path is not None, report.metrics))
         report.headline += [(baseline_metric(baseline_name(self.model), HELD_OUT.format("F1")), "")]
         return report
 
-    def sample(self, result: SampleResult[Any]) -> Sample:
+    def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
+        gold, articles = ctx.data.gold, ctx.data.articles
         if isinstance(result.sample, FileRow):
-            return pair_sample(result.sample.id, result.output, self.gold, self.articles)
+            return pair_sample(result.sample.id, result.output, gold, articles)
         kinds = ("similar", "contradictory") if self.options.judge_models else ("similar",)
-        return kb_sample(result.sample.id, result.output, self.gold, kinds, len(self.articles or {}))
+        return kb_sample(result.sample.id, result.output, gold, kinds, len(articles or {}))
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options

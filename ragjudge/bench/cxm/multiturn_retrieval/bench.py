@@ -6,14 +6,14 @@ at every k asked for, in one run. No generator and no judge."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
 from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, embedding_models, index_metrics
-from ragjudge.bench.cxm.models import RagCase
 from ragjudge.bench.cxm.multiturn_retrieval import data, paper
 from ragjudge.bench.cxm.multiturn_retrieval.samples import turn_sample
 from ragjudge.bench.cxm.multiturn_retrieval.scorers import PaperProtocol, paper_protocol
@@ -24,7 +24,7 @@ from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, Con
 from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
-from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
+from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
 
 if TYPE_CHECKING:
@@ -35,6 +35,13 @@ class MultiTurnOptions(ConversationQueryOptions):
     chunk: Chunk = Field(500, description=CHUNK_HELP + " Table 8: 500 (the default); CXMArena's predictor: 1000.")
     ks: Cutoffs = Field(default_factory=lambda: [10, 20], min_length=1,
                         description="Cut-offs for Recall@k, each >= 1 (one run, any list).")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TurnData(CxmData):
+    """`ctx.data`: the turns by id, the articles, and which paper-protocol recall the run reports."""
+
+    protocol: PaperProtocol
 
 
 class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
@@ -66,24 +73,23 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         self.strategy = query_strategy(o, scoring_file=o.predictions is not None)
         self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
-        # What load() read: the turns, and which paper-protocol recall the run reports (the summary's rule)
-        self.cases: dict[str, RagCase] = {}
-        self.protocol: PaperProtocol = None
 
     def sample_id(self, sample: Any) -> str:
         return str(getattr(sample, "case_id", None) or sample.id)
 
-    def load(self) -> list[Any]:
-        cases, self.articles = data.load(self.data, scoring_file=self.predictions_path is not None)
-        self.cases = {c.case_id: c for c in cases}
+    def load(self) -> Loaded[Any, TurnData]:
+        """The turns (or a predictions file's rows), with the turns by id, the articles and which paper-protocol
+        recall the run reports (the summary's rule) as `ctx.data`."""
+        cases, articles = data.load(self.data, scoring_file=self.predictions_path is not None)
+        by_id = {c.case_id: c for c in cases}
         if self.predictions_path is not None:
             rows = self.file_rows()
-            scored = [(r.row, self.cases.get(str(r.row.get("case_id")))) for r in rows if not r.row.get("error")]
-            self.protocol = paper_protocol([row.get("chunk_articles") is not None for row, _ in scored],
-                                           [bool(case and case.kb_ids) for _, case in scored])
-            return rows
-        self.protocol = paper_protocol([self.chunking is not None] * len(cases), [bool(c.kb_ids) for c in cases])
-        return cases
+            scored = [(r.row, by_id.get(str(r.row.get("case_id")))) for r in rows if not r.row.get("error")]
+            protocol = paper_protocol([row.get("chunk_articles") is not None for row, _ in scored],
+                                      [bool(case and case.kb_ids) for _, case in scored])
+            return Loaded(rows, TurnData(by_id, articles, protocol=protocol))
+        protocol = paper_protocol([self.chunking is not None] * len(cases), [bool(c.kb_ids) for c in cases])
+        return Loaded(cases, TurnData(by_id, articles, protocol=protocol))
 
     def llm_models(self) -> list[str]:
         if self.predictions_path is not None:
@@ -98,9 +104,9 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         return RetrievalSolver(search, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        cases = list(self.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
+        cases = list(ctx.data.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
         report = score_multiturn(cases, self.prediction_rows(results), self.options.ks, self.predictions_path,
-                                 self.articles)
+                                 ctx.data.articles)
         if self.predictions_path is None:
             report.task = f"multi-turn retrieval ({self.options.pipeline}, {describe_chunking(self.chunking)}, " \
                           f"{self.strategy} queries)"
@@ -111,11 +117,12 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
                                         query_formation(self.strategy, self.book), self.predictions_path is not None,
                                         ctx.cut_by_limit, report.metrics))
 
-    def sample(self, result: SampleResult[Any]) -> Sample:
+    def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
+        run: TurnData = ctx.data
         if isinstance(result.sample, FileRow):
-            return turn_sample(result.sample.id, self.cases.get(str(result.output.get("case_id"))), result.output,
-                               self.options.ks, self.protocol)
-        return turn_sample(result.sample.case_id, result.sample, result.output, self.options.ks, self.protocol)
+            return turn_sample(result.sample.id, run.cases.get(str(result.output.get("case_id"))), result.output,
+                               self.options.ks, run.protocol)
+        return turn_sample(result.sample.case_id, result.sample, result.output, self.options.ks, run.protocol)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options

@@ -8,15 +8,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmOptions, FileRow, check_protocol
-from ragjudge.bench.cxm.models import QualityCase
+from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, FileRow, check_protocol
 from ragjudge.bench.cxm.quality import data, paper
 from ragjudge.bench.cxm.quality.samples import quality_sample
 from ragjudge.bench.cxm.quality.solver import QualitySolver
 from ragjudge.bench.cxm.quality.summary import PAPER_ACCURACY, score_quality
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
-from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
+from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
 
 if TYPE_CHECKING:
@@ -71,17 +70,14 @@ class QualityBench(CxmBench[QualityOptions]):
         self.require_one_system()
         check_protocol(options.protocol)
         self.book = P.PromptBook(options.judge_dir)
-        self.cases: list[QualityCase] = []
-        """What load() read: the gold data."""
-        self.by_id: dict[str, QualityCase] = {}
 
     def sample_id(self, sample: Any) -> str:
         return str(getattr(sample, "case_id", None) or sample.id)
 
-    def load(self) -> list[Any]:
-        self.cases = data.load_quality(self.data)
-        self.by_id = {c.case_id: c for c in self.cases}
-        return self.file_rows() if self.predictions_path is not None else list(self.cases)
+    def load(self) -> Loaded[Any, CxmData]:
+        cases = data.load_quality(self.data)
+        gold = CxmData({c.case_id: c for c in cases})
+        return Loaded(self.file_rows() if self.predictions_path is not None else cases, gold)
 
     def llm_models(self) -> list[str]:
         return [self.options.gen] if self.options.gen else []
@@ -93,14 +89,14 @@ class QualityBench(CxmBench[QualityOptions]):
         return QualitySolver(self.options.gen, self.book)
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        cases = self.cases if self.predictions_path is not None else [r.sample for r in results]
+        cases = list(ctx.data.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
         report = score_quality(cases, self.prediction_rows(results), self.predictions_path, self.options.protocol)
         return report.cite(paper.beside(self.options.gen, self.predictions_path is not None, ctx.cut_by_limit,
                                         report.metrics, PAPER_ACCURACY, "case accuracy (all questions right)"))
 
-    def sample(self, result: SampleResult[Any]) -> Sample:
+    def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         if isinstance(result.sample, FileRow):
-            case = self.by_id.get(str(result.output.get("case_id")))
+            case = ctx.data.cases.get(str(result.output.get("case_id")))
             return quality_sample(result.sample.id, case, result.output)
         return quality_sample(result.sample.case_id, result.sample, result.output)
 

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmOptions, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmData, CxmOptions, FileRow
 from ragjudge.bench.cxm.data import optional_articles
-from ragjudge.bench.cxm.models import ToolCase
 from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.bench.cxm.tool_calls import data, paper
 from ragjudge.bench.cxm.tool_calls.samples import tool_sample
 from ragjudge.bench.cxm.tool_calls.solver import ToolSolver
 from ragjudge.bench.cxm.tool_calls.summary import score_tools
-from ragjudge.engine.bench import MetricInfo, SampleResult, Solver
+from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
 
 if TYPE_CHECKING:
@@ -33,6 +33,15 @@ class ToolOptions(CxmOptions):
         description="Numbers of offered tools, each >= 1 (the expected ones plus distractors).")
     force_tool_call: bool = Field(False, description="Require a tool call (tool_choice=required).")
     judge_dir: list[str] = Field(default_factory=list, description="Extra folders of prompt specs (cxm_*).")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolData(CxmData):
+    """`ctx.data`: the gold cases, the tool catalog, what the run offers, and the modes its rows hold."""
+
+    tools: dict[str, dict[str, Any]]
+    plan: data.Plan
+    modes: list[str]
 
 
 class ToolCallsBench(CxmBench[ToolOptions]):
@@ -64,22 +73,17 @@ class ToolCallsBench(CxmBench[ToolOptions]):
         self.require_one_system()
         self.book = P.PromptBook(options.judge_dir)
         self.mode = "forced" if options.force_tool_call else "auto"
-        # What load() read: the catalog, the gold cases, what a run offers, the modes the predictions hold
-        self.tools: dict[str, dict[str, Any]] = {}
-        self.cases: dict[str, ToolCase] = {}
-        self.plan = data.Plan([])
-        self.modes: list[str] = [self.mode]
 
-    def load(self) -> list[Any]:
-        self.tools = data.load_tool_catalog(self.data)
-        cases = data.load_tool_cases(self.data, self.tools)
-        self.cases = {c.case_id: c for c in cases}
+    def load(self) -> Loaded[Any, ToolData]:
+        tools = data.load_tool_catalog(self.data)
+        cases = data.load_tool_cases(self.data, tools)
+        by_id = {c.case_id: c for c in cases}
         if self.predictions_path is not None:
             rows = self.file_rows()
-            self.modes = sorted({str(r.row.get("mode") or "auto") for r in rows if not r.row.get("error")})
-            return rows
-        self.plan = data.plan(cases, list(self.tools), self.options.tool_counts, self.mode)
-        return list(self.plan.samples)
+            modes = sorted({str(r.row.get("mode") or "auto") for r in rows if not r.row.get("error")})
+            return Loaded(rows, ToolData(by_id, tools=tools, plan=data.Plan([]), modes=modes))
+        plan = data.plan(cases, list(tools), self.options.tool_counts, self.mode)
+        return Loaded(list(plan.samples), ToolData(by_id, tools=tools, plan=plan, modes=[self.mode]))
 
     def llm_models(self) -> list[str]:
         return [self.options.gen] if self.options.gen else []
@@ -89,26 +93,28 @@ class ToolCallsBench(CxmBench[ToolOptions]):
             return FileRowsSolver()
         assert self.options.gen
         articles = optional_articles(self.data, "multi-turn") or {}
-        return ToolSolver(self.options.gen, self.tools, articles, self.book, self.options.force_tool_call)
+        return ToolSolver(self.options.gen, ctx.data.tools, articles, self.book, self.options.force_tool_call)
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
+        run: ToolData = ctx.data
         if self.predictions_path is not None:
-            cases = list(self.cases.values())
+            cases = list(run.cases.values())
         else:
-            cases = list({r.sample.case.case_id: r.sample.case for r in results}.values()) + self.plan.never_offered
+            cases = list({r.sample.case.case_id: r.sample.case for r in results}.values()) + run.plan.never_offered
         report = score_tools(cases, self.prediction_rows(results), self.predictions_path)
-        report.notes = self.plan.notes + report.notes
+        report.notes = run.plan.notes + report.notes
         metric = "tool-selection accuracy @{n} tools" if not any(k.startswith(("auto ", "forced "))
                                                                   for k in report.metrics) else \
             "auto tool-selection accuracy @{n} tools"
-        return report.cite(paper.beside(self.options.gen, self.options.force_tool_call, self.plan.offered_by_data,
+        return report.cite(paper.beside(self.options.gen, self.options.force_tool_call, run.plan.offered_by_data,
                                         self.predictions_path is not None, ctx.cut_by_limit, report.metrics, metric))
 
-    def sample(self, result: SampleResult[Any]) -> Sample:
+    def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
+        run: ToolData = ctx.data
         if isinstance(result.sample, FileRow):
-            return tool_sample(result.sample.id, self.cases.get(str(result.output.get("case_id"))), result.output,
-                               self.modes)
-        return tool_sample(result.sample.id, result.sample.case, result.output, self.modes)
+            return tool_sample(result.sample.id, run.cases.get(str(result.output.get("case_id"))), result.output,
+                               run.modes)
+        return tool_sample(result.sample.id, result.sample.case, result.output, run.modes)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {**super().run_info(ctx), "models": {"generator": self.options.gen}}

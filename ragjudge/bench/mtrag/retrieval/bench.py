@@ -36,7 +36,7 @@ from ragjudge.bench.mtrag.retrieval.summary import (
     runs,
     summary_parts,
 )
-from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Scorer, Solver
+from ragjudge.engine.bench import Bench, BenchOptions, Loaded, SampleResult, Scorer, Solver
 from ragjudge.engine.summary import Reference, Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.runs import mtrag_run_lines
@@ -85,8 +85,6 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
         if options.corpus is None and not hasattr(self.pipeline.retriever, "attach"):
             raise UsageError(f"pipeline {options.pipeline} ({self.pipeline.retriever.kind}) indexes a corpus: "
                              f"pass --corpus FILE{self.corpus_help}")
-        self.data: RetrievalData | None = None
-        """What load() read (the run's state passes explicitly: per-query figures are the scorer's)."""
 
     def data_folder(self) -> Path:
         folder = Path(self.options.data) / self.options.domain
@@ -94,7 +92,7 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
             raise UsageError(f"no folder {folder}: --data must hold one folder per domain (clapnq, cloud, fiqa, govt)")
         return folder
 
-    def paper_reference(self, reports: dict[str, Summary]) -> list[Reference]:
+    def paper_reference(self, reports: dict[str, Summary], data: RetrievalData) -> list[Reference]:
         """The paper's figures printed beside ours (`reports`: query kind -> its retrieval-eval summary)."""
         return paper_tables(self.options.domain, [METRICS.index(m) for m in
                                                   ("recall@5", "recall@10", "ndcg@5", "ndcg@10")], SHOWN)
@@ -104,9 +102,10 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
 
     # -- Bench ------------------------------------------------------------------------------------------
 
-    def load(self) -> list[RetrievalQuery]:
-        self.data = self.read()
-        return self.data.queries
+    def load(self) -> Loaded[RetrievalQuery, RetrievalData]:
+        """The queries, with their qrels and files as the run's `ctx.data`."""
+        data = self.read()
+        return Loaded(data.queries, data)
 
     def solver(self, ctx: RunContext) -> Solver[RetrievalQuery]:
         self.pipeline.gateway = ctx.gateway
@@ -121,28 +120,27 @@ class MtragRetrievalBench(Bench[RetrievalOptions, RetrievalQuery]):
     def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> Summary:
         """Each query file scored as `ragjudge retrieval-eval` scores it; the top-level metrics are the primary
         file's (rewrite when it ran), every file's are in the `queries` breakdown, in the paper's Table 3 layout."""
-        assert self.data is not None, "load() first"
-        reports = evaluate(results, self.data, self.pipeline.spec.name, self.options.domain)
+        reports = evaluate(results, ctx.data, self.pipeline.spec.name, self.options.domain)
         return self.summary(results, **summary_parts(reports, domain=self.options.domain,
                                                      pipeline=self.pipeline.spec.name, table_title=self.table_title,
-                                                     reference=self.paper_reference(reports)))
+                                                     reference=self.paper_reference(reports, ctx.data)))
 
-    def sample(self, result: SampleResult[RetrievalQuery]) -> Sample:
+    def sample(self, result: SampleResult[RetrievalQuery], ctx: RunContext) -> Sample:
         return query_sample(result, self.options.domain)
 
     # -- outputs ----------------------------------------------------------------------------------------
 
-    def rows(self, results: Sequence[SampleResult[RetrievalQuery]]) -> list[dict[str, Any]]:
+    def rows(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> list[dict[str, Any]]:
         return rows(results, self.options.domain)
 
-    def artifacts(self, results: Sequence[SampleResult[RetrievalQuery]], summary: Summary) -> dict[str, str]:
+    def artifacts(self, results: Sequence[SampleResult[RetrievalQuery]], summary: Summary,
+                  ctx: RunContext) -> dict[str, str]:
         """One MTRAG run file per query kind: `ragjudge retrieval-eval <run folder>/rewrite.jsonl --qrels ...`."""
-        assert self.data is not None, "load() first"
         return {f"{kind}.jsonl": "".join(mtrag_run_lines(run))
-                for kind, run in runs(results, self.data, self.pipeline.spec.name, self.options.domain).items()}
+                for kind, run in runs(results, ctx.data, self.pipeline.spec.name, self.options.domain).items()}
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
-        files = self.data.files if self.data else {}
+        files = ctx.data.files if ctx.data else {}
         return {"pipeline": self.pipeline.record(), "files": {k: str(v) for k, v in files.items()}}
 
     def out_slug(self) -> list[str]:

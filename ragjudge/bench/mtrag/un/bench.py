@@ -57,9 +57,9 @@ class MtragUnBench(MtragBench):
         return add_to_summary(super().summarize(results, ctx), self.outcomes(results), self.setting,
                               self.judge_models(ctx))
 
-    def sample(self, result: SampleResult[Task]) -> Sample:
+    def sample(self, result: SampleResult[Task], ctx: RunContext) -> Sample:
         """MTRAG's, with how an answer to an UNDERSPECIFIED task asks (`metadata.response_type`, Table 5's types)."""
-        sample = super().sample(result)
+        sample = super().sample(result, ctx)
         kind = answer_type(self.outcome(result))
         return sample if kind is None else sample.model_copy(update={"metadata": {**sample.metadata,
                                                                                    "response_type": kind}})

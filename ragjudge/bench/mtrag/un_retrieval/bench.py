@@ -105,15 +105,13 @@ class MtragUnRetrievalBench(MtragRetrievalBench):
         extra = [self.rewrite.model] if self.rewrite and self.rewrite.model and "rewrite" in self.kinds else []
         return list(dict.fromkeys([*self.pipeline.llm_models, *extra]))
 
-    def paper_reference(self, reports: dict[str, Summary]) -> list[Reference]:
-        assert self.data is not None, "load() first"
-        return retrieval_reference(self.options.domain, [KIND_NAMES[k] for k in reports],
-                                   "standalone" in self.data.dims)
+    def paper_reference(self, reports: dict[str, Summary], data: RetrievalData) -> list[Reference]:
+        return retrieval_reference(self.options.domain, [KIND_NAMES[k] for k in reports], "standalone" in data.dims)
 
     def summarize(self, results: Sequence[SampleResult[RetrievalQuery]], ctx: RunContext) -> Summary:
-        assert self.data is not None, "load() first"
+        data = ctx.data
         return add_to_summary(super().summarize(results, ctx), results, self.rewrite.model if self.rewrite else None,
-                              "standalone" in self.data.dims, domain=self.options.domain, qrels=self.data.qrels)
+                              "standalone" in data.dims, domain=self.options.domain, qrels=data.qrels)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         return {**super().run_info(ctx), "queries": self.kinds,

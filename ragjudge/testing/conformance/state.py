@@ -1,0 +1,34 @@
+"""Check: a bench keeps no run state on itself (`check_state`).
+
+What a run reads is `Bench.load`'s `Loaded.data` and what it learns is `ctx.facts`, both the run's (`RunContext`);
+the bench instance holds its options and what they build. A bench that stores a hook's work on `self` for a later
+hook carries one run into the next (the API runs a prepared bench again, a test reuses it) and hides what each hook
+depends on. Each clean run is watched (`runs.watching_runs`): the instance's attributes when the engine receives it,
+and after the run.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from ragjudge.testing.conformance.case import CheckReport
+from ragjudge.testing.conformance.runs import BenchRuns
+
+
+class StateCheck(BenchRuns):
+    def check_state(self) -> CheckReport:
+        """Every system's clean run leaves the bench instance as it found it (`Bench.load` returns what the run
+        needs beside the samples as `Loaded(samples, data)`; the hooks read it as `ctx.data`)."""
+        report = CheckReport("state", self.name)
+        for system in range(len(self.case.systems)):
+            run = self.clean(system)
+            where = f"system {system} (`{shlex.join(run.args)}`)"
+            if not run.state:
+                report.problems.append(f"{where}: the engine never ran (nothing to watch)")
+            elif changed := sorted({c for run_changes in run.state for c in run_changes}):
+                report.problems.append(f"{where}: the run changed the bench instance: {', '.join(changed)}; keep "
+                                       "run state off self (return `Loaded(samples, data)` from load, read "
+                                       "`ctx.data` / `ctx.facts` in the hooks)")
+            else:
+                report.passed.append(where)
+        return report
