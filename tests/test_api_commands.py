@@ -1,6 +1,7 @@
-"""Every command on the API (issue 42, item 4): `retrieve`, `evaluate_retrieval` (retrieval-eval), `correlate`, `export`,
-`dialsim_convert` and `dialsim_score` are public functions of `ragjudge` that return what the command prints (the
-command only parses its flags and renders), and whose errors name the Python parameter, not the flag."""
+"""Every command on the API (issue 42, item 4): `retrieve`, `evaluate_retrieval` (retrieval-eval), `correlate`,
+`export`, `dialsim_convert` and `dialsim_score` are public functions of `ragjudge` that return what the command
+prints (the command only parses its flags and renders), and whose errors name the Python parameter, not the
+flag."""
 
 from __future__ import annotations
 
@@ -131,7 +132,8 @@ def test_dialsim_convert_and_score_return_what_the_commands_print(tmp_path: Path
     assert code == 0, err
     assert [{**r, "to": None} for r in converted.shows] == [{**r, "to": None} for r in json.loads(out)]
     assert converted.shows and converted.shows[0]["sessions"] > 0
-    assert (tmp_path / "api" / "mini_dialsim.jsonl").read_text() == (tmp_path / "cli" / "mini_dialsim.jsonl").read_text()
+    written = [(tmp_path / side / "mini_dialsim.jsonl").read_text() for side in ("api", "cli")]
+    assert written[0] == written[1]
     with pytest.raises(UsageError, match=r"^shows: nope not in "):
         ragjudge.dialsim_convert(MINI_DIR, out=tmp_path / "api", shows=["nope"])
 
