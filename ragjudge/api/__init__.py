@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ragjudge.api.correlate import correlate
 from ragjudge.api.criterion import criterion
-from ragjudge.api.dialsim import Converted, Rescored, dialsim_convert, dialsim_score
+from ragjudge.api.dialsim import DialSimConverted, DialSimRescored, dialsim_convert, dialsim_score
 from ragjudge.api.evaluate import evaluate, evaluate_async
 from ragjudge.api.export import ExportResult, export
 from ragjudge.api.result import EvalResult, load_run
@@ -18,6 +18,6 @@ from ragjudge.api.retrieve import RetrieveResult, retrieve
 from ragjudge.api.runs import PreparedRun, prepare_judging, prepare_run, run_bench
 from ragjudge.api.settings import RunSettings
 
-__all__ = ["Converted", "EvalResult", "ExportResult", "PreparedRun", "Rescored", "RetrieveResult", "RunSettings",
-           "correlate", "criterion", "dialsim_convert", "dialsim_score", "evaluate", "evaluate_async",
+__all__ = ["DialSimConverted", "DialSimRescored", "EvalResult", "ExportResult", "PreparedRun", "RetrieveResult",
+           "RunSettings", "correlate", "criterion", "dialsim_convert", "dialsim_score", "evaluate", "evaluate_async",
            "evaluate_retrieval", "export", "load_run", "prepare_judging", "prepare_run", "retrieve", "run_bench"]

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 @dataclass
-class Converted:
+class DialSimConverted:
     """What `dialsim_convert` wrote: a record per show (`show`, `from`, `layout`, `to`, `sessions`,
     `temporal_questions`, `fan_questions`, `oracle_dates`, `skipped_questions`, `described`), and the shows described
     in `shows_file` (those that are not one of the three published ones)."""
@@ -31,7 +31,7 @@ class Converted:
 
 
 @dataclass
-class Rescored:
+class DialSimRescored:
     """`dialsim_score`'s figures (the summary `ragjudge dialsim score --format json` prints) and its per-answer
     rows (both verdicts)."""
 
@@ -40,7 +40,7 @@ class Rescored:
 
 
 def dialsim_convert(data: str | Path, *, out: str | Path, shows: Names = None,
-                    spelling: Spelling = PYTHON) -> Converted:
+                    spelling: Spelling = PYTHON) -> DialSimConverted:
     """Read LongDialQA from `data` (the official pickles with the oracle pickles, the same layout as JSON, or the
     Hugging Face parquet copy) and write `{show}_dialsim.jsonl` (one line per session) into the folder `out`: valid
     `data` for the dialsim bench. `shows`: which (default: all found). Pickles are read with a loader that builds
@@ -86,13 +86,13 @@ def dialsim_convert(data: str | Path, *, out: str | Path, shows: Names = None,
                    and BUILTIN_SHOWS.get(show) != described[show]})
     if custom:  # what eval needs to play a show that is not one of the three published ones
         write_show_infos(custom, shows_file)
-    return Converted(shows=report, shows_file=shows_file, custom=list(custom))
+    return DialSimConverted(shows=report, shows_file=shows_file, custom=list(custom))
 
 
 def dialsim_score(log: str | Path, *, judge: str | None = None, judge_models: Names = None,
                   judge_dir: Sequence[str | Path] | None = None, answer_format: str | None = None,
                   time_limits: Sequence[float] | str = (1, 3, 5), out: str | Path | None = None,
-                  spelling: Spelling = PYTHON, **settings: Unpack[RunSettings]) -> Rescored:
+                  spelling: Spelling = PYTHON, **settings: Unpack[RunSettings]) -> DialSimRescored:
     """Rescore an official simulator log (`results/entire_log-*.json`): accuracy, also at each of `time_limits`
     (seconds). `judge`: llm or lexical, for natural-language answers (default: llm with `judge_models`, else
     lexical); `answer_format`: mc, mc-nl or open (default: read from the log); `out`: also write one JSON line per
@@ -134,7 +134,7 @@ def dialsim_score(log: str | Path, *, judge: str | None = None, judge_models: Na
                                     "time_limits": limits}, models={"judges": {"dialsim": judged_by}})
     if out is not None:
         write_jsonl(Path(out), rows)
-    return Rescored(summary=summary, rows=rows)
+    return DialSimRescored(summary=summary, rows=rows)
 
 
 def _seconds(values: Sequence[float] | str, name: str) -> list[float]:

@@ -11,16 +11,8 @@ from typing import Annotated
 import typer
 
 from ragjudge.cli import common
+from ragjudge.cli.retrieval_flags import CorpusOpt, IndexDirOpt, PipelineDirOpt, PipelineOpt, RewriteModelOpt
 from ragjudge.run_defaults import DEFAULT_CONCURRENCY
-
-PipelineOpt = Annotated[str, typer.Option("--pipeline", help="Pipeline spec name (see pipelines/) or a path to a "
-                                          "spec YAML file.")]
-PipelineDirOpt = Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline specs "
-                                                          "(repeatable); overrides built-in specs of the same name.")]
-IndexDirOpt = Annotated[Path | None, typer.Option("--index-dir", help="Where indexes are kept and reused "
-                                                  "(default: <cache dir>/indexes).")]
-RewriteModelOpt = Annotated[str | None, typer.Option("--rewrite-model", help="litellm model for the rewrite query "
-                                                     "strategy (overrides the spec's query.model).")]
 
 
 def retrieve_command(
@@ -28,8 +20,7 @@ def retrieve_command(
     pipeline: PipelineOpt,
     out: Annotated[Path, typer.Option("--out", help="Run file: MTRAG retrieval predictions (.jsonl) or a TREC run "
                                       "(.trec/.txt/.run).")],
-    corpus: Annotated[Path | None, typer.Option("--corpus", help="BEIR corpus JSONL ({_id, title, text} a line). "
-                                                "Optional only for an existing Elasticsearch index.")] = None,
+    corpus: CorpusOpt = None,
     k: Annotated[int | None, typer.Option("--k", min=1, help="Passages per query (default: the spec's k, 10).")] = None,
     index_dir: IndexDirOpt = None,
     pipeline_dir: PipelineDirOpt = None,
