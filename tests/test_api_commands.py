@@ -90,6 +90,11 @@ def test_correlate_returns_what_the_command_prints(tmp_path: Path, monkeypatch: 
     assert code == 0, err
     assert to_jsonable(report) == json.loads(out) and report["correlations"]
     assert (tmp_path / "api.csv").read_text() == (tmp_path / "cli.csv").read_text()
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"is a run, not human ratings"):
+        ragjudge.correlate(run)
     with pytest.raises(UsageError, match=r"^stat must be one of"):
         ragjudge.correlate(HUMANS, stat="pearsons")
     with pytest.raises(UsageError, match=r"^heatmap \S+h.txt: the heatmap is an image"):

@@ -37,7 +37,15 @@ def correlate(humans: str | Path, *, judges: Sequence[str | Path] | None = None,
     from ragjudge.formats.files import atomic_output, output_file
     from ragjudge.progress import progress_bars
 
-    flag = spelling.flag
+    from ragjudge.formats.run_layout import OutputPaths
+    from ragjudge.formats.samples import names_run
+
+    humans, flag = Path(humans), spelling.flag
+    if names_run(humans) or (humans.is_dir() and OutputPaths.in_folder(humans).summary.is_file()):
+        raise UsageError(f"{humans} is a run, not human ratings: measure its judges against your labels with "
+                         f"`ragjudge correlate {humans} --labels FILE` (`ragjudge label-sample {humans}` draws which "
+                         f"samples to label), or against an InspectorRAGet file of human ratings with "
+                         f"`ragjudge correlate HUMANS.json --judges {humans}`")
     if weighting not in WEIGHTINGS:
         raise UsageError(f"{flag('weighting')} must be one of {', '.join(WEIGHTINGS)}, got {weighting!r}")
     if stat not in STATS:
