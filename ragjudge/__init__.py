@@ -1,7 +1,8 @@
 """ragjudge: evaluate retrieval-augmented generation on multi-turn conversations.
 
-The Python API (`evaluate`, `evaluate_async`, `run_bench`, `load_run`, `EvalResult`, `criterion`) is imported on
-first use, so `import ragjudge` stays light (the CLI and the pytest plugin import this package first).
+The Python API (`evaluate`, `evaluate_async`, `run_bench`, `load_run`, `EvalResult`, `criterion`, and every other
+command's function: `retrieve`, `evaluate_retrieval`, `correlate`, `export`, `dialsim_convert`, `dialsim_score`) is
+imported on first use, so `import ragjudge` stays light (the CLI and the pytest plugin import this package first).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragjudge.version import __version__
-    from ragjudge.api import EvalResult, criterion, evaluate, evaluate_async, load_run, run_bench
+    from ragjudge.api import (EvalResult, correlate, criterion, dialsim_convert, dialsim_score, evaluate,
+                              evaluate_async, evaluate_retrieval, export, load_run, retrieve, run_bench)
 
-__all__ = ["EvalResult", "__version__", "criterion", "evaluate", "evaluate_async", "load_run", "run_bench"]
+__all__ = ["EvalResult", "__version__", "correlate", "criterion", "dialsim_convert", "dialsim_score", "evaluate",
+           "evaluate_async", "evaluate_retrieval", "export", "load_run", "retrieve", "run_bench"]
 _API = frozenset(__all__) - {"__version__"}
 
 

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from ragjudge.cli import common
+from ragjudge.cli.retrieval_flags import CorpusOpt, IndexDirOpt, OptionalPipelineOpt, PipelineDirOpt, RewriteModelOpt
 
 TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", metavar="<key=value>", help="A bench option KEY=VALUE "
                                                        "(repeatable); `ragjudge benches show NAME` lists them.")]
@@ -23,15 +24,11 @@ def eval_command(
     gen: Annotated[str | None, typer.Option("--gen", help="The system under test: 'extractive' (offline MTRAG "
                                             "baseline), a litellm model, or what the bench documents.")] = None,
     data: Annotated[str | None, typer.Option("--data", help="The bench's data (file or folder).")] = None,
-    pipeline: Annotated[str | None, typer.Option("--pipeline", help="Retrieval pipeline spec (name or YAML "
-                                                 "path).")] = None,
-    corpus: Annotated[Path | None, typer.Option("--corpus", help="BEIR corpus JSONL the pipeline retrieves from "
-                                                "(its index is built once and reused).")] = None,
-    rewrite_model: Annotated[str | None, typer.Option("--rewrite-model", help="litellm model for a pipeline whose "
-                                                      "query strategy is rewrite.")] = None,
-    pipeline_dir: Annotated[list[str] | None, typer.Option("--pipeline-dir", metavar="<dir>", help="Extra folder of pipeline specs "
-                                                           "(repeatable).")] = None,
-    index_dir: Annotated[Path | None, typer.Option("--index-dir", help="Where indexes are kept and reused.")] = None,
+    pipeline: OptionalPipelineOpt = None,
+    corpus: CorpusOpt = None,
+    rewrite_model: RewriteModelOpt = None,
+    pipeline_dir: PipelineDirOpt = None,
+    index_dir: IndexDirOpt = None,
     judges: common.JudgesOpt = None,
     judge_models: common.JudgeModelsOpt = None,
     criteria: common.CriterionOpt = None,

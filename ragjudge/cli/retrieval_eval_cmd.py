@@ -1,14 +1,13 @@
-"""`ragjudge retrieval-eval`: score a retrieval run (MTRAG or TREC) against qrels (BEIR or TREC)."""
+"""`ragjudge retrieval-eval`: score a retrieval run (MTRAG or TREC) against qrels (BEIR or TREC); built on
+`ragjudge.api.retrieval_eval`, this module only parses the flags and prints the report."""
 
-import csv
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from ragjudge.cli import common
-from ragjudge.errors import UsageError
 
 
 def retrieval_eval_command(
@@ -41,56 +40,15 @@ def retrieval_eval_command(
 ) -> None:
     """R, nDCG, P, MRR, MAP and hit at k over the queries that have qrels, with breakdowns."""
     from rich.console import Console
+    from ragjudge.api import evaluate_retrieval
+    from ragjudge.engine.bench_options import CLI
     from ragjudge.engine.render import print_summary
-    from ragjudge.formats.files import output_file
-    from ragjudge.formats.runs import read_qrels
-    from ragjudge.formats.sample_runs import is_sample_log, qrels_from_samples, read_any_run
-    from ragjudge.retrieval_eval import evaluate_run, parse_cutoffs, parse_metrics, read_labels, resolve_dimensions
-    from ragjudge.retrieval_eval.breakdowns import BUILTIN
 
     fmt = common.check_format(fmt)
-    metric_names = parse_metrics(metrics, parse_cutoffs(cutoffs))
-    if per_query:
-        output_file(per_query, "per-query file (--per-query)")
-    the_run = read_any_run(run)
-    if not qrels:
-        if not is_sample_log(run):
-            raise UsageError("--qrels is required for a run file (a ragjudge run folder brings its own)")
-        merged = qrels_from_samples(run)
-    else:
-        merged = read_qrels(qrels[0])
-        for path in qrels[1:]:
-            merged = merged.merge(read_qrels(path))
-    labels = read_labels(breakdown_file) if breakdown_file else None
-    dims = resolve_dimensions(by, labels)
-    unknown = [d for d in dims if d not in BUILTIN and labels is None]
-    if unknown:
-        raise UsageError(f"--by {unknown[0]}: not a built-in breakdown ({', '.join(BUILTIN)}); labels of your own "
-                         "need --breakdown-file")
-    other = read_any_run(compare) if compare else None
-    if other is not None and other.name == the_run.name:
-        other.name = f"{other.name} (2)"
-    report = evaluate_run(the_run, merged, metrics=metric_names, dims=dims, labels=labels, default_domain=domain,
-                          ignore_missing=ignore_missing, compare=other, alpha=alpha)
-    if per_query:
-        _write_per_query(per_query, report.per_query())
+    report = evaluate_retrieval(run, qrels=qrels, metrics=metrics, cutoffs=cutoffs, per_query=per_query, compare=compare,
+                            by=by, breakdown_file=breakdown_file, domain=domain, ignore_missing=ignore_missing,
+                            alpha=alpha, spelling=CLI)
     if fmt == "json":
         print(json.dumps(report.summary.to_dict(), indent=2, ensure_ascii=False))
         return
     print_summary(report.summary, Console())
-
-
-def _write_per_query(path: Path, rows: list[dict[str, Any]]) -> None:
-    from ragjudge.formats.files import atomic_output
-    from ragjudge.formats.jsonl import write_jsonl
-
-    suffix = path.suffix.lower()
-    if suffix not in (".csv", ".tsv"):
-        write_jsonl(path, rows)
-        return
-    columns = list(dict.fromkeys(c for row in rows for c in row))
-    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=columns, delimiter="\t" if suffix == ".tsv" else ",")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: "|".join(v) if isinstance(v, list) else v for k, v in row.items()})

@@ -1,11 +1,11 @@
-"""Where a run writes, written so that a reader never sees half a file and two runs never share a folder."""
+"""Where a run writes (the files are `formats.run_layout`'s), written so that a reader never sees half a file and two
+runs never share a folder."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,63 +14,10 @@ import pandas as pd
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import writing
 from ragjudge.formats.jsonl import to_jsonable, write_jsonl
+from ragjudge.formats.run_layout import OutputPaths
 from ragjudge.formats.samples import Sample, write_samples
 
-
-@dataclass
-class OutputPaths:
-    """`ragjudge eval` writes a folder; `ragjudge judge` a results file with siblings."""
-
-    results: Path
-    samples: Path
-    """The sample log (`ragjudge.sample/1`): one record per sample, for every bench."""
-    solve_journal: Path
-    score_journal: Path
-    csv: Path
-    parquet: Path
-    summary: Path
-    run: Path
-    lock: Path
-    usage: Path
-    """The run's LLM usage log: every request of every invocation (run.json sums it)."""
-    batches: Path
-    """With --batch: every provider batch submitted, so a restart waits for it instead of submitting again."""
-
-    @classmethod
-    def in_folder(cls, folder: Path) -> OutputPaths:
-        return cls(results=folder / "results.jsonl", samples=folder / "samples.jsonl", solve_journal=folder / "predictions.jsonl",
-                   score_journal=folder / "judgements.jsonl", csv=folder / "results.csv",
-                   parquet=folder / "results.parquet", summary=folder / "summary.json", run=folder / "run.json",
-                   lock=folder / ".ragjudge.lock", usage=folder / "usage.jsonl",
-                   batches=folder / "batches.jsonl")
-
-    @classmethod
-    def beside(cls, results: Path) -> OutputPaths:
-        """`ragjudge judge --out X.jsonl`'s files, named after X; `--out DIR/results.jsonl` makes DIR a run folder."""
-        if results.name == "results.jsonl":
-            return cls.in_folder(results.parent)
-        stem = results.name.removesuffix(".jsonl")
-        sibling = results.with_name
-        return cls(results=results, samples=sibling(stem + ".samples.jsonl"), solve_journal=sibling(stem + ".predictions.jsonl"),
-                   score_journal=sibling(stem + ".judgements.jsonl"), csv=sibling(stem + ".csv"),
-                   parquet=sibling(stem + ".parquet"), summary=sibling(stem + ".summary.json"),
-                   run=sibling(stem + ".run.json"), lock=sibling(stem + ".lock"), usage=sibling(stem + ".usage.jsonl"),
-                   batches=sibling(stem + ".batches.jsonl"))
-
-    @property
-    def folder(self) -> Path:
-        return self.results.parent
-
-    @property
-    def owner(self) -> Path:
-        """What the user named with --out: the run folder, or the results file its siblings sit beside."""
-        return self.folder if self.lock.name == ".ragjudge.lock" else self.results
-
-    def artifact(self, name: str) -> Path:
-        """A bench's extra file (plan.jsonl, run.trec): in the run folder, or beside a results file."""
-        if self.results.name == "results.jsonl":
-            return self.folder / name
-        return self.results.with_name(self.results.name.removesuffix(".jsonl") + "." + name)
+__all__ = ["OutputLock", "OutputPaths", "atomic_write", "tidy_frame", "write_outputs"]
 
 
 class OutputLock:

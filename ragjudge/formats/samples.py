@@ -28,9 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable, write_jsonl
+from ragjudge.formats.run_layout import SAMPLE_LOG, OutputPaths
 
 SCHEMA_ID = "ragjudge.sample/1"
-FILE_NAME = "samples.jsonl"
+FILE_NAME = SAMPLE_LOG
 
 
 class _Model(BaseModel):
@@ -255,10 +256,8 @@ def _message(err: Any) -> str:
 
 def samples_file(results: Path) -> Path:
     """Where the samples of the run whose results file is `results` are: `samples.jsonl` in a run folder, or
-    `<stem>.samples.jsonl` beside `ragjudge judge`'s results file."""
-    if results.name in ("results.jsonl", FILE_NAME):
-        return results.with_name(FILE_NAME)
-    return results.with_name(results.name.removesuffix(".jsonl") + "." + FILE_NAME)
+    `<stem>.samples.jsonl` beside `ragjudge judge`'s results file (`formats.run_layout`)."""
+    return OutputPaths.of(results).samples
 
 
 def names_run(path: Path) -> bool:
@@ -273,20 +272,15 @@ def locate_run(path: Path) -> tuple[Path, Path, Path]:
     retrieval-eval) takes. Only the existence of RUN is checked here; readers say what is missing."""
     if not path.exists() and not names_run(path):
         raise InputError("no such run folder or results file", file=str(path))
-    if path.is_dir():
-        return path / FILE_NAME, path / "summary.json", path / "run.json"
-    if path.name == FILE_NAME:
-        return path, path.with_name("summary.json"), path.with_name("run.json")
-    stem = path.name.removesuffix(".jsonl").removesuffix("." + FILE_NAME.removesuffix(".jsonl"))
-    samples = path if path.name.endswith("." + FILE_NAME) else samples_file(path)
-    return samples, path.with_name(stem + ".summary.json"), path.with_name(stem + ".run.json")
+    files = OutputPaths.of(path)
+    return files.samples, files.summary, files.run
 
 
 def run_sample_log(path: Path) -> Path:
     """The sample log of RUN (see `locate_run`), or one line saying why there is none."""
     samples, _, _ = locate_run(path)
     if not samples.is_file():
-        if path.is_dir() and not (path / "summary.json").is_file():
+        if path.is_dir() and not OutputPaths.in_folder(path).summary.is_file():
             raise InputError("not a ragjudge run folder (it has no summary.json or samples.jsonl)", file=str(path))
         if path.is_file() and path.suffix != ".jsonl":
             raise InputError("not a ragjudge run (a run folder, `ragjudge judge`'s results file or a samples.jsonl)",
