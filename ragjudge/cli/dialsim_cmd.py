@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from ragjudge.cli import common
-from ragjudge.run_defaults import DEFAULT_CONCURRENCY
+from ragjudge.llm.defaults import DEFAULT_CONCURRENCY
 from ragjudge.errors import UsageError
 
 app = typer.Typer(help="DialSim (LongDialQA): convert the data to JSONL, rescore official simulator logs. "

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ragjudge.cli import common
-from ragjudge.run_defaults import DEFAULT_CONCURRENCY
+from ragjudge.llm.defaults import DEFAULT_CONCURRENCY
 from ragjudge.errors import InputError, UsageError
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
-from ragjudge.run_defaults import DEFAULT_CONCURRENCY
+from ragjudge.llm.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_SECONDS, DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -38,9 +38,9 @@ class EngineOptions(BaseModel):
 
     concurrency: Annotated[int, Setting()] = Field(DEFAULT_CONCURRENCY, ge=1, description="Concurrent LLM requests.")
     max_retries: Annotated[int, Setting()] = Field(
-        6, ge=0, description="Retries per LLM call on 429/5xx/timeouts (2 at most while its endpoint answers 5xx "
-                             "to every request).")
-    timeout: Annotated[float, Setting()] = Field(120.0, ge=0.1, description="Seconds per LLM request.")
+        DEFAULT_MAX_RETRIES, ge=0, description="Retries per LLM call on 429/5xx/timeouts (2 at most while its "
+                                               "endpoint answers 5xx to every request).")
+    timeout: Annotated[float, Setting()] = Field(DEFAULT_TIMEOUT, ge=0.1, description="Seconds per LLM request.")
     cache_dir: Annotated[str | None, Setting(recorded=False, path=True)] = Field(
         None, description="Cache folder: LLM responses and embeddings (default: $RAGJUDGE_CACHE_DIR or "
                           "~/.cache/ragjudge).")
@@ -60,7 +60,8 @@ class EngineOptions(BaseModel):
                                 "x-ratelimit headers when not given).")
     tpm: Annotated[float | None, Setting()] = Field(None, ge=1, description="Tokens per minute per endpoint (pacing).")
     retry_seconds: Annotated[float, Setting()] = Field(
-        600.0, ge=1, description="How long one LLM request may be retried through rate limits and outages.")
+        DEFAULT_RETRY_SECONDS, ge=1, description="How long one LLM request may be retried through rate limits and "
+                                                 "outages.")
     preflight: Annotated[bool, Setting()] = Field(
         True, description="Check credentials and reachability of every model before starting.")
     retry_errors: Annotated[bool, Setting()] = Field(
