@@ -4,7 +4,7 @@
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, get_args
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import typer
 from typer.core import TyperArgument, TyperCommand
@@ -56,7 +56,6 @@ MinPanelOpt = Annotated[int | None, typer.Option("--min-panel", min=1, help="Pan
                                                  "a panel score (default: a majority).")]
 
 
-
 def _param(name: str) -> str:
     """The command parameter behind a run setting's flag: `--no-cache` is `no_cache`."""
     return flag(name).removeprefix("--").replace("-", "_")
@@ -65,17 +64,18 @@ def _param(name: str) -> str:
 def setting_option(name: str) -> Any:
     """A run setting's flag, from its declaration: a switch (default False) or a value (default None: not given, so
     a flag a bench cannot use is an error, not ignored); its bounds, help and default as declared."""
-    info, mark = declared()[name]
+    info, _ = declared()[name]
     if info.annotation is bool:
         sentence = info.description or ""
         text = f"Do not {sentence[:1].lower()}{sentence[1:]}" if info.default is True else sentence
         return Annotated[bool, typer.Option(flag(name), metavar="", help=text)]
     kind = next((t for t in get_args(info.annotation) or (info.annotation,) if t is not type(None)), str)
-    kind = kind if kind in (int, float) else str  # a Literal's values are checked with the others, and named
+    metavar = "|".join(get_args(kind)) if get_origin(kind) is Literal else None  # checked with the others
+    kind = kind if kind in (int, float) else str
     bound = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
     default = "" if info.default is None else f" (default: {info.default:g})" if isinstance(info.default, float) \
         else f" (default: {info.default})"
-    return Annotated[kind | None, typer.Option(flag(name), min=bound, metavar=mark.metavar, show_default=False,
+    return Annotated[kind | None, typer.Option(flag(name), min=bound, metavar=metavar, show_default=False,
                                                help=(info.description or "") + default)]
 
 

@@ -26,7 +26,6 @@ class Setting:
     """Written in run.json's `engine` record (not a machine's own path, which says nothing about the run)."""
     flag: str | None = None
     """The command-line flag when not `--name-with-dashes` (a switch that is on by default: `--no-...`)."""
-    metavar: str | None = None
     path: bool = False
     """A file or folder: the API also takes a `Path`; it is kept as text."""
 
@@ -46,10 +45,10 @@ class EngineOptions(BaseModel):
                           "~/.cache/ragjudge).")
     use_cache: Annotated[bool, Setting(flag="--no-cache")] = Field(
         True, description="Use the caches (LLM responses, embeddings).")
-    encoder_backend: Annotated[Literal["auto", "torch", "onnx"] | None, Setting(llm=False, metavar="auto|torch|onnx")] \
-        = Field(None, description="What runs every local encoder (dense retrieval, RB_alg's BERTScore): onnx (ONNX "
-                                  "Runtime on the CPU), torch, or auto (ONNX Runtime when installed); default: each "
-                                  "spec's own backend.")
+    encoder_backend: Annotated[Literal["auto", "torch", "onnx"] | None, Setting(llm=False)] = Field(
+        None, description="What runs every local encoder (dense retrieval, RB_alg's BERTScore): onnx (ONNX Runtime "
+                          "on the CPU), torch, or auto (ONNX Runtime when installed); default: each spec's own "
+                          "backend.")
     api_base: Annotated[str | None, Setting()] = Field(
         None, description="Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy).")
     models: Annotated[str | None, Setting(path=True)] = Field(
