@@ -9,14 +9,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ragjudge.engine.run_settings import settings as declared
+from ragjudge.engine.run_settings import SETTINGS
 from ragjudge.errors import UsageError
 
 RunSettings = TypedDict(  # type: ignore[misc]  # derived from the declaration, not written out a second time
-    "RunSettings", {name: info.annotation | Path if mark.path else info.annotation  # type: ignore[operator]
-                    for name, (info, mark) in declared().items()}, total=False)
+    "RunSettings", {s.name: s.type | Path if s.path else s.type for s in SETTINGS}, total=False)
 """Keyword arguments of `evaluate`, `evaluate_async` and `run_bench` (all optional; absent: the default): every
-field of `ragjudge.engine.EngineOptions` marked as a setting, with its type (a file or folder also as a `Path`)."""
+run setting (`ragjudge.engine.run_settings.SETTINGS`), with its type (a file or folder also as a `Path`)."""
 
 
 def check_settings(function: str, settings: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 import typer
 from typer.core import TyperArgument, TyperCommand
 
-from ragjudge.engine.run_settings import flag, settings as declared
+from ragjudge.engine.run_settings import SETTINGS, flag, settings as declared
 from ragjudge.errors import UsageError
 
 
@@ -63,32 +63,28 @@ def _param(name: str) -> str:
 
 def setting_option(name: str) -> Any:
     """A run setting's flag, from its declaration: a switch (default False) or a value (default None: not given, so
-    a flag a bench cannot use is an error, not ignored); its bounds, help and default as declared."""
-    info, _ = declared()[name]
-    if info.annotation is bool:
-        sentence = info.description or ""
-        text = f"Do not {sentence[:1].lower()}{sentence[1:]}" if info.default is True else sentence
-        return Annotated[bool, typer.Option(flag(name), metavar="", help=text)]
-    kind = next((t for t in get_args(info.annotation) or (info.annotation,) if t is not type(None)), str)
+    a flag a bench cannot use is an error, not ignored); its bound, help and default as declared."""
+    setting = declared()[name]
+    if setting.type is bool:
+        text = f"Do not {setting.help[:1].lower()}{setting.help[1:]}" if setting.default is True else setting.help
+        return Annotated[bool, typer.Option(setting.cli_flag, metavar="", help=text)]
+    kind = next((t for t in get_args(setting.type) or (setting.type,) if t is not type(None)), str)
     metavar = "|".join(get_args(kind)) if get_origin(kind) is Literal else None  # checked with the others
-    kind = kind if kind in (int, float) else str
-    bound = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
-    default = "" if info.default is None else f" (default: {info.default:g})" if isinstance(info.default, float) \
-        else f" (default: {info.default})"
-    return Annotated[kind | None, typer.Option(flag(name), min=bound, metavar=metavar, show_default=False,
-                                               help=(info.description or "") + default)]
+    default = "" if setting.default is None else f" (default: {setting.default:g})"
+    return Annotated[(kind if kind in (int, float) else str) | None, typer.Option(
+        setting.cli_flag, min=setting.ge, metavar=metavar, show_default=False, help=setting.help + default)]
 
 
 def run_settings(**flags: Any) -> dict[str, Any]:
     """The run settings (`ragjudge.api.RunSettings`) the flags give, by parameter name (`no_cache=True` is
     `use_cache=False`), leaving out what was not given."""
     out = {}
-    for name, (info, _) in declared().items():
-        value = flags.pop(_param(name), None)
+    for setting in SETTINGS:
+        value = flags.pop(_param(setting.name), None)
         if isinstance(value, bool):  # a switch is given when it is on, and says the opposite of its default
-            value = (not info.default) if value else None
+            value = (not setting.default) if value else None
         if value is not None:
-            out[name] = value
+            out[setting.name] = value
     if flags:
         raise TypeError(f"not run settings: {', '.join(flags)}")
     return out
@@ -106,7 +102,7 @@ def with_run_settings(command: Callable[..., None]) -> Callable[..., None]:
 
     own = [p for p in inspect.signature(command).parameters.values() if p.name != "settings"]
     added = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=setting_option(name),
-                               default=False if declared()[name][0].annotation is bool else None)
+                               default=False if declared()[name].type is bool else None)
              for param, name in names.items()]
     run.__signature__ = inspect.signature(command).replace(parameters=own + added)  # type: ignore[attr-defined]
     return run

@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.engine.run_settings import EngineOptions
+from pydantic import ConfigDict, Field, create_model
+
+from ragjudge.engine.run_settings import SETTINGS
 from ragjudge.llm import LLMGateway, ModelRoutes, ResponseCache, UsageTracker
 from ragjudge.llm.batch import BatchCollector, run_id_for
 from ragjudge.llm.batch_journal import BatchJournal
@@ -19,6 +21,12 @@ from ragjudge.progress import ProgressBars
 
 if TYPE_CHECKING:
     from ragjudge.engine.outputs import OutputPaths
+
+EngineOptions = create_model(  # the run settings' one declaration, validated
+    "EngineOptions", __config__=ConfigDict(extra="forbid"), __doc__="Options of the run itself, the same for every "
+    "bench (recorded in run.json): the run settings (`run_settings.SETTINGS`), and whether progress bars show.",
+    __module__=__name__, **{s.name: (s.type, Field(s.default, ge=s.ge, gt=s.gt, description=s.help)) for s in SETTINGS},
+    show_progress=(bool, True))
 
 
 @dataclass

@@ -12,7 +12,8 @@ from pydantic import ValidationError
 from ragjudge.engine import registry
 from ragjudge.engine.bench import Bench
 from ragjudge.engine.bench_options import CLI, Spelling, build_options, describe_option
-from ragjudge.engine.run_settings import EngineOptions, flag, llm_settings, settings as declared
+from ragjudge.engine.context import EngineOptions
+from ragjudge.engine.run_settings import flag, llm_settings, settings as declared
 from ragjudge.errors import UsageError
 
 
@@ -44,7 +45,7 @@ def engine_options(settings: Mapping[str, Any], *, bench_name: str, uses_llm: bo
     if named and not uses_llm:
         raise UsageError(f"{', '.join(named)} {'is' if len(named) == 1 else 'are'} not used by bench {bench_name} "
                          "(it calls no LLM)")
-    values = {k: str(v) if known[k][1].path else v for k, v in given.items()}
+    values = {k: str(v) if known[k].path else v for k, v in given.items()}
     try:
         return EngineOptions(**values)
     except ValidationError as exc:
