@@ -18,10 +18,15 @@ class Setting:
 
     name: str
     type: Any
+    """Its values' type: the flag parses the type it names beside None (int, float, else text); a Literal's values
+    are its choices, and its metavar."""
     default: Any
     help: str
+    """The flag's help (with the default) and the engine option's description: one sentence, or a few, that say
+    what it does to the run."""
     ge: float | None = None
     gt: float | None = None
+    """Bounds: the engine checks both, the command line `ge` as it parses."""
     llm: bool = True
     """It only means something to a run that calls an LLM (or encodes through a cache): given to a bench that
     calls none, it is an error, never silently ignored."""
