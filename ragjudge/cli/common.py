@@ -70,7 +70,8 @@ def setting_option(name: str) -> Any:
         return Annotated[bool, typer.Option(setting.cli_flag, metavar="", help=text)]
     kind = next((t for t in get_args(setting.type) or (setting.type,) if t is not type(None)), str)
     metavar = "|".join(get_args(kind)) if get_origin(kind) is Literal else None  # checked with the others
-    default = "" if setting.default is None else f" (default: {setting.default:g})"
+    default = "" if setting.default is None else f" (default: {setting.default:g})" \
+        if isinstance(setting.default, float) else f" (default: {setting.default})"
     return Annotated[(kind if kind in (int, float) else str) | None, typer.Option(
         setting.cli_flag, min=setting.ge, metavar=metavar, show_default=False, help=setting.help + default)]
 
