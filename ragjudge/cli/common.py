@@ -1,10 +1,15 @@
-"""Options shared by commands, and the run settings (`ragjudge.api.RunSettings`) the run-level flags give."""
+"""Options shared by commands, and the run-level flags, derived from the run settings' one declaration
+(`engine.run_settings`), with the settings (`ragjudge.api.RunSettings`) they give."""
 
-from typing import Annotated, Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 import typer
 from typer.core import TyperArgument, TyperCommand
 
+from ragjudge.engine.run_settings import SETTINGS, flag, settings as declared
 from ragjudge.errors import UsageError
 
 
@@ -42,64 +47,75 @@ CriterionOpt = Annotated[list[str] | None, typer.Option("--criterion", metavar="
                                                         "line, judged G-Eval's way (repeatable): NAME=\"Does the "
                                                         "answer cite the policy number?\"; its metric is NAME.")]
 FormatOpt = Annotated[str, typer.Option("--format", help="table or json (json: summary on stdout, nothing else).")]
-LimitOpt = Annotated[int | None, typer.Option("--limit", min=1, help="Only the first N tasks.")]
-ConcurrencyOpt = Annotated[int, typer.Option("--concurrency", min=1, help="Concurrent LLM requests.")]
-CacheDirOpt = Annotated[str | None, typer.Option("--cache-dir", help="Cache folder: LLM responses and embeddings "
-                                                 "(default: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge).")]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", metavar="", help="Do not read or write the caches (LLM responses, "
-                                                                   "embeddings).")]
-EncoderBackendOpt = Annotated[str | None, typer.Option("--encoder-backend", metavar="auto|torch|onnx", help="What runs "
-                                                     "every local encoder (dense retrieval, RB_alg's BERTScore): "
-                                                     "onnx (ONNX Runtime on the CPU), torch, or auto (ONNX Runtime "
-                                                     "when installed); default: each spec's own backend.")]
-ApiBaseOpt = Annotated[str | None, typer.Option("--api-base", help="Base URL for an OpenAI-compatible server "
-                                                "(vLLM, Ollama, a proxy).")]
 BertModelOpt = Annotated[str | None, typer.Option("--bertscore-model", help="auto, bundled, or a model name/path "
                                                   "for RB_alg's BERTScore.")]
 ConvOpt = Annotated[bool, typer.Option("--conversational-as-unanswerable", metavar="", help="Condition conversational turns as "
                                        "unanswerable, as the benchmark's scripts do (default: excluded, as in the paper).")]
 JudgeDirOpt = Annotated[list[str] | None, typer.Option("--judge-dir", metavar="<dir>", help="Extra folder of judge specs (repeatable).")]
-RetriesOpt = Annotated[int, typer.Option("--max-retries", min=0, help="Retries per LLM call on 429/5xx/timeouts "
-                                         "(2 at most while its endpoint answers 5xx to every request).")]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", min=0.1, help="Seconds per LLM request.")]
-
-ModelsOpt = Annotated[str | None, typer.Option("--models", help="Models file (litellm router format): endpoint, "
-                                               "key variable and rpm/tpm per model; default $RAGJUDGE_MODELS.")]
-RpmOpt = Annotated[float | None, typer.Option("--rpm", min=0.001, help="Requests per minute per endpoint: calls are "
-                                              "paced below it (and learnt from x-ratelimit headers when not given).")]
-TpmOpt = Annotated[float | None, typer.Option("--tpm", min=1, help="Tokens per minute per endpoint (pacing).")]
-RetrySecondsOpt = Annotated[float | None, typer.Option("--retry-seconds", min=1, help="How long one LLM request "
-                                                       "may be retried through rate limits and outages "
-                                                       "[default: 600].")]
-NoPreflightOpt = Annotated[bool, typer.Option("--no-preflight", help="Do not check credentials and reachability of "
-                                              "every model before starting.")]
-RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors", help="Ask a judge again when its answer cannot be "
-                                              "parsed (without it, a rerun re-reads the answer it paid for, with "
-                                              "the parser as it is now, and sends nothing).")]
-BatchOpt = Annotated[bool, typer.Option("--batch", help="Send the run's LLM requests through the provider's batch "
-                                         "interface (openai/, azure/, litellm_proxy/ models): half the price, answers "
-                                         "within 24 h; rerun the same command to collect submitted batches.")]
 MinPanelOpt = Annotated[int | None, typer.Option("--min-panel", min=1, help="Panel members that must answer for "
                                                  "a panel score (default: a majority).")]
 
-# For `ragjudge eval`: None means "not given", so a flag a bench cannot use is an error, not ignored.
-EvalConcurrencyOpt = Annotated[int | None, typer.Option("--concurrency", min=1, help="Concurrent LLM requests "
-                                                        "(default: 16).")]
-EvalRetriesOpt = Annotated[int | None, typer.Option("--max-retries", min=0, help="Retries per LLM call on "
-                                                    "429/5xx/timeouts (default: 6; 2 at most while its endpoint "
-                                                    "answers 5xx to every request).")]
-EvalTimeoutOpt = Annotated[float | None, typer.Option("--timeout", min=0.1, help="Seconds per LLM request "
-                                                      "(default: 120).")]
+
+def _param(name: str) -> str:
+    """The command parameter behind a run setting's flag: `--no-cache` is `no_cache`."""
+    return flag(name).removeprefix("--").replace("-", "_")
 
 
-def run_settings(*, limit: int | None, concurrency: int | None, cache_dir: str | None, no_cache: bool,
-                 api_base: str | None, max_retries: int | None, timeout: float | None, models: str | None = None,
-                 rpm: float | None = None, tpm: float | None = None, retry_seconds: float | None = None,
-                 no_preflight: bool = False, retry_errors: bool = False, batch: bool = False,
-                 encoder_backend: str | None = None) -> dict[str, Any]:
-    """The run settings the flags give (`ragjudge.api.RunSettings`), leaving out what was not given."""
-    values = {"limit": limit, "concurrency": concurrency, "cache_dir": cache_dir, "use_cache": False if no_cache
-              else None, "api_base": api_base, "max_retries": max_retries, "timeout": timeout, "models": models,
-              "rpm": rpm, "tpm": tpm, "retry_seconds": retry_seconds, "preflight": False if no_preflight else None,
-              "retry_errors": retry_errors or None, "batch": batch or None, "encoder_backend": encoder_backend}
-    return {k: v for k, v in values.items() if v is not None}
+def setting_option(name: str) -> Any:
+    """A run setting's flag, from its declaration: a switch (default False) or a value (default None: not given, so
+    a flag a bench cannot use is an error, not ignored); its bound, help and default as declared."""
+    setting = declared()[name]
+    if setting.type is bool:
+        text = f"Do not {setting.help[:1].lower()}{setting.help[1:]}" if setting.default is True else setting.help
+        return Annotated[bool, typer.Option(setting.cli_flag, metavar="", help=text)]
+    kind = next((t for t in get_args(setting.type) or (setting.type,) if t is not type(None)), str)
+    metavar = "|".join(get_args(kind)) if get_origin(kind) is Literal else None  # checked with the others
+    default = "" if setting.default is None else f" (default: {setting.default:g})" \
+        if isinstance(setting.default, float) else f" (default: {setting.default})"
+    return Annotated[(kind if kind in (int, float) else str) | None, typer.Option(
+        setting.cli_flag, min=setting.ge, metavar=metavar, show_default=False, help=setting.help + default)]
+
+
+def run_settings(**flags: Any) -> dict[str, Any]:
+    """The run settings (`ragjudge.api.RunSettings`) the flags give, by parameter name (`no_cache=True` is
+    `use_cache=False`), leaving out what was not given."""
+    out = {}
+    for setting in SETTINGS:
+        value = flags.pop(_param(setting.name), None)
+        if isinstance(value, bool):  # a switch is given when it is on, and says the opposite of its default
+            value = (not setting.default) if value else None
+        if value is not None:
+            out[setting.name] = value
+    if flags:
+        raise TypeError(f"not run settings: {', '.join(flags)}")
+    return out
+
+
+def with_run_settings(command: Callable[..., None]) -> Callable[..., None]:
+    """Give `command` a flag for every run setting (typer reads the signature); it receives the ones given as
+    `settings`, ready for the API. A setting declared in `engine.run_settings` appears here with no other change."""
+    names = {_param(name): name for name in declared()}
+
+    @functools.wraps(command)
+    def run(**kwargs: Any) -> None:
+        flags = {param: kwargs.pop(param) for param in names}
+        command(**kwargs, settings=run_settings(**flags))
+
+    own = [p for p in inspect.signature(command).parameters.values() if p.name != "settings"]
+    added = [inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=setting_option(name),
+                               default=False if declared()[name].type is bool else None)
+             for param, name in names.items()]
+    run.__signature__ = inspect.signature(command).replace(parameters=own + added)  # type: ignore[attr-defined]
+    return run
+
+
+LimitOpt = setting_option("limit")
+ConcurrencyOpt = setting_option("concurrency")
+CacheDirOpt = setting_option("cache_dir")
+NoCacheOpt = setting_option("use_cache")
+EncoderBackendOpt = setting_option("encoder_backend")
+ApiBaseOpt = setting_option("api_base")
+ModelsOpt = setting_option("models")
+RpmOpt = setting_option("rpm")
+TpmOpt = setting_option("tpm")
+NoPreflightOpt = setting_option("preflight")

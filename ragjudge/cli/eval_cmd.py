@@ -6,7 +6,7 @@ option for is an error. No benchmark is special-cased here.
 """
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,6 +17,7 @@ TaskArgsOpt = Annotated[list[str] | None, typer.Option("-T", "--task-arg", metav
                                                        "(repeatable); `ragjudge benches show NAME` lists them.")]
 
 
+@common.with_run_settings
 def eval_command(
     bench: Annotated[str, typer.Option("--bench", help="A bench name (`ragjudge benches` lists them) or a path to "
                                        "MTRAG-format tasks (file or folder).")],
@@ -36,22 +37,8 @@ def eval_command(
     bertscore_model: common.BertModelOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default: runs/<bench>-<options>); "
                                              "rerunning with the same folder resumes.")] = None,
-    limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
-    concurrency: common.EvalConcurrencyOpt = None,
-    cache_dir: common.CacheDirOpt = None,
-    no_cache: common.NoCacheOpt = False,
-    encoder_backend: common.EncoderBackendOpt = None,
-    api_base: common.ApiBaseOpt = None,
-    max_retries: common.EvalRetriesOpt = None,
-    timeout: common.EvalTimeoutOpt = None,
-    models: common.ModelsOpt = None,
-    rpm: common.RpmOpt = None,
-    tpm: common.TpmOpt = None,
-    retry_seconds: common.RetrySecondsOpt = None,
-    no_preflight: common.NoPreflightOpt = False,
-    retry_errors: common.RetryErrorsOpt = False,
-    batch: common.BatchOpt = False,
+    settings: dict[str, Any] | None = None,
 ) -> None:
     """Run a benchmark: solve its samples, score them, print its summary and breakdowns."""
     from ragjudge.api import prepare_run
@@ -64,12 +51,7 @@ def eval_command(
         pipeline_dir=pipeline_dir or None, index_dir=index_dir, judges=judges, judge_models=judge_models,
         judge_dir=judge_dir or None, bertscore_model=bertscore_model, criteria=criteria or None,
         options=parse_task_args(task_args),
-        spelling=CLI, **common.run_settings(limit=limit, concurrency=concurrency, cache_dir=cache_dir,
-                                            no_cache=no_cache, api_base=api_base, max_retries=max_retries,
-                                            timeout=timeout, models=models, rpm=rpm, tpm=tpm,
-                                            retry_seconds=retry_seconds, no_preflight=no_preflight,
-                                            retry_errors=retry_errors, batch=batch,
-                                            encoder_backend=encoder_backend))
+        spelling=CLI, **settings or {})
     result = prepared.execute(out or prepared.default_out())
     print_run(result.summary, fmt, failed=sum(1 for s in result.samples if s.errors()), usage=result.usage,
               paths=result.files)

@@ -3,12 +3,11 @@ reference) run the `rag` bench; an MTRAG or MTRAG-UN predictions file runs that 
 file with UNDERSPECIFIED tasks is MTRAG-UN's unless --bench says otherwise)."""
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from ragjudge.cli import common
-from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 
 
 JudgesOpt = Annotated[str | None, typer.Option("--judges", help="Comma-separated judges, instead of the defaults "
@@ -19,6 +18,7 @@ CriterionOpt = Annotated[list[str] | None, typer.Option("--criterion", metavar="
                                                         "to the default judges, or to --judges when given.")]
 
 
+@common.with_run_settings
 def judge_command(
     predictions: Annotated[Path, typer.Argument(
         metavar="RECORDS", help="Your records (CSV, TSV, JSONL, JSON or Parquet, also .gz): question or messages, "
@@ -32,29 +32,15 @@ def judge_command(
     judges: JudgesOpt = None,
     judge_models: common.JudgeModelsOpt = None,
     criteria: CriterionOpt = None,
-    limit: common.LimitOpt = None,
     fmt: common.FormatOpt = "table",
-    concurrency: common.ConcurrencyOpt = DEFAULT_CONCURRENCY,
-    cache_dir: common.CacheDirOpt = None,
-    no_cache: common.NoCacheOpt = False,
-    encoder_backend: common.EncoderBackendOpt = None,
-    api_base: common.ApiBaseOpt = None,
     bertscore_model: common.BertModelOpt = None,
     conversational_as_unanswerable: common.ConvOpt = False,
     judge_dir: common.JudgeDirOpt = None,
-    max_retries: common.RetriesOpt = 6,
-    timeout: common.TimeoutOpt = 120.0,
     min_panel: common.MinPanelOpt = None,
-    models: common.ModelsOpt = None,
-    rpm: common.RpmOpt = None,
-    tpm: common.TpmOpt = None,
-    retry_seconds: common.RetrySecondsOpt = None,
-    no_preflight: common.NoPreflightOpt = False,
-    retry_errors: common.RetryErrorsOpt = False,
-    batch: common.BatchOpt = False,
     bench: Annotated[str | None, typer.Option("--bench", help="mtrag or mtrag-un (default: mtrag-un when a task is "
                                               "UNDERSPECIFIED, else mtrag): MTRAG-UN adds the clarification judge "
                                               "and the official *_idk_underspecified metrics.")] = None,
+    settings: dict[str, Any] | None = None,
 ) -> None:
     """Judge answers you already have, resumably (a rerun pays for nothing twice).
 
@@ -77,10 +63,7 @@ def judge_command(
         predictions, bench, judges=judges, judge_models=judge_models, judge_dir=judge_dir or None,
         bertscore_model=bertscore_model, criteria=criteria or None,
         options={k: v for k, v in options.items() if v is not None},
-        spelling=judge_cli, **common.run_settings(
-            limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache, api_base=api_base,
-            max_retries=max_retries, timeout=timeout, models=models, rpm=rpm, tpm=tpm, retry_seconds=retry_seconds,
-            no_preflight=no_preflight, retry_errors=retry_errors, batch=batch, encoder_backend=encoder_backend))
+        spelling=judge_cli, **settings or {})
     result = prepared.execute(results_file=out or default_out(predictions))
     print_run(result.summary, fmt, failed=sum(1 for s in result.samples if s.errors()), usage=result.usage,
               paths=result.files)

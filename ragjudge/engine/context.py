@@ -7,49 +7,26 @@ import asyncio
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field, create_model
 
+from ragjudge.engine.run_settings import SETTINGS
 from ragjudge.llm import LLMGateway, ModelRoutes, ResponseCache, UsageTracker
 from ragjudge.llm.batch import BatchCollector, run_id_for
 from ragjudge.llm.batch_journal import BatchJournal
 from ragjudge.llm.gateway import validate_model
 from ragjudge.llm.preflight import preflight
 from ragjudge.progress import ProgressBars
-from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 
 if TYPE_CHECKING:
     from ragjudge.engine.outputs import OutputPaths
 
-
-class EngineOptions(BaseModel):
-    """Options of the run itself, the same for every bench (recorded in run.json)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    concurrency: int = Field(DEFAULT_CONCURRENCY, ge=1, description="Concurrent LLM requests.")
-    max_retries: int = Field(6, ge=0, description="Retries per LLM call on 429/5xx/timeouts (2 at most while its "
-                             "endpoint answers 5xx to every request).")
-    timeout: float = Field(120.0, gt=0, description="Seconds per LLM request.")
-    cache_dir: str | None = Field(None, description="Cache folder: LLM responses and embeddings.")
-    use_cache: bool = True
-    encoder_backend: Literal["auto", "torch", "onnx"] | None = Field(
-        None, description="What runs every local encoder (sentence encoders, RB_alg's BERTScore): torch, onnx (ONNX "
-                          "Runtime on the CPU) or auto; not given: each spec's own backend option.")
-    api_base: str | None = Field(None, description="Base URL of an OpenAI-compatible server.")
-    models: str | None = Field(None, description="Models file (litellm router format): endpoint, key variable and "
-                               "rate limits per model.")
-    rpm: float | None = Field(None, gt=0, description="Requests per minute per endpoint (client-side pacing).")
-    tpm: float | None = Field(None, gt=0, description="Tokens per minute per endpoint (client-side pacing).")
-    retry_seconds: float = Field(600.0, gt=0, description="How long one LLM request may be retried.")
-    preflight: bool = Field(True, description="Check credentials and reachability of every model first.")
-    retry_errors: bool = Field(False, description="Ask a judge again when its answer cannot be parsed (a rerun "
-                               "without it re-reads the cached answer and sends nothing).")
-    batch: bool = Field(False, description="Send chat requests through the provider's batch interface (half price, "
-                        "answers within 24 h; submitted batches are journaled and resumed).")
-    limit: int | None = Field(None, ge=1, description="Only the first N samples.")
-    show_progress: bool = True
+EngineOptions = create_model(  # the run settings' one declaration, validated
+    "EngineOptions", __config__=ConfigDict(extra="forbid"), __doc__="Options of the run itself, the same for every "
+    "bench (recorded in run.json): the run settings (`run_settings.SETTINGS`), and whether progress bars show.",
+    __module__=__name__, **{s.name: (s.type, Field(s.default, ge=s.ge, gt=s.gt, description=s.help)) for s in SETTINGS},
+    show_progress=(bool, True))
 
 
 @dataclass

@@ -13,15 +13,8 @@ from ragjudge.engine import registry
 from ragjudge.engine.bench import Bench
 from ragjudge.engine.bench_options import CLI, Spelling, build_options, describe_option
 from ragjudge.engine.context import EngineOptions
+from ragjudge.engine.run_settings import flag, llm_settings, settings as declared
 from ragjudge.errors import UsageError
-
-RUN_SETTINGS = ("limit", "concurrency", "cache_dir", "use_cache", "api_base", "max_retries", "timeout", "models",
-                "rpm", "tpm", "retry_seconds", "preflight", "retry_errors", "batch", "encoder_backend")
-"""The run-level settings (EngineOptions' fields a user sets), the same for every bench."""
-LLM_SETTINGS = RUN_SETTINGS[1:-1]
-"""Settings that only mean something to a run that calls an LLM (or encodes through a cache)."""
-CLI_NAMES = {"use_cache": "--no-cache", "preflight": "--no-preflight"}
-"""Settings whose command-line flag says the opposite."""
 
 
 def make_bench(bench: str, task_args: Mapping[str, Any], flags: Mapping[str, Any],
@@ -42,16 +35,17 @@ def engine_options(settings: Mapping[str, Any], *, bench_name: str, uses_llm: bo
                    spelling: Spelling = CLI) -> EngineOptions:
     """The run's options from the settings given (absent or None: the default). A setting that only an LLM run
     uses, given to a bench that calls no LLM, is an error, never silently ignored."""
-    unknown = [k for k in settings if k not in RUN_SETTINGS]
+    known = declared()
+    unknown = [k for k in settings if k not in known]
     if unknown:
-        raise UsageError(f"unknown run setting {unknown[0]!r} (settings: {', '.join(RUN_SETTINGS)})")
+        raise UsageError(f"unknown run setting {unknown[0]!r} (settings: {', '.join(known)})")
     given = {k: v for k, v in settings.items()  # a switch left at its default was not given
              if v is not None and not (isinstance(v, bool) and v == EngineOptions.model_fields[k].default)}
-    named = [_name(k, spelling) for k in LLM_SETTINGS if k in given]
+    named = [_name(k, spelling) for k in llm_settings() if k in given]
     if named and not uses_llm:
         raise UsageError(f"{', '.join(named)} {'is' if len(named) == 1 else 'are'} not used by bench {bench_name} "
                          "(it calls no LLM)")
-    values = {k: str(v) if k in ("cache_dir", "models") else v for k, v in given.items()}
+    values = {k: str(v) if known[k].path else v for k, v in given.items()}
     try:
         return EngineOptions(**values)
     except ValidationError as exc:
@@ -66,5 +60,5 @@ def _name(key: str, spelling: Spelling) -> str:
     """A run setting as the user gave it: its flag for a command-line spelling (`eval`'s, `judge`'s), else its
     keyword."""
     if spelling is CLI or spelling.flag(key).startswith("-"):
-        return CLI_NAMES.get(key, "--" + key.replace("_", "-"))
+        return flag(key)
     return key

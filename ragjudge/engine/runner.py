@@ -19,6 +19,7 @@ from ragjudge.version import __version__
 from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.engine.bench import Bench, Loaded, Record, SampleResult, Scorer, Solver, failed, fingerprint
 from ragjudge.engine.context import EngineOptions, RunContext, build_gateway
+from ragjudge.engine.run_settings import record
 from ragjudge.engine.interrupt import run_keeping_answers
 from ragjudge.engine.journal import Journal
 from ragjudge.engine.parallel import all_or_none
@@ -105,7 +106,7 @@ def _execute(bench: Bench[Any, Any], loaded: Loaded[Any, Any], options: EngineOp
     run_info = {
         "ragjudge_version": __version__, "bench": bench.name, "options": bench.options.model_dump(mode="json"),
         **extra,
-        "engine": options.model_dump(mode="json", exclude={"show_progress", "cache_dir"}),
+        "engine": record(options),
         "n_samples": len(samples), "data_hash": data_hash(bench, samples),
         "inputs": inputs.entries(),
         "usage": logged_usage(paths.usage) if gateway and paths is not None else  # every invocation, resumes too

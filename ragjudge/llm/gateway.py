@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.cache import ResponseCache, cache_key
+from ragjudge.llm.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_SECONDS, DEFAULT_TIMEOUT
 from ragjudge.llm.faults import (
     FAILING_ATTEMPTS,
     Breaker,
@@ -51,7 +52,6 @@ from ragjudge.llm.wire import (
 from ragjudge.llm.redact import redact
 from ragjudge.llm.routes import ModelRoute, ModelRoutes
 from ragjudge.llm.usage import UsageTracker
-from ragjudge.run_defaults import DEFAULT_CONCURRENCY
 
 
 
@@ -63,8 +63,6 @@ class Batcher(Protocol):
                        params: dict[str, Any]) -> LLMResponse: ...
 
 DEFAULT_TEMPERATURE = 0.0
-DEFAULT_RETRY_SECONDS = 600.0
-"""How long one request may keep being retried (rate limits, outages) before it fails for good."""
 
 T = TypeVar("T")
 
@@ -90,9 +88,9 @@ class LLMGateway:
         *,
         cache: ResponseCache | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
-        max_retries: int = 6,
+        max_retries: int = DEFAULT_MAX_RETRIES,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
-        timeout: float = 120.0,
+        timeout: float = DEFAULT_TIMEOUT,
         backoff_base: float = 1.0,
         backoff_max: float = 60.0,
         api_base: str | None = None,
