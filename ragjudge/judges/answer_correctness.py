@@ -21,16 +21,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
 
-from ragas.metrics._answer_correctness import (  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
     AnswerCorrectness,
+    AnswerSimilarity,
     ClassificationWithReason,
     CorrectnessClassifier,
+    fbeta_score,
+    StatementGeneratorOutput,
+    StatementGeneratorPrompt,
 )
-from ragas.metrics._answer_similarity import AnswerSimilarity  # noqa: E402
-from ragas.metrics._faithfulness import StatementGeneratorOutput, StatementGeneratorPrompt  # noqa: E402
-from ragas.metrics.utils import fbeta_score  # noqa: E402
 
 from ragjudge.errors import InputError  # noqa: E402
 from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402

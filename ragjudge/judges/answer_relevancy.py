@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
 
-from ragas.metrics._answer_relevance import (  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
     ResponseRelevanceInput,
     ResponseRelevanceOutput,
     ResponseRelevancePrompt,

@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
-from ragas.metrics._nv_metrics import ContextRelevance  # noqa: E402
+from ragjudge.judges.ragas_adapter import ContextRelevance  # noqa: E402
 
 from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
 from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402

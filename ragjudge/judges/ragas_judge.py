@@ -16,10 +16,9 @@ import asyncio
 import math
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
-from ragas.dataset_schema import SingleTurnSample  # noqa: E402
-from ragas.metrics.base import SingleTurnMetric  # noqa: E402
+from ragjudge.judges.ragas_adapter import SingleTurnMetric, SingleTurnSample  # noqa: E402
 
 from ragjudge.errors import InputError, RagjudgeError  # noqa: E402
 from ragjudge.judges.base import Judge, JudgeContext, JudgeItem  # noqa: E402
