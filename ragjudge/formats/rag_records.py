@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, missing, read_jsonl, to_jsonable
-from ragjudge.models import Passage, Prediction, Task, Turn, normalize_task_id
+from ragjudge.models import JudgedItem, Passage, Prediction, Task, Turn, normalize_task_id
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "id": ("id", "sample_id"),
@@ -85,6 +85,13 @@ class RagRecord(BaseModel):
         return Task(task_id=self.id, conversation_id=self.id, turn=sum(t.speaker == "user" for t in self.turns),
                     input=list(self.turns), contexts=list(self.contexts),
                     targets=[Turn(speaker="agent", text=self.reference)] if self.reference else [])
+
+    def item(self) -> JudgedItem:
+        """The record as every judge reads it: the conversation, the answer ("" when none), the passages, the
+        reference, the labels."""
+        return JudgedItem(id=self.key, messages=list(self.turns), answer=self.answer or "", contexts=list(self.contexts),
+                          reference=self.reference, reference_context_ids=list(self.reference_context_ids),
+                          labels=dict(self.labels), metadata=dict(self.metadata))
 
     def prediction(self) -> Prediction:
         return Prediction(task_id=self.id, text=self.answer or "", contexts=list(self.contexts))

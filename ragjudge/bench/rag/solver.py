@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 class RecordedAnswers(Solver[RagRecord]):
     """Each record's own answer (and passages), as the judges read a prediction. A record without an answer is not
-    an error of the app's: each judge records it as not applicable (`RecordScorer`); a file where no record has one
+    an error of the app's: each judge records it as not applicable (`no_answer`); a file where no record has one
     is refused at load (`check_fields`)."""
 
     journaled = False
