@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, missing, read_jsonl, to_jsonable
-from ragjudge.models import JudgedItem, Passage, Prediction, Task, Turn, normalize_task_id
+from ragjudge.models import JudgedItem, Passage, Task, Turn, normalize_task_id
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "id": ("id", "sample_id"),
@@ -92,9 +92,6 @@ class RagRecord(BaseModel):
         return JudgedItem(id=self.key, messages=list(self.turns), answer=self.answer or "", contexts=list(self.contexts),
                           reference=self.reference, reference_context_ids=list(self.reference_context_ids),
                           labels=dict(self.labels), metadata=dict(self.metadata))
-
-    def prediction(self) -> Prediction:
-        return Prediction(task_id=self.id, text=self.answer or "", contexts=list(self.contexts))
 
 
 def is_mtrag_record(record: Mapping[str, Any]) -> bool:
