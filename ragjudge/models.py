@@ -1,4 +1,5 @@
-"""The data model shared by every part of ragjudge: conversations, passages, tasks, predictions, judge results.
+"""The data model shared by every part of ragjudge: conversations, passages, tasks, predictions, the item a judge
+reads, judge results.
 
 Tasks keep the record they were read from (`raw`) so that results files can carry every input field
 through unchanged, which is what lets them interoperate with the benchmark's own tooling.
@@ -6,6 +7,7 @@ through unchanged, which is what lets them interoperate with the benchmark's own
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,18 +69,12 @@ class Task(BaseModel):
 
     @property
     def question(self) -> str:
-        for turn in reversed(self.input):
-            if turn.speaker == "user":
-                return turn.text
-        return ""
+        return question_of(self.input)
 
     @property
     def history(self) -> list[Turn]:
         """The conversation before the current question."""
-        for i in range(len(self.input) - 1, -1, -1):
-            if self.input[i].speaker == "user":
-                return self.input[:i]
-        return list(self.input)
+        return history_of(self.input)
 
     @property
     def reference(self) -> str | None:
@@ -102,6 +98,30 @@ class Prediction(BaseModel):
     latency: float | None = None
 
 
+@dataclass(frozen=True)
+class JudgedItem:
+    """What a judge reads: one answer, with the conversation, passages and reference it is judged against. Neutral on
+    purpose (no bench's task model): plain records read straight into it (`RagRecord.item`), and each bench adapts
+    its own task in its own folder (MTRAG: `bench/mtrag/items.py`), so every judge spec works on any of them."""
+
+    id: str
+    """The sample's key: what the judge's verdict is filed under."""
+    messages: list[Turn]
+    """The conversation, ending with the user's question."""
+    answer: str
+    """The answer under judgement ("" when there is none)."""
+    contexts: list[Passage] = field(default_factory=list)
+    """The passages the system was given (its own if it retrieved them)."""
+    reference: str | None = None
+    reference_context_ids: list[str] = field(default_factory=list)
+    labels: dict[str, str | list[str]] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def question(self) -> str:
+        return question_of(self.messages)
+
+
 class JudgeResult(BaseModel):
     """One judge's verdict on one prediction. `value` is None when the judge failed (see `error`)."""
 
@@ -123,6 +143,22 @@ class JudgeResult(BaseModel):
     @property
     def ok(self) -> bool:
         return self.error is None and self.value is not None
+
+
+def question_of(turns: list[Turn]) -> str:
+    """The conversation's last user turn."""
+    for turn in reversed(turns):
+        if turn.speaker == "user":
+            return turn.text
+    return ""
+
+
+def history_of(turns: list[Turn]) -> list[Turn]:
+    """The conversation before its last user turn."""
+    for i in range(len(turns) - 1, -1, -1):
+        if turns[i].speaker == "user":
+            return turns[:i]
+    return list(turns)
 
 
 def normalize_task_id(task_id: str) -> str:

@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from conftest import MINI, REPO, model_close, run_cli, tmpfs
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
+from ragjudge.bench.mtrag.items import judged_item
+from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry
 from ragjudge.embeddings.bertscore import BertScorer, resolve_model
 from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning, pack, unpack
@@ -203,18 +204,18 @@ def test_entries_round_trip_exactly_and_corruption_is_a_miss() -> None:
 
 
 # -- the cache in RB_alg --------------------------------------------------------------------------------------
-def items_for(answers: list[str], passages: list[str]) -> list[JudgeItem]:
+def items_for(answers: list[str], passages: list[str]) -> list[JudgedItem]:
     items = []
     for i, text in enumerate(answers):
         task = Task(task_id=f"c{i // 3}::{i % 3 + 1}", conversation_id=f"c{i // 3}", turn=i % 3 + 1,
                     input=[Turn(speaker="user", text="Tell me about the river.")],
                     contexts=[Passage(document_id=f"p{j}", text=passages[j]) for j in (i % 4, (i + 1) % 4)],
                     targets=[Turn(speaker="agent", text=SENTENCES[i % len(SENTENCES)])])
-        items.append(JudgeItem(task, Prediction(task_id=task.task_id, text=text)))
+        items.append(judged_item(task, Prediction(task_id=task.task_id, text=text)))
     return items
 
 
-def run_rb_alg(items: list[JudgeItem], ctx: JudgeContext):
+def run_rb_alg(items: list[JudgedItem], ctx: JudgeContext):
     judge = JudgeRegistry().build("rb_alg", {"bertscore_model": "bundled"})
     results = asyncio.run(judge.judge(items, ctx))
     return [(r.value, r.details["BertscoreR"], r.details["BertKPrec"]) for r in results], judge.scorer_for(ctx).stats
@@ -226,20 +227,20 @@ def test_cache_changes_no_score_and_warm_runs_encode_only_new_answers(tmp_path: 
     passages = [passage(i, n) for i, n in enumerate([150, 300, 420, 520])]
     system_a = items_for([answer(rng, rng.choice(passages), 10, 60) for _ in range(8)], passages)
     system_b = items_for([answer(rng, rng.choice(passages), 10, 60) for _ in range(8)], passages)
-    shared = {i.task.reference for i in system_a} | set(passages)
+    shared = {i.reference for i in system_a} | set(passages)
     cached = JudgeContext(cache_dir=tmp_path)
 
     uncached_a, stats = run_rb_alg(system_a, JudgeContext(use_cache=False))
     assert stats.cache_folder is None and not (tmp_path / "embeddings.sqlite").exists()
     cold_a, stats = run_rb_alg(system_a, cached)
     assert cold_a == uncached_a  # same texts, same batches: bit for bit
-    assert stats.texts_encoded == len(shared | {i.prediction.text for i in system_a}) == stats.cache_writes
+    assert stats.texts_encoded == len(shared | {i.answer for i in system_a}) == stats.cache_writes
 
     again_a, stats = run_rb_alg(system_a, cached)  # a rerun: nothing to encode, read back exactly
     assert again_a == cold_a and stats.texts_encoded == 0
 
     warm_b, stats = run_rb_alg(system_b, cached)
-    answers_a, answers_b = {i.prediction.text for i in system_a}, {i.prediction.text for i in system_b}
+    answers_a, answers_b = {i.answer for i in system_a}, {i.answer for i in system_b}
     assert stats.texts_encoded == len(answers_b - answers_a) > 0
     assert stats.cache_hits == len(shared | (answers_b & answers_a))
     uncached_b, _ = run_rb_alg(system_b, JudgeContext(use_cache=False))

@@ -9,7 +9,8 @@ import re
 import pytest
 from shared_data import SHARED_DATA, requires_shared
 
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
+from ragjudge.bench.mtrag.items import judged_item
+from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry
 from ragjudge.judges.labelled import half_of, judge_answers, read_reference_set, score
 from ragjudge.models import Prediction, Task, Turn
 
@@ -32,7 +33,7 @@ def test_lexical_judge_agrees_with_the_labelled_examples() -> None:
     items = []
     for i, (inquiry, response, _) in enumerate(icl_examples()):
         task = Task(task_id=f"ex::{i}", conversation_id="ex", turn=1, input=[Turn(speaker="user", text=inquiry)])
-        items.append(JudgeItem(task, Prediction(task_id=task.task_id, text=response)))
+        items.append(judged_item(task, Prediction(task_id=task.task_id, text=response)))
     results = asyncio.run(judge.judge(items, JudgeContext()))
     labels = [label for *_, label in icl_examples()]
     agree = sum(r.label == label for r, label in zip(results, labels, strict=True))
@@ -91,7 +92,7 @@ def test_a_partial_decline_is_partial() -> None:
     text = ("I do not have much information about the monastery, but I can tell you that it is an important "
             "pilgrimage site, reached in a few days of travel across the Himalayas.")
     task = Task(task_id="p::1", conversation_id="p", turn=1, input=[Turn(speaker="user", text="Tell me about it")])
-    [result] = asyncio.run(judge.judge([JudgeItem(task, Prediction(task_id="p::1", text=text))], JudgeContext()))
+    [result] = asyncio.run(judge.judge([judged_item(task, Prediction(task_id="p::1", text=text))], JudgeContext()))
     assert (result.label, result.value) == ("partial", 0.5), result.rationale
     # a short offer after the decline is not an answer
     assert classify("I do not have information on that, but I can help with something else.")[0] == "yes"

@@ -21,7 +21,8 @@ import pytest
 import ragjudge
 from conftest import REPO, model_close, run_cli
 from ragjudge.errors import InputError, UsageError
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
+from ragjudge.bench.mtrag.items import judged_item
+from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry
 from ragjudge.models import Prediction, Task, Turn
 from ragjudge.testing.openai_server import OpenAIServer, Reply
 
@@ -72,7 +73,7 @@ def test_rb_alg_keeps_mtrag_protocol_zero_without_passages() -> None:
     they were); the plain-records option makes it not applicable; a wrong option value names it."""
     task = Task(task_id="t::1", conversation_id="t", turn=1, input=[Turn(speaker="user", text="What is covered?")],
                 contexts=[], targets=[Turn(speaker="agent", text="Policy 42 covers water damage.")])
-    item = JudgeItem(task, Prediction(task_id="t::1", text="Policy 42 covers water damage from pipes."))
+    item = judged_item(task, Prediction(task_id="t::1", text="Policy 42 covers water damage from pipes."))
     registry = JudgeRegistry()
     [mtrag] = asyncio.run(registry.build("rb_alg").judge([item], JudgeContext()))
     assert mtrag.value == 0.0 and "BertKPrec" not in mtrag.details

@@ -29,7 +29,8 @@ os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 import pytest  # noqa: E402
 from conftest import model_close  # noqa: E402
 
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
+from ragjudge.bench.mtrag.items import judged_item  # noqa: E402
+from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry  # noqa: E402
 from ragjudge.llm import LLMGateway, ResponseCache  # noqa: E402
 from ragjudge.models import JudgeResult, Passage, Prediction, Task, Turn  # noqa: E402
 from ragjudge.testing import ragas_model as rm  # noqa: E402
@@ -83,36 +84,36 @@ CASES: list[tuple[str, list[tuple[str, str]], list[Passage], str | None, str]] =
 
 
 def item(case: tuple, *, response: str | None = None, passages: list[Passage] | None = None,
-         reference: str | None = "keep") -> JudgeItem:
+         reference: str | None = "keep") -> JudgedItem:
     task_id, turns, case_passages, case_reference, case_response = case
     ref = case_reference if reference == "keep" else reference
     task = Task(task_id=task_id, conversation_id=task_id.split("::")[0], turn=int(task_id.split("::")[1]),
                 input=[Turn(speaker=s, text=t) for s, t in turns],
                 contexts=case_passages if passages is None else passages,
                 targets=[Turn(speaker="agent", text=ref)] if ref else [])
-    return JudgeItem(task, Prediction(task_id=task_id, text=case_response if response is None else response))
+    return judged_item(task, Prediction(task_id=task_id, text=case_response if response is None else response))
 
 
 ITEMS = [item(c) for c in CASES]
 
 
-def ragas_sample(judge_item: JudgeItem) -> Any:
+def ragas_sample(judge_item: JudgedItem) -> Any:
     """The sample a RAGAS user writes for this item: the question (a conversation as "speaker: text" lines, as
     MTRAG's script does), the answer, the passages' texts, the reference."""
     from ragas.dataset_schema import SingleTurnSample
 
-    turns = judge_item.task.input
+    turns = judge_item.messages
     question = turns[0].text if len(turns) == 1 else "\n".join(f"{t.speaker}: {t.text}" for t in turns)
-    return SingleTurnSample(user_input=question, response=judge_item.prediction.text,
-                            retrieved_contexts=[p.text for p in judge_item.passages],
-                            reference=judge_item.task.reference)
+    return SingleTurnSample(user_input=question, response=judge_item.answer,
+                            retrieved_contexts=[p.text for p in judge_item.contexts],
+                            reference=judge_item.reference)
 
 
 def gateway(server: OpenAIServer, cache_dir: Path) -> LLMGateway:
     return LLMGateway(cache=ResponseCache(cache_dir), api_base=server.base_url, api_key="sk-test", backoff_base=0.01)
 
 
-async def run_judges(names: list[str], items: list[JudgeItem], gw: LLMGateway, *, retry_errors: bool = False,
+async def run_judges(names: list[str], items: list[JudgedItem], gw: LLMGateway, *, retry_errors: bool = False,
                      **registry_options: Any) -> dict[str, list[JudgeResult]]:
     registry = JudgeRegistry()
     ctx = JudgeContext(gateway=gw, judge_models=[MODEL], retry_errors=retry_errors)
@@ -134,8 +135,8 @@ def run_ragas_evaluate(base_url: str, embeddings: Any) -> dict[str, list[float |
     from ragas.metrics._faithfulness import Faithfulness
     from ragas.metrics._nv_metrics import ContextRelevance
 
-    with_ref = [i for i, it in enumerate(ITEMS) if it.task.reference]
-    without_ref = [i for i, it in enumerate(ITEMS) if not it.task.reference]
+    with_ref = [i for i, it in enumerate(ITEMS) if it.reference]
+    without_ref = [i for i, it in enumerate(ITEMS) if not it.reference]
     plan = [  # (our judge name, ragas metric, rows)
         ("faithfulness", Faithfulness(), range(len(ITEMS))),
         ("answer_relevancy", ResponseRelevancy(), range(len(ITEMS))),
@@ -184,12 +185,12 @@ def test_scores_equal_ragas_evaluate(both: dict[str, Any], name: str) -> None:
         if expected is None:  # ragas.evaluate cannot run this metric on the item: ours says not applicable
             assert result.value is None and result.error is None and result.details["skipped"], result
             continue
-        assert result.error is None, (judge_item.task.task_id, result.error)
+        assert result.error is None, (judge_item.id, result.error)
         assert result.value is not None
         if name in EMBEDDING_JUDGES:
-            assert model_close(result.value, expected), (judge_item.task.task_id, result.value, expected)
+            assert model_close(result.value, expected), (judge_item.id, result.value, expected)
         else:
-            assert result.value == expected, (judge_item.task.task_id, result.value, expected)
+            assert result.value == expected, (judge_item.id, result.value, expected)
     values = [r.value for r in ours if r.value is not None]
     assert len(set(values)) >= 3, f"{name}: the samples should not score alike"
 

@@ -21,7 +21,8 @@ from ragas.metrics._faithfulness import (  # noqa: E402
     StatementGeneratorPrompt,
 )
 
-from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.bench.mtrag.items import judged_item  # noqa: E402
+from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.rl_f import RLFJudge  # noqa: E402
 from ragjudge.judges.spec import JudgeSpec, load_spec  # noqa: E402
 from ragjudge.llm import LLMGateway, ResponseCache  # noqa: E402
@@ -96,15 +97,15 @@ def gateway(server: OpenAIServer, cache_dir: Path) -> LLMGateway:
 
 
 def item(response: str, passages: list[Passage] | None = None, question: str = "Tell me about the Eiffel Tower.",
-         n: int = 1) -> JudgeItem:
+         n: int = 1) -> JudgedItem:
     task = Task(task_id=f"c{n}::2", conversation_id=f"c{n}", turn=2,
                 input=[Turn(speaker="user", text="Hi"), Turn(speaker="agent", text="Hello!"),
                        Turn(speaker="user", text=question)],
                 contexts=PASSAGES if passages is None else passages)
-    return JudgeItem(task=task, prediction=Prediction(task_id=task.task_id, text=response))
+    return judged_item(task, Prediction(task_id=task.task_id, text=response))
 
 
-async def run(judge: RLFJudge, items: list[JudgeItem], gw: LLMGateway) -> tuple[list, list[int]]:
+async def run(judge: RLFJudge, items: list[JudgedItem], gw: LLMGateway) -> tuple[list, list[int]]:
     progress: list[int] = []
     ctx = JudgeContext(gateway=gw, judge_models=[MODEL, "openai/judge-b"], on_progress=progress.append)
     return await judge.judge(items, ctx), progress

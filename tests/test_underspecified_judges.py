@@ -18,7 +18,8 @@ from mtrag_un_official import official
 from shared_data import SHARED_DATA, requires_shared
 
 from ragjudge.judges.conditioning import condition_underspecified
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry
+from ragjudge.bench.mtrag.items import judged_item
+from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry
 from ragjudge.judges.labelled import judge_answers, read_reference_set, score
 from ragjudge.models import Prediction, Task, Turn
 from ragjudge.testing.openai_server import OpenAIServer, Request
@@ -56,7 +57,7 @@ def test_condition_underspecified_without_a_judgement_it_needs_is_undefined() ->
 def lexical(text: str) -> str:
     judge = JudgeRegistry().build("underspecified_lexical")
     task = Task(task_id="t::1", conversation_id="t", turn=1, input=[Turn(speaker="user", text="How much is it?")])
-    [result] = asyncio.run(judge.judge([JudgeItem(task, Prediction(task_id="t::1", text=text))], JudgeContext()))
+    [result] = asyncio.run(judge.judge([judged_item(task, Prediction(task_id="t::1", text=text))], JudgeContext()))
     assert result.metric == "underspecified_eval" and result.value == {"yes": 1.0, "no": 0.0}[result.label]
     return result.label
 
@@ -141,7 +142,7 @@ def test_llm_judge_prompt_is_the_official_one_byte_for_byte() -> None:
     assert judge.spec.prompt.user == official_prompt()
     task = Task(task_id="t::1", conversation_id="t", turn=1, input=[Turn(speaker="user", text="Which one?")])
     response = "There are two ferries.  Which one are you asking about?\n"
-    messages = judge.messages(JudgeItem(task, Prediction(task_id="t::1", text=response)))
+    messages = judge.messages(judged_item(task, Prediction(task_id="t::1", text=response)))
     assert messages == [{"role": "user", "content": jinja2.Template(official_prompt()).render(response=response)}]
 
 

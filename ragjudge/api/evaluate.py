@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack
 
-from ragjudge.api.loading import Data, as_input, locate
+from ragjudge.api.loading import DATA, Data, as_input, holds_rag_rows, locate, rag_rows, rows_of
 from ragjudge.api.result import EvalResult
 from ragjudge.api.runs import Names, PreparedRun, blocking, prepare_judging, prepare_run
 from ragjudge.api.settings import RunSettings
@@ -79,20 +79,29 @@ def _evaluate(data: Data, judges: Judges, judge_models: Names, bench: str | None
               judge_dir: Sequence[str | Path] | None, bertscore_model: str | None,
               options: Mapping[str, Any] | None, out: str | Path | None, show_progress: bool,
               settings: Mapping[str, Any]) -> EvalResult:
+    """Plain records given in memory are judged in memory (with `out=None` nothing is written); MTRAG-format tasks
+    go through the file the MTRAG benches read (in `out`, or a scratch folder)."""
+    rows = rows_of(data)
+    if rows is None:
+        return _prepare(Path(data), judges, judge_models, bench, gen, judge_dir, bertscore_model, options,
+                        settings).execute(out, show_progress=show_progress)
+    if gen is None and bench in (None, "rag") and holds_rag_rows(rows):
+        prepared = _prepare(Path(DATA), judges, judge_models, "rag", gen, judge_dir, bertscore_model, options,
+                            settings, records=rag_rows(rows))
+        return prepared.execute(out, show_progress=show_progress)
     with tempfile.TemporaryDirectory(prefix="ragjudge-input-") as scratch:
-        folder = Path(out) if out is not None else Path(scratch)
-        path, records = as_input(data, folder)
+        path = as_input(rows, Path(out) if out is not None else Path(scratch))
         try:
             prepared = _prepare(path, judges, judge_models, bench, gen, judge_dir, bertscore_model, options,
                                 settings)
             return prepared.execute(out, show_progress=show_progress)
         except InputError as exc:
-            raise locate(exc, path, records) from None
+            raise locate(exc, path, rows) from None
 
 
 def _prepare(path: Path, judges: Judges, judge_models: Names, bench: str | None, gen: str | None,
              judge_dir: Sequence[str | Path] | None, bertscore_model: str | None, options: Mapping[str, Any] | None,
-             settings: Mapping[str, Any]) -> PreparedRun:
+             settings: Mapping[str, Any], **given: Any) -> PreparedRun:
     names, criteria = split_criteria(judges)
     shared = {"judges": names, "judge_models": judge_models, "judge_dir": judge_dir,
               "bertscore_model": bertscore_model, "criteria": criteria or None, "options": options}
@@ -100,4 +109,4 @@ def _prepare(path: Path, judges: Judges, judge_models: Names, bench: str | None,
         if options and "data" in options:
             raise UsageError("give the tasks as `data`, not as options['data']")
         return prepare_run(bench or "mtrag", data=path, gen=gen, **shared, **settings)
-    return prepare_judging(path, bench, **shared, **settings)  # `ragjudge judge PATH`
+    return prepare_judging(path, bench, **shared, **given, **settings)  # `ragjudge judge PATH`

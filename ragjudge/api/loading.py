@@ -1,39 +1,67 @@
-"""Turn what a notebook holds (a list of records, a DataFrame, a path) into the MTRAG-format file the CLI reads,
-and map an error about that file back to the record the user gave."""
+"""What a notebook holds (a list of records, a DataFrame, a path) as what the benches read: plain RAG records are read
+in memory (`rag_rows`: nothing is written, an error names `data[i]` and the field); MTRAG-format tasks, which the
+MTRAG benches read from files, are written to the file the CLI reads (`as_input`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, TypeVar, Union
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import to_jsonable, write_jsonl
+from ragjudge.formats.rag_records import RagRecord, is_mtrag_record, rag_records
 
 Data = Union[str, Path, Sequence[Mapping[str, Any]], Any]
-"""A path to an MTRAG-format file (or folder), a list of records, or a pandas DataFrame with those columns."""
+"""A path to a file (or folder) of records, a list of records, or a pandas DataFrame with those columns."""
 
+DATA = "data"
+"""How errors and the run name records given in memory: `data[3]`."""
 INPUT_NAME = "input.jsonl"
-"""The records' file in the run folder (not a name the engine writes: `predictions.jsonl` is its journal)."""
+"""MTRAG-format records' file in the run folder (not a name the engine writes: `predictions.jsonl` is its journal)."""
+T = TypeVar("T")
 
 
-def as_input(data: Data, folder: Path) -> tuple[Path, list[Mapping[str, Any]] | None]:
-    """(the file to run on, the records written to it or None when `data` was a path)."""
+def rows_of(data: Data) -> list[Mapping[str, Any]] | None:
+    """The records given in memory, each checked to be a record; None when `data` is a path (which must exist)."""
     if isinstance(data, (str, Path)):
-        path = Path(data)
-        if not path.exists():
-            raise InputError("no such file or folder", file=str(path))
-        return path, None
+        if not Path(data).exists():
+            raise InputError("no such file or folder", file=str(data))
+        return None
     records = _records(data)
     if not records:
-        raise InputError("no records were given", file="data")
+        raise InputError("no records were given", file=DATA)
     for i, record in enumerate(records):
         if not isinstance(record, Mapping):
-            raise InputError(f"must be a record (a dict), got {type(record).__name__}", file=f"data[{i}]")
+            raise InputError(f"must be a record (a dict), got {type(record).__name__}", file=f"{DATA}[{i}]")
+    return records
+
+
+def holds_rag_rows(rows: Sequence[Mapping[str, Any]]) -> bool:
+    return not is_mtrag_record(rows[0])
+
+
+def rag_rows(rows: Sequence[Mapping[str, Any]]) -> list[RagRecord]:
+    """Plain RAG records read in memory, as a file's are; an error names `data[i]` and the field."""
+    return at_row(lambda: rag_records([to_jsonable(dict(r)) for r in rows], file=DATA, lines=range(len(rows))))
+
+
+def at_row(read: Callable[[], T]) -> T:
+    """`read()`, its InputError about row i of the records given in memory naming `data[i]`."""
+    try:
+        return read()
+    except InputError as exc:
+        if exc.file != DATA or exc.line is None:
+            raise
+        raise InputError(exc.message, file=f"{DATA}[{exc.line}]", field=exc.field) from None
+
+
+def as_input(records: Sequence[Mapping[str, Any]], folder: Path) -> Path:
+    """MTRAG-format records written to the file the MTRAG benches read."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / INPUT_NAME
     write_jsonl(path, (to_jsonable(dict(r)) for r in records))
-    return path, records
+    return path
 
 
 def _records(data: Any) -> list[Mapping[str, Any]]:
@@ -45,21 +73,16 @@ def _records(data: Any) -> list[Mapping[str, Any]]:
         # read as a CSV's rows are (JSON list cells parsed), its index the ids when someone chose it
         from ragjudge.formats.rag_records import frame_records
 
-        try:
-            return list(frame_records(data, file="data", lines=range(len(data)), index_as_id=True))
-        except InputError as exc:
-            if exc.file != "data" or exc.line is None:
-                raise
-            raise InputError(exc.message, file=f"data[{exc.line}]", field=exc.field) from None
+        return at_row(lambda: list(frame_records(data, file=DATA, lines=range(len(data)), index_as_id=True)))
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)):
         return list(data)
     raise UsageError(f"data must be a list of MTRAG-format records, a pandas DataFrame or a path, "
                      f"got {type(data).__name__}")
 
 
-def locate(exc: InputError, path: Path, records: list[Mapping[str, Any]] | None) -> InputError:
-    """An error on line N of the file we wrote names `data[N-1]` and its task id instead."""
-    if records is None or exc.file != str(path):
+def locate(exc: InputError, path: Path, records: Sequence[Mapping[str, Any]]) -> InputError:
+    """An error on line N of the MTRAG-format file we wrote names `data[N-1]` and its task id instead."""
+    if exc.file != str(path):
         return exc
     where = "data"
     if exc.line is not None and 1 <= exc.line <= len(records):

@@ -85,20 +85,22 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
                     judge_models: Names = None, judge_dir: Sequence[str | Path] | None = None,
                     bertscore_model: str | None = None, criteria: Sequence[Any] | None = None,
                     options: Mapping[str, Any] | None = None, spelling: Spelling = PYTHON,
-                    **settings: Unpack[RunSettings]) -> PreparedRun:
+                    records: Sequence[Any] | None = None, **settings: Unpack[RunSettings]) -> PreparedRun:
     """Judges over answers already made: plain RAG records (question, answer, contexts, reference; the `rag` bench)
     or an MTRAG predictions file (MTRAG-format tasks with `predictions`: the `mtrag` bench, or `mtrag-un` when a task
     is UNDERSPECIFIED), found from the file, or named by `bench`. `options`: the bench's own (`min_panel`,
-    `conversational_as_unanswerable`)."""
+    `conversational_as_unanswerable`). `records`: RAG records already read (`RagRecord`s), judged in memory by the
+    `rag` bench; `predictions` then only names them."""
     from ragjudge.formats.rag_records import holds_mtrag_tasks
 
     if bench not in (None, "mtrag", "mtrag-un", "rag"):
         raise UsageError(f"{spelling.flag('bench')} must be rag, mtrag or mtrag-un, got {bench!r}")
-    name = bench or _judging_bench(Path(predictions), holds_mtrag_tasks)
+    name = "rag" if records is not None else bench or _judging_bench(Path(predictions), holds_mtrag_tasks)
     flags = {"judges": judges, "judge_models": judge_models, "judge_dir": _paths(judge_dir),
              "bertscore_model": bertscore_model, "criteria": list(criteria) if criteria else None}
     source = {"data" if name == "rag" else "predictions": str(predictions)}
-    instance = make_bench(name, {**_options(options, spelling), **source}, _plain(flags), spelling)
+    given = {"records": records} if records is not None else {}
+    instance = make_bench(name, {**_options(options, spelling), **source}, _plain(flags), spelling, **given)
     return PreparedRun(instance, engine_options(check_settings("evaluate", settings), bench_name=name,
                                                 uses_llm=instance.llm != "no", spelling=spelling), spelling)
 

@@ -18,9 +18,10 @@ from ragjudge.errors import UsageError
 
 
 def make_bench(bench: str, task_args: Mapping[str, Any], flags: Mapping[str, Any],
-               spelling: Spelling = CLI) -> Bench[Any, Any]:
+               spelling: Spelling = CLI, **given: Any) -> Bench[Any, Any]:
     """The bench `bench` names (a registered name, or a path to MTRAG-format tasks) with its options validated:
-    `flags` are the common flags by option name (None: not given), `task_args` the bench's own options."""
+    `flags` are the common flags by option name (None: not given), `task_args` the bench's own options, `given`
+    what the caller already holds in memory (the rag bench's `records`)."""
     cls, label, implied = registry.resolve(bench)
     flags = dict(flags)
     for key, value in implied.items():
@@ -28,7 +29,7 @@ def make_bench(bench: str, task_args: Mapping[str, Any], flags: Mapping[str, Any
             raise UsageError(f"the bench {bench!r} already names the {key}; drop {spelling.flag(key)}")
         flags[key] = value
     options = build_options(cls.name, cls.Options, task_args, flags, spelling)
-    return cls(options, label=label)
+    return cls(options, label=label, **given)
 
 
 def engine_options(settings: Mapping[str, Any], *, bench_name: str, uses_llm: bool,

@@ -91,6 +91,16 @@ def json_type(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+def missing(value: Any, *, empty: bool = False, na: frozenset[str] = frozenset()) -> bool:
+    """Whether a field holds no value: None or NaN (a table's empty cell); with `empty`, also "" and [];
+    a text in `na` (a file's own "N/A") too, spaces aside."""
+    if isinstance(value, str):
+        return (empty and not value) or value.strip() in na
+    if empty and isinstance(value, list):
+        return not value
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def to_jsonable(value: Any) -> Any:
     """Replace NaN/inf (which MTRAG files contain but strict JSON forbids) with null, and numpy scalars and arrays
     (what DataFrame cells hold) with the JSON values they stand for, recursively."""

@@ -7,15 +7,15 @@ from the original record so that every input field survives.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type, read_jsonl
+from ragjudge.formats.jsonl import json_type, missing, read_jsonl
 from ragjudge.formats.samples import Sample, mtrag_turns
 from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn, normalize_task_id
 
@@ -27,13 +27,8 @@ _KNOWN = {
 MTRAG_SUFFIXES = (".jsonl", ".json")
 
 
-_NOT_APPLICABLE = {"", "N/A", "NA", "n/a", "None", "null", "nan", "NaN"}  # older MTRAG files write "N/A" on turn 1
-
-
-def _missing(value: Any) -> bool:
-    if isinstance(value, str):
-        return value.strip() in _NOT_APPLICABLE
-    return value is None or (isinstance(value, float) and math.isnan(value)) or value == []
+_NOT_APPLICABLE = frozenset({"", "N/A", "NA", "n/a", "None", "null", "nan", "NaN"})  # older MTRAG files: "N/A" on turn 1
+_missing = partial(missing, empty=True, na=_NOT_APPLICABLE)
 
 
 def _whole_number(value: Any) -> int | None:

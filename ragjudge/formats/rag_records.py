@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable
-from ragjudge.models import Passage, Prediction, Task, Turn, normalize_task_id
+from ragjudge.formats.jsonl import json_type, missing, read_jsonl, to_jsonable
+from ragjudge.models import JudgedItem, Passage, Task, Turn, normalize_task_id
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "id": ("id", "sample_id"),
@@ -87,8 +86,12 @@ class RagRecord(BaseModel):
                     input=list(self.turns), contexts=list(self.contexts),
                     targets=[Turn(speaker="agent", text=self.reference)] if self.reference else [])
 
-    def prediction(self) -> Prediction:
-        return Prediction(task_id=self.id, text=self.answer or "", contexts=list(self.contexts))
+    def item(self) -> JudgedItem:
+        """The record as every judge reads it: the conversation, the answer ("" when none), the passages, the
+        reference, the labels."""
+        return JudgedItem(id=self.key, messages=list(self.turns), answer=self.answer or "", contexts=list(self.contexts),
+                          reference=self.reference, reference_context_ids=list(self.reference_context_ids),
+                          labels=dict(self.labels), metadata=dict(self.metadata))
 
 
 def is_mtrag_record(record: Mapping[str, Any]) -> bool:
@@ -156,7 +159,7 @@ def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = N
         if field in values:
             raise InputError(f"gives the {field} twice (as {values[field][0]!r} and {name!r})", field=str(name),
                              **where)
-        if not _missing(value):
+        if not missing(value):
             values[field] = (str(name), value)
 
     def value(field: str) -> tuple[str, Any] | None:
@@ -267,7 +270,7 @@ def table_records(rows: Sequence[Mapping[str, Any]], *, file: str | None = None,
     field, and a list or object field given as text is parsed (JSON, or a Python literal). MTRAG tasks in a table are
     left as they are (their reader checks them)."""
     if rows and is_mtrag_record(rows[0]):
-        return [{k: v for k, v in row.items() if not _missing(v)} for row in rows]
+        return [{k: v for k, v in row.items() if not missing(v)} for row in rows]
     return [_table_row(row, file, lines[n] if lines is not None else None) for n, row in enumerate(rows)]
 
 
@@ -284,7 +287,7 @@ LIST_FIELDS = {"messages", "contexts", "reference_contexts", "reference_context_
 def _table_row(row: Mapping[str, Any], file: str | None, line: int | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, cell in row.items():
-        if _missing(cell) or cell == "":
+        if missing(cell) or cell == "":
             continue
         field = NAMES.get(str(name))
         if isinstance(cell, str) and (field in LIST_FIELDS or (field == "question" and cell.lstrip().startswith("["))):
@@ -432,7 +435,3 @@ def _object(given: tuple[str, Any] | None, where: dict[str, Any]) -> dict[str, A
     if not isinstance(given[1], Mapping):
         raise InputError(f"must be an object, got {json_type(given[1])}", field=given[0], **where)
     return {str(k): v for k, v in given[1].items()}
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))

@@ -21,19 +21,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
 
-from ragas.metrics._answer_correctness import (  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
     AnswerCorrectness,
+    AnswerSimilarity,
     ClassificationWithReason,
     CorrectnessClassifier,
+    fbeta_score,
+    StatementGeneratorOutput,
+    StatementGeneratorPrompt,
 )
-from ragas.metrics._answer_similarity import AnswerSimilarity  # noqa: E402
-from ragas.metrics._faithfulness import StatementGeneratorOutput, StatementGeneratorPrompt  # noqa: E402
-from ragas.metrics.utils import fbeta_score  # noqa: E402
 
 from ragjudge.errors import InputError  # noqa: E402
-from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_embeddings import (  # noqa: E402
     EmbeddingOptions,
     EncoderRagasEmbeddings,
@@ -72,7 +73,7 @@ class AnswerCorrectnessJudge(RagasJudge):
     def embedding_models(self) -> list[str]:
         return [encoder_name(self.embedding)] if self.embedding is not None else []
 
-    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext) -> AnswerCorrectness:
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> AnswerCorrectness:
         similarity = None
         if self.embedding is not None:
             similarity = _TracedSimilarity(embeddings=EncoderRagasEmbeddings(encoder_for(self.embedding,
@@ -85,7 +86,7 @@ class AnswerCorrectnessJudge(RagasJudge):
                                               self.format_fix_retries),
             correctness_prompt=traced(CorrectnessClassifier, "classification", llm.trace, self.format_fix_retries))
 
-    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         statements = [s.statements for s in trace.outputs.get("statements", [])
                       if isinstance(s, StatementGeneratorOutput)]
         output = trace.output("classification")

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
 
-from ragas.metrics._answer_relevance import (  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
     ResponseRelevanceInput,
     ResponseRelevanceOutput,
     ResponseRelevancePrompt,
     ResponseRelevancy,
 )
 
-from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_embeddings import (  # noqa: E402
     EmbeddingOptions,
     EncoderRagasEmbeddings,
@@ -69,7 +69,7 @@ class AnswerRelevancyJudge(RagasJudge):
     def embedding_models(self) -> list[str]:
         return [encoder_name(self.embedding)]
 
-    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext) -> ResponseRelevancy:
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> ResponseRelevancy:
         return _ResponseRelevancy(
             llm=llm, embeddings=EncoderRagasEmbeddings(encoder_for(self.embedding, ctx.gateway)), strictness=1,
             question_generation=traced(ResponseRelevancePrompt, "question", llm.trace, self.format_fix_retries))
@@ -77,7 +77,7 @@ class AnswerRelevancyJudge(RagasJudge):
     def nan_reason(self, trace: RagasTrace) -> str:
         return "ragas returned NaN: the judge generated no question from the answer"
 
-    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         generated: list[ResponseRelevanceOutput] = trace.outputs.get("question", [])
         similarities: list[float] = trace.outputs.get("similarity", [])
         noncommittal = bool(generated) and all(g.noncommittal for g in generated)

@@ -1,4 +1,4 @@
-"""The judge interface: a batch of (task, prediction) items in, one JudgeResult per item out."""
+"""The judge interface: a batch of `JudgedItem`s in, one JudgeResult per item out."""
 
 from __future__ import annotations
 
@@ -10,18 +10,7 @@ from typing import Any
 
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
-from ragjudge.models import JudgeResult, Passage, Prediction, Task
-
-
-@dataclass(frozen=True)
-class JudgeItem:
-    task: Task
-    prediction: Prediction
-
-    @property
-    def passages(self) -> list[Passage]:
-        """What the generator was given: its own contexts if it retrieved them, else the task's."""
-        return self.prediction.contexts if self.prediction.contexts is not None else self.task.contexts
+from ragjudge.models import JudgedItem, JudgeResult
 
 
 @dataclass
@@ -70,11 +59,11 @@ class Judge(ABC):
         """What an item must have for this judge to apply (`reference`, `passages`)."""
         return list(self.spec.requires)
 
-    def not_applicable(self, item: JudgeItem) -> str | None:
+    def not_applicable(self, item: JudgedItem) -> str | None:
         """Why this item cannot be judged (missing reference or passages), or None."""
-        if "reference" in self.requires and not item.task.reference:
+        if "reference" in self.requires and not item.reference:
             return "no reference answer"
-        if "passages" in self.requires and not item.passages:
+        if "passages" in self.requires and not item.contexts:
             return "no passages"
         return None
 
@@ -82,7 +71,7 @@ class Judge(ABC):
         return JudgeResult(judge=self.name, metric=self.metric, **fields)  # type: ignore[arg-type]
 
     @abstractmethod
-    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
         """Score every item, in order. Failures are JudgeResults with `error`, never exceptions."""
 
 

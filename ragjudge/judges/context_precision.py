@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
 
-from ragas.metrics._context_precision import (  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
     ContextPrecisionPrompt,
     LLMContextPrecisionWithoutReference,
     LLMContextPrecisionWithReference,
     Verification,
 )
 
-from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
 
 WITH_REFERENCE = "with reference"
@@ -39,24 +39,24 @@ class ContextPrecisionJudge(RagasJudge):
     uses_response = False  # with a reference the response is not read; without one, skip_reason checks it
 
     @staticmethod
-    def variant(item: JudgeItem) -> str:
-        return WITH_REFERENCE if item.task.reference else WITHOUT_REFERENCE
+    def variant(item: JudgedItem) -> str:
+        return WITH_REFERENCE if item.reference else WITHOUT_REFERENCE
 
-    def skip_reason(self, item: JudgeItem) -> str | None:
+    def skip_reason(self, item: JudgedItem) -> str | None:
         if (reason := super().skip_reason(item)) is not None:
             return reason
-        if self.variant(item) == WITHOUT_REFERENCE and not item.prediction.text.strip():
+        if self.variant(item) == WITHOUT_REFERENCE and not item.answer.strip():
             return "no reference answer and an empty response"
         return None
 
-    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext
                      ) -> LLMContextPrecisionWithReference:
         cls = LLMContextPrecisionWithReference if self.variant(item) == WITH_REFERENCE \
             else LLMContextPrecisionWithoutReference
         return cls(llm=llm, context_precision_prompt=traced(ContextPrecisionPrompt, "verdicts", llm.trace,
                                                                self.format_fix_retries))
 
-    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         verdicts: list[Verification] = trace.outputs.get("verdicts", [])
         flags = [1 if v.verdict else 0 for v in verdicts]
         rationale = "\n".join(f"context {rank} [{flag}] {v.reason}"

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
 
-from ragas.metrics._context_recall import (  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
     ContextRecallClassificationPrompt,
     ContextRecallClassifications,
     LLMContextRecall,
 )
 
-from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
 
 
@@ -30,14 +30,14 @@ class ContextRecallJudge(RagasJudge):
 
     uses_response = False  # the reference is classified, not the response
 
-    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext) -> LLMContextRecall:
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> LLMContextRecall:
         return LLMContextRecall(llm=llm, context_recall_prompt=traced(
             ContextRecallClassificationPrompt, "classifications", llm.trace, self.format_fix_retries))
 
     def nan_reason(self, trace: RagasTrace) -> str:
         return "ragas returned NaN: the judge classified no sentence of the reference"
 
-    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         output = trace.output("classifications")
         found = output.classifications if isinstance(output, ContextRecallClassifications) else []
         rationale = "\n".join(f"[{c.attributed}] {c.statement} — {c.reason}" for c in found)

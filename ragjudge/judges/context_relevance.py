@@ -21,11 +21,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
-from ragas.metrics._nv_metrics import ContextRelevance  # noqa: E402
+from ragjudge.judges.ragas_adapter import ContextRelevance  # noqa: E402
 
-from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
 from ragjudge.llm import LLMResponse  # noqa: E402
 
@@ -44,7 +44,7 @@ class ContextRelevanceJudge(RagasJudge):
     uses_response = False
     record_errors = True  # ContextRelevance catches every exception, prints it and returns NaN
 
-    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext) -> ContextRelevance:
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> ContextRelevance:
         metric = ContextRelevance(llm=llm)
         metric.retry = 1  # one answer per prompt: at temperature 0 asking again gives the same answer
         llm.trace.stage = "ratings"
@@ -56,10 +56,10 @@ class ContextRelevanceJudge(RagasJudge):
                 return "ragas found no rating (0, 1 or 2) in the judge's answer", call
         return None
 
-    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         ratings = [int(_rating(c.text) * 2) for c in trace.calls]
         if not trace.calls:
             return ("RAGAS scores 0 without asking: the contexts are empty or repeat the question",
-                    {"ratings": [], "contexts": len(item.passages)})
+                    {"ratings": [], "contexts": len(item.contexts)})
         rationale = "\n".join(f"prompt {i} rated {r} of 2" for i, r in enumerate(ratings, 1))
-        return rationale, {"ratings": ratings, "contexts": len(item.passages)}
+        return rationale, {"ratings": ratings, "contexts": len(item.contexts)}

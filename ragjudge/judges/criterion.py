@@ -25,7 +25,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from ragjudge.judges.base import JudgeContext, JudgeItem
+from ragjudge.judges.base import JudgeContext, JudgedItem
 from ragjudge.judges.llm_judge import LLMJudge
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError
@@ -136,7 +136,7 @@ class CriterionJudge(LLMJudge):
             raise LLMError(f"{model} wrote no evaluation steps for criterion {self.name!r}")
         return response.text.strip()
 
-    async def _judge_one(self, item: JudgeItem, ctx: JudgeContext) -> JudgeResult:
+    async def _judge_one(self, item: JudgedItem, ctx: JudgeContext) -> JudgeResult:
         try:
             steps = await self.steps(ctx)
         except LLMError as exc:
@@ -150,18 +150,17 @@ class CriterionJudge(LLMJudge):
             combined.details["score"] = low + combined.value * (high - low)  # type: ignore[operator]
         return combined
 
-    def prompt(self, item: JudgeItem, steps: str) -> str:
+    def prompt(self, item: JudgedItem, steps: str) -> str:
         low, high = self.criterion.scale
-        task = item.task
-        parts = ["Conversation:\n" + "\n".join(f"{t.speaker}: {t.text}" for t in task.input)]
-        if item.passages:
-            parts.append("Passages:\n" + "\n\n".join(f"[{i}] {p.text}" for i, p in enumerate(item.passages, 1)))
-        if task.reference:
-            parts.append(f"Reference answer:\n{task.reference}")
-        parts.append(f"Response:\n{item.prediction.text}")
+        parts = ["Conversation:\n" + "\n".join(f"{t.speaker}: {t.text}" for t in item.messages)]
+        if item.contexts:
+            parts.append("Passages:\n" + "\n\n".join(f"[{i}] {p.text}" for i, p in enumerate(item.contexts, 1)))
+        if item.reference:
+            parts.append(f"Reference answer:\n{item.reference}")
+        parts.append(f"Response:\n{item.answer}")
         return SCORE_PROMPT.format(low=low, high=high, criterion=self.criterion.criterion, steps=steps,
                                    sample="\n\n".join(parts),
-                                   reference_note=", a reference answer" if task.reference else "")
+                                   reference_note=", a reference answer" if item.reference else "")
 
     async def _score(self, model: str, messages: list[dict[str, str]], ctx: JudgeContext) -> JudgeResult:
         assert ctx.gateway is not None

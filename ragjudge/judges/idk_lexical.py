@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from ragjudge.errors import InputError
-from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
+from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.models import JudgeResult
 from ragjudge.normalize import normalize_for_matching
@@ -81,10 +81,10 @@ class LexicalIDKJudge(Judge):
             return "partial", f"declines ({declining[0]!r}) but also answers with {answer_words} words"
         return "yes", f"declines: {declining[0]!r}"
 
-    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
         results = []
         for item in items:
-            label, why = self.classify(item.prediction.text)
+            label, why = self.classify(item.answer)
             results.append(self.result(value=self.values[label], label=label, rationale=why, model="patterns"))
         ctx.on_progress(len(items))
         return results

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ragjudge.judges.base import JudgeContext, JudgeItem
+from ragjudge.judges.base import JudgeContext, JudgedItem
 from ragjudge.judges.registry import JudgeRegistry
 from ragjudge.models import JudgeResult, Prediction, Task, Turn
 
@@ -74,7 +74,7 @@ def judge_answers(judge_name: str, items: Sequence[Labelled], registry: JudgeReg
     judge = (registry or JudgeRegistry()).build(judge_name)
     if judge.needs_llm:
         raise ValueError(f"{judge_name} needs an LLM; this measures offline judges")
-    batch = [JudgeItem(i.task, Prediction(task_id=i.task.task_id, text=i.text)) for i in items]
+    batch = [JudgedItem(i.task.key, i.task.input, i.text, i.task.contexts, i.task.reference) for i in items]
     results = asyncio.run(judge.judge(batch, JudgeContext()))
     return [Verdict(i, r) for i, r in zip(items, results, strict=True)]
 

@@ -8,29 +8,29 @@ from typing import Any
 
 import jinja2
 
-from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
+from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.parsing import parse_output
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError
-from ragjudge.models import JudgeResult
+from ragjudge.models import JudgeResult, history_of
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
 
-def template_variables(item: JudgeItem) -> dict[str, Any]:
+def template_variables(item: JudgedItem) -> dict[str, Any]:
     """What a judge prompt template can refer to."""
-    task = item.task
-    lines = [f"{t.speaker}: {t.text}" for t in task.input]
+    lines = [f"{t.speaker}: {t.text}" for t in item.messages]
+    history = history_of(item.messages)
     return {
         "conversation_lines": "\n".join(lines),
-        "previous_conversation": "\n".join(f"{t.speaker}: {t.text}" for t in task.history),
-        "question": task.question,
-        "history": [t.model_dump() for t in task.history],
-        "conversation": [t.model_dump() for t in task.input],
-        "reference": task.reference or "",
-        "response": item.prediction.text,
-        "passages": [p.to_record() for p in item.passages],
-        "task": task,
+        "previous_conversation": "\n".join(f"{t.speaker}: {t.text}" for t in history),
+        "question": item.question,
+        "history": [t.model_dump() for t in history],
+        "conversation": [t.model_dump() for t in item.messages],
+        "reference": item.reference or "",
+        "response": item.answer,
+        "passages": [p.to_record() for p in item.contexts],
+        "item": item,
     }
 
 
@@ -55,7 +55,7 @@ class LLMJudge(Judge):
     def describe_models(self, ctx: JudgeContext) -> list[str]:
         return self.models(ctx)
 
-    def messages(self, item: JudgeItem) -> list[dict[str, str]]:
+    def messages(self, item: JudgedItem) -> list[dict[str, str]]:
         variables = template_variables(item)
         messages = []
         if self._system is not None:
@@ -85,7 +85,7 @@ class LLMJudge(Judge):
             latency=response.latency, details={"cached": response.cached, **({"asked_again": True} if retried else {})},
         )
 
-    async def _judge_one(self, item: JudgeItem, ctx: JudgeContext) -> JudgeResult:
+    async def _judge_one(self, item: JudgedItem, ctx: JudgeContext) -> JudgeResult:
         if (reason := self.not_applicable(item)) is not None:
             return self.result(details={"skipped": reason})
         messages = self.messages(item)
@@ -112,11 +112,11 @@ class LLMJudge(Judge):
         rationale = "\n\n".join(f"[{m.model}] {m.rationale}" for m in members if m.rationale)
         return self.result(value=value, label=f"{value:g}", rationale=rationale, **common)
 
-    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
         if ctx.gateway is None or not ctx.judge_models:
             raise RuntimeError(f"judge {self.name!r} needs judge models and an LLM gateway")
 
-        async def run(item: JudgeItem) -> JudgeResult:
+        async def run(item: JudgedItem) -> JudgeResult:
             result = await self._judge_one(item, ctx)
             ctx.on_progress(1)
             return result

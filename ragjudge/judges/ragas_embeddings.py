@@ -27,7 +27,7 @@ from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
 from ragjudge.retrieval.encoders import BUNDLED_MODELS, BUNDLED_NAME, LiteLLMEncoder, SentenceTransformerEncoder
 
-from ragas.embeddings.base import BaseRagasEmbeddings  # noqa: E402  (after ragas_llm: no telemetry)
+from ragjudge.judges.ragas_adapter import BaseRagasEmbeddings  # noqa: E402
 
 
 class EmbeddingOptions(BaseModel):

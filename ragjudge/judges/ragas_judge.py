@@ -16,29 +16,28 @@ import asyncio
 import math
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
-from ragas.dataset_schema import SingleTurnSample  # noqa: E402
-from ragas.metrics.base import SingleTurnMetric  # noqa: E402
+from ragjudge.judges.ragas_adapter import SingleTurnMetric, SingleTurnSample  # noqa: E402
 
 from ragjudge.errors import InputError, RagjudgeError  # noqa: E402
-from ragjudge.judges.base import Judge, JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.base import Judge, JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_logs import recorded_by_ragjudge  # noqa: E402
 from ragjudge.judges.spec import JudgeSpec  # noqa: E402
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse  # noqa: E402
-from ragjudge.models import JudgeResult, Task  # noqa: E402
+from ragjudge.models import JudgeResult, Turn  # noqa: E402
 from ragjudge.retrieval.encoders import EncodingError  # noqa: E402
 
 USER_INPUT_MODES = ("auto", "conversation")
 
 
-def user_input(task: Task, mode: str = "auto") -> str:
-    """ragas's `user_input` for a task. A conversation is its turns as "speaker: text" lines, as MTRAG's RL_F
+def user_input(messages: list[Turn], mode: str = "auto") -> str:
+    """ragas's `user_input` for a conversation. A conversation is its turns as "speaker: text" lines, as MTRAG's RL_F
     script writes it; with mode `auto` a task that is one user turn is that question alone, as a RAGAS user
     writes it (answer relevancy compares it with questions generated from the answer)."""
-    if mode == "auto" and len(task.input) == 1 and task.input[0].speaker == "user":
-        return task.input[0].text
-    return "\n".join(f"{t.speaker}: {t.text}" for t in task.input)
+    if mode == "auto" and len(messages) == 1 and messages[0].speaker == "user":
+        return messages[0].text
+    return "\n".join(f"{t.speaker}: {t.text}" for t in messages)
 
 
 class RagasJudge(Judge):
@@ -63,15 +62,15 @@ class RagasJudge(Judge):
 
     # -- what a subclass says -------------------------------------------------------------------------------------
 
-    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem, ctx: JudgeContext) -> SingleTurnMetric:
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> SingleTurnMetric:
         """ragas's metric for this item, its LLM `llm` and its prompts `traced()` into `llm.trace`."""
         raise NotImplementedError
 
-    def skip_reason(self, item: JudgeItem) -> str | None:
+    def skip_reason(self, item: JudgedItem) -> str | None:
         """Why this item cannot be judged, or None."""
         if (reason := self.not_applicable(item)) is not None:
             return reason
-        if self.uses_response and not item.prediction.text.strip():
+        if self.uses_response and not item.answer.strip():
             return "empty response"
         return None
 
@@ -79,7 +78,7 @@ class RagasJudge(Judge):
         """Why ragas returned NaN, in words."""
         return "ragas returned NaN"
 
-    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         """The rationale and the details (the counts behind the value) from ragas's parsed outputs."""
         return None, {}
 
@@ -88,12 +87,12 @@ class RagasJudge(Judge):
         read, with the error, or None."""
         return None
 
-    def sample(self, item: JudgeItem) -> SingleTurnSample:
+    def sample(self, item: JudgedItem) -> SingleTurnSample:
         return SingleTurnSample(
-            user_input=user_input(item.task, self.user_input_mode),
-            response=item.prediction.text,
-            retrieved_contexts=[p.text for p in item.passages],
-            reference=item.task.reference,
+            user_input=user_input(item.messages, self.user_input_mode),
+            response=item.answer,
+            retrieved_contexts=[p.text for p in item.contexts],
+            reference=item.reference,
         )
 
     def embedding_models(self) -> list[str]:
@@ -104,12 +103,12 @@ class RagasJudge(Judge):
     def describe_models(self, ctx: JudgeContext) -> list[str]:
         return list(ctx.judge_models[:1]) + self.embedding_models()
 
-    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
         if ctx.gateway is None or not ctx.judge_models:
             raise RuntimeError(f"judge {self.name!r} needs judge models and an LLM gateway")
         gateway, model = ctx.gateway, ctx.judge_models[0]
 
-        async def run(item: JudgeItem) -> JudgeResult:
+        async def run(item: JudgedItem) -> JudgeResult:
             try:
                 return await self._judge_one(item, gateway, model, ctx)
             finally:
@@ -117,7 +116,7 @@ class RagasJudge(Judge):
 
         return list(await asyncio.gather(*(run(item) for item in items)))
 
-    async def _judge_one(self, item: JudgeItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> JudgeResult:
+    async def _judge_one(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> JudgeResult:
         result, unreadable = await self._score_item(item, gateway, model, ctx)
         # An answer ragas could not use was paid for: it stays cached (a rerun re-reads it, sending nothing); with
         # retry_errors it alone is taken out of the cache and asked again.
@@ -127,7 +126,7 @@ class RagasJudge(Judge):
             result.details["asked_again"] = True
         return result
 
-    async def _score_item(self, item: JudgeItem, gateway: LLMGateway, model: str, ctx: JudgeContext
+    async def _score_item(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext
                           ) -> tuple[JudgeResult, LLMResponse | None]:
         """The result, and the answer that could not be read when that is why it failed."""
         if (reason := self.skip_reason(item)) is not None:

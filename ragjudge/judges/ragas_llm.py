@@ -17,25 +17,18 @@ ragas quirks neutralised here (each judge's module and docs/judges.md say which 
 - ragas asks for `n` completions of one prompt where it wants several samples (ResponseRelevancy's `strictness`).
   At temperature 0 they would be one answer, so judges ask for one sample; the adapter answers `n` with one
   generation per gateway call, which at temperature 0 the cache answers after the first.
-- ragas sends usage telemetry unless RAGAS_DO_NOT_TRACK=true; we default it to true before ragas is imported
-  (an explicit user setting wins).
+- ragas sends usage telemetry unless RAGAS_DO_NOT_TRACK=true: `ragas_adapter` defaults it to true.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")  # before ragas is imported: no telemetry
-
 from langchain_core.outputs import Generation, LLMResult  # noqa: E402
 from langchain_core.prompt_values import PromptValue, StringPromptValue  # noqa: E402
-from ragas.llms.base import BaseRagasLLM  # noqa: E402
-from ragas.prompt import PydanticPrompt  # noqa: E402
-from ragas.run_config import RunConfig  # noqa: E402
-from ragas.utils import camel_to_snake  # noqa: E402
+from ragjudge.judges.ragas_adapter import BaseRagasLLM, camel_to_snake, PydanticPrompt, RunConfig  # noqa: E402
 
 from ragjudge.llm import LLMGateway, LLMResponse  # noqa: E402
 

@@ -9,7 +9,7 @@ from ragjudge.errors import InputError
 from ragjudge.embeddings.device import check_device
 from ragjudge.embeddings.onnx_encoder import check_backend
 from ragjudge.embeddings.store import EmbeddingStore
-from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
+from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.embeddings.bertscore import resolve_model
@@ -46,7 +46,7 @@ class RBAlgJudge(Judge):
     def requires(self) -> list[str]:
         return [*super().requires, *(["passages"] if self.no_passages == "not_applicable" else [])]
 
-    def not_applicable(self, item: JudgeItem) -> str | None:
+    def not_applicable(self, item: JudgedItem) -> str | None:
         if (reason := super().not_applicable(item)) == "no passages":
             return "no passages (RB_agg needs BertKPrec, the answer against its passages)"
         return reason
@@ -64,23 +64,23 @@ class RBAlgJudge(Judge):
             self._scorer = CachedBertScorer(self.config, store=store, device=self.device, backend=self.backend)
         return self._scorer
 
-    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
         results = await asyncio.to_thread(self.score_batch, items, self.scorer_for(ctx))
         ctx.on_progress(len(items))
         return results
 
-    def score_batch(self, items: list[JudgeItem], scorer: CachedBertScorer) -> list[JudgeResult]:
+    def score_batch(self, items: list[JudgedItem], scorer: CachedBertScorer) -> list[JudgeResult]:
         candidates: list[str] = []
         references: list[str] = []
         owners: list[tuple[int, str]] = []  # (item index, "ref" | "psg") for each scored pair
         for i, item in enumerate(items):
             if self.not_applicable(item):
                 continue
-            candidates.append(item.prediction.text)
-            references.append(item.task.reference or "")
+            candidates.append(item.answer)
+            references.append(item.reference or "")
             owners.append((i, "ref"))
-            for passage in item.passages:
-                candidates.append(item.prediction.text)
+            for passage in item.contexts:
+                candidates.append(item.answer)
                 references.append(passage.text)
                 owners.append((i, "psg"))
         precision, recall, _ = scorer.score(candidates, references)
@@ -99,7 +99,7 @@ class RBAlgJudge(Judge):
             if (reason := self.not_applicable(item)) is not None:
                 results.append(self.result(model=model, details={"skipped": reason}))
                 continue
-            rouge = rouge_l_f(item.prediction.text, item.task.reference or "")
+            rouge = rouge_l_f(item.answer, item.reference or "")
             components = {"RougeL_stemFalse": rouge, "BertscoreR": recall_by_item[i]}
             if i in kprec_by_item:
                 components["BertKPrec"] = kprec_by_item[i]

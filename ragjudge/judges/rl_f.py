@@ -26,9 +26,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced  # first: sets RAGAS_DO_NOT_TRACK
+from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
 
-from ragas.metrics._faithfulness import (  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
     Faithfulness,
     NLIStatementOutput,
     NLIStatementPrompt,
@@ -36,14 +36,14 @@ from ragas.metrics._faithfulness import (  # noqa: E402
     StatementGeneratorPrompt,
 )
 
-from ragjudge.judges.base import JudgeContext, JudgeItem  # noqa: E402
+from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
 
 
 class RLFJudge(RagasJudge):
     """RAGAS faithfulness (MTRAG's RL_F) by ragas's Faithfulness metric, every LLM call via the gateway."""
 
-    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgeItem | None = None, ctx: JudgeContext | None = None
+    def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem | None = None, ctx: JudgeContext | None = None
                ) -> Faithfulness:
         """ragas's metric with ragas's prompts; one per item so each item's calls are traced apart."""
         return Faithfulness(
@@ -58,7 +58,7 @@ class RLFJudge(RagasJudge):
         # judged none): the judge gave us nothing to average, which is an error, not a 0.
         return "ragas returned NaN: no statements were extracted from the response"
 
-    def explain(self, item: JudgeItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+    def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         details: dict[str, Any] = {}
         rationale = None
         verdicts, statements = trace.output("verdicts"), trace.output("statements")

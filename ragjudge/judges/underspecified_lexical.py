@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
+from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.models import JudgeResult
 from ragjudge.normalize import normalize_for_matching
@@ -71,10 +71,10 @@ class LexicalUnderspecifiedJudge(Judge):
             return "no", "no clarification question or request found"
         return "yes", f"asks for clarification: {found!r}"
 
-    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
         results = []
         for item in items:
-            label, why = self.classify(item.prediction.text)
+            label, why = self.classify(item.answer)
             results.append(self.result(value=1.0 if label == "yes" else 0.0, label=label, rationale=why,
                                        model="patterns"))
         ctx.on_progress(len(items))

@@ -17,8 +17,10 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from ragjudge.bench.mtrag.items import judged_item, output_item
+from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.errors import UsageError
-from ragjudge.judges import Judge, JudgeContext, JudgeItem, JudgeRegistry
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.llm import LLMGateway, ResponseCache, open_cache
 from ragjudge.models import JudgeResult
 from ragjudge.pytest_plugin.config import RECALL, Settings
@@ -177,8 +179,9 @@ class Evaluator:
         judge = self.judge(name)
         ctx = JudgeContext(gateway=self.gateway(), judge_models=list(self.settings.judge_models),
                            cache_dir=self.settings.cache_dir)
+        scorer = JudgeScorer(judge, ctx, item_of=output_item)
         try:
-            [result] = await judge.judge([JudgeItem(turn.task, turn.prediction)], ctx)
+            [(_, result)] = [judged async for judged in scorer.judged([judged_item(turn.task, turn.prediction)])]
         except Exception as exc:  # a judge that breaks its contract must not take the test session down
             return JudgeResult(judge=name, metric=judge.metric, error=f"{type(exc).__name__}: {exc}")
         return result

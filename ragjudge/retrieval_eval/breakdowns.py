@@ -16,14 +16,14 @@ without a label are grouped under `unknown`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import csv_rows, first_line
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.jsonl import missing, read_jsonl
 from ragjudge.formats.runs import Run
 from ragjudge.models import domain_of, normalize_task_id
 from ragjudge.retrieval_eval.metrics import Evaluation
@@ -78,8 +78,9 @@ def _records(path: Path):
         yield number, {k: v for k, v in row.items() if k is not None}
 
 
-def _missing(value: Any) -> bool:
-    return value is None or value == "" or (isinstance(value, float) and math.isnan(value)) or value == []
+
+
+_missing = partial(missing, empty=True)
 
 
 def _values(value: Any) -> list[str]:

@@ -76,9 +76,9 @@ class BatchDesk:
             if parts == ["files"] and method == "POST":
                 return self._upload(content_type, raw)
             if parts[0] == "files" and len(parts) == 3 and parts[2] == "content" and method == "GET":
-                return (200, self.contents[parts[1]]) if parts[1] in self.contents else _missing("file", parts[1])
+                return (200, self.contents[parts[1]]) if parts[1] in self.contents else _not_found("file", parts[1])
             if parts[0] == "files" and len(parts) == 2 and method == "GET":
-                return (200, self.files[parts[1]]) if parts[1] in self.files else _missing("file", parts[1])
+                return (200, self.files[parts[1]]) if parts[1] in self.files else _not_found("file", parts[1])
             if parts == ["batches"] and method == "POST":
                 return self._create(json.loads(raw or b"{}"))
             if parts == ["batches"] and method == "GET":
@@ -118,7 +118,7 @@ class BatchDesk:
     def _create(self, body: dict[str, Any]) -> tuple[int, Any]:
         file_id = body.get("input_file_id")
         if file_id not in self.contents:
-            return _missing("file", str(file_id))
+            return _not_found("file", str(file_id))
         with self._lock:
             if self.fail_creates > 0:
                 self.fail_creates -= 1
@@ -146,7 +146,7 @@ class BatchDesk:
 
     def _retrieve(self, batch_id: str) -> tuple[int, Any]:
         if batch_id not in self.batches:
-            return _missing("batch", batch_id)
+            return _not_found("batch", batch_id)
         return 200, _public(self._advance(self.batches[batch_id]))
 
     def _list(self, query: dict[str, list[str]]) -> tuple[int, Any]:
@@ -163,7 +163,7 @@ class BatchDesk:
 
     def _cancel(self, batch_id: str) -> tuple[int, Any]:
         if batch_id not in self.batches:
-            return _missing("batch", batch_id)
+            return _not_found("batch", batch_id)
         batch = self._advance(self.batches[batch_id])
         if batch["status"] not in FINAL:
             batch.update(status="cancelled", cancelling_at=int(time.time()), cancelled_at=int(time.time()))
@@ -236,5 +236,5 @@ def _error(status: int, message: str) -> tuple[int, Any]:
     return status, {"error": {"message": message, "type": err_type, "param": None, "code": code}}
 
 
-def _missing(kind: str, ident: str) -> tuple[int, Any]:
+def _not_found(kind: str, ident: str) -> tuple[int, Any]:
     return _error(404, f"No such {kind}: {ident}")

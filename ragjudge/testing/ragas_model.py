@@ -13,18 +13,18 @@ now and then, as models do). The same prompt always gets the same answer.
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-
-from ragas.metrics._answer_correctness import CorrectnessClassifier  # noqa: E402
-from ragas.metrics._answer_relevance import ResponseRelevancePrompt  # noqa: E402
-from ragas.metrics._context_precision import ContextPrecisionPrompt  # noqa: E402
-from ragas.metrics._context_recall import ContextRecallClassificationPrompt  # noqa: E402
-from ragas.metrics._faithfulness import NLIStatementPrompt, StatementGeneratorPrompt  # noqa: E402
-from ragas.metrics._nv_metrics import ContextRelevance  # noqa: E402
+from ragjudge.judges.ragas_adapter import (  # noqa: E402
+    ContextPrecisionPrompt,
+    ContextRecallClassificationPrompt,
+    ContextRelevance,
+    CorrectnessClassifier,
+    NLIStatementPrompt,
+    ResponseRelevancePrompt,
+    StatementGeneratorPrompt,
+)
 
 from ragjudge.testing.replies import Reply, Request, scripted  # noqa: E402
 

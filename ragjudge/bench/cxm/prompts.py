@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragjudge.judges.base import Judge, JudgeContext, JudgeItem
+from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.json_parse import ParsedJSON, parse_json_output
 from ragjudge.judges.llm_judge import render
 from ragjudge.judges.parsing import Parsed, parse_output
@@ -75,7 +75,7 @@ class CXMPromptJudge(Judge):
 
     needs_llm = False
 
-    async def judge(self, items: list[JudgeItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
         task = self.spec.options.get("task", "a CXMArena task")
         message = (f"{self.name} is a CXMArena prompt ({task}); it does not judge MTRAG answers. "
                    f"Run it with `ragjudge eval --bench cxm-{task}`")

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from ragjudge.bench.mtrag import data as mtrag_data
 from ragjudge.bench.mtrag.data import MtragData
+from ragjudge.bench.mtrag.items import output_item
 from ragjudge.bench.mtrag.metrics import (
     CLARIFICATION_METRIC,
     METRIC_INFOS,
@@ -27,7 +28,6 @@ from ragjudge.bench.mtrag.metrics import (
 )
 from ragjudge.bench.mtrag.records import official_records
 from ragjudge.bench.mtrag.samples import outcome_sample
-from ragjudge.bench.mtrag.scorers import JudgeScorer
 from ragjudge.bench.mtrag.settings import check_setting
 from ragjudge.bench.mtrag.solver import (
     RETRIEVAL_FACTS,
@@ -46,6 +46,7 @@ from ragjudge.engine.bench import (
     Solver,
 )
 from ragjudge.engine.context import RunContext
+from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample
@@ -165,7 +166,7 @@ class MtragBench(Bench[MtragOptions, Task]):
 
     def scorers(self, ctx: RunContext) -> list[Scorer[Task]]:
         judge_ctx = self.judge_context(ctx)
-        return [JudgeScorer(judge, judge_ctx) for judge in self.judges]
+        return [JudgeScorer(judge, judge_ctx, output_item) for judge in self.judges]
 
     def outcome(self, result: SampleResult[Task]) -> TaskOutcome:
         """A result under MTRAG's official metric names (what the summary, the samples and the records read)."""

@@ -11,13 +11,13 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ragjudge.bench.rag.data import absent, check_fields, load_records
+from ragjudge.bench.rag.data import absent, check_fields, load_records, no_answer
 from ragjudge.bench.rag.samples import record_sample
-from ragjudge.bench.rag.scorers import RecordScorer
 from ragjudge.bench.rag.solver import RecordedAnswers
 from ragjudge.bench.rag.summary import breakdowns, catalog, metrics
 from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Scorer, Solver
 from ragjudge.engine.context import RunContext
+from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.errors import UsageError
 from ragjudge.formats.rag_records import RagRecord, records_stem
@@ -59,8 +59,11 @@ class RagBench(Bench[RagOptions, RagRecord]):
                  "DeepEval's names; see docs/your-rag-app.md.")
     metrics: ClassVar[Sequence[Any]] = ()
 
-    def __init__(self, options: RagOptions, *, label: str | None = None):
+    def __init__(self, options: RagOptions, *, label: str | None = None, records: Sequence[RagRecord] | None = None):
+        """`records`: records already read (`ragjudge.evaluate(rows)`), judged as they are; `data` then only names
+        them in errors."""
         super().__init__(options, label=label)
+        self.given = list(records) if records is not None else None
         self.registry = JudgeRegistry(options.judge_dir)
         for criterion in options.criteria:
             self.registry.add(criterion.spec())
@@ -88,7 +91,7 @@ class RagBench(Bench[RagOptions, RagRecord]):
         return catalog(self.judges, self.name)
 
     def load(self) -> list[RagRecord]:
-        records = load_records(self.options.data)
+        records = self.given if self.given is not None else load_records(self.options.data)
         check_fields(records, self.options.data, self.needed_fields(records))
         return records
 
@@ -119,7 +122,8 @@ class RagBench(Bench[RagOptions, RagRecord]):
                                  retry_errors=ctx.options.retry_errors, min_panel=o.min_panel,
                                  cache_dir=Path(ctx.options.cache_dir) if ctx.options.cache_dir else None,
                                  use_cache=ctx.options.use_cache)
-        return [RecordScorer(judge, judge_ctx) for judge in self.judges]
+        return [JudgeScorer(judge, judge_ctx, item_of=lambda record, output: record.item(), skipped=no_answer)
+                for judge in self.judges]
 
     def summarize(self, results: Sequence[SampleResult[RagRecord]], ctx: RunContext) -> Summary:
         found = metrics(results, self.judges, self.catalog)

@@ -37,3 +37,12 @@ def check_fields(records: Sequence[RagRecord], path: str | Path, needs: Mapping[
         who = f" (judge {', '.join(judges)} needs it)" if judges else ""
         raise InputError(f"no record has it{who}: give it under one of: {', '.join(FIELDS[field])}",
                          file=str(path), field=field)
+
+
+def no_answer(record: RagRecord) -> str | None:
+    """Why a record has nothing to judge (not applicable to any judge; never an empty answer's 0), or None."""
+    if record.answer is None:
+        return f"no answer (the record has none of: {', '.join(FIELDS['answer'])})"
+    if not record.answer.strip():
+        return "empty answer"
+    return None

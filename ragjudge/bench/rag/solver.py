@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 class RecordedAnswers(Solver[RagRecord]):
-    """Each record's own answer (and passages), as the judges read a prediction. A record without an answer is not
-    an error of the app's: each judge records it as not applicable (`RecordScorer`); a file where no record has one
+    """Each record's own answer (the judges read the record itself, `RagRecord.item`). A record without an answer is
+    not an error of the app's: each judge records it as not applicable (`no_answer`); a file where no record has one
     is refused at load (`check_fields`)."""
 
     journaled = False
@@ -25,4 +25,4 @@ class RecordedAnswers(Solver[RagRecord]):
 
     async def solve(self, samples: Sequence[RagRecord], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
         for record in samples:
-            yield record.key, record.prediction().model_dump(exclude_none=True)
+            yield record.key, {"text": record.answer or ""}
