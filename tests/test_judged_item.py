@@ -6,6 +6,7 @@ writes nothing at all (the cache aside)."""
 from __future__ import annotations
 
 import ast
+import json
 import tempfile
 import traceback
 from collections.abc import Callable
@@ -15,12 +16,15 @@ from typing import Any
 import pytest
 
 import ragjudge
+from conftest import MTRAG_FIXTURES, REPO
 from ragjudge.bench.mtrag.items import judged_item
-from ragjudge.errors import InputError
+from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.rag_records import rag_records
 from ragjudge.models import JudgedItem, Passage, Prediction, Task, Turn
 
 PACKAGE = Path(__file__).resolve().parents[1] / "ragjudge"
+RESPONSES = MTRAG_FIXTURES / "generation" / "responses-10.jsonl"
+MINI = REPO / "examples" / "mini" / "tasks.jsonl"
 ROWS = [{"id": "q1", "question": "What does policy 42 cover?", "answer": "Policy 42 covers water damage from pipes.",
          "contexts": ["Policy 42 covers water damage from burst pipes.", "Claims are paid within 30 days."],
          "reference": "Water damage from burst pipes.", "labels": {"domain": "home"}},
@@ -127,3 +131,70 @@ def test_a_bad_row_names_data_i_and_the_field(nothing_written: Path) -> None:
     with pytest.raises(InputError) as info:
         ragjudge.evaluate(rows, metrics=["rb_alg"], show_progress=False)
     assert str(info.value) == "data[1]: field 'answer': must be text, got a number"
+
+
+def mtrag_rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def without_run(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k != "run"}
+
+
+@pytest.fixture(scope="module")
+def from_files() -> dict[str, ragjudge.EvalResult]:
+    """The same runs over the files: what the rows given in memory must match."""
+    return {"judge": ragjudge.evaluate(RESPONSES, judges=["idk_lexical", "rb_alg"], show_progress=False),
+            "gen": ragjudge.evaluate(MINI, judges=["idk_lexical"], gen="extractive", show_progress=False)}
+
+
+def test_evaluate_mtrag_rows_without_out_writes_nothing(nothing_written: Path,
+                                                        from_files: dict[str, ragjudge.EvalResult]) -> None:
+    result = ragjudge.evaluate(mtrag_rows(RESPONSES), judges=["idk_lexical", "rb_alg"], show_progress=False)
+    assert result.path is None and result.files is None and result.bench == "mtrag"
+    assert without_run(result.summary.to_dict()) == without_run(from_files["judge"].summary.to_dict())
+    assert [s.id for s in result.samples] == [s.id for s in from_files["judge"].samples]
+
+
+def test_evaluate_rows_with_a_generator_without_out_writes_nothing(nothing_written: Path,
+                                                                   from_files: dict[str, ragjudge.EvalResult]) -> None:
+    result = ragjudge.evaluate(mtrag_rows(MINI), judges=["idk_lexical"], gen="extractive", show_progress=False)
+    assert result.path is None and result.files is None
+    assert without_run(result.summary.to_dict()) == without_run(from_files["gen"].summary.to_dict())
+    assert [s.output for s in result.samples] == [s.output for s in from_files["gen"].samples]
+
+
+@pytest.mark.parametrize("gen", [None, "extractive"])
+def test_a_bad_mtrag_row_names_data_i_and_the_field(nothing_written: Path, gen: str | None) -> None:
+    rows = mtrag_rows(RESPONSES)
+    rows[2]["input"] = [{"speaker": "bot", "text": "hi"}]
+    with pytest.raises(InputError) as info:
+        ragjudge.evaluate(rows, judges=["idk_lexical"], gen=gen, show_progress=False)
+    assert str(info.value) == (f"data[2] (task_id {rows[2]['task_id']!r}): field 'input[0].speaker': speaker must "
+                               "be 'user' or 'agent', got 'bot'")
+
+
+def test_a_duplicated_mtrag_row_names_the_second(nothing_written: Path) -> None:
+    rows = mtrag_rows(RESPONSES)
+    rows[4] = dict(rows[1])
+    with pytest.raises(InputError) as info:
+        ragjudge.evaluate(rows, judges=["idk_lexical"], show_progress=False)
+    assert str(info.value).startswith(f"data[4] (task_id {rows[1]['task_id']!r}): field 'task_id': duplicate")
+
+
+def test_mtrag_rows_with_out_resume_the_run_folder(tmp_path: Path) -> None:
+    first = ragjudge.evaluate(mtrag_rows(MINI), judges=["idk_lexical"], gen="extractive", out=tmp_path,
+                              show_progress=False)
+    journal = tmp_path / "predictions.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    second = ragjudge.evaluate(mtrag_rows(MINI), judges=["idk_lexical"], gen="extractive", out=tmp_path,
+                               show_progress=False)
+    assert journal.read_text(encoding="utf-8").splitlines() == lines  # nothing generated again
+    assert second.summary.metrics == first.summary.metrics and first.path == tmp_path / "samples.jsonl"
+
+
+def test_rows_given_to_a_bench_that_reads_only_files_is_one_line() -> None:
+    with pytest.raises(UsageError) as info:
+        ragjudge.evaluate(mtrag_rows(MINI), bench="cdr", gen="extractive", show_progress=False)
+    assert str(info.value) == ("bench 'cdr' does not read records given in memory: give mtrag or mtrag-un, "
+                               "or the path of its data")

@@ -9,16 +9,16 @@ run folder is written as the CLI writes it, and rerunning resumes.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Unpack
 
-from ragjudge.api.loading import DATA, Data, as_input, holds_rag_rows, locate, rag_rows, rows_of
+from ragjudge.api.loading import DATA, Data, at_row, holds_rag_rows, rag_rows, rows_of
 from ragjudge.api.result import EvalResult
 from ragjudge.api.runs import Names, PreparedRun, blocking, prepare_judging, prepare_run
 from ragjudge.api.settings import RunSettings
-from ragjudge.errors import InputError, UsageError
+from ragjudge.bench.mtrag.un.data import any_underspecified
+from ragjudge.errors import UsageError
 from ragjudge.judges.criterion import Criterion
 
 Judges = Sequence[str | Criterion] | str | Criterion | None
@@ -79,8 +79,8 @@ def _evaluate(data: Data, judges: Judges, judge_models: Names, bench: str | None
               judge_dir: Sequence[str | Path] | None, bertscore_model: str | None,
               options: Mapping[str, Any] | None, out: str | Path | None, show_progress: bool,
               settings: Mapping[str, Any]) -> EvalResult:
-    """Plain records given in memory are judged in memory (with `out=None` nothing is written); MTRAG-format tasks
-    go through the file the MTRAG benches read (in `out`, or a scratch folder)."""
+    """Records given in memory are read in memory (with `out=None` nothing is written): plain records by the rag
+    bench, MTRAG-format tasks by the MTRAG benches (which read them as a file's lines, record i as `data[i]`)."""
     rows = rows_of(data)
     if rows is None:
         return _prepare(Path(data), judges, judge_models, bench, gen, judge_dir, bertscore_model, options,
@@ -89,14 +89,14 @@ def _evaluate(data: Data, judges: Judges, judge_models: Names, bench: str | None
         prepared = _prepare(Path(DATA), judges, judge_models, "rag", gen, judge_dir, bertscore_model, options,
                             settings, records=rag_rows(rows))
         return prepared.execute(out, show_progress=show_progress)
-    with tempfile.TemporaryDirectory(prefix="ragjudge-input-") as scratch:
-        path = as_input(rows, Path(out) if out is not None else Path(scratch))
-        try:
-            prepared = _prepare(path, judges, judge_models, bench, gen, judge_dir, bertscore_model, options,
-                                settings)
-            return prepared.execute(out, show_progress=show_progress)
-        except InputError as exc:
-            raise locate(exc, path, rows) from None
+    if bench not in (None, "mtrag", "mtrag-un"):
+        raise UsageError(f"bench {bench!r} does not read records given in memory: give mtrag or mtrag-un, "
+                         "or the path of its data")
+    if bench is None and gen is None:
+        bench = "mtrag-un" if any_underspecified(rows) else "mtrag"
+    return at_row(lambda: _prepare(Path(DATA), judges, judge_models, bench, gen, judge_dir, bertscore_model,
+                                   options, settings, records=rows).execute(out, show_progress=show_progress),
+                  rows)
 
 
 def _prepare(path: Path, judges: Judges, judge_models: Names, bench: str | None, gen: str | None,
@@ -108,5 +108,5 @@ def _prepare(path: Path, judges: Judges, judge_models: Names, bench: str | None,
     if gen is not None:  # generate, then judge: `ragjudge eval --bench BENCH --data PATH`
         if options and "data" in options:
             raise UsageError("give the tasks as `data`, not as options['data']")
-        return prepare_run(bench or "mtrag", data=path, gen=gen, **shared, **settings)
+        return prepare_run(bench or "mtrag", data=path, gen=gen, **shared, **given, **settings)
     return prepare_judging(path, bench, **shared, **given, **settings)  # `ragjudge judge PATH`

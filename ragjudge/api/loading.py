@@ -1,6 +1,6 @@
-"""What a notebook holds (a list of records, a DataFrame, a path) as what the benches read: plain RAG records are read
-in memory (`rag_rows`: nothing is written, an error names `data[i]` and the field); MTRAG-format tasks, which the
-MTRAG benches read from files, are written to the file the CLI reads (`as_input`)."""
+"""What a notebook holds (a list of records, a DataFrame, a path) as what the benches read, in memory: plain RAG
+records by `rag_rows`, MTRAG-format tasks by the MTRAG benches themselves; nothing is written, and an error names
+`data[i]` and the field (`at_row`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar, Union
 
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.jsonl import to_jsonable, write_jsonl
+from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.formats.rag_records import RagRecord, is_mtrag_record, rag_records
 
 Data = Union[str, Path, Sequence[Mapping[str, Any]], Any]
@@ -17,8 +17,6 @@ Data = Union[str, Path, Sequence[Mapping[str, Any]], Any]
 
 DATA = "data"
 """How errors and the run name records given in memory: `data[3]`."""
-INPUT_NAME = "input.jsonl"
-"""MTRAG-format records' file in the run folder (not a name the engine writes: `predictions.jsonl` is its journal)."""
 T = TypeVar("T")
 
 
@@ -46,22 +44,17 @@ def rag_rows(rows: Sequence[Mapping[str, Any]]) -> list[RagRecord]:
     return at_row(lambda: rag_records([to_jsonable(dict(r)) for r in rows], file=DATA, lines=range(len(rows))))
 
 
-def at_row(read: Callable[[], T]) -> T:
-    """`read()`, its InputError about row i of the records given in memory naming `data[i]`."""
+def at_row(read: Callable[[], T], rows: Sequence[Mapping[str, Any]] = ()) -> T:
+    """`read()`, its InputError about row i of the records given in memory naming `data[i]` (and, for an MTRAG task
+    among `rows`, its task id)."""
     try:
         return read()
     except InputError as exc:
         if exc.file != DATA or exc.line is None:
             raise
-        raise InputError(exc.message, file=f"{DATA}[{exc.line}]", field=exc.field) from None
-
-
-def as_input(records: Sequence[Mapping[str, Any]], folder: Path) -> Path:
-    """MTRAG-format records written to the file the MTRAG benches read."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / INPUT_NAME
-    write_jsonl(path, (to_jsonable(dict(r)) for r in records))
-    return path
+        task_id = rows[exc.line].get("task_id") if 0 <= exc.line < len(rows) else None
+        where = f"{DATA}[{exc.line}]" + (f" (task_id {task_id!r})" if task_id is not None else "")
+        raise InputError(exc.message, file=where, field=exc.field) from None
 
 
 def _records(data: Any) -> list[Mapping[str, Any]]:
@@ -78,15 +71,3 @@ def _records(data: Any) -> list[Mapping[str, Any]]:
         return list(data)
     raise UsageError(f"data must be a list of MTRAG-format records, a pandas DataFrame or a path, "
                      f"got {type(data).__name__}")
-
-
-def locate(exc: InputError, path: Path, records: Sequence[Mapping[str, Any]]) -> InputError:
-    """An error on line N of the MTRAG-format file we wrote names `data[N-1]` and its task id instead."""
-    if exc.file != str(path):
-        return exc
-    where = "data"
-    if exc.line is not None and 1 <= exc.line <= len(records):
-        index = exc.line - 1
-        task_id = records[index].get("task_id")
-        where = f"data[{index}]" + (f" (task_id {task_id!r})" if task_id is not None else "")
-    return InputError(exc.message, file=where, field=exc.field)

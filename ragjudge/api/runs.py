@@ -68,15 +68,17 @@ def prepare_run(bench: str, *, data: str | Path | None = None, gen: str | None =
                 judges: Names = None, judge_models: Names = None, judge_dir: Sequence[str | Path] | None = None,
                 bertscore_model: str | None = None, criteria: Sequence[Any] | None = None,
                 options: Mapping[str, Any] | None = None, spelling: Spelling = PYTHON,
-                **settings: Unpack[RunSettings]) -> PreparedRun:
+                records: Sequence[Mapping[str, Any]] | None = None, **settings: Unpack[RunSettings]) -> PreparedRun:
     """`bench`: a registered name (`ragjudge benches`) or a path to MTRAG-format tasks. The keyword arguments before
     `options` are the options several benches share (`ragjudge eval`'s flags); `options` the bench's own (its `-T`
-    keys, `ragjudge benches show NAME`); `settings` the run's (`RunSettings`)."""
+    keys, `ragjudge benches show NAME`); `settings` the run's (`RunSettings`). `records`: MTRAG-format tasks given in
+    memory (the MTRAG benches), read as `data`'s lines would be; `data` then only names them."""
     flags = {"data": data, "gen": gen, "pipeline": pipeline, "corpus": corpus, "rewrite_model": rewrite_model,
              "pipeline_dir": _paths(pipeline_dir), "index_dir": index_dir, "judges": judges,
              "judge_models": judge_models, "judge_dir": _paths(judge_dir), "bertscore_model": bertscore_model,
              "criteria": list(criteria) if criteria else None}
-    instance = make_bench(bench, _options(options, spelling), _plain(flags), spelling)
+    given = {"records": records} if records is not None else {}
+    instance = make_bench(bench, _options(options, spelling), _plain(flags), spelling, **given)
     return PreparedRun(instance, engine_options(check_settings("run_bench", settings), bench_name=instance.name,
                                                 uses_llm=instance.llm != "no", spelling=spelling), spelling)
 
@@ -89,13 +91,14 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
     """Judges over answers already made: plain RAG records (question, answer, contexts, reference; the `rag` bench)
     or an MTRAG predictions file (MTRAG-format tasks with `predictions`: the `mtrag` bench, or `mtrag-un` when a task
     is UNDERSPECIFIED), found from the file, or named by `bench`. `options`: the bench's own (`min_panel`,
-    `conversational_as_unanswerable`). `records`: RAG records already read (`RagRecord`s), judged in memory by the
-    `rag` bench; `predictions` then only names them."""
+    `conversational_as_unanswerable`). `records`: records given in memory, judged as they are: RAG records already
+    read (`RagRecord`s, the `rag` bench, the default), or MTRAG-format tasks with `predictions` (`bench` mtrag or
+    mtrag-un, read as a file's lines); `predictions` then only names them."""
     from ragjudge.formats.rag_records import holds_mtrag_tasks
 
     if bench not in (None, "mtrag", "mtrag-un", "rag"):
         raise UsageError(f"{spelling.flag('bench')} must be rag, mtrag or mtrag-un, got {bench!r}")
-    name = "rag" if records is not None else bench or _judging_bench(Path(predictions), holds_mtrag_tasks)
+    name = bench or ("rag" if records is not None else _judging_bench(Path(predictions), holds_mtrag_tasks))
     flags = {"judges": judges, "judge_models": judge_models, "judge_dir": _paths(judge_dir),
              "bertscore_model": bertscore_model, "criteria": list(criteria) if criteria else None}
     source = {"data" if name == "rag" else "predictions": str(predictions)}

@@ -186,14 +186,7 @@ def read_tasks(path: str | Path) -> list[Task]:
     seen: dict[str, tuple[str, int]] = {}
     files = task_files(path)
     for file in files:
-        for line, record in read_jsonl(file):
-            task = task_from_record(record, file=str(file), line=line)
-            if task.key in seen:
-                f, l = seen[task.key]
-                raise InputError(f"duplicate task id {task.task_id!r} (first at {f}:{l})", file=str(file), line=line,
-                                 field="task_id")
-            seen[task.key] = (str(file), line)
-            tasks.append(task)
+        tasks += tasks_of(read_jsonl(file), file=str(file), seen=seen)
     if not tasks:  # name the empty file itself when there is one, not the folder it was found in
         if len(files) == 1:
             raise InputError("contains no tasks", file=str(files[0]))
@@ -201,18 +194,40 @@ def read_tasks(path: str | Path) -> list[Task]:
     return tasks
 
 
+def tasks_of(records: Iterable[tuple[int, dict[str, Any]]], *, file: str,
+             seen: dict[str, tuple[str, int]] | None = None) -> list[Task]:
+    """Tasks from (line, record) pairs: a file's lines, or records given in memory (their index as the line);
+    `seen` (task key -> where first read) spans the files of a folder."""
+    seen = {} if seen is None else seen
+    tasks = []
+    for line, record in records:
+        task = task_from_record(record, file=file, line=line)
+        if task.key in seen:
+            f, l = seen[task.key]
+            raise InputError(f"duplicate task id {task.task_id!r} (first at {f}:{l})", file=file, line=line,
+                             field="task_id")
+        seen[task.key] = (file, line)
+        tasks.append(task)
+    return tasks
+
+
 def read_predictions(path: str | Path) -> list[tuple[Task, Prediction]]:
     """Read an MTRAG evaluation-input file: each line a task with its `predictions`."""
+    return predictions_of(read_jsonl(path), file=str(path))
+
+
+def predictions_of(records: Iterable[tuple[int, dict[str, Any]]], *, file: str) -> list[tuple[Task, Prediction]]:
+    """Tasks with their `predictions` from (line, record) pairs: a file's lines, or records given in memory."""
     pairs: list[tuple[Task, Prediction]] = []
     seen: set[str] = set()
-    for line, record in read_jsonl(path):
-        task = task_from_record(record, file=str(path), line=line)
+    for line, record in records:
+        task = task_from_record(record, file=file, line=line)
         if task.key in seen:
-            raise InputError(f"duplicate task id {task.task_id!r}", file=str(path), line=line, field="task_id")
+            raise InputError(f"duplicate task id {task.task_id!r}", file=file, line=line, field="task_id")
         seen.add(task.key)
-        pairs.append((task, prediction_from_record(record, file=str(path), line=line)))
+        pairs.append((task, prediction_from_record(record, file=file, line=line)))
     if not pairs:
-        raise InputError("contains no tasks", file=str(path))
+        raise InputError("contains no tasks", file=file)
     return pairs
 
 
@@ -276,14 +291,16 @@ def iter_task_records(tasks: Iterable[Task]) -> Iterable[dict[str, Any]]:
         yield dict(task.raw)
 
 
-def require_questions(tasks: list[Task], source: Path) -> None:
-    """Every task must have a last user turn to search for: checked before any indexing, named by file and line."""
+def require_questions(tasks: list[Task], source: str | Path,
+                      records: Iterable[tuple[int, dict[str, Any]]] | None = None) -> None:
+    """Every task must have a last user turn to search for: checked before any indexing, named by file and line
+    (`records`: the (line, record) pairs the tasks were read from; default: the file `source`)."""
     empty = next((t for t in tasks if not t.question.strip()), None)
     if empty is None:
         return
-    line = None
-    if source.is_file():
-        line = next((n for n, record in read_jsonl(source)
-                     if normalize_task_id(str(record.get("task_id", ""))) == empty.key), None)
+    if records is None and Path(source).is_file():
+        records = read_jsonl(source)
+    line = next((n for n, record in records or ()
+                 if normalize_task_id(str(record.get("task_id", ""))) == empty.key), None)
     raise InputError(f"task {empty.task_id!r}: the last user turn is empty, there is nothing to search for",
                      file=str(source), line=line, field="input")

@@ -10,7 +10,7 @@ The parts (MTRAG-UN's bench, `un/bench.py`, is this one with its own summary add
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +97,12 @@ class MtragBench(Bench[MtragOptions, Task]):
     llm_judges = LLM_JUDGES
     unit = "tasks"
 
-    def __init__(self, options: MtragOptions, *, label: str | None = None):
+    def __init__(self, options: MtragOptions, *, label: str | None = None,
+                 records: Sequence[Mapping[str, Any]] | None = None):
+        """`records`: MTRAG-format tasks given in memory (`ragjudge.evaluate(rows)`), read as a file's lines are;
+        `data` (or `predictions`) then only names them in errors."""
         super().__init__(options, label=label)
+        self.given = list(records) if records is not None else None
         o = options
         if (o.gen is None) == (o.predictions is None):
             raise UsageError(f"bench {self.name} needs --gen MODEL (to generate answers) or -T predictions=FILE "
@@ -134,7 +138,8 @@ class MtragBench(Bench[MtragOptions, Task]):
     def load(self) -> Loaded[Task, MtragData]:
         """The tasks, with what they were read from (the predictions, the source file) as the run's `ctx.data`."""
         o = self.options
-        data = mtrag_data.load(self.name, data=o.data, predictions=o.predictions, setting=o.setting)
+        data = mtrag_data.load(self.name, data=o.data, predictions=o.predictions, setting=o.setting,
+                              records=self.given)
         return Loaded(data.tasks, data)
 
     def sample_id(self, sample: Task) -> str:

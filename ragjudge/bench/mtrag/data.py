@@ -4,12 +4,15 @@ read, with the predictions when a file of them is judged."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ragjudge.bench.mtrag.settings import needs_retrieval, tasks_for_setting
 from ragjudge.errors import RagjudgeError, UsageError
-from ragjudge.formats.mtrag import read_predictions, read_tasks, require_questions
+from ragjudge.formats.jsonl import to_jsonable
+from ragjudge.formats.mtrag import predictions_of, read_predictions, read_tasks, require_questions, tasks_of
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.models import Prediction, Task
 
@@ -31,23 +34,29 @@ DOWNLOADS = {"mtrag": (MTRAG_TASK_URLS, MTRAG_FILE, "mtrag-human/generation_task
 class MtragData:
     """What a run reads: the tasks (those its setting uses), where from, and the predictions of a judged file."""
 
-    source: Path
+    source: Path | str
+    """The file or folder read, or the name of the records given in memory (`data`)."""
     tasks: list[Task]
     predictions: dict[str, Prediction] = field(default_factory=dict)
     """Task key -> its prediction, when the answers were read from a predictions file."""
 
 
-def load(bench: str, *, data: str | None, predictions: str | None, setting: str) -> MtragData:
+def load(bench: str, *, data: str | None, predictions: str | None, setting: str,
+         records: Sequence[Mapping[str, Any]] | None = None) -> MtragData:
     """The tasks of a predictions file (with its answers), else of `data` (see `resolve_bench`) that `setting`
-    uses; a setting that retrieves needs every task to have a question to search for."""
+    uses; a setting that retrieves needs every task to have a question to search for. `records`: the tasks given in
+    memory instead (`ragjudge.evaluate(rows)`), read by the same parser, record i as line i of the file named by
+    `predictions` (or `data`)."""
+    lines = None if records is None else list(enumerate(to_jsonable([dict(r) for r in records])))
     if predictions is not None:
-        source = Path(predictions)
-        pairs = read_predictions(source)
-        return MtragData(source, [t for t, _ in pairs], {t.key: p for t, p in pairs})
-    source = resolve_bench(bench, data)
-    tasks = tasks_for_setting(read_tasks(source), setting)
+        pairs = read_predictions(predictions) if lines is None else predictions_of(lines, file=predictions)
+        return MtragData(predictions if lines is not None else Path(predictions), [t for t, _ in pairs],
+                         {t.key: p for t, p in pairs})
+    source: Path | str = resolve_bench(bench, data) if lines is None else str(data)
+    tasks = read_tasks(source) if lines is None else tasks_of(lines, file=str(source))
+    tasks = tasks_for_setting(tasks, setting)
     if needs_retrieval(setting):
-        require_questions(tasks, source)
+        require_questions(tasks, source, lines)
     return MtragData(source, tasks)
 
 

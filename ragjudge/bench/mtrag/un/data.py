@@ -4,7 +4,9 @@ by which `ragjudge judge` tells its files from MTRAG's."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from ragjudge.errors import RagjudgeError
 
@@ -18,11 +20,16 @@ def has_underspecified_tasks(path: str | Path) -> bool:
     from ragjudge.formats.jsonl import read_jsonl
 
     try:
-        for _, record in read_jsonl(path):
-            label = record.get("answerability", record.get("Answerability"))
-            first = label[0] if isinstance(label, list) and label else label
-            if isinstance(first, str) and first.strip().upper() == CLARIFICATION_LABEL:
-                return True
+        return any_underspecified(record for _, record in read_jsonl(path))
     except (RagjudgeError, OSError, UnicodeDecodeError):
         return False
+
+
+def any_underspecified(records: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether a task among MTRAG-format `records` (a file's, or given in memory) is labelled UNDERSPECIFIED."""
+    for record in records:
+        label = record.get("answerability", record.get("Answerability"))
+        first = label[0] if isinstance(label, list) and label else label
+        if isinstance(first, str) and first.strip().upper() == CLARIFICATION_LABEL:
+            return True
     return False
