@@ -198,3 +198,13 @@ def test_rows_given_to_a_bench_that_reads_only_files_is_one_line() -> None:
         ragjudge.evaluate(mtrag_rows(MINI), bench="cdr", gen="extractive", show_progress=False)
     assert str(info.value) == ("bench 'cdr' does not read records given in memory: give mtrag or mtrag-un, "
                                "or the path of its data")
+
+
+def test_a_row_with_nothing_to_search_for_names_data_i(nothing_written: Path) -> None:
+    rows = mtrag_rows(MINI)
+    rows[3]["input"][-1]["text"] = ""
+    with pytest.raises(InputError) as info:
+        ragjudge.evaluate(rows, judges=["idk_lexical"], gen="extractive", show_progress=False,
+                          options={"setting": "rag", "pipeline": "bm25", "corpus": str(MINI.parent / "corpus.jsonl")})
+    assert str(info.value) == (f"data[3] (task_id {rows[3]['task_id']!r}): field 'input': task {rows[3]['task_id']!r}: "
+                               "the last user turn is empty, there is nothing to search for")

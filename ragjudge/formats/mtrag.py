@@ -7,7 +7,7 @@ from the original record so that every input field survives.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -217,18 +217,19 @@ def read_predictions(path: str | Path) -> list[tuple[Task, Prediction]]:
 
 
 def predictions_of(records: Iterable[tuple[int, dict[str, Any]]], *, file: str) -> list[tuple[Task, Prediction]]:
-    """Tasks with their `predictions` from (line, record) pairs: a file's lines, or records given in memory."""
-    pairs: list[tuple[Task, Prediction]] = []
-    seen: set[str] = set()
-    for line, record in records:
-        task = task_from_record(record, file=file, line=line)
-        if task.key in seen:
-            raise InputError(f"duplicate task id {task.task_id!r}", file=file, line=line, field="task_id")
-        seen.add(task.key)
-        pairs.append((task, prediction_from_record(record, file=file, line=line)))
-    if not pairs:
+    """Tasks with their `predictions` from (line, record) pairs: a file's lines, or records given in memory. Each
+    record's prediction is read right after its task, so the first bad line is the one named."""
+    predictions: list[Prediction] = []
+
+    def lines() -> Iterator[tuple[int, dict[str, Any]]]:
+        for line, record in records:
+            yield line, record
+            predictions.append(prediction_from_record(record, file=file, line=line))
+
+    tasks = tasks_of(lines(), file=file)
+    if not tasks:
         raise InputError("contains no tasks", file=file)
-    return pairs
+    return list(zip(tasks, predictions, strict=True))
 
 
 def result_record(task: Task, prediction: Prediction, metrics: dict[str, Any], details: dict[str, Any] | None = None
