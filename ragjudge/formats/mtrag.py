@@ -15,8 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragjudge.errors import InputError
+from ragjudge.formats.inspectorraget import as_number
 from ragjudge.formats.jsonl import json_type, read_jsonl
-from ragjudge.formats.samples import Sample, mtrag_turns
+from ragjudge.formats.samples import Sample, Score, contexts_of, messages
 from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn, normalize_task_id
 
 # Fields mapped onto Task attributes; everything else is kept in Task.enrichments.
@@ -239,40 +240,47 @@ RECORD_FIELDS = ("input", "contexts", "predictions", "metrics", "ragjudge")
 with what MTRAG-UN keeps beside each reference) is kept whole in the sample's `metadata["record"]`."""
 
 
-def record_from_sample(sample: Sample) -> dict[str, Any]:
-    """A sample (from any bench's sample log) as an MTRAG results line: the task's own fields as read (MTRAG's
-    samples keep them in `metadata["record"]`), the conversation as `{speaker, text}` turns, the passages the answer
-    was made from, the reference, `predictions`, `metrics` (every value, as lists as MTRAG's scripts write them) and
-    `ragjudge.judges` (each judge's verdict with its panel). What `export` and `correlate` read."""
+def sample_from_result(record: dict[str, Any], *, file: str, line: int) -> Sample:
+    """An official MTRAG results line (no sample log beside it: MTRAG's own scripts wrote it) as the sample the MTRAG
+    bench would have logged, so every reader of runs reads one type: the task's own fields in `metadata["record"]`,
+    the conversation, the passages, the answer, each numeric metric a score (with the judge's verdict and panel that
+    `ragjudge.judges` kept), the generation setting and reference passages."""
+    task_id = record.get("task_id")
+    if _missing(task_id) or isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
+        raise InputError("is missing or not a string", file=file, line=line, field="task_id")
+    details = record.get("ragjudge") if isinstance(record.get("ragjudge"), dict) else {}
+    judges = details.get("judges") if isinstance(details.get("judges"), dict) else {}
+    by_metric = {str(d["metric"]): {"judge": str(judge), **d} for judge, d in judges.items()
+                 if isinstance(d, dict) and d.get("metric")}
+    scores = {}
+    for name, raw in (record.get("metrics") if isinstance(record.get("metrics"), dict) else {}).items():
+        value = as_number(raw[0] if isinstance(raw, list) and raw else (None if isinstance(raw, list) else raw))
+        if value is not None and math.isfinite(value):
+            scores[name] = Score.of({**by_metric.get(name, {}), "value": value})
+    predictions = record.get("predictions")
+    first = predictions[0] if isinstance(predictions, list) and predictions else None
+    turns = record.get("input") if isinstance(record.get("input"), list) else []
+    setting = details.get("setting")
+    return Sample(id=str(task_id), input=messages(t for t in turns if isinstance(t, dict)),
+                  contexts=contexts_of([c for c in record.get("contexts") or [] if isinstance(c, dict)]),
+                  target_contexts=contexts_of([c for c in details.get("reference_contexts") or []
+                                               if isinstance(c, dict)]),
+                  output=first.get("text") if isinstance(first, dict) and isinstance(first.get("text"), str)
+                  else None, scores=scores,
+                  metadata={k: v for k, v in {"record": {k: v for k, v in record.items() if k not in RECORD_FIELDS},
+                                              "setting": setting if isinstance(setting, str) else None}.items() if v})
+
+
+def task_record(sample: Sample) -> dict[str, Any]:
+    """The task a sample answers, as MTRAG writes a task: its own fields as read (`metadata["record"]`) under the
+    sample's id; a sample of a bench with no task record (a RAG record) is its own conversation, its turn the count
+    of its user turns."""
     record: dict[str, Any] = dict(sample.metadata.get("record") or {})
     if str(record.get("task_id")) != sample.id:  # the sample's id rules; the record's is kept only as written
         record["task_id"] = sample.id
-    record["input"] = mtrag_turns(sample.input)
-    # a sample of another bench (a RAG record) names no conversation or turn: its own, and its count of user turns
     record.setdefault("conversation_id", sample.id)
-    record.setdefault("turn", max(1, sum(t.get("speaker") == "user" for t in record["input"])))
-    record["contexts"] = [{"document_id": p.id, **({"text": p.text} if p.text is not None else {}),
-                           **({"title": p.title} if p.title else {}), **({"score": p.score} if p.score is not None
-                                                                         else {}), **p.metadata}
-                          for p in sample.contexts]
-    if "targets" not in record:
-        targets = [sample.target] if isinstance(sample.target, str) else list(sample.target or [])
-        record["targets"] = [{"speaker": "agent", "text": t} for t in targets]
-    record["predictions"] = [{"text": sample.output}] if sample.output is not None else []
-    record["metrics"] = {name: [value] for name, value in sample.values().items()}
-    judges = {}
-    for name, score in sample.scores.items():
-        if score.judge is not None:
-            judges[score.judge] = {"judge": score.judge, "metric": name,
-                                   **score.model_dump(mode="json", exclude_defaults=True, exclude={"judge"})}
-    details: dict[str, Any] = {"judges": judges}
-    if sample.metadata.get("setting"):
-        details["setting"] = sample.metadata["setting"]
-    if sample.metadata.get("setting") in ("rag", "reference+rag"):
-        details["reference_contexts"] = [{"document_id": p.id, "text": p.text} for p in sample.target_contexts]
-    if sample.errors():
-        details["errors"] = sample.errors()
-    record["ragjudge"] = details
+    record.setdefault("turn", 1 if isinstance(sample.input, str) else max(1, sum(m.role == "user"
+                                                                                for m in sample.input)))
     return record
 
 
