@@ -1,6 +1,6 @@
 """Readers read samples: `export` (InspectorRAGet, MTRAGEval B/C) and `correlate` take each run's `Sample`s as they
 are logged, and an official MTRAG results file (no sample log beside it) is converted to Samples once
-(`formats.mtrag.sample_from_result`), so every reader has one input type."""
+(`formats.mtrag_results.sample_from_result`), so every reader has one input type."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from ragjudge.correlation.dataset import Dataset, ItemKey, add_results
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.inspectorraget_export import from_samples
-from ragjudge.formats.mtrag import sample_from_result
+from ragjudge.formats.mtrag_results import sample_from_result
 from ragjudge.formats.mtrageval import generation_lines
 from ragjudge.formats.samples import Passage, Sample, Score, write_samples
 

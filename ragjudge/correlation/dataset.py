@@ -25,8 +25,7 @@ from ragjudge.formats.inspectorraget import (
     annotation_number,
     read_inspectorraget,
 )
-from ragjudge.formats.mtrag import task_from_record, task_record
-from ragjudge.formats.samples import mtrag_turns
+from ragjudge.formats.mtrag import task_of
 from ragjudge.models import Task, domain_of, normalize_task_id
 
 HUMAN, JUDGE = "human", "judge"
@@ -294,8 +293,7 @@ def add_results(ds: Dataset, path: str | Path, model_id: str) -> int:
     file = results_file(Path(path))
     joined = 0
     for line, sample in read_results(file):
-        task = task_from_record({**task_record(sample), "input": mtrag_turns(sample.input)}, file=str(file),
-                                line=line)
+        task = task_of(sample, file=str(file), line=line)
         key = ItemKey(task.key, model_id)
         joined += key in ds.items
         item = ds.items.setdefault(key, Item(key, task.task_id))

@@ -47,8 +47,8 @@ def is_mtrag_results(path: Path) -> bool:
 def read_results(path: Path) -> list[tuple[int, Sample]]:
     """(line, sample) for each sample of a run's sample log, each validated as a `ragjudge.sample/1` record (a
     mistyped field is one error naming file, line and field); an MTRAG results file (`is_mtrag_results`) is read as
-    the samples the MTRAG bench would have logged (`formats.mtrag.sample_from_result`)."""
-    from ragjudge.formats.mtrag import sample_from_result
+    the samples the MTRAG bench would have logged (`formats.mtrag_results.sample_from_result`)."""
+    from ragjudge.formats.mtrag_results import sample_from_result
 
     if path.name != FILE_NAME and not path.name.endswith("." + FILE_NAME) and is_mtrag_results(path):
         rows = [(line, sample_from_result(record, file=str(path), line=line)) for line, record in read_jsonl(path)]

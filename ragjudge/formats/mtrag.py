@@ -15,9 +15,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragjudge.errors import InputError
-from ragjudge.formats.inspectorraget import as_number
 from ragjudge.formats.jsonl import json_type, read_jsonl
-from ragjudge.formats.samples import Sample, Score, contexts_of, messages
+from ragjudge.formats.samples import Sample, mtrag_turns
 from ragjudge.models import ANSWERABILITY_VALUES, Passage, Prediction, Task, Turn, normalize_task_id
 
 # Fields mapped onto Task attributes; everything else is kept in Task.enrichments.
@@ -240,37 +239,6 @@ RECORD_FIELDS = ("input", "contexts", "predictions", "metrics", "ragjudge")
 with what MTRAG-UN keeps beside each reference) is kept whole in the sample's `metadata["record"]`."""
 
 
-def sample_from_result(record: dict[str, Any], *, file: str, line: int) -> Sample:
-    """An official MTRAG results line (no sample log beside it: MTRAG's own scripts wrote it) as the sample the MTRAG
-    bench would have logged, so every reader of runs reads one type: the task's own fields in `metadata["record"]`,
-    the conversation, the passages, the answer, each numeric metric a score (with the judge's verdict and panel that
-    `ragjudge.judges` kept), the generation setting and reference passages."""
-    task_id = record.get("task_id")
-    if _missing(task_id) or isinstance(task_id, bool) or not isinstance(task_id, (str, int)):
-        raise InputError("is missing or not a string", file=file, line=line, field="task_id")
-    details = record.get("ragjudge") if isinstance(record.get("ragjudge"), dict) else {}
-    judges = details.get("judges") if isinstance(details.get("judges"), dict) else {}
-    by_metric = {str(d["metric"]): {"judge": str(judge), **d} for judge, d in judges.items()
-                 if isinstance(d, dict) and d.get("metric")}
-    scores = {}
-    for name, raw in (record.get("metrics") if isinstance(record.get("metrics"), dict) else {}).items():
-        value = as_number(raw[0] if isinstance(raw, list) and raw else (None if isinstance(raw, list) else raw))
-        if value is not None and math.isfinite(value):
-            scores[name] = Score.of({**by_metric.get(name, {}), "value": value})
-    predictions = record.get("predictions")
-    first = predictions[0] if isinstance(predictions, list) and predictions else None
-    turns = record.get("input") if isinstance(record.get("input"), list) else []
-    setting = details.get("setting")
-    return Sample(id=str(task_id), input=messages(t for t in turns if isinstance(t, dict)),
-                  contexts=contexts_of([c for c in record.get("contexts") or [] if isinstance(c, dict)]),
-                  target_contexts=contexts_of([c for c in details.get("reference_contexts") or []
-                                               if isinstance(c, dict)]),
-                  output=first.get("text") if isinstance(first, dict) and isinstance(first.get("text"), str)
-                  else None, scores=scores,
-                  metadata={k: v for k, v in {"record": {k: v for k, v in record.items() if k not in RECORD_FIELDS},
-                                              "setting": setting if isinstance(setting, str) else None}.items() if v})
-
-
 def task_record(sample: Sample) -> dict[str, Any]:
     """The task a sample answers, as MTRAG writes a task: its own fields as read (`metadata["record"]`) under the
     sample's id; a sample of a bench with no task record (a RAG record) is its own conversation, its turn the count
@@ -282,6 +250,12 @@ def task_record(sample: Sample) -> dict[str, Any]:
     record.setdefault("turn", 1 if isinstance(sample.input, str) else max(1, sum(m.role == "user"
                                                                                 for m in sample.input)))
     return record
+
+
+def task_of(sample: Sample, *, file: str, line: int) -> Task:
+    """The MTRAG task a sample answers (`task_record` with the sample's conversation), read as `task_from_record`
+    reads a task: its fields normalised, a malformed one an InputError naming file, line and field."""
+    return task_from_record({**task_record(sample), "input": mtrag_turns(sample.input)}, file=file, line=line)
 
 
 def iter_task_records(tasks: Iterable[Task]) -> Iterable[dict[str, Any]]:
