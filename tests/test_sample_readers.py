@@ -55,6 +55,15 @@ def test_an_official_results_line_without_task_id_names_the_field() -> None:
     assert (exc.value.file, exc.value.line, exc.value.field) == ("r.jsonl", 4, "task_id")
 
 
+@pytest.mark.parametrize(("ragjudge", "field"), [
+    ([], "ragjudge"), ({"judges": [1]}, "ragjudge.judges"), ({"judges": {"rb_llm": 1}}, "ragjudge.judges.rb_llm"),
+    ({"judges": {"rb_llm": {"metric": "RB_llm", "members": [1]}}}, "ragjudge.judges.rb_llm.members")])
+def test_a_malformed_judge_verdict_names_its_field(ragjudge: object, field: str) -> None:
+    with pytest.raises(InputError) as exc:
+        sample_from_result({**RESULT, "ragjudge": ragjudge}, file="r.jsonl", line=2)
+    assert (exc.value.file, exc.value.line, exc.value.field) == ("r.jsonl", 2, field)
+
+
 def _plain() -> Sample:
     """A sample of a bench with no task record of its own (a RAG record judged by `ragjudge judge`)."""
     return Sample(id="q1", input="What is X?", target="X is Y.", output="Y.",

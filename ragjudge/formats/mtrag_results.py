@@ -9,6 +9,7 @@ from typing import Any
 
 from ragjudge.errors import InputError
 from ragjudge.formats.inspectorraget import as_number
+from ragjudge.formats.jsonl import json_type
 from ragjudge.formats.mtrag import RECORD_FIELDS
 from ragjudge.formats.samples import Sample, Score, contexts_of, messages
 
@@ -21,10 +22,8 @@ def sample_from_result(record: dict[str, Any], *, file: str, line: int) -> Sampl
     task_id = record.get("task_id")
     if isinstance(task_id, bool) or not isinstance(task_id, (str, int)) or not str(task_id).strip():
         raise InputError("is missing or not a string", file=file, line=line, field="task_id")
-    details = record.get("ragjudge") if isinstance(record.get("ragjudge"), dict) else {}
-    judges = details.get("judges") if isinstance(details.get("judges"), dict) else {}
-    by_metric = {str(d["metric"]): {"judge": str(judge), **d} for judge, d in judges.items()
-                 if isinstance(d, dict) and d.get("metric")}
+    details, judges = _details(record, file=file, line=line)
+    by_metric = {str(d["metric"]): {"judge": str(judge), **d} for judge, d in judges.items() if d.get("metric")}
     scores = {}
     for name, raw in (record.get("metrics") if isinstance(record.get("metrics"), dict) else {}).items():
         value = as_number(raw[0] if isinstance(raw, list) and raw else (None if isinstance(raw, list) else raw))
@@ -42,3 +41,24 @@ def sample_from_result(record: dict[str, Any], *, file: str, line: int) -> Sampl
                   else None, scores=scores,
                   metadata={k: v for k, v in {"record": {k: v for k, v in record.items() if k not in RECORD_FIELDS},
                                               "setting": setting if isinstance(setting, str) else None}.items() if v})
+
+
+def _details(record: dict[str, Any], *, file: str, line: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(`ragjudge`, `ragjudge.judges`) of a results line, checked for shape: a malformed part is an InputError
+    naming the field."""
+    details = record.get("ragjudge")
+    if details is None:
+        return {}, {}
+    if not isinstance(details, dict):
+        raise InputError(f"must be an object, got {json_type(details)}", file=file, line=line, field="ragjudge")
+    judges = details.get("judges") or {}
+    if not isinstance(judges, dict):
+        raise InputError(f"must be an object, got {json_type(judges)}", file=file, line=line, field="ragjudge.judges")
+    for name, detail in judges.items():
+        field = f"ragjudge.judges.{name}"
+        if not isinstance(detail, dict):
+            raise InputError(f"must be an object, got {json_type(detail)}", file=file, line=line, field=field)
+        members = detail.get("members")
+        if members is not None and not (isinstance(members, list) and all(isinstance(m, dict) for m in members)):
+            raise InputError("must be a list of objects", file=file, line=line, field=f"{field}.members")
+    return details, judges
