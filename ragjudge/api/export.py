@@ -65,7 +65,7 @@ def _inspectorraget(sources: list[tuple[str | None, Path]], out: Path, model_id:
     from ragjudge.correlation.sources import default_model_id, read_results, results_file
     from ragjudge.formats.files import output_file
     from ragjudge.formats.inspectorraget import write_inspectorraget
-    from ragjudge.formats.inspectorraget_export import from_results
+    from ragjudge.formats.inspectorraget_export import from_samples
 
     output_file(out, f"InspectorRAGet file ({spelling.flag('out')})")
     if model_id and (len(sources) != 1 or sources[0][0] is not None):
@@ -79,8 +79,8 @@ def _inspectorraget(sources: list[tuple[str | None, Path]], out: Path, model_id:
             raise UsageError(f"model id {mid!r} is used for both {seen[mid]} and {file}; name them "
                              f"MODEL_ID=RESULTS")
         seen[mid] = file
-        runs.append((mid, [record for _, record in read_results(file)]))
-    data = from_results(runs, name=name or out.stem,
+        runs.append((mid, [sample for _, sample in read_results(file)]))
+    data = from_samples(runs, name=name or out.stem,
                         description=f"ragjudge {__version__} results: {', '.join(str(p) for p in seen.values())}")
     write_inspectorraget(out, data)
     return ExportResult(out=out, to="inspectorraget", tasks=len(data.tasks), models=list(seen),

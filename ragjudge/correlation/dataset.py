@@ -16,17 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.correlation.aggregate import Scale, aggregate, normalize_aggregator
-from ragjudge.correlation.sources import judge_details, read_results, results_file
+from ragjudge.correlation.sources import read_results, results_file
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.inspectorraget import (
     COMPOSITE,
     SYSTEM,
     InspectorRAGetFile,
     annotation_number,
-    as_number,
     read_inspectorraget,
 )
-from ragjudge.formats.mtrag import task_from_record
+from ragjudge.formats.mtrag import task_of
 from ragjudge.models import Task, domain_of, normalize_task_id
 
 HUMAN, JUDGE = "human", "judge"
@@ -290,27 +289,20 @@ def add_inspectorraget_judges(ds: Dataset, path: str | Path) -> int:
 
 
 def add_results(ds: Dataset, path: str | Path, model_id: str) -> int:
-    """Judge values of a ragjudge results file for one model; returns how many of its items have humans."""
+    """Judge values of a ragjudge run (its samples) for one model; returns how many of its items have humans."""
     file = results_file(Path(path))
     joined = 0
-    for line, record in read_results(file):
-        task = task_from_record(record, file=str(file), line=line)
+    for line, sample in read_results(file):
+        task = task_of(sample, file=str(file), line=line)
         key = ItemKey(task.key, model_id)
         joined += key in ds.items
         item = ds.items.setdefault(key, Item(key, task.task_id))
         _merge_fields(item, _task_fields(task, model_id))
-        for name, raw in record["metrics"].items():
-            value = as_number(raw[0] if isinstance(raw, list) and raw else (None if isinstance(raw, list) else raw))
-            if value is None:
-                continue
-            metric = ds.judges.setdefault(name, MetricData(name, JUDGE, str(file)))
-            metric.set_value(key, value, str(file), task.task_id)
-        for detail in judge_details(record, file=str(file), line=line).values():
-            if detail.get("metric") not in ds.judges:
-                continue
-            members = {str(m.get("model") or f"member{i}"): as_number(m.get("value"))
-                       for i, m in enumerate(detail.get("members") or [])}
-            members = {r: v for r, v in members.items() if v is not None}
-            if members:
-                ds.judges[detail["metric"]].ratings[key] = members
+        for name, score in sample.scores.items():
+            if score.value is not None:
+                ds.judges.setdefault(name, MetricData(name, JUDGE, str(file))).set_value(key, score.value, str(file),
+                                                                                      task.task_id)
+            members = {m.model or f"member{i}": m.value for i, m in enumerate(score.members) if m.value is not None}
+            if score.judge is not None and name in ds.judges and members:  # a panel's raters
+                ds.judges[name].ratings[key] = members
     return joined

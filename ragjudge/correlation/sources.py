@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
-from ragjudge.formats.jsonl import json_type, read_jsonl
-from ragjudge.formats.samples import FILE_NAME, iter_samples, locate_run, run_sample_log, samples_file
+from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.samples import FILE_NAME, Sample, iter_samples, locate_run, run_sample_log, samples_file
 
 
 def parse_source(spec: str) -> tuple[str | None, Path]:
@@ -46,43 +44,19 @@ def is_mtrag_results(path: Path) -> bool:
     return False
 
 
-def read_results(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line, record) for each sample of a run's sample log, as an MTRAG results line (`record_from_sample`: the
-    task's fields, its conversation, passages and reference, `predictions`, `metrics`, `ragjudge.judges`). Each line
-    is validated as a `ragjudge.sample/1` record first: a mistyped field is one error naming file, line and field.
-    An MTRAG results file (`is_mtrag_results`) is read line by line as it is."""
-    from ragjudge.formats.mtrag import record_from_sample
+def read_results(path: Path) -> list[tuple[int, Sample]]:
+    """(line, sample) for each sample of a run's sample log, each validated as a `ragjudge.sample/1` record (a
+    mistyped field is one error naming file, line and field); an MTRAG results file (`is_mtrag_results`) is read as
+    the samples the MTRAG bench would have logged (`formats.mtrag_results.sample_from_result`)."""
+    from ragjudge.formats.mtrag_results import sample_from_result
 
     if path.name != FILE_NAME and not path.name.endswith("." + FILE_NAME) and is_mtrag_results(path):
-        rows = list(read_jsonl(path))
+        rows = [(line, sample_from_result(record, file=str(path), line=line)) for line, record in read_jsonl(path)]
     else:
-        rows = [(line, record_from_sample(sample)) for line, sample in iter_samples(path)]
+        rows = list(iter_samples(path))
     if not rows:
         raise InputError("contains no samples", file=str(path))
     return rows
-
-
-def judge_details(record: dict[str, Any], *, file: str, line: int) -> dict[str, dict[str, Any]]:
-    """`ragjudge.judges` of a results line (judge name → its result: value, label, metric, panel members),
-    checked for shape; a malformed part is an InputError naming the field."""
-    details = record.get("ragjudge")
-    if details is None:
-        return {}
-    if not isinstance(details, dict):
-        raise InputError(f"must be an object, got {json_type(details)}", file=file, line=line, field="ragjudge")
-    judges = details.get("judges") or {}
-    if not isinstance(judges, dict):
-        raise InputError(f"must be an object, got {json_type(judges)}", file=file, line=line,
-                         field="ragjudge.judges")
-    for name, detail in judges.items():
-        if not isinstance(detail, dict):
-            raise InputError(f"must be an object, got {json_type(detail)}", file=file, line=line,
-                             field=f"ragjudge.judges.{name}")
-        members = detail.get("members")
-        if members is not None and not (isinstance(members, list) and all(isinstance(m, dict) for m in members)):
-            raise InputError("must be a list of objects", file=file, line=line,
-                             field=f"ragjudge.judges.{name}.members")
-    return judges
 
 
 def default_model_id(path: Path) -> str:

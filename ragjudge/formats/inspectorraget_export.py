@@ -1,5 +1,5 @@
-"""ragjudge results → an InspectorRAGet experiment (`ragjudge export`): tasks, documents, one model per results
-file, every ragjudge metric as an algorithm metric (a panel's members become its annotators)."""
+"""ragjudge runs (their samples) → an InspectorRAGet experiment (`ragjudge export`): tasks, documents, one model per
+run, every ragjudge metric as an algorithm metric (a panel's members become its annotators)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,12 @@ from ragjudge.formats.inspectorraget import (
     as_number,
     is_missing,
 )
+from ragjudge.formats.mtrag import task_record
+from ragjudge.formats.samples import Sample, Score, mtrag_turns
 from ragjudge.models import normalize_task_id
 
-_RECORD_FIELDS = TASK_FIELDS | {"predictions", "metrics", "ragjudge", "answerability", "Answerability",
-                                 "Question Type", "Multi-Turn", "turn", "Collection", "collection"}
+_RECORD_FIELDS = TASK_FIELDS | {"answerability", "Answerability", "Question Type", "Multi-Turn", "turn",
+                                 "Collection", "collection"}
 
 
 def _as_list(value: Any) -> list[Any]:
@@ -33,11 +35,10 @@ def _as_list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _first_value(value: Any) -> Any:
-    return value[0] if isinstance(value, list) and value else (None if isinstance(value, list) else value)
-
-
-def _task_from_record(record: dict[str, Any]) -> Task:
+def _task(sample: Sample) -> Task:
+    """The sample's task: its conversation, passages and references, and as enrichments the task's own fields
+    (`formats.mtrag.task_record`)."""
+    record = task_record(sample)
     enrichments: dict[str, Any] = {}
     answerability = _as_list(record.get("answerability", record.get("Answerability")))
     if answerability:
@@ -53,25 +54,13 @@ def _task_from_record(record: dict[str, Any]) -> Task:
     for key, value in record.items():
         if key not in _RECORD_FIELDS and not is_missing(value):
             enrichments[key] = value
-    contexts = [ContextRef(document_id=str(c.get("document_id", c.get("id"))))
-                for c in record.get("contexts") or [] if isinstance(c, dict)]
-    targets = [{"text": t.get("text", "")} for t in record.get("targets") or [] if isinstance(t, dict)]
-    turns = [{"speaker": t.get("speaker"), "text": t.get("text")} for t in record.get("input") or []
-             if isinstance(t, dict)]
-    return Task(task_id=str(record["task_id"]), task_type="rag", input=turns, contexts=contexts, targets=targets,
-                **enrichments)
-
-
-def _judge_details(record: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """metric name → the ragjudge judge result that produced it (for labels and panel members); records come
-    through `correlation.sources.read_results`, which checked their shape."""
-    details = record.get("ragjudge")
-    judges = (details.get("judges") or {}) if isinstance(details, dict) else {}
-    return {str(d["metric"]): d for d in judges.values() if isinstance(d, dict) and d.get("metric")}
-
-
-def _metric_value(record: dict[str, Any], name: str) -> float | None:
-    return as_number(_first_value((record.get("metrics") or {}).get(name)))
+    if "targets" in record:
+        targets = [{"text": t.get("text", "")} for t in record["targets"] or [] if isinstance(t, dict)]
+    else:
+        targets = [{"text": t} for t in ([sample.target] if isinstance(sample.target, str) else sample.target or [])]
+    turns = [{"speaker": t["speaker"], "text": t["text"]} for t in mtrag_turns(sample.input)]
+    return Task(task_id=sample.id, task_type="rag", input=turns, targets=targets,
+                contexts=[ContextRef(document_id=str(p.id)) for p in sample.contexts], **enrichments)
 
 
 class _MetricSummary:
@@ -86,18 +75,19 @@ class _MetricSummary:
         self.panel = False
         self.models: set[str] = set()
 
-    def add(self, value: float, detail: dict[str, Any] | None) -> None:
+    def add(self, value: float, verdict: Score | None) -> None:
+        """`verdict`: the judge's score, None for a metric no judge gave."""
         self.values.append(value)
-        if detail is None:
+        if verdict is None:
             self.label_conflict = True  # no judge label: declare it numerical
             return
-        self.judge = detail.get("judge")
-        if detail.get("model"):
-            self.models.add(str(detail["model"]))
-        if detail.get("members"):
+        self.judge = verdict.judge
+        if verdict.model:
+            self.models.add(verdict.model)
+        if verdict.members:
             self.panel = True
-        label = detail.get("label")
-        if not isinstance(label, str) or as_number(label) is not None or self.labels.get(label, value) != value:
+        label = verdict.label
+        if label is None or as_number(label) is not None or self.labels.get(label, value) != value:
             self.label_conflict = True
         else:
             self.labels[label] = value
@@ -126,11 +116,11 @@ class _MetricSummary:
                       type="numerical", aggregator="median" if self.panel else "average", range=value_range)
 
 
-def from_results(runs: Iterable[tuple[str, list[dict[str, Any]]]], *, name: str,
+def from_samples(runs: Iterable[tuple[str, Iterable[Sample]]], *, name: str,
                  description: str | None = None) -> InspectorRAGetFile:
-    """An InspectorRAGet file from ragjudge results: one (model id, results records) pair per model.
+    """An InspectorRAGet file from ragjudge runs: one (model id, samples) pair per model.
 
-    Every ragjudge metric becomes an algorithm metric; judges with word labels (IDK) become categorical
+    Every score with a number becomes an algorithm metric; judges with word labels (IDK) become categorical
     metrics; a panel judge's members become its annotators (aggregated by median, as the panel is).
     """
     models: list[Model] = []
@@ -138,36 +128,29 @@ def from_results(runs: Iterable[tuple[str, list[dict[str, Any]]]], *, name: str,
     documents: dict[str, Document] = {}
     summaries: dict[str, _MetricSummary] = {}
     evaluations: list[Evaluation] = []
-    for model_id, records in runs:
+    for model_id, samples in runs:
         models.append(Model(model_id=model_id, name=model_id, owner="ragjudge"))
-        for record in records:
-            key = normalize_task_id(str(record["task_id"]))
+        for sample in samples:
+            key = normalize_task_id(sample.id)
             if key not in tasks:
-                tasks[key] = _task_from_record(record)
-            for passage in record.get("contexts") or []:
-                if isinstance(passage, dict) and isinstance(passage.get("text"), str):
-                    pid = str(passage.get("document_id", passage.get("id")))
-                    documents.setdefault(pid, Document(document_id=pid, text=passage["text"],
-                                                       title=passage.get("title")))
-            details = _judge_details(record)
+                tasks[key] = _task(sample)
+            for passage in sample.contexts:
+                if passage.text is not None:
+                    pid = str(passage.id)
+                    documents.setdefault(pid, Document(document_id=pid, text=passage.text, title=passage.title or None))
             annotations: dict[str, dict[str, Annotation]] = {}
-            for metric in (record.get("metrics") or {}):
-                value = _metric_value(record, metric)
-                if value is None:
+            for metric, score in sample.scores.items():
+                if score.value is None:
                     continue
-                detail = details.get(metric)
                 summary = summaries.setdefault(metric, _MetricSummary(metric))
-                summary.add(value, detail)
-                members = [m for m in (detail or {}).get("members") or []
-                           if isinstance(m, dict) and as_number(m.get("value")) is not None]
+                summary.add(score.value, score if score.judge is not None else None)
+                members = [m for m in score.members if m.value is not None] if score.judge is not None else []
                 if members:
-                    annotations[metric] = {str(m.get("model") or f"member{i}"): Annotation(value=float(m["value"]))
+                    annotations[metric] = {m.model or f"member{i}": Annotation(value=m.value)
                                            for i, m in enumerate(members)}
                 else:
-                    annotations[metric] = {SYSTEM: Annotation(value=value)}
-            prediction = _first_value(record.get("predictions"))
-            text = prediction.get("text") if isinstance(prediction, dict) else None
-            evaluations.append(Evaluation(task_id=str(record["task_id"]), model_id=model_id, model_response=text,
+                    annotations[metric] = {SYSTEM: Annotation(value=score.value)}
+            evaluations.append(Evaluation(task_id=sample.id, model_id=model_id, model_response=sample.output,
                                           annotations=annotations))
     metrics = [s.declare() for s in summaries.values()]
     categorical = {m.name: {v.numeric_value: v.value for v in m.values or []} for m in metrics

@@ -250,41 +250,23 @@ RECORD_FIELDS = ("input", "contexts", "predictions", "metrics", "ragjudge")
 with what MTRAG-UN keeps beside each reference) is kept whole in the sample's `metadata["record"]`."""
 
 
-def record_from_sample(sample: Sample) -> dict[str, Any]:
-    """A sample (from any bench's sample log) as an MTRAG results line: the task's own fields as read (MTRAG's
-    samples keep them in `metadata["record"]`), the conversation as `{speaker, text}` turns, the passages the answer
-    was made from, the reference, `predictions`, `metrics` (every value, as lists as MTRAG's scripts write them) and
-    `ragjudge.judges` (each judge's verdict with its panel). What `export` and `correlate` read."""
+def task_record(sample: Sample) -> dict[str, Any]:
+    """The task a sample answers, as MTRAG writes a task: its own fields as read (`metadata["record"]`) under the
+    sample's id; a sample of a bench with no task record (a RAG record) is its own conversation, its turn the count
+    of its user turns."""
     record: dict[str, Any] = dict(sample.metadata.get("record") or {})
     if str(record.get("task_id")) != sample.id:  # the sample's id rules; the record's is kept only as written
         record["task_id"] = sample.id
-    record["input"] = mtrag_turns(sample.input)
-    # a sample of another bench (a RAG record) names no conversation or turn: its own, and its count of user turns
     record.setdefault("conversation_id", sample.id)
-    record.setdefault("turn", max(1, sum(t.get("speaker") == "user" for t in record["input"])))
-    record["contexts"] = [{"document_id": p.id, **({"text": p.text} if p.text is not None else {}),
-                           **({"title": p.title} if p.title else {}), **({"score": p.score} if p.score is not None
-                                                                         else {}), **p.metadata}
-                          for p in sample.contexts]
-    if "targets" not in record:
-        targets = [sample.target] if isinstance(sample.target, str) else list(sample.target or [])
-        record["targets"] = [{"speaker": "agent", "text": t} for t in targets]
-    record["predictions"] = [{"text": sample.output}] if sample.output is not None else []
-    record["metrics"] = {name: [value] for name, value in sample.values().items()}
-    judges = {}
-    for name, score in sample.scores.items():
-        if score.judge is not None:
-            judges[score.judge] = {"judge": score.judge, "metric": name,
-                                   **score.model_dump(mode="json", exclude_defaults=True, exclude={"judge"})}
-    details: dict[str, Any] = {"judges": judges}
-    if sample.metadata.get("setting"):
-        details["setting"] = sample.metadata["setting"]
-    if sample.metadata.get("setting") in ("rag", "reference+rag"):
-        details["reference_contexts"] = [{"document_id": p.id, "text": p.text} for p in sample.target_contexts]
-    if sample.errors():
-        details["errors"] = sample.errors()
-    record["ragjudge"] = details
+    record.setdefault("turn", 1 if isinstance(sample.input, str) else max(1, sum(m.role == "user"
+                                                                                for m in sample.input)))
     return record
+
+
+def task_of(sample: Sample, *, file: str, line: int) -> Task:
+    """The MTRAG task a sample answers (`task_record` with the sample's conversation), read as `task_from_record`
+    reads a task: its fields normalised, a malformed one an InputError naming file, line and field."""
+    return task_from_record({**task_record(sample), "input": mtrag_turns(sample.input)}, file=file, line=line)
 
 
 def iter_task_records(tasks: Iterable[Task]) -> Iterable[dict[str, Any]]:

@@ -26,7 +26,8 @@ from typing import Any
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
-from ragjudge.formats.samples import locate_run
+from ragjudge.formats.mtrag import task_record
+from ragjudge.formats.samples import Passage, Sample, locate_run, mtrag_turns
 from ragjudge.models import normalize_task_id
 
 TASKS = {"mtrageval-a": "A", "mtrageval-b": "B", "mtrageval-c": "C"}
@@ -40,16 +41,13 @@ def _collection(record: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _context(passage: dict[str, Any], *, text: bool) -> dict[str, Any]:
-    score = passage.get("score")
-    out: dict[str, Any] = {
-        "document_id": str(passage.get("document_id", passage.get("id", passage.get("_id")))),
-        "score": float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else REFERENCE_SCORE,
-    }
-    if text and isinstance(passage.get("text"), str):
-        out["text"] = passage["text"]
-    if text and isinstance(passage.get("title"), str):
-        out["title"] = passage["title"]
+def _context(passage: Passage, *, text: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"document_id": str(passage.id),
+                           "score": passage.score if passage.score is not None else REFERENCE_SCORE}
+    if text and passage.text is not None:
+        out["text"] = passage.text
+    if text and passage.title:
+        out["title"] = passage.title
     return out
 
 
@@ -92,35 +90,32 @@ def retrieval_lines(run_path: Path) -> list[dict[str, Any]]:
     return lines
 
 
-def generation_lines(records: Iterable[tuple[int, dict[str, Any]]], task: str, source: Path) -> list[dict[str, Any]]:
-    """Task B or C from ragjudge results lines (the input record, `predictions`, `contexts`, `ragjudge`)."""
+def generation_lines(samples: Iterable[tuple[int, Sample]], task: str, source: Path) -> list[dict[str, Any]]:
+    """Task B or C from a judged run's samples: each task's conversation, the passages its answer was made from
+    (`contexts`) and the answer."""
     lines = []
-    for line, record in records:
-        details = record.get("ragjudge") if isinstance(record.get("ragjudge"), dict) else {}
-        contexts = record.get("contexts") if isinstance(record.get("contexts"), list) else []
-        retrieved = "reference_contexts" in details or any(isinstance(p, dict) and p.get("origin") == "retrieved"
-                                                           for p in contexts)
+    for line, sample in samples:
+        setting = sample.metadata.get("setting")
+        retrieved = setting in ("rag", "reference+rag") or any(p.metadata.get("origin") == "retrieved"
+                                                               for p in sample.contexts)
         if task == "B" and retrieved:
             raise UsageError(f"{source}:{line}: these answers were generated from retrieved passages (-T "
                              "setting=rag or reference+rag): task B is generation from the reference passages alone")
-        if task == "C" and details.get("setting") == "reference":
+        if task == "C" and setting == "reference":
             raise UsageError(f"{source}:{line}: these answers were generated from the reference passages (-T "
                              "setting=reference): task C is full RAG, answers generated from retrieved passages "
                              "(-T setting=rag)")
-        predictions = record.get("predictions")
-        if not isinstance(predictions, list) or not predictions or not isinstance(predictions[0], dict) \
-                or not isinstance(predictions[0].get("text"), str):
+        if sample.output is None:
             raise InputError("is missing (expected [{\"text\": ...}])", file=str(source), line=line,
                              field="predictions")
-        out: dict[str, Any] = {"task_id": str(record["task_id"])}
+        record = task_record(sample)
+        out: dict[str, Any] = {"task_id": sample.id}
         if task == "C":
             out["Collection"] = _collection(record)
-        for key in ("conversation_id", "turn"):
-            if key in record:
-                out[key] = record[key]
-        out["input"] = record.get("input")
-        out["contexts"] = [_context(p, text=True) for p in contexts[:MAX_CONTEXTS] if isinstance(p, dict)]
-        out["predictions"] = [{"text": predictions[0]["text"]}]
+        out.update({"conversation_id": record["conversation_id"], "turn": record["turn"],
+                    "input": mtrag_turns(sample.input)})
+        out["contexts"] = [_context(p, text=True) for p in sample.contexts[:MAX_CONTEXTS]]
+        out["predictions"] = [{"text": sample.output}]
         lines.append(out)
     return lines
 
@@ -152,12 +147,12 @@ def match_tasks(lines: list[dict[str, Any]], tasks: dict[str, tuple[str, str | N
 
 
 def submission(task: str, source: Path, tasks_file: Path | None,
-               records: Iterable[tuple[int, dict[str, Any]]] = ()) -> list[dict[str, Any]]:
-    """The submission lines of task A (from the retrieval run at `source`) or B and C (from `records`, a run's
-    samples as MTRAG results lines: `formats.mtrag.record_from_sample`); see the module's docstring."""
+               samples: Iterable[tuple[int, Sample]] = ()) -> list[dict[str, Any]]:
+    """The submission lines of task A (from the retrieval run at `source`) or B and C (from `samples`, a judged
+    run's); see the module's docstring."""
     tasks = task_collections(tasks_file) if tasks_file is not None else None
     if task == "A":
         lines = retrieval_lines(source)
     else:
-        lines = generation_lines(records, task, source)
+        lines = generation_lines(samples, task, source)
     return match_tasks(lines, tasks, source=source, tasks_file=tasks_file, needs_collection=task in ("A", "C"))

@@ -12,8 +12,7 @@ Which passages are which depends on how the answers were made:
   (the file does not say whether they were).
 
 The task's own record as read, but for what the sample holds in its own fields (`formats.mtrag.RECORD_FIELDS`), is
-kept whole in `metadata.record`: `formats.mtrag.record_from_sample` rebuilds an MTRAG results line from a sample
-(what `export` and `correlate` read).
+kept whole in `metadata.record` (`formats.mtrag.task_record`: what `export` and `correlate` read of the task).
 """
 
 from __future__ import annotations
