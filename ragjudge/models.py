@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, \
+    model_serializer, model_validator
 
 Speaker = Literal["user", "agent"]
 Answerability = Literal["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED"]
@@ -27,17 +28,59 @@ class Turn(BaseModel):
 
 
 class Passage(BaseModel):
-    """A retrievable unit of text; `document_id` is the passage id in MTRAG files."""
+    """A passage, document or sentence: retrieved, shown to the system, or a reference."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    # One model for every part (retrievers, tasks, judges, the sample log); its docstring is the published sample
+    # schema's description. Read from any shape benches keep (MTRAG's `document_id`, BEIR's `_id`), a record's other
+    # fields kept in `metadata`; written as its own fields in the sample log, as MTRAG's record everywhere else.
 
-    document_id: str = Field(alias="id")
-    text: str
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+    id: str | None = None
+    text: str | None = None
     title: str | None = None
     score: float | None = None
+    """The retriever's score; for a reference, its relevance grade."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fields_of_its_own(cls, data: Any) -> Any:
+        """`document_id` (MTRAG) and `_id` (BEIR) are the id; a record's other fields go to `metadata`."""
+        if not isinstance(data, dict) or not set(data) - _PASSAGE_FIELDS:
+            return data
+        data = dict(data)
+        for name in ("document_id", "_id"):
+            if name in data and "id" not in data:
+                data["id"] = data.pop(name)
+        extra = {k: v for k in list(data) if k not in _PASSAGE_FIELDS and (v := data.pop(k)) is not None}
+        if extra:
+            data["metadata"] = {**extra, **(data.get("metadata") or {})}
+        return data
+
+    @property
+    def document_id(self) -> str | None:
+        """The id under MTRAG's name (what retrievers and MTRAG's files call it)."""
+        return self.id
+
+    @model_serializer(mode="wrap")
+    def _dump(self, fields: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
+        """Dumped as MTRAG's record (`document_id`, `text`, `title`, `score`, its other fields): what tasks,
+        predictions and their fingerprints have always held; as its own fields in the sample log (`AS_FIELDS`)."""
+        if (info.context or {}).get(AS_FIELDS):
+            return fields(self)
+        record = {"document_id": self.id, "text": self.text, "title": self.title, "score": self.score,
+                  **self.metadata}
+        return {k: v for k, v in record.items() if v is not None} if info.exclude_none else record
 
     def to_record(self) -> dict[str, Any]:
-        return self.model_dump(by_alias=False, exclude_none=True)
+        """The passage as MTRAG writes one, unset fields left out."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+_PASSAGE_FIELDS = {"id", "text", "title", "score", "metadata"}
+AS_FIELDS = "passage_fields"
+"""Serialisation context key: dump passages as their own fields (`id`, ..., `metadata`), as the sample log does."""
 
 
 class Task(BaseModel):

@@ -137,7 +137,7 @@ def test_generation_settings() -> None:
                  unanswerable.key: [Passage(id=f"u{i}", text="z", score=1.0 - i / 10) for i in range(7)]}
     [ref_rag, un_ref_rag] = settings.generation_inputs([with_refs, unanswerable], "reference+rag", retrieved)
     assert [p.document_id for p in ref_rag.passages] == [with_refs.contexts[0].document_id, ref_id, "r0", "r1", "r2"]
-    assert [p.model_extra["origin"] for p in ref_rag.passages] == ["reference"] * 2 + ["retrieved"] * 3
+    assert [p.metadata["origin"] for p in ref_rag.passages] == ["reference"] * 2 + ["retrieved"] * 3
     assert [p.score for p in ref_rag.passages] == [10.0, 4.0, 10.0, 9.0, 8.0]  # a retrieved reference keeps its score
     assert [p.document_id for p in un_ref_rag.passages] == ["u0", "u1", "u2", "u3", "u4"]
     [rag] = settings.generation_inputs([with_refs], "rag", retrieved)

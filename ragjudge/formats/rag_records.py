@@ -176,7 +176,7 @@ def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = N
         if passages and len(ids) != len(passages):
             raise InputError(f"has {len(ids)} ids for {len(passages)} contexts", field="retrieved_context_ids",
                              **where)
-        passages = [p.model_copy(update={"document_id": i}) for p, i in zip(passages, ids, strict=False)] \
+        passages = [p.model_copy(update={"id": i}) for p, i in zip(passages, ids, strict=False)] \
             if passages else [Passage(id=i, text="") for i in ids]
     return RagRecord(id=str(rid[1]) if rid is not None else str(position), turns=turns,
                      answer=replied if replied is not None else _text(answer, where), contexts=passages,

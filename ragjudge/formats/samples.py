@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable, write_jsonl
 from ragjudge.formats.run_layout import SAMPLE_LOG, OutputPaths
+from ragjudge.models import AS_FIELDS, Passage
 
 SCHEMA_ID = "ragjudge.sample/1"
 FILE_NAME = SAMPLE_LOG
@@ -47,17 +48,6 @@ class Message(_Model):
     content: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     """What the source kept with the turn (MTRAG-UN: its author and time)."""
-
-
-class Passage(_Model):
-    """A passage, document or sentence: retrieved, shown to the system, or a reference."""
-
-    id: str | None = None
-    text: str | None = None
-    title: str | None = None
-    score: float | None = None
-    """The retriever's score; for a reference, its relevance grade."""
-    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class Score(_Model):
@@ -167,7 +157,8 @@ class Sample(_Model):
 
     def to_dict(self) -> dict[str, Any]:
         """The line written to samples.jsonl, as a dict (empty and unset fields left out, `schema` first)."""
-        return {"schema": SCHEMA_ID, **self.model_dump(mode="json", exclude_defaults=True, exclude={"schema_"})}
+        return {"schema": SCHEMA_ID, **self.model_dump(mode="json", exclude_defaults=True, exclude={"schema_"},
+                                                     context={AS_FIELDS: True})}
 
     def to_json(self) -> str:
         """The line written to samples.jsonl, as text (`to_dict` gives the dict)."""

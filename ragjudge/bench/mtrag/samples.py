@@ -24,9 +24,8 @@ from ragjudge.bench.mtrag.metrics import TaskOutcome
 from ragjudge.bench.mtrag.settings import reference_passages
 from ragjudge.bench.mtrag.summary import standalone_label
 from ragjudge.formats.mtrag import RECORD_FIELDS
-from ragjudge.formats.samples import Passage, Sample, Score, messages
-from ragjudge.models import Passage as TaskPassage
-from ragjudge.models import Task
+from ragjudge.formats.samples import Sample, Score, messages
+from ragjudge.models import Passage, Task
 
 
 def outcome_sample(outcome: TaskOutcome, metric_order: Sequence[str], setting: str | None, *,
@@ -37,15 +36,15 @@ def outcome_sample(outcome: TaskOutcome, metric_order: Sequence[str], setting: s
     return Sample(
         id=task.task_id, input=messages(t.model_dump(exclude_none=True) for t in task.input),
         target=[t.text for t in task.targets if t.text] or None,
-        target_contexts=_passages(task.contexts if setting is not None else []),
-        output=prediction.text if not prediction.error else None, contexts=_passages(shown(outcome, setting)),
+        target_contexts=list(task.contexts) if setting is not None else [],
+        output=prediction.text if not prediction.error else None, contexts=shown(outcome, setting),
         scores=scores(outcome, metric_order), labels=labels(task), error=prediction.error,
         metadata={k: v for k, v in {"record": {k: v for k, v in task.raw.items() if k not in RECORD_FIELDS},
                                     "setting": setting, "generator": prediction.model,
                                     "query": dict(query) if query else None}.items() if v})
 
 
-def shown(outcome: TaskOutcome, setting: str | None) -> list[TaskPassage]:
+def shown(outcome: TaskOutcome, setting: str | None) -> list[Passage]:
     """The passages the answer was made from."""
     if outcome.prediction.contexts is not None:
         return outcome.prediction.contexts
@@ -74,11 +73,3 @@ def labels(task: Task) -> dict[str, str | list[str]]:
         "multi_turn": list(task.multi_turns or ([task.multi_turn] if task.multi_turn else [])),
         "standalone": standalone_label(task) or ""}
     return {k: v for k, v in found.items() if v}
-
-
-def _passages(passages: Sequence[TaskPassage]) -> list[Passage]:
-    out = []
-    for p in passages:
-        extra = p.model_dump(exclude={"document_id", "text", "title", "score"}, exclude_none=True)
-        out.append(Passage(id=p.document_id, text=p.text, title=p.title, score=p.score, metadata=extra))
-    return out

@@ -8,9 +8,9 @@ from typing import Any
 
 from ragjudge.engine.bench import SampleResult
 from ragjudge.formats.rag_records import RagRecord
-from ragjudge.formats.samples import Message, Passage, Sample, Score
+from ragjudge.formats.samples import Message, Sample, Score
 from ragjudge.judges import Judge
-from ragjudge.models import Passage as RecordPassage
+from ragjudge.models import Passage
 
 
 def record_sample(result: SampleResult[RagRecord], judges: Sequence[Judge]) -> Sample:
@@ -22,15 +22,14 @@ def record_sample(result: SampleResult[RagRecord], judges: Sequence[Judge]) -> S
         if judge.name in result.scores:
             verdict: Mapping[str, Any] = result.scores[judge.name]
             scores[judge.metric] = Score.of({k: v for k, v in verdict.items() if k != "metric"})
-    references = _passages(record.reference_contexts) + [Passage(id=i) for i in record.reference_context_ids
-                                                         if i not in {p.document_id for p in record.reference_contexts}]
+    references = _shown(record.reference_contexts) + [Passage(id=i) for i in record.reference_context_ids
+                                                      if i not in {p.id for p in record.reference_contexts}]
     return Sample(id=record.id, input=question, target=record.reference, target_contexts=references,
-                  output=record.answer, contexts=_passages(record.contexts), scores=scores, labels=dict(record.labels),
+                  output=record.answer, contexts=_shown(record.contexts), scores=scores, labels=dict(record.labels),
                   error=str(result.output["error"]) if result.output.get("error") else None,
                   metadata=dict(record.metadata))
 
 
-def _passages(passages: Sequence[RecordPassage]) -> list[Passage]:
-    return [Passage(id=p.document_id, text=p.text or None, title=p.title, score=p.score,
-                    metadata=p.model_dump(exclude={"document_id", "text", "title", "score"}, exclude_none=True))
-            for p in passages]
+def _shown(passages: Sequence[Passage]) -> list[Passage]:
+    """A record's passages as its sample shows them: a passage given by its id alone has no text ("" to the judges)."""
+    return [p if p.text else p.model_copy(update={"text": None}) for p in passages]
