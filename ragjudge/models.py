@@ -7,11 +7,12 @@ through unchanged, which is what lets them interoperate with the benchmark's own
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, \
-    model_serializer, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, \
+    SerializationInfo
 
 Speaker = Literal["user", "agent"]
 Answerability = Literal["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED"]
@@ -30,9 +31,10 @@ class Turn(BaseModel):
 class Passage(BaseModel):
     """A passage, document or sentence: retrieved, shown to the system, or a reference."""
 
-    # One model for every part (retrievers, tasks, judges, the sample log); its docstring is the published sample
-    # schema's description. Read from any shape benches keep (MTRAG's `document_id`, BEIR's `_id`), a record's other
-    # fields kept in `metadata`; written as its own fields in the sample log, as MTRAG's record everywhere else.
+    # One model for retrievers, tasks, judges and the sample log (its docstring is the published sample schema's
+    # description). As the log reads it, `id` and `text` may be unset (a reference known by its id, a memory
+    # without its session); a task's or a prediction's passages are `RecordPassage`s: id and text required, read
+    # from and dumped as MTRAG's record.
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -43,44 +45,52 @@ class Passage(BaseModel):
     """The retriever's score; for a reference, its relevance grade."""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _fields_of_its_own(cls, data: Any) -> Any:
-        """`document_id` (MTRAG) and `_id` (BEIR) are the id; a record's other fields go to `metadata`."""
-        if not isinstance(data, dict) or not set(data) - _PASSAGE_FIELDS:
-            return data
-        data = dict(data)
-        for name in ("document_id", "_id"):
-            if name in data and "id" not in data:
-                data["id"] = data.pop(name)
-        extra = {k: v for k in list(data) if k not in _PASSAGE_FIELDS and (v := data.pop(k)) is not None}
-        if extra:
-            data["metadata"] = {**extra, **(data.get("metadata") or {})}
-        return data
-
     @property
-    def document_id(self) -> str | None:
+    def document_id(self) -> str:
         """The id under MTRAG's name (what retrievers and MTRAG's files call it)."""
-        return self.id
+        return self.id  # type: ignore[return-value]  # set on every passage a retriever or a task holds
 
-    @model_serializer(mode="wrap")
-    def _dump(self, fields: SerializerFunctionWrapHandler, info: SerializationInfo) -> dict[str, Any]:
-        """Dumped as MTRAG's record (`document_id`, `text`, `title`, `score`, its other fields): what tasks,
-        predictions and their fingerprints have always held; as its own fields in the sample log (`AS_FIELDS`)."""
-        if (info.context or {}).get(AS_FIELDS):
-            return fields(self)
-        record = {"document_id": self.id, "text": self.text, "title": self.title, "score": self.score,
-                  **self.metadata}
-        return {k: v for k, v in record.items() if v is not None} if info.exclude_none else record
+    @classmethod
+    def of_record(cls, record: Mapping[str, Any], **read: Any) -> Passage:
+        """A passage record as MTRAG and BEIR write one (`document_id`, `_id` or `id`, `text`, `title`, `score`;
+        `read`: those a reader has already read), its other fields kept in `metadata`; types checked by the model."""
+        pid = next((record[k] for k in ("document_id", "_id", "id") if k in record), None)
+        fields = {"id": pid, "text": record.get("text"), "title": record.get("title"), "score": record.get("score")}
+        return cls.model_validate({**fields, **read, "metadata": {k: v for k, v in record.items()
+                                                                  if k not in _RECORD_FIELDS and v is not None}})
 
     def to_record(self) -> dict[str, Any]:
-        """The passage as MTRAG writes one, unset fields left out."""
-        return self.model_dump(mode="json", exclude_none=True)
+        """The passage as MTRAG writes one (`document_id`, `text`, `title`, `score`, its other fields), unset fields
+        left out."""
+        return {k: v for k, v in _record(self).items() if v is not None}
 
 
-_PASSAGE_FIELDS = {"id", "text", "title", "score", "metadata"}
-AS_FIELDS = "passage_fields"
-"""Serialisation context key: dump passages as their own fields (`id`, ..., `metadata`), as the sample log does."""
+_RECORD_FIELDS = ("document_id", "_id", "id", "text", "title", "score")
+
+
+def _record(passage: Passage) -> dict[str, Any]:
+    return {"document_id": passage.id, "text": passage.text, "title": passage.title, "score": passage.score,
+            **passage.metadata}
+
+
+def _read_record(value: Any) -> Any:
+    return Passage.of_record(value) if isinstance(value, Mapping) else value
+
+
+def _complete(passage: Passage) -> Passage:
+    if passage.id is None or passage.text is None:
+        raise ValueError(f"a task's passage needs an id and a text, got {passage.to_record()}"[:200])
+    return passage
+
+
+def _dump_record(passage: Passage, info: SerializationInfo) -> dict[str, Any]:
+    return passage.to_record() if info.exclude_none else _record(passage)
+
+
+RecordPassage = Annotated[Passage, BeforeValidator(_read_record), AfterValidator(_complete),
+                          PlainSerializer(_dump_record)]
+"""A passage a task, a prediction or a record holds: id and text required; read from, and dumped as, MTRAG's record
+(what task fingerprints hash and journals keep)."""
 
 
 class Task(BaseModel):
@@ -93,7 +103,7 @@ class Task(BaseModel):
     turn: int
     collection: str | None = None
     input: list[Turn]
-    contexts: list[Passage] = Field(default_factory=list)
+    contexts: list[RecordPassage] = Field(default_factory=list)
     targets: list[Turn] = Field(default_factory=list)
     answerability: Answerability | None = None
     question_types: list[str] = Field(default_factory=list)
@@ -134,7 +144,7 @@ class Prediction(BaseModel):
 
     task_id: str
     text: str
-    contexts: list[Passage] | None = None
+    contexts: list[RecordPassage] | None = None
     model: str | None = None
     error: str | None = None
     tokens: int | None = None

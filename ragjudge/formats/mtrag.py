@@ -87,17 +87,11 @@ def _passages(value: Any, *, where: dict[str, Any], field: str) -> list[Passage]
         text = item.get("text")
         if not isinstance(text, str):
             raise InputError("is missing or not a string", field=f"{field}[{i}].text", **where)
-        extra = {k: v for k, v in item.items() if k not in ("document_id", "id", "_id", "text", "title", "score")}
         score = item.get("score")
-        passages.append(
-            Passage(
-                id=str(pid),
-                text=text,
-                title=None if _missing(item.get("title")) else str(item["title"]),
-                score=None if _missing(score) or not isinstance(score, (int, float)) else float(score),
-                **extra,
-            )
-        )
+        passages.append(Passage.of_record(item, id=str(pid), text=text,
+                                          title=None if _missing(item.get("title")) else str(item["title"]),
+                                          score=None if _missing(score) or not isinstance(score, (int, float))
+                                          else float(score)))
     return passages
 
 

@@ -31,11 +31,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, missing, read_jsonl, to_jsonable
-from ragjudge.models import JudgedItem, Passage, Task, Turn, normalize_task_id
+from ragjudge.models import JudgedItem, Passage, RecordPassage, Task, Turn, normalize_task_id
 
 FIELDS: dict[str, tuple[str, ...]] = {
     "id": ("id", "sample_id"),
@@ -64,9 +64,9 @@ class RagRecord(BaseModel):
     id: str
     turns: list[Turn]
     answer: str | None = None
-    contexts: list[Passage] = Field(default_factory=list)
+    contexts: list[RecordPassage] = Field(default_factory=list)
     reference: str | None = None
-    reference_contexts: list[Passage] = Field(default_factory=list)
+    reference_contexts: list[RecordPassage] = Field(default_factory=list)
     reference_context_ids: list[str] = Field(default_factory=list)
     labels: dict[str, str | list[str]] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -389,9 +389,12 @@ def _passages(given: tuple[str, Any] | None, kind: str, where: dict[str, Any]) -
                 raise InputError(f"must be text, got {json_type(text)}", field=f"{name}[{i}].text", **where)
             if pid is not None and (isinstance(pid, bool) or not isinstance(pid, (str, int))):
                 raise InputError(f"must be text, got {json_type(pid)}", field=f"{name}[{i}].id", **where)
-            extra = {k: v for k, v in item.items() if k not in ("id", "document_id", "_id", "text", "content")}
-            out.append(Passage.model_validate({"id": str(pid) if pid is not None else f"{kind}-{i + 1}",
-                                               "text": text, **extra}))
+            try:
+                out.append(Passage.of_record({k: v for k, v in item.items() if k != "content"}, text=text,
+                                             id=str(pid) if pid is not None else f"{kind}-{i + 1}"))
+            except ValidationError as exc:  # a title or score of the wrong type
+                err = exc.errors()[0]
+                raise InputError(err["msg"], field=f"{name}[{i}].{err['loc'][0]}", **where) from None
         else:
             raise InputError(f"must be a string or an {{id, text}} object, got {json_type(item)}",
                              field=f"{name}[{i}]", **where)

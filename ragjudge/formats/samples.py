@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable, write_jsonl
 from ragjudge.formats.run_layout import SAMPLE_LOG, OutputPaths
-from ragjudge.models import AS_FIELDS, Passage
+from ragjudge.models import Passage
 
 SCHEMA_ID = "ragjudge.sample/1"
 FILE_NAME = SAMPLE_LOG
@@ -157,8 +157,7 @@ class Sample(_Model):
 
     def to_dict(self) -> dict[str, Any]:
         """The line written to samples.jsonl, as a dict (empty and unset fields left out, `schema` first)."""
-        return {"schema": SCHEMA_ID, **self.model_dump(mode="json", exclude_defaults=True, exclude={"schema_"},
-                                                     context={AS_FIELDS: True})}
+        return {"schema": SCHEMA_ID, **self.model_dump(mode="json", exclude_defaults=True, exclude={"schema_"})}
 
     def to_json(self) -> str:
         """The line written to samples.jsonl, as text (`to_dict` gives the dict)."""

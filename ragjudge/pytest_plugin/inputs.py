@@ -88,8 +88,7 @@ def as_passages(passages: Iterable[Any] | None, field: str = "passages") -> list
                 raise InputError("needs an id (document_id, id or _id)", field=f"{field}[{i}]")
             if not isinstance(text, str):
                 raise InputError("needs a string 'text'", field=f"{field}[{i}]")
-            rest = {k: v for k, v in item.items() if k not in ("document_id", "id", "_id", "text")}
-            out.append(Passage.model_validate({"id": str(pid), "text": text, **rest}))
+            out.append(Passage.of_record(item, id=str(pid), text=text))
         else:
             raise InputError(f"must be a Passage, a mapping or a string, got {type(item).__name__}",
                              field=f"{field}[{i}]")

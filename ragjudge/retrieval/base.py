@@ -121,4 +121,4 @@ class PassageStore:
         path = folder / cls.FILE
         if not path.exists():
             raise StaleIndex(f"{path} is missing")
-        return cls([Passage.model_validate(record) for _, record in read_jsonl(path)])
+        return cls([Passage.of_record(record) for _, record in read_jsonl(path)])
