@@ -392,9 +392,10 @@ def _passages(given: tuple[str, Any] | None, kind: str, where: dict[str, Any]) -
             try:
                 out.append(Passage.of_record({k: v for k, v in item.items() if k != "content"}, text=text,
                                              id=str(pid) if pid is not None else f"{kind}-{i + 1}"))
-            except ValidationError as exc:  # a title or score of the wrong type
+            except ValidationError as exc:  # a title that is not text, or a score that is not a number
                 err = exc.errors()[0]
-                raise InputError(err["msg"], field=f"{name}[{i}].{err['loc'][0]}", **where) from None
+                raise InputError(f"must be {'text' if err['loc'][0] == 'title' else 'a number'}, got "
+                                 f"{json_type(err['input'])}", field=f"{name}[{i}].{err['loc'][0]}", **where) from None
         else:
             raise InputError(f"must be a string or an {{id, text}} object, got {json_type(item)}",
                              field=f"{name}[{i}]", **where)
