@@ -209,7 +209,7 @@ def items_for(answers: list[str], passages: list[str]) -> list[JudgedItem]:
     for i, text in enumerate(answers):
         task = Task(task_id=f"c{i // 3}::{i % 3 + 1}", conversation_id=f"c{i // 3}", turn=i % 3 + 1,
                     input=[Turn(speaker="user", text="Tell me about the river.")],
-                    contexts=[Passage(document_id=f"p{j}", text=passages[j]) for j in (i % 4, (i + 1) % 4)],
+                    contexts=[Passage(id=f"p{j}", text=passages[j]) for j in (i % 4, (i + 1) % 4)],
                     targets=[Turn(speaker="agent", text=SENTENCES[i % len(SENTENCES)])])
         items.append(judged_item(task, Prediction(task_id=task.task_id, text=text)))
     return items
