@@ -62,19 +62,16 @@ class Passage(BaseModel):
     def to_record(self) -> dict[str, Any]:
         """The passage as MTRAG writes one (`document_id`, `text`, `title`, `score`, its other fields), unset fields
         left out."""
-        return {k: v for k, v in _record(self).items() if v is not None}
+        return _record(self)
 
 
 _RECORD_FIELDS = ("document_id", "_id", "id", "text", "title", "score")
 
 
-def _record(passage: Passage) -> dict[str, Any]:
-    return {"document_id": passage.id, "text": passage.text, "title": passage.title, "score": passage.score,
-            **passage.metadata}
-
-
-def _read_record(value: Any) -> Any:
-    return Passage.of_record(value) if isinstance(value, Mapping) else value
+def _record(passage: Passage, info: SerializationInfo | None = None) -> dict[str, Any]:
+    record = {"document_id": passage.id, "text": passage.text, "title": passage.title, "score": passage.score,
+              **passage.metadata}
+    return record if info is not None and not info.exclude_none else {k: v for k, v in record.items() if v is not None}
 
 
 def _complete(passage: Passage) -> Passage:
@@ -83,12 +80,8 @@ def _complete(passage: Passage) -> Passage:
     return passage
 
 
-def _dump_record(passage: Passage, info: SerializationInfo) -> dict[str, Any]:
-    return passage.to_record() if info.exclude_none else _record(passage)
-
-
-RecordPassage = Annotated[Passage, BeforeValidator(_read_record), AfterValidator(_complete),
-                          PlainSerializer(_dump_record)]
+RecordPassage = Annotated[Passage, BeforeValidator(lambda v: Passage.of_record(v) if isinstance(v, Mapping) else v),
+                          AfterValidator(_complete), PlainSerializer(_record)]
 """A passage a task, a prediction or a record holds: id and text required; read from, and dumped as, MTRAG's record
 (what task fingerprints hash and journals keep)."""
 

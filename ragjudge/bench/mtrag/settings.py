@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ragjudge.errors import UsageError
 from ragjudge.generation import GenerationInput
 from ragjudge.models import Passage, Task
@@ -58,7 +56,8 @@ def generation_inputs(tasks: list[Task], setting: str,
         raise UsageError(f"setting {setting} needs retrieved passages: pass --pipeline and --corpus")
     inputs = []
     for task in tasks:
-        ranked = [_from(p, "retrieved") for p in retrieved.get(task.key, [])]
+        ranked = [p.model_copy(update={"metadata": {**p.metadata, "origin": "retrieved"}})
+                  for p in retrieved.get(task.key, [])]
         if setting == "rag":
             inputs.append(GenerationInput(task, ranked[:RAG_PASSAGES]))
             continue
@@ -68,14 +67,8 @@ def generation_inputs(tasks: list[Task], setting: str,
         for ref in task.contexts:
             hit = by_id.get(ref.document_id)
             score = hit.score if hit is not None and hit.score is not None else top
-            chosen.append(_from(ref, "reference", score))
+            chosen.append(ref.model_copy(update={"score": score, "metadata": {**ref.metadata, "origin": "reference"}}))
         seen = {p.document_id for p in chosen}
         chosen += [p for p in ranked if p.document_id not in seen][: max(0, RAG_PASSAGES - len(chosen))]
         inputs.append(GenerationInput(task, chosen))
     return inputs
-
-
-def _from(passage: Passage, origin: str, score: float | None = None) -> Passage:
-    """The passage marked with where it came from (and its score, when given)."""
-    update: dict[str, Any] = {"metadata": {**passage.metadata, "origin": origin}}
-    return passage.model_copy(update=update if score is None else {**update, "score": score})
