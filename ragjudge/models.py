@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, \
-    SerializationInfo
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 Speaker = Literal["user", "agent"]
 Answerability = Literal["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED"]
@@ -59,19 +58,14 @@ class Passage(BaseModel):
         return cls.model_validate({**fields, **read, "metadata": {k: v for k, v in record.items()
                                                                   if k not in _RECORD_FIELDS and v is not None}})
 
-    def to_record(self) -> dict[str, Any]:
+    def to_record(self, *, unset: bool = False) -> dict[str, Any]:
         """The passage as MTRAG writes one (`document_id`, `text`, `title`, `score`, its other fields), unset fields
-        left out."""
-        return _record(self)
+        left out (kept with `unset`: what a task's fingerprint has always hashed)."""
+        record = {"document_id": self.id, "text": self.text, "title": self.title, "score": self.score, **self.metadata}
+        return record if unset else {k: v for k, v in record.items() if v is not None}
 
 
 _RECORD_FIELDS = ("document_id", "_id", "id", "text", "title", "score")
-
-
-def _record(passage: Passage, info: SerializationInfo | None = None) -> dict[str, Any]:
-    record = {"document_id": passage.id, "text": passage.text, "title": passage.title, "score": passage.score,
-              **passage.metadata}
-    return record if info is not None and not info.exclude_none else {k: v for k, v in record.items() if v is not None}
 
 
 def _complete(passage: Passage) -> Passage:
@@ -81,7 +75,8 @@ def _complete(passage: Passage) -> Passage:
 
 
 RecordPassage = Annotated[Passage, BeforeValidator(lambda v: Passage.of_record(v) if isinstance(v, Mapping) else v),
-                          AfterValidator(_complete), PlainSerializer(_record)]
+                          AfterValidator(_complete),
+                          PlainSerializer(lambda p, info: p.to_record(unset=not info.exclude_none))]
 """A passage a task, a prediction or a record holds: id and text required; read from, and dumped as, MTRAG's record
 (what task fingerprints hash and journals keep)."""
 

@@ -45,6 +45,9 @@ def test_an_mtrag_passage_keeps_its_shape_where_it_is_written(tmp_path: Path) ->
     task = Task(task_id="c::1", conversation_id="c", turn=1, input=[Turn(speaker="user", text="q")], contexts=[p])
     assert task.model_dump(mode="json")["contexts"] == [{**MTRAG_PASSAGE}]
     assert Task.model_validate(task.model_dump()) == task
+    bare = task.model_copy(update={"contexts": [Passage(id="d2", text="t")]})  # unset fields hashed as null, as ever
+    assert bare.model_dump(mode="json")["contexts"] == [{"document_id": "d2", "text": "t", "title": None, "score": None}]
+    assert bare.model_dump(exclude_none=True)["contexts"] == [{"document_id": "d2", "text": "t"}]
     journaled = Prediction(task_id="c::1", text="a", contexts=[p]).model_dump(exclude_none=True)
     assert journaled["contexts"] == [MTRAG_PASSAGE] and Prediction.model_validate(journaled).contexts == [p]
     # the sample log writes the passage's own fields, and reads them back as the same passage
