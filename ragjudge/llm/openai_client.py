@@ -31,11 +31,12 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+from ragjudge.errors import UsageError
 from ragjudge.llm import http_errors, prices
 from ragjudge.llm.wire import EmbeddingResponse, LLMResponse, RawAnswer, top_logprobs_of
 
 CLIENT_ENV = "RAGJUDGE_LLM_CLIENT"
-"""`litellm`: every call through litellm (the opt-out); unset or anything else: the fast path where it applies."""
+"""`litellm`: every call through litellm (the opt-out); `auto` or unset: the fast path where it applies."""
 DEFAULT_BASE = "https://api.openai.com/v1"
 CHAT_PARAMS = frozenset({"temperature", "top_p", "n", "stop", "max_tokens", "max_completion_tokens",
                          "presence_penalty", "frequency_penalty", "logit_bias", "user", "seed", "logprobs",
@@ -49,8 +50,15 @@ _ROLES = frozenset({"system", "user", "assistant"})
 _MESSAGE_KEYS = frozenset({"role", "content"})
 
 
+CLIENTS = ("auto", "litellm")
+
+
 def enabled() -> bool:
-    return os.environ.get(CLIENT_ENV, "").strip().lower() != "litellm"
+    """False when `RAGJUDGE_LLM_CLIENT=litellm`; any value but those of `CLIENTS` (or none) is a usage error."""
+    value = os.environ.get(CLIENT_ENV, "").strip().lower() or "auto"
+    if value not in CLIENTS:
+        raise UsageError(f"${CLIENT_ENV} must be one of {', '.join(CLIENTS)}, got {value!r}")
+    return value == "auto"
 
 
 def fast_name(model: str) -> str | None:
@@ -81,6 +89,8 @@ class FastRequest:
     key: str
     model: str
     """The name priced (without `openai/`)."""
+    chat: bool = True
+    """Chat completions are sent once more after a 422 (as litellm does), embeddings are not."""
 
 
 def _plain(value: Any) -> bool:
@@ -139,7 +149,7 @@ def embedding_request(model: str, inputs: list[str], params: dict[str, Any], key
     if target is None or body is None:
         return None
     name, base, secret = target
-    return FastRequest(f"{base}/embeddings", {"model": name, "input": inputs, **body}, secret, name)
+    return FastRequest(f"{base}/embeddings", {"model": name, "input": inputs, **body}, secret, name, chat=False)
 
 
 class OpenAIClient:
@@ -158,13 +168,21 @@ class OpenAIClient:
     async def post(self, request: FastRequest) -> RawAnswer:
         """POST the request; the parsed JSON answer and its headers, or an `http_errors` exception."""
         started = time.perf_counter()
-        try:
-            response = await self._http.post(request.url, json=request.body,
-                                             headers={"Authorization": f"Bearer {request.key}"})
-        except self._httpx.TimeoutException:
-            raise http_errors.timed_out(self.timeout, time.perf_counter() - started) from None
-        except self._httpx.TransportError as exc:
-            raise http_errors.connection_failed() from exc
+        body = request.body
+        for resend in (False, True):
+            try:
+                response = await self._http.post(request.url, json=body,
+                                                  headers={"Authorization": f"Bearer {request.key}"})
+            except self._httpx.TimeoutException:
+                raise http_errors.timed_out(self.timeout, time.perf_counter() - started) from None
+            except self._httpx.TransportError as exc:
+                raise http_errors.connection_failed() from exc
+            if response.status_code != 422 or resend or not request.chat:
+                break
+            # litellm (drop_params=True) answers a 422 by sending the request once more without the parameters the
+            # error names (`drop_params_from_unprocessable_entity_error`, litellm/llms/openai/common_utils.py)
+            invalid = _invalid_params(response.content)
+            body = {k: v for k, v in body.items() if k not in invalid}
         headers = dict(response.headers)
         if response.status_code >= 400:
             raise http_errors.status_error(response.status_code, response.content, headers)
@@ -176,6 +194,26 @@ class OpenAIClient:
 
     async def aclose(self) -> None:
         await self._http.aclose()
+
+
+def _invalid_params(content: bytes) -> set[str]:
+    """The parameters a 422 answer names (FastAPI's `{"detail": [{"loc": ["body", NAME]...}]}` in the error's
+    message), as litellm reads them."""
+    try:
+        error = json.loads(content).get("error", {})
+        message = error.get("message") if isinstance(error, dict) else None
+        if isinstance(message, str):
+            try:
+                message = json.loads(message)
+            except ValueError:
+                message = {"detail": message}
+        detail = message.get("detail") if isinstance(message, dict) else None
+    except (ValueError, AttributeError):
+        return set()
+    if not isinstance(detail, list) or not detail or not isinstance(detail[0], dict):
+        return set()
+    return {str(d["loc"][1]) for d in detail
+            if isinstance(d, dict) and isinstance(d.get("loc"), list) and len(d["loc"]) == 2}
 
 
 def parse_chat(raw: RawAnswer, model: str, latency: float) -> LLMResponse:
