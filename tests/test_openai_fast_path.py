@@ -285,7 +285,7 @@ def test_a_judge_run_on_an_openai_endpoint_never_imports_litellm(tmp_path: Path,
                "HOSTED_VLLM_API_KEY": KEY, "PYTHONPATH": str(root)}
         env.pop(CLIENT_ENV, None)
         done = subprocess.run([sys.executable, "-c", CHILD, "judge", str(root / "examples/rag-app/rows.csv"),
-                               "--judges", "faithfulness", "--judge-model", model, "--api-base", server.base_url,
+                               "--judges", "faithfulness", "--judge-models", model, "--api-base", server.base_url,
                                "--out", str(tmp_path / "run")], capture_output=True, text=True, env=env, timeout=300)
         sent = len(server.requests)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -301,3 +301,19 @@ def test_validate_model_answers_for_an_openai_model_without_litellm() -> None:
     assert done.stdout.strip() == "False", done.stderr[-2000:]
     with pytest.raises(UsageError, match="unknown model 'nosuchprovider/x'"):
         validate_model("nosuchprovider/x")
+
+
+def test_a_422_naming_a_parameter_is_sent_again_without_it_as_litellm_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm (drop_params) resends a chat call once without the parameters a 422 names (vLLM's FastAPI errors)."""
+    unsupported = json.dumps({"detail": [{"loc": ["body", "seed"], "msg": "extra fields not permitted"}]})
+
+    def reply(request: Any) -> Reply:
+        return Reply(status=422, content=unsupported) if "seed" in request.body else Reply(content="fine")
+
+    with OpenAIServer(reply) as server:
+        answers = {path: _run(monkeypatch, path, lambda gw: gw.complete(MODEL, MESSAGES, seed=3),
+                              api_base=server.base_url, max_retries=0).text for path in ("litellm", "fast")}
+        sent = [(_client(r), r.body) for r in server.requests]
+    assert answers == {"litellm": "fine", "fast": "fine"}
+    assert [client for client, _ in sent] == ["litellm", "litellm", "fast", "fast"]
+    assert sent[2][1] == sent[0][1] and sent[3][1] == sent[1][1] and "seed" not in sent[3][1]
