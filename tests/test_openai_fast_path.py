@@ -2,8 +2,8 @@
 
 Each test makes the same calls twice against the local test server, once through litellm (`RAGJUDGE_LLM_CLIENT=
 litellm`) and once through the fast path, and compares what the server received and what the gateway recorded.
-Which client sent a request is told by its User-Agent (litellm's openai SDK says `AsyncOpenAI/Python ...`, httpx
-`python-httpx/...`), so no test can pass by both runs going through the same client.
+Which client sent a request is told by its User-Agent (litellm's openai SDK says `AsyncOpenAI/Python ...`, the
+fast path's aiohttp `Python/3.x aiohttp/...`), so no test can pass by both runs going through the same client.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ CHAT_CALLS: dict[str, dict[str, Any]] = {
 
 def _client(request: Any) -> str:
     agent = request.headers.get("user-agent", "")
-    return "fast" if agent.startswith("python-httpx") else "litellm" if "OpenAI" in agent else agent
+    return "fast" if "aiohttp" in agent and "OpenAI" not in agent else "litellm" if "OpenAI" in agent else agent
 
 
 def _run(monkeypatch: pytest.MonkeyPatch, path: str, calls: Any, **gateway: Any) -> Any:
