@@ -317,3 +317,15 @@ def test_a_422_naming_a_parameter_is_sent_again_without_it_as_litellm_does(monke
     assert answers == {"litellm": "fine", "fast": "fine"}
     assert [client for client, _ in sent] == ["litellm", "litellm", "fast", "fast"]
     assert sent[2][1] == sent[0][1] and sent[3][1] == sent[1][1] and "seed" not in sent[3][1]
+
+
+def test_an_unknown_client_setting_is_one_line_and_exit_2(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from conftest import run_cli
+
+    monkeypatch.setenv(CLIENT_ENV, "bogus")
+    rows = Path(__file__).resolve().parents[1] / "examples/rag-app/rows.csv"
+    code, out, err = run_cli(["judge", str(rows), "--judges", "faithfulness", "--judge-models", "openai/judge",
+                              "--api-base", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "run")],
+                             monkeypatch, capsys)
+    assert (code, err.strip()) == (2, "error: $RAGJUDGE_LLM_CLIENT must be one of auto, litellm, got 'bogus'")

@@ -6,6 +6,8 @@ provider that answers 5xx to everything after RAGAS's 3 attempts per call. A res
 is cached only once it arrived whole; a cached response is returned without touching the network, which
 is what makes reruns and resumes free. Chat completions and embeddings share one retry loop (`_call`).
 On Ctrl-C the run `hold()`s the gateway: requests on their way finish (and are cached), no new one is sent.
+A call litellm would send unchanged to an OpenAI endpoint is sent by `openai_client` instead (the same request,
+without litellm's import and per-call cost); its failures are named as litellm's, so this loop treats both alike.
 """
 
 from __future__ import annotations
