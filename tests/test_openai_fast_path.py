@@ -329,3 +329,19 @@ def test_an_unknown_client_setting_is_one_line_and_exit_2(monkeypatch: pytest.Mo
                               "--api-base", "http://127.0.0.1:9/v1", "--out", str(tmp_path / "run")],
                              monkeypatch, capsys)
     assert (code, err.strip()) == (2, "error: $RAGJUDGE_LLM_CLIENT must be one of auto, litellm, got 'bogus'")
+
+
+@pytest.mark.parametrize("env", [{}, {"OPENAI_BASE_URL": "http://a/v1"}, {"OPENAI_API_BASE": "http://b/v1"},
+                                 {"OPENAI_BASE_URL": "http://a/v1", "OPENAI_API_BASE": "http://b/v1"}])
+def test_the_fast_path_targets_the_server_and_key_litellm_resolves(monkeypatch: pytest.MonkeyPatch,
+                                                                     env: dict[str, str]) -> None:
+    """Where the limiter, breaker and preflight think requests go is where litellm sends them."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    for api_base, key in [(None, None), ("http://explicit/v1", None), (None, "sk-given")]:
+        targets = {}
+        for path in ("litellm", "fast"):
+            monkeypatch.setenv(CLIENT_ENV, "litellm" if path == "litellm" else "auto")
+            targets[path] = resolve_target(MODEL, api_base, key, with_key=True)
+        assert targets["fast"] == targets["litellm"]
+        assert (targets["fast"].api_key, targets["fast"].provider) == (key or KEY, "openai")
