@@ -1,4 +1,5 @@
-"""Every LLM call ragjudge makes goes through `LLMGateway` (litellm underneath).
+"""Every LLM call ragjudge makes goes through `LLMGateway` (litellm underneath; `openai/` models over the OpenAI fast
+path, `openai_client`, without importing litellm).
 
 Names are imported on first use (PEP 562): `ragjudge.llm.redact`, which the command line imports at start, must not
 pull in litellm."""

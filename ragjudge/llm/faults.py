@@ -14,9 +14,11 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import Any
 
 from ragjudge.errors import RagjudgeError
+from ragjudge.llm import http_errors
 from ragjudge.llm._litellm import litellm
 
 
@@ -59,12 +61,22 @@ def retry_after(exc: BaseException) -> float | None:
         return None
 
 
+def _loaded_litellm() -> Any:
+    """litellm when it is imported, else None: an exception cannot be litellm's before litellm is loaded, and
+    classifying the fast path's failures must not import it."""
+    return litellm() if "litellm" in sys.modules else None
+
+
 def is_rate_limited(exc: BaseException) -> bool:
-    return isinstance(exc, litellm().RateLimitError) or status_of(exc) == 429
+    ll = _loaded_litellm()
+    return (isinstance(exc, http_errors.RateLimitError) or (ll is not None and isinstance(exc, ll.RateLimitError))
+            or status_of(exc) == 429)
 
 
 def is_auth_error(exc: BaseException) -> bool:
-    return isinstance(exc, litellm().AuthenticationError) or status_of(exc) == 401
+    ll = _loaded_litellm()
+    return (isinstance(exc, http_errors.AuthenticationError)
+            or (ll is not None and isinstance(exc, ll.AuthenticationError)) or status_of(exc) == 401)
 
 
 _CONNECTION_WORDS = ("connection refused", "name or service not known", "nodename nor servname",
@@ -91,7 +103,17 @@ def is_connection_error(exc: BaseException) -> bool:
 
 def is_retryable(exc: BaseException) -> bool:
     """429, 5xx, timeouts, dropped connections and garbled bodies are worth another try; 4xx are not."""
-    ll = litellm()
+    if isinstance(exc, http_errors.ProviderError):  # the fast path's, named after litellm's: the same answers
+        if exc.retryable is not None:
+            return exc.retryable
+        status = status_of(exc)
+        return status is not None and (status == 429 or status >= 500)
+    if isinstance(exc, asyncio.TimeoutError):
+        return True
+    ll = _loaded_litellm()
+    if ll is None:
+        status = status_of(exc)
+        return (status == 429 or status >= 500) if status is not None else isinstance(exc, ValueError)
     if isinstance(exc, (ll.AuthenticationError, ll.PermissionDeniedError, ll.NotFoundError,
                         ll.ContextWindowExceededError, ll.ContentPolicyViolationError, ll.UnsupportedParamsError)):
         return False

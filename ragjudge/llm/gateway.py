@@ -6,6 +6,8 @@ provider that answers 5xx to everything after RAGAS's 3 attempts per call. A res
 is cached only once it arrived whole; a cached response is returned without touching the network, which
 is what makes reruns and resumes free. Chat completions and embeddings share one retry loop (`_call`).
 On Ctrl-C the run `hold()`s the gateway: requests on their way finish (and are cached), no new one is sent.
+A call litellm would send unchanged to an OpenAI endpoint is sent by `openai_client` instead (the same request,
+without litellm's import and per-call cost); its failures are named as litellm's, so this loop treats both alike.
 """
 
 from __future__ import annotations
@@ -37,6 +39,14 @@ from ragjudge.llm.faults import (
     status_of,
 )
 from ragjudge.llm.limiter import RateLimiter
+from ragjudge.llm.openai_client import (
+    OpenAIClient,
+    chat_request,
+    embedding_request,
+    fast_name,
+    parse_chat,
+    parse_embeddings,
+)
 from ragjudge.llm.wire import (
     SDK_NO_RETRIES,
     EmbeddingResponse,
@@ -70,7 +80,10 @@ __all__ = ["EmbeddingResponse", "LLMError", "LLMGateway", "LLMResponse", "Provid
 
 
 def validate_model(model: str, api_base: str | None = None) -> None:
-    """Fail before any work if litellm cannot tell which provider serves `model`."""
+    """Fail before any work if litellm cannot tell which provider serves `model` (an `openai/` model of the fast
+    path is served by the OpenAI client, without litellm)."""
+    if fast_name(model) is not None:
+        return
     try:
         litellm().get_llm_provider(model=model, api_base=api_base)
     except Exception as exc:  # litellm raises BadRequestError with a long message
@@ -131,6 +144,8 @@ class LLMGateway:
         self._sem_loop: asyncio.AbstractEventLoop | None = None
         self._in_flight: dict[str, asyncio.Future[LLMResponse]] = {}
         """Cache key → the request on its way: an identical request waits for it instead of paying twice."""
+        self._client: OpenAIClient | None = None
+        self._client_loop: asyncio.AbstractEventLoop | None = None
 
     # -- plumbing -------------------------------------------------------------------------------------
 
@@ -139,6 +154,19 @@ class LLMGateway:
         if self._semaphore is None or self._sem_loop is not loop:
             self._semaphore, self._sem_loop = asyncio.Semaphore(self.concurrency), loop
         return self._semaphore
+
+    def _http(self) -> OpenAIClient:
+        """The fast path's client of this event loop (a client's connections belong to the loop they opened on)."""
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client, self._client_loop = OpenAIClient(timeout=self.timeout, connections=self.concurrency), loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the fast path's connections (those of the running loop's client)."""
+        if self._client is not None and self._client_loop is asyncio.get_running_loop():
+            client, self._client = self._client, None
+            await client.aclose()
 
     def limiter(self, route: ModelRoute) -> RateLimiter:
         """One per endpoint; the slowest pace any model on it asks for wins."""
@@ -248,16 +276,23 @@ class LLMGateway:
             response = await self.batcher.complete(route, key, messages, call_params)
             response.model = model
             return response
-        ll = litellm()
         secret = self._key(route)
-        secret_args = {"api_key": secret} if secret else {}
-        response = await self._call(
-            route,
-            lambda: ll.acompletion(model=route.model, messages=messages, timeout=self.timeout, num_retries=0,
-                                   **call_params, **secret_args),
-            lambda raw, latency: self._parse(raw, model, latency),
-            tokens=estimate_tokens(messages, call_params),
-        )
+        tokens = estimate_tokens(messages, call_params)
+        fast = chat_request(route.model, messages, call_params, secret)
+        if fast is not None:
+            client = self._http()
+            response = await self._call(route, lambda: client.post(fast),
+                                        lambda raw, latency: parse_chat(raw, model, latency), tokens=tokens)
+        else:
+            ll = litellm()
+            secret_args = {"api_key": secret} if secret else {}
+            response = await self._call(
+                route,
+                lambda: ll.acompletion(model=route.model, messages=messages, timeout=self.timeout, num_retries=0,
+                                       **call_params, **secret_args),
+                lambda raw, latency: self._parse(raw, model, latency),
+                tokens=tokens,
+            )
         self.usage.record(model, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
                           cost=response.cost)
         if self.cache is not None:
@@ -289,16 +324,24 @@ class LLMGateway:
         result = EmbeddingResponse(vectors=[], model=model, cached=sum(key in found for key in keys))
         self.usage.record(model, cached=result.cached)
         if missing:
-            ll = litellm()
             inputs = list(missing.values())
-            secret_args = {"api_key": api_key} if api_key else {}
-            fresh = await self._call(
-                route,
-                lambda: ll.aembedding(model=route.model, input=inputs, timeout=self.timeout, num_retries=0,
-                                      max_retries=SDK_NO_RETRIES, **call_params, **secret_args),
-                lambda raw, latency: self._parse_embeddings(raw, model, len(inputs), latency),
-                tokens=sum(len(t) for t in inputs) // 4, secret=api_key,
-            )
+            tokens = sum(len(t) for t in inputs) // 4
+            fast = embedding_request(route.model, inputs, call_params, api_key)
+            if fast is not None:
+                client = self._http()
+                fresh = await self._call(route, lambda: client.post(fast),
+                                         lambda raw, latency: parse_embeddings(raw, model, len(inputs), latency),
+                                         tokens=tokens, secret=api_key)
+            else:
+                ll = litellm()
+                secret_args = {"api_key": api_key} if api_key else {}
+                fresh = await self._call(
+                    route,
+                    lambda: ll.aembedding(model=route.model, input=inputs, timeout=self.timeout, num_retries=0,
+                                          max_retries=SDK_NO_RETRIES, **call_params, **secret_args),
+                    lambda raw, latency: self._parse_embeddings(raw, model, len(inputs), latency),
+                    tokens=tokens, secret=api_key,
+                )
             self.usage.record(model, prompt_tokens=fresh.prompt_tokens, cost=fresh.cost)
             result.prompt_tokens, result.cost, result.latency = fresh.prompt_tokens, fresh.cost, fresh.latency
             for key, vector in zip(missing, fresh.vectors, strict=True):

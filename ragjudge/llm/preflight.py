@@ -16,6 +16,7 @@ import os
 from typing import Any
 
 from ragjudge.errors import UsageError
+from ragjudge.llm import openai_client
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.faults import ProviderUnreachable, is_connection_error
 from ragjudge.llm.redact import redact
@@ -39,10 +40,14 @@ def check_credentials(route: ModelRoute, key: str | None) -> None:
     if route.provider == "azure":  # litellm's validate_environment asks for more than its Azure handler needs
         _check_azure(route)
         return
-    try:
-        env = litellm().validate_environment(model=route.model, api_base=route.api_base)
-    except Exception:  # litellm does not know how to check this provider: the first call will tell
-        return
+    if openai_client.fast_name(route.model) is not None:  # what litellm's validate_environment says for openai/
+        env: dict[str, Any] = {"keys_in_environment": bool(os.environ.get("OPENAI_API_KEY")),
+                               "missing_keys": [] if os.environ.get("OPENAI_API_KEY") else ["OPENAI_API_KEY"]}
+    else:
+        try:
+            env = litellm().validate_environment(model=route.model, api_base=route.api_base)
+        except Exception:  # litellm does not know how to check this provider: the first call will tell
+            return
     missing = env.get("missing_keys") or []
     if missing and not env.get("keys_in_environment"):
         raise UsageError(f"model {route.name}: no credentials: set {', '.join(missing)} "

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
+from ragjudge.llm import openai_client
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.redact import display_url
 
@@ -90,7 +91,11 @@ def resolve_target(model: str, api_base: str | None = None, api_key: str | None 
     First `litellm.get_llm_provider`, the call `completion()` itself starts with: it fills the base URL and key
     of the providers it knows from their own variables or defaults (`GROQ_API_BASE`, `DEEPSEEK_API_BASE`,
     `LM_STUDIO_API_BASE`, `HOSTED_VLLM_API_KEY`...). What is still unset the provider's handler in
-    litellm/main.py falls back on; mirrored here for the handlers the preflight can probe, each citing it."""
+    litellm/main.py falls back on; mirrored here for the handlers the preflight can probe, each citing it. An
+    `openai/` model of the fast path is answered by `openai_client`, by the same rules, without litellm."""
+    if openai_client.fast_name(model) is not None:  # litellm: provider openai, then OpenAIGPTConfig's rules
+        key = openai_client.api_key(api_key) if with_key else None
+        return Target("openai", openai_client.base_url(api_base), key)
     ll = litellm()
     try:
         _, provider, dynamic_key, base = ll.get_llm_provider(model=model, api_base=api_base, api_key=api_key)

@@ -103,7 +103,19 @@ def cost_of(raw: Any) -> float:
         return 0.0
 
 
+@dataclass
+class RawAnswer:
+    """A provider's answer as the OpenAI fast path received it (litellm's is its own response object)."""
+
+    body: dict[str, Any]
+    headers: dict[str, str]
+    model: str
+    """The model name it was asked of (what it is priced by)."""
+
+
 def response_headers(raw: Any) -> dict[str, str] | None:
+    if isinstance(raw, RawAnswer):
+        return raw.headers or None
     hidden = getattr(raw, "_hidden_params", None) or {}
     headers = hidden.get("additional_headers") or getattr(raw, "_response_headers", None)
     return dict(headers) if headers else None
