@@ -10,7 +10,7 @@ at once (they are aggregates); each sample's own figures go to the sample log (t
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.bench.cxm.rows import Rows, check_row
 from ragjudge.bench.cxm.summary import TaskReport, to_summary
-from ragjudge.engine.bench import Bench, BenchOptions, Record, SampleResult, Solver
+from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Solver
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
@@ -58,20 +58,6 @@ class FileRow(BaseModel):
     id: str
     line: int
     row: dict[str, Any]
-
-
-class FileRowsSolver(Solver[FileRow]):
-    """Predictions already made: each row is its own output; nothing to journal."""
-
-    journaled = False
-    name = "predictions"
-
-    def fingerprint(self, sample: FileRow) -> str:
-        return "file"
-
-    async def solve(self, samples: Sequence[FileRow], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        for sample in samples:
-            yield sample.id, dict(sample.row)
 
 
 O = TypeVar("O", bound=CxmOptions)
@@ -141,6 +127,8 @@ class CxmBench(Bench[O, Any]):
     # -- the parts each task provides ---------------------------------------------------------------
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
+        from ragjudge.bench.cxm.solver import FileRowsSolver  # cxm.solver imports FileRow from this module
+
         return FileRowsSolver() if self.predictions_path is not None else self.model_solver(ctx)
 
     def model_solver(self, ctx: RunContext) -> Solver[Any]:

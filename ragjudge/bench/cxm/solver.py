@@ -1,4 +1,4 @@
-"""What the CXMArena solvers share: one item put to a model.
+"""What the CXMArena solvers share: a predictions file as the system under test, and one item put to a model.
 
 A call that fails for good is a row with `error` (left out of the metrics, counted); an answer the model under test
 gives in the wrong format is a wrong answer (`parse_error`); a judge answer that cannot be read is an error. Calls go
@@ -7,9 +7,29 @@ through the run's LLMGateway (cache, retries, accounting).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING, Any
 
+from ragjudge.bench.cxm.bench import FileRow
+from ragjudge.engine.bench import Record, Solver
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse
+
+if TYPE_CHECKING:
+    from ragjudge.engine.context import RunContext
+
+
+class FileRowsSolver(Solver[FileRow]):
+    """Predictions already made: each row is its own output; nothing to journal."""
+
+    journaled = False
+    name = "predictions"
+
+    def fingerprint(self, sample: FileRow) -> str:
+        return "file"
+
+    async def solve(self, samples: Sequence[FileRow], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+        for sample in samples:
+            yield sample.id, dict(sample.row)
 
 
 async def complete(gateway: LLMGateway, model: str, msgs: list[dict[str, Any]],

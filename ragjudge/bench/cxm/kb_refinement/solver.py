@@ -14,12 +14,11 @@ import numpy as np
 
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import FileRowsSolver
 from ragjudge.bench.cxm.kb_refinement.data import WholeKb
 from ragjudge.bench.cxm.kb_refinement.scorers import Candidates
 from ragjudge.bench.cxm.models import Article
 from ragjudge.bench.cxm.retrieve import encoder_truncation
-from ragjudge.bench.cxm.solver import complete
+from ragjudge.bench.cxm.solver import FileRowsSolver, complete
 from ragjudge.engine.bench import Record, Solver, fingerprint
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.judges.spec import JudgeSpec
