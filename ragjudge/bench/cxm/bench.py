@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from ragjudge.bench.cxm.rows import Rows, check_row
+from ragjudge.bench.cxm.rows import FileRow, Rows, check_row
+from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport, to_summary
 from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Solver
 from ragjudge.engine.summary import Summary
@@ -48,16 +49,6 @@ def check_protocol(value: str) -> str:
     if value not in ("ragjudge", "paper"):
         raise UsageError(f"-T protocol must be ragjudge or paper, got {value!r}")
     return value
-
-
-class FileRow(BaseModel):
-    """One line of a predictions file, as a sample of a scoring run."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    line: int
-    row: dict[str, Any]
 
 
 O = TypeVar("O", bound=CxmOptions)
@@ -127,8 +118,6 @@ class CxmBench(Bench[O, Any]):
     # -- the parts each task provides ---------------------------------------------------------------
 
     def solver(self, ctx: RunContext) -> Solver[Any]:
-        from ragjudge.bench.cxm.solver import FileRowsSolver  # cxm.solver imports FileRow from this module
-
         return FileRowsSolver() if self.predictions_path is not None else self.model_solver(ctx)
 
     def model_solver(self, ctx: RunContext) -> Solver[Any]:

@@ -18,12 +18,13 @@ from ragjudge.bench.cxm.answer_classification.samples import reply_sample
 from ragjudge.bench.cxm.answer_classification.scorers import ClassifyScorer
 from ragjudge.bench.cxm.answer_classification.solver import GivenRepliesSolver, ReplySolver
 from ragjudge.bench.cxm.answer_classification.summary import score_classification
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData
 from ragjudge.bench.cxm.data import load_rag
 from ragjudge.bench.cxm.kb_retrieval import INDEX, KbRetrievalBench, embedding_models
 from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
                                         query_strategy)
 from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError

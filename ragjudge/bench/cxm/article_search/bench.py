@@ -11,10 +11,11 @@ from ragjudge.bench.cxm.article_search import data, paper
 from ragjudge.bench.cxm.article_search.samples import search_sample
 from ragjudge.bench.cxm.article_search.solver import SearchSolver
 from ragjudge.bench.cxm.article_search.summary import score_search
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData
 from ragjudge.bench.cxm.data import load_articles, optional_articles
 from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models
 from ragjudge.bench.cxm.retrieve import chunking_for
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
@@ -70,8 +71,8 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
         return SearchSolver(self.open_index, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        report = score_search(self.scored(results, ctx), self.prediction_rows(results), self.options.ks, self.predictions_path,
-                              ctx.data.articles)
+        report = score_search(self.scored(results, ctx), self.prediction_rows(results), self.options.ks,
+                              self.predictions_path, ctx.data.articles)
         self.add_index(report, ctx)
         return report.cite(paper.beside(self.spec, self.chunking, self.options.ks, self.predictions_path is not None,
                                         ctx.cut_by_limit, report.metrics))

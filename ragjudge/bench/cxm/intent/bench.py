@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, FileRow, check_protocol
+from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, check_protocol
 from ragjudge.bench.cxm.intent import data, paper
 from ragjudge.bench.cxm.intent.samples import intent_sample
 from ragjudge.bench.cxm.intent.scorers import VerifyScorer
 from ragjudge.bench.cxm.intent.solver import IntentSolver
 from ragjudge.bench.cxm.intent.summary import PAPER_ACCURACY, score_intent
 from ragjudge.bench.cxm.models import Taxonomy
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData
 from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, embedding_models
 from ragjudge.bench.cxm.multiturn_retrieval import data, paper
 from ragjudge.bench.cxm.multiturn_retrieval.samples import turn_sample
@@ -22,6 +22,7 @@ from ragjudge.bench.cxm.multiturn_retrieval.summary import score_multiturn
 from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
                                         query_strategy)
 from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
@@ -98,8 +99,8 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         return RetrievalSolver(search, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        report = score_multiturn(self.scored(results, ctx), self.prediction_rows(results), self.options.ks, self.predictions_path,
-                                 ctx.data.articles)
+        report = score_multiturn(self.scored(results, ctx), self.prediction_rows(results), self.options.ks,
+                                 self.predictions_path, ctx.data.articles)
         if self.predictions_path is None:
             report.task = f"multi-turn retrieval ({self.options.pipeline}, {describe_chunking(self.chunking)}, " \
                           f"{self.strategy} queries)"

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, FileRow, check_protocol
+from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, check_protocol
 from ragjudge.bench.cxm.quality import data, paper
 from ragjudge.bench.cxm.quality.samples import quality_sample
 from ragjudge.bench.cxm.quality.solver import QualitySolver
 from ragjudge.bench.cxm.quality.summary import PAPER_ACCURACY, score_quality
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmData, CxmOptions, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmData, CxmOptions
 from ragjudge.bench.cxm.data import optional_articles
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.bench.cxm.tool_calls import data, paper
 from ragjudge.bench.cxm.tool_calls.samples import tool_sample
