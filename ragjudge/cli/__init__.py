@@ -38,33 +38,23 @@ def _root(
 
 
 def _register() -> None:
+    """The commands, in the order `--help` lists them."""
+    from ragjudge.cli import (benches_cmd, cache_cmd, correlate_cmd, cxm_cmd, dialsim_cmd, eval_cmd, export_cmd,
+                              judge_cmd, label_sample_cmd, report_cmd, retrieval_eval_cmd, retrieve_cmd, schema_cmd)
     from ragjudge.cli.common import PlainArgsCommand
-    from ragjudge.cli import eval_cmd, judge_cmd, retrieval_eval_cmd, retrieve_cmd
 
     app.command("eval")(eval_cmd.eval_command)
     app.command("judge")(judge_cmd.judge_command)
     app.command("retrieve")(retrieve_cmd.retrieve_command)
     app.command("retrieval-eval")(retrieval_eval_cmd.retrieval_eval_command)
-    from ragjudge.cli import correlate_cmd, export_cmd
-
     app.command("correlate")(correlate_cmd.correlate_command)
     app.command("export", cls=PlainArgsCommand)(export_cmd.export_command)
-    from ragjudge.cli import benches_cmd, cxm_cmd, dialsim_cmd
-
     app.add_typer(benches_cmd.app, name="benches")
-    from ragjudge.cli import report_cmd
-
     app.command("report", cls=PlainArgsCommand)(report_cmd.report_command)
     app.add_typer(cxm_cmd.app, name="cxm")
-    from ragjudge.cli import schema_cmd
-
     app.command("schema")(schema_cmd.schema_command)
-    from ragjudge.cli import label_sample_cmd
-
     app.command("label-sample")(label_sample_cmd.label_sample_command)
     app.add_typer(dialsim_cmd.app, name="dialsim")
-    from ragjudge.cli import cache_cmd
-
     app.add_typer(cache_cmd.app, name="cache")
 
 

@@ -24,15 +24,6 @@ class PlainArgsCommand(TyperCommand):
                 param.display_type_rich = lambda ctx: None  # type: ignore[method-assign]
 
 
-def split_list(value: str | None) -> list[str] | None:
-    if value is None:
-        return None
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if not items:
-        raise UsageError("an empty list was given")
-    return items
-
-
 def check_format(fmt: str) -> str:
     if fmt not in ("table", "json"):
         raise UsageError(f"--format must be table or json, got {fmt!r}")

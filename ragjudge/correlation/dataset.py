@@ -18,13 +18,8 @@ from typing import Any
 from ragjudge.correlation.aggregate import Scale, aggregate, normalize_aggregator
 from ragjudge.correlation.sources import read_results, results_file
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.inspectorraget import (
-    COMPOSITE,
-    SYSTEM,
-    InspectorRAGetFile,
-    annotation_number,
-    read_inspectorraget,
-)
+from ragjudge.formats.inspectorraget import (COMPOSITE, SYSTEM, InspectorRAGetFile, annotation_number,
+                                             read_inspectorraget)
 from ragjudge.formats.mtrag import task_of
 from ragjudge.models import Task, domain_of, normalize_task_id
 

@@ -53,7 +53,8 @@ class Estimate:
         return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "p": self.p}
 
 
-def _clean(value: float | None) -> float | None:
+def finite(value: float | None) -> float | None:
+    """The value as a float, None when it is missing, NaN or infinite (JSON has neither)."""
     return None if value is None or not math.isfinite(value) else float(value)
 
 
@@ -176,7 +177,7 @@ def weighted_correlations(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict[s
     rows = _all_rows(x, y, ones, lambda m: m * w[None, :])
     out = {}
     for stat in STATS:
-        value = _clean(rows[stat][0])
+        value = finite(rows[stat][0])
         out[stat] = (value, _approx_p(stat, value, w))
     return out
 
@@ -192,8 +193,8 @@ def scipy_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, tuple[float | 
         }
     out = {}
     for stat, res in results.items():
-        value = _clean(float(res.statistic))
-        out[stat] = (value, _clean(float(res.pvalue)) if value is not None else None)
+        value = finite(float(res.statistic))
+        out[stat] = (value, finite(float(res.pvalue)) if value is not None else None)
     return out
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import cache
 
 from rouge_score import rouge_scorer
@@ -16,7 +15,3 @@ def _scorer(use_stemmer: bool) -> rouge_scorer.RougeScorer:
 def rouge_l_f(prediction: str, reference: str, *, use_stemmer: bool = False) -> float:
     """ROUGE-L F-measure of `prediction` against `reference` (rouge-score's argument order: target first)."""
     return float(_scorer(use_stemmer).score(reference, prediction)["rougeL"].fmeasure)
-
-
-def rouge_l_f_many(predictions: Sequence[str], references: Sequence[str], *, use_stemmer: bool = False) -> list[float]:
-    return [rouge_l_f(p, r, use_stemmer=use_stemmer) for p, r in zip(predictions, references, strict=True)]

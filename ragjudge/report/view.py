@@ -28,6 +28,11 @@ JUDGE_FIELDS = ("judge", "model", "raw", "rationale", "members")
 class ReportView:
     """The generic view: every method reads one `Sample`."""
 
+    passage_titles = ("Reference passages", "Passages", "are reference passages")
+    """The titles of the reference passages and of the system's, and how a note counts references among the latter."""
+    fold_references = True
+    """The system's passages, when they are the references in order, shown as "the reference passages above"."""
+
     def __init__(self, run_info: dict[str, Any] | None = None):
         self.run_info = run_info or {}
 
@@ -100,18 +105,19 @@ class ReportView:
         shown, each marked when it is a reference."""
         blocks = []
         refs = {p.id for p in sample.target_contexts if p.id is not None}
+        references, title, counted = self.passage_titles
         if sample.target_contexts:
-            blocks.append(passages_block([passage_item(p, "reference") for p in sample.target_contexts],
-                                         "Reference passages", shared=True))
+            blocks.append(passages_block([passage_item(p, "reference") for p in sample.target_contexts], references,
+                                         shared=True))
         if sample.contexts:
             same = refs and [p.id for p in sample.contexts] == [p.id for p in sample.target_contexts]
-            if same:
+            if same and self.fold_references:
                 blocks.append(passages_block([], "Passages the system saw", note="the reference passages above"))
             else:
                 hits = sum(p.id in refs for p in sample.contexts)
-                note = f"{hits} of {len(sample.contexts)} are reference passages" if refs else None
+                note = f"{hits} of {len(sample.contexts)} {counted}" if refs else None
                 blocks.append(passages_block([passage_item(p, "reference" if p.id in refs else None)
-                                              for p in sample.contexts], "Passages", note=note))
+                                              for p in sample.contexts], title, note=note))
         return blocks
 
 

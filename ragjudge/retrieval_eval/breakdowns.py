@@ -78,8 +78,6 @@ def _records(path: Path):
         yield number, {k: v for k, v in row.items() if k is not None}
 
 
-
-
 _missing = partial(missing, empty=True)
 
 

@@ -100,10 +100,9 @@ class QuerySelection:
     ignored: list[str]
     """In the run, not in the qrels."""
     missing: list[str]
-    """Judged relevant passages but absent from the run: scored zero, or dropped when `missing_dropped`."""
+    """Judged relevant passages but absent from the run: scored zero, or dropped (`ignore_missing`)."""
     no_relevant: list[str]
     """In the qrels with no relevant passage: no metric is defined."""
-    missing_dropped: bool = False
 
 
 def select_queries(qrels: Qrels, run: Run, *, ignore_missing: bool = False) -> QuerySelection:
@@ -122,7 +121,7 @@ def select_queries(qrels: Qrels, run: Run, *, ignore_missing: bool = False) -> Q
     keys = [k for k in judged if k in run.rankings] if ignore_missing else judged
     if not keys:
         raise InputError("no judged query is in the run", file=run.source)
-    return QuerySelection(keys, ignored, missing, no_relevant, missing_dropped=ignore_missing)
+    return QuerySelection(keys, ignored, missing, no_relevant)
 
 
 @dataclass

@@ -15,13 +15,12 @@ so every figure is computed for all resamples at once) and take percentiles.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ragjudge.correlation.agreement import cohen_kappa
-from ragjudge.correlation.stats import correlate
+from ragjudge.correlation.stats import correlate, finite
 from ragjudge.metrics.bootstrap import draw_counts, percentile_interval
 
 FOLDS = 5
@@ -29,10 +28,6 @@ FOLDS = 5
 
 def _interval(values: np.ndarray, confidence: float) -> tuple[float | None, float | None]:
     return percentile_interval(values, confidence) or (None, None)
-
-
-def _clean(value: float) -> float | None:
-    return float(value) if math.isfinite(value) else None
 
 
 def binary_rows(judge: np.ndarray, human: np.ndarray, counts: np.ndarray) -> dict[str, np.ndarray]:
@@ -96,7 +91,7 @@ def pass_fail_agreement(judge: np.ndarray, human: np.ndarray, *, resamples: int 
     draws = draw_counts(len(judge), resamples, seed) if resamples else np.zeros((0, len(judge)))
     rows = binary_rows(decisions, human, draws)
     for name in ("balanced_accuracy", "kappa", "tpr", "fpr"):
-        value = _clean(point[name][0])
+        value = finite(point[name][0])
         if name == "kappa":
             value = cohen_kappa(list(decisions.astype(int)), list(human.astype(int)))
         low, high = _interval(rows[name], confidence)

@@ -159,9 +159,3 @@ def is_pass_fail(labels: Iterable[Label], metric: str) -> bool:
     """Whether a metric's labels are all pass/fail."""
     values = [label.value for label in labels if label.metric == metric]
     return bool(values) and all(isinstance(v, bool) for v in values)
-
-
-def write_labels(path: str | Path, labels: Iterable[Label]) -> None:
-    from ragjudge.formats.jsonl import write_jsonl
-
-    write_jsonl(path, (label.to_dict() for label in labels))

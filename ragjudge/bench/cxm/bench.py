@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from ragjudge.bench.cxm.rows import Rows, check_row
+from ragjudge.bench.cxm.rows import FileRow, Rows, check_row
+from ragjudge.bench.cxm.solver import FileRowsSolver
 from ragjudge.bench.cxm.summary import TaskReport, to_summary
-from ragjudge.engine.bench import Bench, BenchOptions, SampleResult
+from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Solver
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.jsonl import read_jsonl
@@ -50,16 +51,6 @@ def check_protocol(value: str) -> str:
     return value
 
 
-class FileRow(BaseModel):
-    """One line of a predictions file, as a sample of a scoring run."""
-
-    model_config = ConfigDict(frozen=True)
-
-    id: str
-    line: int
-    row: dict[str, Any]
-
-
 O = TypeVar("O", bound=CxmOptions)
 
 
@@ -74,6 +65,8 @@ class CxmData:
 
 class CxmBench(Bench[O, Any]):
     task: ClassVar[str]
+    key: ClassVar[str] = "case_id"
+    """The field that names a gold item, in the data and in a prediction row."""
     data_help = DATA_HELP
     data_source = "Hugging Face sprinklr-huggingface/CXM_Arena (`ragjudge cxm fetch`), or plain JSONL"
 
@@ -111,9 +104,25 @@ class CxmBench(Bench[O, Any]):
         return rows
 
     def sample_id(self, sample: Any) -> str:
-        return str(sample.id)
+        return str(getattr(sample, self.key, None) or sample.id)
+
+    def gold_of(self, row: dict[str, Any], ctx: RunContext) -> Any:
+        """The gold item a prediction row names (None: not in the data)."""
+        return ctx.data.cases.get(str(row.get(self.key)))
+
+    def scored(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> list[Any]:
+        """The gold items the summary scores: every one for a predictions file (a missing row counts), else the
+        run's samples."""
+        return list(ctx.data.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
 
     # -- the parts each task provides ---------------------------------------------------------------
+
+    def solver(self, ctx: RunContext) -> Solver[Any]:
+        return FileRowsSolver() if self.predictions_path is not None else self.model_solver(ctx)
+
+    def model_solver(self, ctx: RunContext) -> Solver[Any]:
+        """The solver that puts the run's items to the system under test."""
+        raise NotImplementedError
 
     def run_rows(self, result: SampleResult[Any]) -> list[dict[str, Any]]:
         """A run's prediction rows for one sample: its output, completed by its scores."""

@@ -41,6 +41,14 @@ def records(path: Path, what: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
         yield line, index, row
 
 
+def new_id(seen: set[str], value: str, what: str, path: Path, line: int, name: str) -> str:
+    """`value`, noted in `seen`: an id seen before is an error naming the row and the field `name`."""
+    if value in seen:
+        raise InputError(f"{what} id {value!r} repeats", file=str(path), line=line, field=name)
+    seen.add(value)
+    return value
+
+
 def conversation(row: dict[str, Any], path: Path, line: int) -> list[Message]:
     for name in CONVERSATION_FIELDS:
         if row.get(name) is not None:
@@ -137,9 +145,7 @@ def load_rag(folder: Path) -> list[RagCase]:
             conv = id_of(row, ("conversation_id",), path, line, index)
             occurrences[conv] = occurrences.get(conv, 0) + 1
             case_id = f"{conv}.{occurrences[conv]}"
-        if case_id in seen:
-            raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="case_id")
-        seen.add(case_id)
+        new_id(seen, case_id, "case", path, line, "case_id")
         key = "ranking" if row.get("ranking") is not None else "retrieved_ids"  # the given response's articles
         label = field(row, "label")
         if label is not None and normalize_class(label) is None:

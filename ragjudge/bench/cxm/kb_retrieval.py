@@ -11,10 +11,12 @@ from pydantic import Field
 
 from ragjudge.bench.cxm.bench import CxmBench, CxmOptions
 from ragjudge.bench.cxm.models import Article
-from ragjudge.bench.cxm.retrieve import CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, pipeline_for
+from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, index_notes,
+                                         pipeline_for)
 from ragjudge.retrieval.corpus import ChunkingSpec
 
 if TYPE_CHECKING:
+    from ragjudge.bench.cxm.summary import TaskReport
     from ragjudge.engine.context import RunContext
 
 INDEX = "index"
@@ -54,6 +56,15 @@ class KbRetrievalBench(CxmBench[R], Generic[R]):
                         extra_dirs=self.options.pipeline_dir, gateway=ctx.gateway)
         ctx.facts[INDEX] = index.open(ctx.bars)
         return index
+
+    def add_index(self, report: TaskReport, ctx: RunContext) -> bool:
+        """Adds what the run's index adds to the report (passages an encoder cut, what was indexed); whether the run
+        opened one."""
+        if (index := ctx.facts.get(INDEX)) is None:
+            return False
+        report.metrics.update(index_metrics(index))
+        report.notes += index_notes(index)
+        return True
 
 
 def embedding_models(spec: Any) -> list[str]:

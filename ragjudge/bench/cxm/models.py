@@ -24,9 +24,13 @@ def normalize_class(value: Any) -> str | None:
     return None if value is None else _CLASS_NAMES.get(str(value).strip().casefold())
 
 
-class Message(BaseModel):
+class Strict(BaseModel):
+    """The data model refuses fields it does not know (a misspelt field is an error, not a silent default)."""
+
     model_config = ConfigDict(extra="forbid")
 
+
+class Message(Strict):
     id: str
     speaker: str
     """'customer', 'agent' or 'ivr' for parsed transcripts; 'transcript' for unlabelled text."""
@@ -47,9 +51,7 @@ def render_conversation(messages: list[Message], *, with_ids: bool = True) -> st
     return "\n".join(lines)
 
 
-class TaxonomyEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TaxonomyEntry(Strict):
     l1: str
     l2: str | None = None
     description: str = ""
@@ -60,9 +62,7 @@ class TaxonomyEntry(BaseModel):
         return f"{self.l1}:{self.l2}" if self.l2 else self.l1
 
 
-class Taxonomy(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Taxonomy(Strict):
     name: str
     entries: list[TaxonomyEntry]
 
@@ -75,9 +75,7 @@ class Taxonomy(BaseModel):
         return any(e.l2 for e in self.entries)
 
 
-class IntentCase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class IntentCase(Strict):
     case_id: str
     messages: list[Message]
     gold: dict[str, str] = Field(default_factory=dict)
@@ -86,9 +84,7 @@ class IntentCase(BaseModel):
     """The conversation as the data wrote it (prompts written for the release's text use it)."""
 
 
-class QualityQuestion(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class QualityQuestion(Strict):
     question_id: str
     text: str
     answer: bool | None
@@ -100,18 +96,14 @@ class QualityQuestion(BaseModel):
     or the wrong speaker's): the question's answer is still scored, its evidence is not."""
 
 
-class QualityCase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class QualityCase(Strict):
     case_id: str
     messages: list[Message]
     questions: list[QualityQuestion]
     transcript: str | None = None
 
 
-class ToolCall(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ToolCall(Strict):
     name: str
     arguments: dict[str, Any] | None = None
     """None when the data names the tool only (the release gives tool names, not arguments)."""
@@ -130,9 +122,7 @@ def parse_arguments(raw: Any) -> dict[str, Any] | None:
     return None
 
 
-class ToolCase(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ToolCase(Strict):
     case_id: str
     messages: list[Message]
     expected: list[ToolCall]
@@ -141,9 +131,7 @@ class ToolCase(BaseModel):
     kb_ids: list[str] = Field(default_factory=list)
 
 
-class Article(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class Article(Strict):
     id: str
     text: str
     title: str | None = None
@@ -153,18 +141,14 @@ class Article(BaseModel):
         return f"{self.title}\n{self.text}" if self.title else self.text
 
 
-class SearchQuery(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class SearchQuery(Strict):
     query_id: str
     query: str
     relevant: list[str]
 
 
-class RagCase(BaseModel):
+class RagCase(Strict):
     """One multi-turn RAG turn: the conversation so far, the gold agent reply and its source articles."""
-
-    model_config = ConfigDict(extra="forbid")
 
     case_id: str
     messages: list[Message]

@@ -41,6 +41,12 @@ def none_shown(*why: str) -> Shown:
     return Shown(notes=[NONE_SHOWN + "; ".join(w for w in why if w)])
 
 
+def shown_not(why: list[str], partial: bool) -> Shown | None:
+    """The note saying why no paper cell describes the run (`why`, then a run cut by --limit), or None: shown."""
+    why = [*why, PARTIAL] if partial else why
+    return none_shown(*why) if why else None
+
+
 def paper_row(name: str | None, rows: Iterable[str]) -> str | None:
     """The paper's row among `rows` that a model name is (`paper.ALIASES`, exact names only)."""
     return paper_rows.paper_row(name, T.ALIASES, rows)

@@ -12,11 +12,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from ragjudge.bench.cxm.tables import id_list
 from ragjudge.errors import InputError
 
 Rows = Sequence[tuple[int, dict[str, Any]]]
 """(line number, prediction row) as read from a predictions JSONL file."""
+
+
+class FileRow(BaseModel):
+    """One line of a predictions file, as a sample of a scoring run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    line: int
+    row: dict[str, Any]
 
 
 def bad(path: Path | None, line: int, field: str, message: str) -> InputError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.bench.cxm.bench import FileRow
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.engine.bench import Record, Solver
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse
 

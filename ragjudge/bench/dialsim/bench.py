@@ -20,21 +20,10 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from ragjudge.bench.dialsim.agents import OFFLINE_AGENTS, build_agent, check_agent
-from ragjudge.bench.dialsim.data import (
-    DATA_ENV,
-    Simulation,
-    data_path,
-    read_simulation,
-    require_evidence_dates,
-)
+from ragjudge.bench.dialsim.data import DATA_ENV, Simulation, data_path, read_simulation, require_evidence_dates
 from ragjudge.bench.dialsim.judge import AnswerJudge
 from ragjudge.bench.dialsim.longdialqa import DATA_HELP
-from ragjudge.bench.dialsim.memory import (
-    DEFAULT_K,
-    MemoryKind,
-    context_budget,
-    show_memories,
-)
+from ragjudge.bench.dialsim.memory import DEFAULT_K, MemoryKind, context_budget, show_memories
 from ragjudge.bench.dialsim.paper import TABLE3_HELP, RunConditions, paper_references
 from ragjudge.bench.dialsim.plan import PlannedQuestion, plan_text
 from ragjudge.bench.dialsim.prompts import PARAMS, AnswerFormat, template, template_name
@@ -44,15 +33,7 @@ from ragjudge.bench.dialsim.script import NamesMode
 from ragjudge.bench.dialsim.searchers import retriever_spec
 from ragjudge.bench.dialsim.solver import SimulationSolver, write_artifact
 from ragjudge.bench.dialsim.summary import BREAKDOWNS, METRICS, figures, question_rows
-from ragjudge.engine.bench import (
-    Bench,
-    BenchOptions,
-    Loaded,
-    SampleResult,
-    Scorer,
-    Solver,
-    fingerprint,
-)
+from ragjudge.engine.bench import Bench, BenchOptions, Loaded, SampleResult, Scorer, Solver, fingerprint
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.errors import UsageError
@@ -106,8 +87,6 @@ class DialSimOptions(BenchOptions):
         if repeated:
             raise ValueError(f"{', '.join(repeated)} given twice")
         return values
-
-
 
 
 class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):

@@ -18,12 +18,7 @@ from typing import Any
 from ragjudge.bench.dialsim import layouts
 from ragjudge.bench.dialsim.longdialqa import DATA_HELP
 from ragjudge.bench.dialsim.memory import ShowMemory
-from ragjudge.bench.dialsim.plan import (
-    PlannedQuestion,
-    check_plan,
-    plan_show,
-    read_plan,
-)
+from ragjudge.bench.dialsim.plan import PlannedQuestion, check_plan, plan_show, read_plan
 from ragjudge.bench.dialsim.script import NamesMode, load_show_infos
 from ragjudge.bench.dialsim.timeline import Timeline
 from ragjudge.engine.bench import fingerprint

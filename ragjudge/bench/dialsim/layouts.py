@@ -21,17 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragjudge.bench.dialsim.longdialqa import (
-    DATA_HELP,
-    FAN_TYPES_WITH_DATES,
-    QA,
-    SessionData,
-    ShowData,
-    date_problem,
-    make_qa,
-    read_json_document,
-    read_jsonl_show,
-)
+from ragjudge.bench.dialsim.longdialqa import (DATA_HELP, FAN_TYPES_WITH_DATES, QA, SessionData, ShowData, date_problem,
+                                               make_qa, read_json_document, read_jsonl_show)
 from ragjudge.bench.dialsim.parquet_layout import parquet_to_nested
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import open_binary

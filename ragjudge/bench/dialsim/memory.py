@@ -20,11 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ragjudge.bench.dialsim.plan import PlannedQuestion
-from ragjudge.bench.dialsim.searchers import (
-    DenseSearcher,
-    PrefixSearcher,
-    build_searcher,
-)
+from ragjudge.bench.dialsim.searchers import DenseSearcher, PrefixSearcher, build_searcher
 from ragjudge.bench.dialsim.timeline import Session, Timeline
 from ragjudge.errors import RagjudgeError
 from ragjudge.progress import ProgressBars

@@ -16,7 +16,6 @@ from ragjudge.formats.files import open_binary
 _FAMILY = re.compile(r"^(hard_qs|easy_qs)_(.+)_(questions|options|answers|idxes)$")
 
 
-
 def parquet_to_nested(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -10,15 +10,8 @@ from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from ragjudge.bench.dialsim.judge import AnswerJudge
-from ragjudge.bench.dialsim.metrics import (
-    calibrate,
-    committed,
-    declined,
-    distill,
-    exact_match,
-    lexical_verdict,
-    strict_mc,
-)
+from ragjudge.bench.dialsim.metrics import (calibrate, committed, declined, distill, exact_match, lexical_verdict,
+                                            strict_mc)
 from ragjudge.bench.dialsim.plan import PlannedQuestion
 from ragjudge.bench.dialsim.prompts import AnswerFormat, question_line
 from ragjudge.engine.bench import Record, Scorer, fingerprint

@@ -21,13 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ragjudge.bench.dialsim.agents import Agent
 from ragjudge.bench.dialsim.memory import MemoryUnavailable, ShowMemory
 from ragjudge.bench.dialsim.plan import PlannedQuestion
-from ragjudge.bench.dialsim.prompts import (
-    PARAMS,
-    SYSTEM,
-    AnswerFormat,
-    agent_prompt,
-    summary_prompt,
-)
+from ragjudge.bench.dialsim.prompts import PARAMS, SYSTEM, AnswerFormat, agent_prompt, summary_prompt
 from ragjudge.bench.dialsim.timeline import Timeline
 from ragjudge.engine.bench import Record, Solver
 from ragjudge.engine.parallel import each_as_completed

@@ -21,16 +21,7 @@ from typing import Any
 
 from ragjudge.bench.dialsim.plan import PlannedQuestion
 from ragjudge.engine.bench import MetricInfo, SampleResult, failed
-from ragjudge.engine.summary import (
-    Breakdown,
-    Group,
-    Headline,
-    Metric,
-    MetricCatalog,
-    Stat,
-    describe,
-    stat,
-)
+from ragjudge.engine.summary import Breakdown, Group, Headline, Metric, MetricCatalog, Stat, describe, stat
 
 ASKED = "every question asked: a failed answer (LLM or judge error) counts as wrong, as in the paper"
 ANSWERED = "answered questions (a failed answer is left out, not counted wrong)"
@@ -81,22 +72,17 @@ def question_rows(results: Sequence[SampleResult[PlannedQuestion]]) -> list[dict
     rows = []
     for r in results:
         q, out, score = r.sample, r.output, r.scores.get("dialsim", {})
-        error = "; ".join(f"{k}: {v}" for k, v in r.errors.items()) or None
-        row: dict[str, Any] = {
+        judged = {} if failed(score) else score  # a failed verdict says nothing
+        rows.append({
             "id": q.id, "show": q.show, "seed": q.seed, "episode": q.episode, "scene": q.scene, "date": q.date,
             "asker": q.asker, "source": q.source, "hop": q.hop, "type": q.type,
             "answerability": "answerable" if q.answerable else "unanswerable", "gold": q.gold,
-            "answer": None if failed(out) else out.get("answer"),
-            "verdict": None if failed(score) else score.get("verdict"),
-            "calibrated": None if failed(score) else score.get("calibrated"),
-            "correct": None if failed(score) else score.get("value"),
-            "correct_calibrated": None if failed(score) else score.get("calibrated_value"),
-            "declined": None if failed(score) else score.get("declined"),
-            "committed": None if failed(score) else score.get("committed"),
-            "latency": out.get("latency"), "cached": out.get("cached"), "timed_out": out.get("timed_out"),
-            "memory_items": len(out.get("memory") or []), "errors": error,
-        }
-        rows.append(row)
+            "answer": None if failed(out) else out.get("answer"), "verdict": judged.get("verdict"),
+            "calibrated": judged.get("calibrated"), "correct": judged.get("value"),
+            "correct_calibrated": judged.get("calibrated_value"), "declined": judged.get("declined"),
+            "committed": judged.get("committed"), "latency": out.get("latency"), "cached": out.get("cached"),
+            "timed_out": out.get("timed_out"), "memory_items": len(out.get("memory") or []),
+            "errors": "; ".join(f"{k}: {v}" for k, v in r.errors.items()) or None})
     return rows
 
 

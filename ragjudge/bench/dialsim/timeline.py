@@ -5,14 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ragjudge.bench.dialsim.longdialqa import SessionData, ShowData
-from ragjudge.bench.dialsim.script import (
-    NamesMode,
-    Renamer,
-    ShowInfo,
-    Utterance,
-    parse_utterances,
-    session_numbers,
-)
+from ragjudge.bench.dialsim.script import NamesMode, Renamer, ShowInfo, Utterance, parse_utterances, session_numbers
 
 
 @dataclass(frozen=True)

@@ -11,26 +11,16 @@ answer, accuracy and calibrated accuracy, the other fields), plus what only Dial
 from __future__ import annotations
 
 from ragjudge.formats.samples import Sample
-from ragjudge.report.view import Block, ReportView, passage_item, passages_block
+from ragjudge.report.view import ReportView
 
 
 class DialSimView(ReportView):
+    passage_titles = ("Evidence sessions", "Memory recalled", "from an evidence session")
+    fold_references = False
+
     def facets(self, sample: Sample) -> dict[str, str | list[str]]:
         found = dict(sample.labels)
         strict = sample.scores.get("accuracy")
         if strict is not None and strict.label:
             found["verdict"] = strict.label
         return found
-
-    def passage_blocks(self, sample: Sample) -> list[Block]:
-        evidence = {p.id for p in sample.target_contexts if p.id is not None}
-        blocks = []
-        if sample.target_contexts:
-            blocks.append(passages_block([passage_item(p, "reference") for p in sample.target_contexts],
-                                         "Evidence sessions", shared=True))
-        if sample.contexts:
-            hits = sum(p.id in evidence for p in sample.contexts)
-            note = f"{hits} of {len(sample.contexts)} from an evidence session" if evidence else None
-            blocks.append(passages_block([passage_item(p, "reference" if p.id in evidence else None)
-                                          for p in sample.contexts], "Memory recalled", note=note))
-        return blocks

@@ -25,9 +25,6 @@ import numpy as np
 
 from ragjudge.bench.sentence_retrieval.text import PoolStats
 
-BM25_METHODS = ("lucene", "robertson", "atire")
-
-
 def query_terms(parts: Sequence[tuple[float, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
     """(sorted term ids, weight of each) of sum_i w_i p_MLE(. | part_i); empty parts contribute nothing."""
     terms, weights = [], []

@@ -13,16 +13,8 @@ from typing import Any
 from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.bench.sentence_retrieval.queries import QueryConfig
 from ragjudge.bench.sentence_retrieval.specs import RerankSpec, Setting, expand, load_rerank_spec
-from ragjudge.bench.sentence_retrieval.systems import (
-    CrossEncoderSystem,
-    DenseSystem,
-    InitialSystem,
-    LexicalSystem,
-    RankingMemo,
-    RRFSystem,
-    System,
-    tokens_for,
-)
+from ragjudge.bench.sentence_retrieval.systems import (CrossEncoderSystem, DenseSystem, InitialSystem, LexicalSystem,
+                                                       RankingMemo, RRFSystem, System, tokens_for)
 from ragjudge.errors import UsageError
 from ragjudge.llm import LLMGateway
 

@@ -21,7 +21,6 @@ from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.engine.summary import Reference, Table
 
 PAPER = "Harel et al. (SIGIR 2022)"
-SYSTEMS = ("Initial Ranker", "LM", "Okapi", "IREPBERT", "RANKBERT MS", "RANKBERT MS->R")
 CORRESPONDS = {"Initial Ranker": "initial", "LM": "lm_rerank", "Okapi": "bm25_rerank"}
 
 TABLE3 = {  # MAP, NDCG@5, MRR: (mean, std, marks)

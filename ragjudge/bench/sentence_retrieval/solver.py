@@ -8,11 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragjudge.engine.bench import Record, Solver, fingerprint
 from ragjudge.bench.sentence_retrieval.data import Dialogue
-from ragjudge.bench.sentence_retrieval.queries import (
-    QueryConfig,
-    build_parts,
-    rewrite_query,
-)
+from ragjudge.bench.sentence_retrieval.queries import QueryConfig, build_parts, rewrite_query
 from ragjudge.bench.sentence_retrieval.systems import Queries
 from ragjudge.engine.parallel import each_as_completed
 

@@ -91,15 +91,8 @@ def system_entries(evaluation: Evaluation, descriptions: Mapping[str, dict[str, 
     systems: dict[str, Any] = {}
     for s in evaluation.scored:
         o = s.outcome
-        entry: dict[str, Any] = {"settings": s.settings, "metrics": {}, "by_type": {}}
-        for m, metric in enumerate(METRICS):
-            mean, std = protocol.mean_std(o.test[:, m])
-            entry["metrics"][metric] = {"value": _value(mean), "std": std, "per_split": o.test[:, m].tolist()}
-        for t, values in o.by_type.items():
-            entry["by_type"][t] = {}
-            for m, metric in enumerate(METRICS):
-                mean, std = protocol.mean_std(values[:, m])
-                entry["by_type"][t][metric] = {"value": _value(mean), "std": std}
+        entry: dict[str, Any] = {"settings": s.settings, "metrics": _figures(o.test, per_split=True),
+                                 "by_type": {t: _figures(values) for t, values in o.by_type.items()}}
         entry["picks"] = dict(Counter(s.settings[i] for i in o.picks).most_common())
         entry["modal_pick"] = s.settings[s.modal_pick]
         entry.update(descriptions[s.name])
@@ -124,24 +117,31 @@ def significance(evaluation: Evaluation, *, permutations: int, seed: int, alpha:
     return {**options, "family": "every pair of systems x (MAP, nDCG@5, MRR), per unit", **tests}
 
 
-def _value(mean: float) -> float | None:
-    return None if np.isnan(mean) else mean
+def _figures(values: np.ndarray, *, per_split: bool = False) -> dict[str, dict[str, Any]]:
+    """MAP, nDCG@5 and MRR (the columns of `values`, a row per split): mean and std over the splits."""
+    out = {}
+    for m, metric in enumerate(METRICS):
+        mean, std = protocol.mean_std(values[:, m])
+        out[metric] = {"value": None if np.isnan(mean) else mean, "std": std}
+        if per_split:
+            out[metric]["per_split"] = values[:, m].tolist()
+    return out
+
+
+def _group(figures: dict[str, dict[str, Any]], n: int) -> Group:
+    return Group(n=n, metrics={m: stat(figures[m]["value"], n=n, std=figures[m]["std"]) for m in METRICS})
 
 
 def system_breakdown(systems: dict[str, Any], n_dialogues: int, how: str) -> Breakdown:
     """One group per system: MAP, nDCG@5 and MRR with their standard deviation over the splits."""
-    groups = {name: Group(n=n_dialogues, metrics={m: stat(e["metrics"][m]["value"], n=n_dialogues,
-                                                          std=e["metrics"][m]["std"]) for m in METRICS})
-              for name, e in systems.items()}
+    groups = {name: _group(e["metrics"], n_dialogues) for name, e in systems.items()}
     return Breakdown(title="By system (the paper's Table 3)", label="system", groups=groups, columns=list(METRICS),
                      note=how)
 
 
 def type_breakdown(entry: dict[str, Any], counts: dict[str, int], system: str) -> Breakdown:
     """The best system's figures on each dialogue type's dialogues of the test halves."""
-    groups = {t: Group(n=counts[t], metrics={m: stat(entry["by_type"][t][m]["value"], n=counts[t],
-                                                     std=entry["by_type"][t][m]["std"]) for m in METRICS})
-              for t in TYPES if t in entry["by_type"] and counts.get(t)}
+    groups = {t: _group(entry["by_type"][t], counts[t]) for t in TYPES if t in entry["by_type"] and counts.get(t)}
     return Breakdown(title=f"By dialogue type ({system})", label="type", groups=groups, columns=list(METRICS),
                      note="every system's MAP by type is the table 'MAP by dialogue type'")
 

@@ -18,11 +18,7 @@ from ragjudge.bench.sentence_retrieval.data import Dialogue
 from ragjudge.bench.sentence_retrieval.neural import CrossEncoderScorer, DenseScorer
 from ragjudge.bench.sentence_retrieval.queries import QueryConfig, QueryParts
 from ragjudge.bench.sentence_retrieval.specs import RerankSpec, Setting
-from ragjudge.bench.sentence_retrieval.text import (
-    Analyzer,
-    CandidateTokens,
-    candidate_text,
-)
+from ragjudge.bench.sentence_retrieval.text import Analyzer, CandidateTokens, candidate_text
 from ragjudge.llm import LLMGateway
 
 SCORING_VERSION = 1

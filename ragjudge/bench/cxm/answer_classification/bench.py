@@ -18,13 +18,13 @@ from ragjudge.bench.cxm.answer_classification.samples import reply_sample
 from ragjudge.bench.cxm.answer_classification.scorers import ClassifyScorer
 from ragjudge.bench.cxm.answer_classification.solver import GivenRepliesSolver, ReplySolver
 from ragjudge.bench.cxm.answer_classification.summary import score_classification
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData
 from ragjudge.bench.cxm.data import load_rag
-from ragjudge.bench.cxm.kb_retrieval import INDEX, KbRetrievalBench, embedding_models, index_metrics
+from ragjudge.bench.cxm.kb_retrieval import INDEX, KbRetrievalBench, embedding_models
 from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
                                         query_strategy)
-from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
-from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
@@ -86,9 +86,6 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
         self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
 
-    def sample_id(self, sample: Any) -> str:
-        return str(getattr(sample, "case_id", None) or sample.id)
-
     def load(self) -> Loaded[Any, CxmData]:
         """The turns to classify (or a predictions file's rows), with the turns by id and the articles as
         `ctx.data`."""
@@ -104,9 +101,7 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
         writer = [o.rewrite_model] if self.strategy == LLM_QUERY and o.rewrite_model else []
         return [o.gen, *writer, *embedding_models(self.spec), *o.judge_models]
 
-    def solver(self, ctx: RunContext) -> Solver[Any]:
-        if self.predictions_path is not None:
-            return FileRowsSolver()
+    def model_solver(self, ctx: RunContext) -> Solver[Any]:
         if self.options.gen:
             search = ConversationSearch(self, self.strategy, self.options.rewrite_model, self.book)
             return ReplySolver(search, self.options.k, ctx.data.articles or {}, self.options.gen, self.book)
@@ -131,11 +126,9 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
             [r.sample for r in results]
         report = score_classification(cases, self.prediction_rows(results), self.predictions_path)
         o = self.options
-        if (index := ctx.facts.get(INDEX)) is not None:
+        if self.add_index(report, ctx):
             report.task = (f"multi-turn answer classification ({o.gen} replies from the top {o.k} articles: "
                            f"{o.pipeline}, {describe_chunking(self.chunking)}, {self.strategy} queries)")
-            report.metrics.update(index_metrics(index))
-            report.notes += index_notes(index)
         return report.cite(paper.beside(
             o.gen, o.judge_models[0] if o.judge_models else None, self.spec, self.chunking, o.k,
             query_formation(self.strategy, self.book), self.predictions_path is not None, ctx.cut_by_limit,
@@ -143,8 +136,7 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
 
     def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         if isinstance(result.sample, FileRow):
-            row = result.output
-            return reply_sample(result.sample.id, ctx.data.cases.get(str(row.get("case_id"))), row, row)
+            return reply_sample(result.sample.id, self.gold_of(result.output, ctx), result.output, result.output)
         verdict = {**result.scores.get("classify", {}), "judge_model": self.options.judge_models[0]}
         return reply_sample(result.sample.case_id, result.sample, result.output, verdict)
 

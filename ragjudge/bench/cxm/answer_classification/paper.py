@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.bench.cxm import paper as T
-from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, PARTIAL, QueryFormation, Shown, chunk_size, chunk_words,
-                                           none_shown, not_reported, paper_row, query_why, reference, retriever_of,
+from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, QueryFormation, Shown, chunk_size, chunk_words, none_shown,
+                                           not_reported, paper_row, query_why, reference, retriever_of, shown_not,
                                            side_by_side)
 from ragjudge.retrieval.corpus import ChunkingSpec
 from ragjudge.retrieval.spec import PipelineSpec
@@ -46,10 +46,8 @@ def beside(gen: str | None, judge: str | None, spec: PipelineSpec, chunking: Chu
     if k != setup["k"]:
         why.append(f"CXMArena's predictor gives the replier the top {setup['k']}; this run -T k={k}")
     why += query_why(query)
-    if partial:
-        why.append(PARTIAL)
-    if why:
-        return none_shown(*why)
+    if stop := shown_not(why, partial):
+        return stop
     assert row is not None
     names = ["Correct", "Incorrect", "Hallucination", "Refusal"]
     rows = side_by_side([f"{n} share" for n in names], T.TABLE7_CLASSES[row], metrics, [f"{n} share" for n in names])

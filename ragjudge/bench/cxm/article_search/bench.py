@@ -11,12 +11,11 @@ from ragjudge.bench.cxm.article_search import data, paper
 from ragjudge.bench.cxm.article_search.samples import search_sample
 from ragjudge.bench.cxm.article_search.solver import SearchSolver
 from ragjudge.bench.cxm.article_search.summary import score_search
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData
 from ragjudge.bench.cxm.data import load_articles, optional_articles
-from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models, \
-    index_metrics
-from ragjudge.bench.cxm.retrieve import chunking_for, index_notes
-from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models
+from ragjudge.bench.cxm.retrieve import chunking_for
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
@@ -52,13 +51,11 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     )
     breakdowns = ()
     unit = "queries"
+    key = "query_id"
 
     def __init__(self, options: SearchOptions, *, label: str | None = None):
         super().__init__(options, label=label)
         self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
-
-    def sample_id(self, sample: Any) -> str:
-        return str(getattr(sample, "query_id", None) or sample.id)
 
     def load(self) -> Loaded[Any, CxmData]:
         """The queries (or a predictions file's rows), with the queries by id and the articles as `ctx.data`."""
@@ -70,24 +67,19 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     def llm_models(self) -> list[str]:
         return embedding_models(self.spec) if self.predictions_path is None else []
 
-    def solver(self, ctx: RunContext) -> Solver[Any]:
-        return FileRowsSolver() if self.predictions_path is not None else \
-            SearchSolver(self.open_index, self.options.pipeline, max(self.options.ks))
+    def model_solver(self, ctx: RunContext) -> Solver[Any]:
+        return SearchSolver(self.open_index, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        queries = list(ctx.data.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
-        report = score_search(queries, self.prediction_rows(results), self.options.ks, self.predictions_path,
-                              ctx.data.articles)
-        if (index := ctx.facts.get(INDEX)) is not None:
-            report.metrics.update(index_metrics(index))
-            report.notes += index_notes(index)
+        report = score_search(self.scored(results, ctx), self.prediction_rows(results), self.options.ks,
+                              self.predictions_path, ctx.data.articles)
+        self.add_index(report, ctx)
         return report.cite(paper.beside(self.spec, self.chunking, self.options.ks, self.predictions_path is not None,
                                         ctx.cut_by_limit, report.metrics))
 
     def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         if isinstance(result.sample, FileRow):
-            query = ctx.data.cases.get(str(result.output.get("query_id")))
-            return search_sample(result.sample.id, query, result.output, self.options.ks)
+            return search_sample(result.sample.id, self.gold_of(result.output, ctx), result.output, self.options.ks)
         return search_sample(result.sample.query_id, result.sample, result.output, self.options.ks)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:

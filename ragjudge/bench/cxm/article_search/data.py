@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragjudge.bench.cxm.data import id_of, records
+from ragjudge.bench.cxm.data import id_of, new_id, records
 from ragjudge.bench.cxm.models import SearchQuery
 from ragjudge.bench.cxm.tables import field, id_list, require_file
 from ragjudge.errors import InputError
@@ -15,10 +15,7 @@ def load_search(folder: Path) -> list[SearchQuery]:
     queries = []
     seen: set[str] = set()
     for line, index, row in records(path, "article-search queries"):
-        query_id = id_of(row, ("query_id", "id"), path, line, index)
-        if query_id in seen:
-            raise InputError(f"query id {query_id!r} repeats", file=str(path), line=line, field="query_id")
-        seen.add(query_id)
+        query_id = new_id(seen, id_of(row, ("query_id", "id"), path, line, index), "query", path, line, "query_id")
         text = field(row, "query", "question")
         relevant = field(row, "relevant", "True KB ID", "kb_ids")
         if not isinstance(text, str) or not text.strip():

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragjudge.bench.cxm import paper as T
-from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, PARTIAL, Shown, chunk_size, chunk_words, none_shown,
-                                           reference, retriever_of)
+from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, Shown, chunk_size, chunk_words, none_shown, reference,
+                                           retriever_of, shown_not)
 from ragjudge.retrieval.corpus import ChunkingSpec
 from ragjudge.retrieval.spec import PipelineSpec
 
@@ -36,10 +36,8 @@ def beside(spec: PipelineSpec, chunking: ChunkingSpec | None, ks: Sequence[int],
                    f"{chunk_words(chunking)}")
     if 10 not in ks:
         why.append(f"the paper's precision is at 10; this run -T ks={','.join(map(str, ks))}")
-    if partial:
-        why.append(PARTIAL)
-    if why:
-        return none_shown(*why)
+    if stop := shown_not(why, partial):
+        return stop
     assert cell is not None
     metric = "hit@10 (official: top-10 passages, repeats removed)"
     label = f"{T.TABLE6_LABELS[cell[0]]} ({cell[0]})" if cell[0] in T.TABLE6_LABELS else cell[0]

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, FileRow, check_protocol
+from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, check_protocol
 from ragjudge.bench.cxm.intent import data, paper
 from ragjudge.bench.cxm.intent.samples import intent_sample
 from ragjudge.bench.cxm.intent.scorers import VerifyScorer
 from ragjudge.bench.cxm.intent.solver import IntentSolver
 from ragjudge.bench.cxm.intent.summary import PAPER_ACCURACY, score_intent
 from ragjudge.bench.cxm.models import Taxonomy
-from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.errors import UsageError
@@ -108,9 +108,7 @@ class IntentBench(CxmBench[IntentOptions]):
     def llm_models(self) -> list[str]:
         return [m for m in (self.options.gen, *self.options.judge_models) if m]
 
-    def solver(self, ctx: RunContext) -> Solver[Any]:
-        if self.predictions_path is not None:
-            return FileRowsSolver()
+    def model_solver(self, ctx: RunContext) -> Solver[Any]:
         assert self.options.gen
         return IntentSolver(self.options.gen, ctx.data.taxonomies, self.book)
 
@@ -149,8 +147,7 @@ class IntentBench(CxmBench[IntentOptions]):
             name = row.get("taxonomy")
             name = str(name).lower() if name is not None else next(iter(gold.taxonomies)) \
                 if len(gold.taxonomies) == 1 else None
-            case = gold.cases.get(str(row.get("case_id")))
-            return intent_sample(sample.id, case, gold.taxonomies.get(name) if name else None, row)
+            return intent_sample(sample.id, self.gold_of(row, ctx), gold.taxonomies.get(name) if name else None, row)
         return intent_sample(sample.id, sample.case, gold.taxonomies[sample.taxonomy], row,
                              result.scores.get("verify"))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from ragjudge.bench.cxm.data import conversation, id_of, records, text_cell, transcript
+from ragjudge.bench.cxm.data import conversation, id_of, new_id, records, text_cell, transcript
 from ragjudge.bench.cxm.models import IntentCase, Taxonomy, TaxonomyEntry
 from ragjudge.bench.cxm.tables import field, find_file, read_rows, require_file
 from ragjudge.errors import InputError
@@ -57,10 +57,8 @@ def load_intent(folder: Path) -> tuple[list[IntentCase], dict[str, Taxonomy]]:
     cases = []
     seen: set[str] = set()
     for line, index, row in records(path, "intent conversations"):
-        case_id = id_of(row, ("case_id", "conversation_id", "id"), path, line, index)
-        if case_id in seen:
-            raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="conversation_id")
-        seen.add(case_id)
+        case_id = new_id(seen, id_of(row, ("case_id", "conversation_id", "id"), path, line, index), "case", path, line,
+                         "conversation_id")
         gold: dict[str, str] = {}
         intents = row.get("intents")
         if intents is not None and not isinstance(intents, dict):

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.bench.cxm import paper as T
-from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, PARTIAL, Shown, none_shown, not_reported, paper_row,
-                                           reference)
+from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, Shown, none_shown, not_reported, paper_row, reference,
+                                           shown_not)
 
 SETUP = (
     "The paper's Table 4 (accuracy on each of the release's taxonomies taxonomy_1, _2, _3 = the paper's A, B, C): "
@@ -27,10 +27,8 @@ def beside(gen: str | None, from_file: bool, partial: bool, accuracy: dict[str, 
     if not taxonomies:
         why.append(f"the paper's taxonomies are the release's {', '.join(T.TAXONOMIES)}; this run's: "
                    f"{', '.join(accuracy)}")
-    if partial:
-        why.append(PARTIAL)
-    if why:
-        return none_shown(*why)
+    if stop := shown_not(why, partial):
+        return stop
     assert row is not None
     columns = list(T.TAXONOMIES)
     rows = [[f"accuracy, {T.TAXONOMIES[t]} ({t})", T.TABLE4_INTENT[row][columns.index(t)], accuracy[t]]

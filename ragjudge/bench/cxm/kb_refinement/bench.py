@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmOptions, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmOptions
 from ragjudge.bench.cxm.data import load_articles, optional_articles
 from ragjudge.bench.cxm.kb_refinement import data, paper
 from ragjudge.bench.cxm.kb_refinement.samples import kb_sample, pair_sample
@@ -28,6 +28,7 @@ from ragjudge.bench.cxm.kb_refinement.solver import KB, Baseline, BaselineSolver
 from ragjudge.bench.cxm.kb_refinement.summary import HELD_OUT, baseline_metric, baseline_name, kb_report
 from ragjudge.bench.cxm.models import Article
 from ragjudge.bench.cxm.retrieve import resolve_embedding_model
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.errors import UsageError

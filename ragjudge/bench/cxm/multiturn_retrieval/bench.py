@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmData, FileRow
-from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, embedding_models, index_metrics
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmData
+from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, embedding_models
 from ragjudge.bench.cxm.multiturn_retrieval import data, paper
 from ragjudge.bench.cxm.multiturn_retrieval.samples import turn_sample
 from ragjudge.bench.cxm.multiturn_retrieval.scorers import PaperProtocol, paper_protocol
@@ -21,8 +21,8 @@ from ragjudge.bench.cxm.multiturn_retrieval.solver import RetrievalSolver
 from ragjudge.bench.cxm.multiturn_retrieval.summary import score_multiturn
 from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
                                         query_strategy)
-from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking, index_notes
-from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
@@ -74,9 +74,6 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
 
-    def sample_id(self, sample: Any) -> str:
-        return str(getattr(sample, "case_id", None) or sample.id)
-
     def load(self) -> Loaded[Any, TurnData]:
         """The turns (or a predictions file's rows), with the turns by id, the articles and which paper-protocol
         recall the run reports (the summary's rule) as `ctx.data`."""
@@ -97,22 +94,17 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         models = [self.options.rewrite_model] if self.strategy == LLM_QUERY and self.options.rewrite_model else []
         return models + embedding_models(self.spec)
 
-    def solver(self, ctx: RunContext) -> Solver[Any]:
-        if self.predictions_path is not None:
-            return FileRowsSolver()
+    def model_solver(self, ctx: RunContext) -> Solver[Any]:
         search = ConversationSearch(self, self.strategy, self.options.rewrite_model, self.book)
         return RetrievalSolver(search, self.options.pipeline, max(self.options.ks))
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        cases = list(ctx.data.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
-        report = score_multiturn(cases, self.prediction_rows(results), self.options.ks, self.predictions_path,
-                                 ctx.data.articles)
+        report = score_multiturn(self.scored(results, ctx), self.prediction_rows(results), self.options.ks,
+                                 self.predictions_path, ctx.data.articles)
         if self.predictions_path is None:
             report.task = f"multi-turn retrieval ({self.options.pipeline}, {describe_chunking(self.chunking)}, " \
                           f"{self.strategy} queries)"
-        if (index := ctx.facts.get(INDEX)) is not None:
-            report.metrics.update(index_metrics(index))
-            report.notes += index_notes(index)
+        self.add_index(report, ctx)
         return report.cite(paper.beside(self.spec, self.chunking, self.options.ks,
                                         query_formation(self.strategy, self.book), self.predictions_path is not None,
                                         ctx.cut_by_limit, report.metrics))
@@ -120,8 +112,8 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
     def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         run: TurnData = ctx.data
         if isinstance(result.sample, FileRow):
-            return turn_sample(result.sample.id, run.cases.get(str(result.output.get("case_id"))), result.output,
-                               self.options.ks, run.protocol)
+            return turn_sample(result.sample.id, self.gold_of(result.output, ctx), result.output, self.options.ks,
+                               run.protocol)
         return turn_sample(result.sample.case_id, result.sample, result.output, self.options.ks, run.protocol)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragjudge.bench.cxm import paper as T
-from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, PARTIAL, QueryFormation, Shown, chunk_size, chunk_words,
-                                           none_shown, query_why, reference, retriever_of)
+from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, QueryFormation, Shown, chunk_size, chunk_words, none_shown,
+                                           query_why, reference, retriever_of, shown_not)
 from ragjudge.retrieval.corpus import ChunkingSpec
 from ragjudge.retrieval.spec import PipelineSpec
 
@@ -37,10 +37,8 @@ def beside(spec: PipelineSpec, chunking: ChunkingSpec | None, ks: Sequence[int],
     if not why and not cutoffs:
         why.append(f"Table 8 reports k = 10 and 20; this run -T ks={','.join(map(str, ks))}")
     why += query_why(query)
-    if partial:
-        why.append(PARTIAL)
-    if why:
-        return none_shown(*why)
+    if stop := shown_not(why, partial):
+        return stop
     rows = [[f"average recall @{k}", T.TABLE8_RETRIEVAL[(retriever, k)], metrics.get(f"R@{k} (paper protocol)")]
             for k in cutoffs]
     return Shown([reference(8, f"multi-turn retrieval, {retriever}, chunks of {T.TABLE8_CHUNK} characters, "

@@ -48,14 +48,9 @@ def score_multiturn(cases: Sequence[RagCase], rows: Rows, ks: Sequence[int], pat
         metrics[f"R@{k}"] = recall
         metrics[f"hit@{k}"] = hit
         row: list[Any] = [k, recall, hit]
-        if official:
-            ranked = [(M.official_ranking(chunks[c.case_id], k), c.kb_ids) for c in scored]
-            paper = _mean_recall(ranked, k, empty_as_zero=True)
-            metrics[f"R@{k} (paper protocol)"] = paper
-            row.append(paper)
-        elif protocol is not None:
-            paper = _mean_recall(pairs, k, empty_as_zero=True)
-            metrics[f"R@{k} (paper protocol)"] = paper
+        if protocol is not None:
+            ranked = [(M.official_ranking(chunks[c.case_id], k), c.kb_ids) for c in scored] if official else pairs
+            metrics[f"R@{k} (paper protocol)"] = paper = _mean_recall(ranked, k, empty_as_zero=True)
             row.append(paper)
         table_rows.append(row)
     if protocol is not None:

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, FileRow, check_protocol
+from ragjudge.bench.cxm.bench import DATA_HELP, PROTOCOL_HELP, CxmBench, CxmData, CxmOptions, check_protocol
 from ragjudge.bench.cxm.quality import data, paper
 from ragjudge.bench.cxm.quality.samples import quality_sample
 from ragjudge.bench.cxm.quality.solver import QualitySolver
 from ragjudge.bench.cxm.quality.summary import PAPER_ACCURACY, score_quality
-from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
 from ragjudge.formats.samples import Sample
@@ -71,9 +71,6 @@ class QualityBench(CxmBench[QualityOptions]):
         check_protocol(options.protocol)
         self.book = P.PromptBook(options.judge_dir)
 
-    def sample_id(self, sample: Any) -> str:
-        return str(getattr(sample, "case_id", None) or sample.id)
-
     def load(self) -> Loaded[Any, CxmData]:
         cases = data.load_quality(self.data)
         gold = CxmData({c.case_id: c for c in cases})
@@ -82,22 +79,19 @@ class QualityBench(CxmBench[QualityOptions]):
     def llm_models(self) -> list[str]:
         return [self.options.gen] if self.options.gen else []
 
-    def solver(self, ctx: RunContext) -> Solver[Any]:
-        if self.predictions_path is not None:
-            return FileRowsSolver()
+    def model_solver(self, ctx: RunContext) -> Solver[Any]:
         assert self.options.gen
         return QualitySolver(self.options.gen, self.book)
 
     def report(self, results: Sequence[SampleResult[Any]], ctx: RunContext) -> TaskReport:
-        cases = list(ctx.data.cases.values()) if self.predictions_path is not None else [r.sample for r in results]
-        report = score_quality(cases, self.prediction_rows(results), self.predictions_path, self.options.protocol)
+        report = score_quality(self.scored(results, ctx), self.prediction_rows(results), self.predictions_path,
+                               self.options.protocol)
         return report.cite(paper.beside(self.options.gen, self.predictions_path is not None, ctx.cut_by_limit,
                                         report.metrics, PAPER_ACCURACY, "case accuracy (all questions right)"))
 
     def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         if isinstance(result.sample, FileRow):
-            case = ctx.data.cases.get(str(result.output.get("case_id")))
-            return quality_sample(result.sample.id, case, result.output)
+            return quality_sample(result.sample.id, self.gold_of(result.output, ctx), result.output)
         return quality_sample(result.sample.case_id, result.sample, result.output)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:

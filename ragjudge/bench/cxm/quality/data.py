@@ -12,14 +12,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from ragjudge.bench.cxm.data import (
-    conversation,
-    id_of,
-    message_id_speaker,
-    normalize_message_id,
-    records,
-    transcript,
-)
+from ragjudge.bench.cxm.data import conversation, id_of, message_id_speaker, normalize_message_id, records, transcript
 from ragjudge.bench.cxm.models import Message, QualityCase, QualityQuestion
 from ragjudge.bench.cxm.tables import field, id_list, require_file, structured
 from ragjudge.errors import InputError

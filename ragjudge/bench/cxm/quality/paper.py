@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.bench.cxm import paper as T
-from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, PARTIAL, Shown, none_shown, not_reported, paper_row,
-                                           reference, side_by_side)
+from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, Shown, none_shown, not_reported, paper_row, reference,
+                                           shown_not, side_by_side)
 
 SETUP = (
     "The paper's Table 5 (case- and question-level accuracy): `ragjudge eval --bench cxm-quality --data FOLDER --gen "
@@ -23,10 +23,8 @@ def beside(gen: str | None, from_file: bool, partial: bool, metrics: dict[str, A
         return none_shown(FILE)
     row = paper_row(gen, T.TABLE5_QUALITY)
     why = [] if row else [not_reported(5, T.TABLE5_QUALITY, "model", gen)]
-    if partial:
-        why.append(PARTIAL)
-    if why:
-        return none_shown(*why)
+    if stop := shown_not(why, partial):
+        return stop
     assert row is not None
     rows = side_by_side(["case-level accuracy", "question-level accuracy"], T.TABLE5_QUALITY[row], metrics,
                         [case_accuracy, paper_accuracy])

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 from pydantic import Field
 
 from ragjudge.bench.cxm import prompts as P
-from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmData, CxmOptions, FileRow
+from ragjudge.bench.cxm.bench import DATA_HELP, CxmBench, CxmData, CxmOptions
 from ragjudge.bench.cxm.data import optional_articles
-from ragjudge.bench.cxm.solver import FileRowsSolver
+from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.bench.cxm.tool_calls import data, paper
 from ragjudge.bench.cxm.tool_calls.samples import tool_sample
@@ -88,9 +88,7 @@ class ToolCallsBench(CxmBench[ToolOptions]):
     def llm_models(self) -> list[str]:
         return [self.options.gen] if self.options.gen else []
 
-    def solver(self, ctx: RunContext) -> Solver[Any]:
-        if self.predictions_path is not None:
-            return FileRowsSolver()
+    def model_solver(self, ctx: RunContext) -> Solver[Any]:
         assert self.options.gen
         articles = optional_articles(self.data, "multi-turn") or {}
         return ToolSolver(self.options.gen, ctx.data.tools, articles, self.book, self.options.force_tool_call)
@@ -112,8 +110,7 @@ class ToolCallsBench(CxmBench[ToolOptions]):
     def sample(self, result: SampleResult[Any], ctx: RunContext) -> Sample:
         run: ToolData = ctx.data
         if isinstance(result.sample, FileRow):
-            return tool_sample(result.sample.id, run.cases.get(str(result.output.get("case_id"))), result.output,
-                               run.modes)
+            return tool_sample(result.sample.id, self.gold_of(result.output, ctx), result.output, run.modes)
         return tool_sample(result.sample.id, result.sample.case, result.output, run.modes)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ragjudge.bench.cxm.data import conversation, id_of, records
+from ragjudge.bench.cxm.data import conversation, id_of, new_id, records
 from ragjudge.bench.cxm.models import ToolCall, ToolCase, parse_arguments
 from ragjudge.bench.cxm.tables import field, id_list, listish, read_rows, require_file, structured
 from ragjudge.errors import InputError
@@ -89,10 +89,7 @@ def load_tool_cases(folder: Path, catalog: dict[str, dict[str, Any]]) -> list[To
     cases = []
     seen: set[str] = set()
     for line, index, row in records(path, "tool-call cases"):
-        case_id = id_of(row, ("case_id", "id"), path, line, index)
-        if case_id in seen:
-            raise InputError(f"case id {case_id!r} repeats", file=str(path), line=line, field="case_id")
-        seen.add(case_id)
+        case_id = new_id(seen, id_of(row, ("case_id", "id"), path, line, index), "case", path, line, "case_id")
         expected = _expected_calls(row, path, line)
         candidates: dict[int, list[str]] = {}
         given = row.get("candidates")

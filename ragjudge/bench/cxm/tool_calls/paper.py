@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.bench.cxm import paper as T
-from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, PARTIAL, Shown, none_shown, not_reported, paper_row,
-                                           reference)
+from ragjudge.bench.cxm.references import (FILE, NO_LIMIT, Shown, none_shown, not_reported, paper_row, reference,
+                                           shown_not)
 
 SETUP = (
     "The paper's Table 9 (tool-selection accuracy with 16 to 128 offered tools, the tool choice left to the model): "
@@ -33,10 +33,8 @@ def beside(gen: str | None, forced: bool, offered_by_data: dict[int, bool], from
         why.append("Table 9 offers 16, 32, 64, 96 or 128 of the release's own candidate tools (tool_candidatesN); "
                    "this run offers " + ", ".join(f"{n} ({'the data' if given else 'a seeded draw'})"
                                                   for n, given in sorted(offered_by_data.items())))
-    if partial:
-        why.append(PARTIAL)
-    if why:
-        return none_shown(*why)
+    if stop := shown_not(why, partial):
+        return stop
     assert row is not None
     rows = [[f"tool-selection accuracy @{n} tools", T.TABLE9_TOOLS[row][n], metrics.get(metric.format(n=n))]
             for n in sizes]
