@@ -34,7 +34,7 @@ def test_batch_tokenizer_gives_transformers_ids_and_mask() -> None:
     reference = AutoTokenizer.from_pretrained(str(MINILM))(
         [t.strip() for t in TEXTS], padding=True, truncation="longest_first", max_length=256, return_tensors="np")
     fast = tokenizer()
-    ids, mask = fast.pad(fast.encode(TEXTS))
+    ids, mask = fast.arrays(fast.encodings(TEXTS))
     assert ids.dtype == mask.dtype == np.int64 and ids.shape == (len(TEXTS), 256)
     assert np.array_equal(ids, reference["input_ids"]) and np.array_equal(mask, reference["attention_mask"])
     assert fast.encode([""])[0] == [101, 102]  # bare special tokens, as sentence-transformers feeds an empty text
