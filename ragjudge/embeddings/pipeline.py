@@ -48,7 +48,11 @@ class Forward(Protocol):
 def chunk_bounds(total: int, chunk: int, smallest: int) -> Iterator[tuple[int, int]]:
     """(start, end) of each tokenizer call over `total` texts: `chunk` at a time, the last ones halving down to
     `smallest`. What the encoder's end leaves to do (padding, copying and storing the last chunk, with nothing left
-    to overlap) is then a small chunk's work, not a whole one's (it was 3-5 % of a 4,618-text run)."""
+    to overlap) is then a small chunk's work, not a whole one's (it was 3-5 % of a 4,618-text run). Texts that fit
+    one call take one (the pipeline tokenizes those in its caller's thread: nothing to overlap)."""
+    if total <= chunk:
+        yield from [(0, total)] if total else []
+        return
     start = 0
     while start < total:
         left = total - start
@@ -79,8 +83,9 @@ def padded_batches(chunks: Iterable[tuple[list[str], list[Any]]], tokenizer: Bat
 
 
 def smallest_chunk(chunk: int, batch_size: int) -> int:
-    """The last tokenizer calls' floor (`chunk_bounds`): an eighth of a chunk, at least a batch."""
-    return max(batch_size, chunk // 8)
+    """The last tokenizer calls' floor (`chunk_bounds`): a batch (the texts still to pad, copy and store when the
+    encoder ends are then the last few calls', about three batches)."""
+    return min(chunk, batch_size)
 
 
 def token_batches(texts: Sequence[str], tokenizer: BatchTokenizer, batch_size: int,
