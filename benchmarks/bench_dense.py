@@ -177,7 +177,10 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     vectors = stage("copy", lambda: [host.fetch(host.launch(b)) for b in batches])
     with embedding_store_scope(f"{cache}/stages"):
         work = stage("open the store, look up", lambda: StoredEncoding(texts, encoder.space()))
-        stage("store", lambda: [work.add(b.texts, v) for b, v in zip(batches, vectors, strict=True)])
+        every = -(-encoder.chunk // encoder.batch_size)  # batches per store write, as the pipeline writes them
+        writes = [(sum((b.texts for b in batches[i : i + every]), []), np.concatenate(vectors[i : i + every]))
+                  for i in range(0, len(batches), every)]
+        stage("store", lambda: [work.add(*write) for write in writes])
     n = len(texts)
     return HostSide(n / min(w for w, _ in alone), n / min(w for w, _ in pipeline), min(c for _, c in alone) / n,
                     min(c for _, c in pipeline) / n, stages)
