@@ -2,8 +2,8 @@
 
 transformers' tokenizer call wraps the same encoder in per-text Python (building lists, flattening, converting
 to tensors); on a fast GPU that wrapper, not the model, set the pace (issue 44: 4,793 passages/s against the
-model's 17,458). Here one `encode_batch` call tokenizes a whole chunk on every core, and each encoding's ids go straight into
-a padded numpy array.
+model's 17,458). Here one `encode_batch` call tokenizes a whole chunk on every core, and each encoding's ids go
+straight into a padded numpy array.
 The token ids are the ones sentence-transformers feeds its model (stripped text, special tokens, truncated to the
 limit, longest first), so the vectors do not change.
 """

@@ -48,8 +48,8 @@ class Forward(Protocol):
 def chunk_bounds(total: int, chunk: int, smallest: int) -> Iterator[tuple[int, int]]:
     """(start, end) of each tokenizer call over `total` texts: `chunk` at a time, the last ones halving down to
     `smallest`. What the encoder's end leaves to do (padding, copying and storing the last chunk, with nothing left
-    to overlap) is then a small chunk's work, not a whole one's (it was 3-5 % of a 4,618-text run). Texts that fit
-    one call take one (the pipeline tokenizes those in its caller's thread: nothing to overlap)."""
+    to overlap) then starts from a small chunk, not a whole one (522 of 4,618 texts with chunks of 1,024). Texts
+    that fit one call take one (the pipeline tokenizes those in its caller's thread: nothing to overlap)."""
     if total <= chunk:
         yield from [(0, total)] if total else []
         return
@@ -61,8 +61,8 @@ def chunk_bounds(total: int, chunk: int, smallest: int) -> Iterator[tuple[int, i
         start += size
 
 
-def tokenized_chunks(texts: Sequence[str], tokenizer: BatchTokenizer, chunk: int = TOKENIZE_CHUNK,
-                     smallest: int = 1) -> Iterator[tuple[list[str], list[Any]]]:
+def tokenized_chunks(texts: Sequence[str], tokenizer: BatchTokenizer, chunk: int,
+                     smallest: int) -> Iterator[tuple[list[str], list[Any]]]:
     """(texts, their encodings) a chunk at a time (`chunk_bounds`): the Rust encoder's part of the work."""
     for start, end in chunk_bounds(len(texts), chunk, smallest):
         part = list(texts[start:end])
