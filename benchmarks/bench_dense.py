@@ -1,10 +1,13 @@
 """Dense indexing against its limit: PyTorch, ONNX Runtime fp32 and int8 in one run, each beside the model's
 forward pass alone on the same batches, with the same top-10 (fp32) and nDCG@10 on real MTRAG qrels; first the
 host side alone, on the same texts: the `tokenizers` batch encoder's own rate and the indexing pipeline's with the
-forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU.
+forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU, each with the CPU it used (every
+thread: on a machine whose cores the encoder fills, the rate's share is their ratio, whatever else loads it) and the
+pipeline's own work stage by stage (CPU per text in one thread: batching and padding, the copy, the store).
 
     python benchmarks/bench_dense.py [--domain clapnq] [--passages 0] [--floor-passages 1000] [--queries 0]
                                      [--backends torch,onnx,int8] [--batch-size 32] [--model minilm]
+                                     [--host-rounds 5]
 
 Passages: a domain's pooled MTRAG corpus from ../shared/data/mtrag (real 512-token passages; --passages 0 = all of
 it, 4,619 for clapnq, 5,083 for fiqa), --corpus for another BEIR corpus (MTRAG's cloud domain where you have it).
@@ -20,16 +23,21 @@ Needs onnxruntime for the onnx and int8 rows (`pip install 'ragjudge[onnx]'`).
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ragjudge.embeddings.pipeline import TOKENIZE_CHUNK, TokenBatch, run_pipeline, token_batches
+from ragjudge.embeddings.device import available_cores
+from ragjudge.embeddings.pipeline import (TOKENIZE_CHUNK, TokenBatch, padded_batches, run_pipeline, smallest_chunk,
+                                          token_batches, tokenized_chunks)
 from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.formats.beir import read_corpus, read_qrels, read_queries
 from ragjudge.metrics.ranking import ndcg_at
@@ -109,10 +117,29 @@ class HostOnly:
         return handle
 
 
-def host_side(texts: list[str], cache: str, rounds: int = 5) -> tuple[float, float]:
-    """(the `tokenizers` batch encoder's own rate, the indexing pipeline's rate with the forward pass replaced:
-    tokenize, batch, copy, store into a fresh embedding store), texts/s on the same texts, each the best of
-    `rounds` alternating runs (a loaded machine's noise falls on both alike)."""
+def process_cpu() -> float:
+    """CPU seconds this process has used, every thread (the tokenizers encoder's own included)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+@dataclass
+class HostSide:
+    """The host side's figures on one set of texts (rates in texts/s, CPU in seconds per text)."""
+
+    encoder_rate: float
+    pipeline_rate: float
+    encoder_cpu: float
+    pipeline_cpu: float
+    stages: dict[str, float]
+
+
+def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
+    """The `tokenizers` batch encoder's own rate against the indexing pipeline's with the forward pass replaced
+    (tokenize, batch, copy, store into a fresh embedding store), on the same texts, each the best of `rounds`
+    alternating runs (a loaded machine's noise falls on both alike); with each run's CPU (every thread: on a
+    machine whose cores the encoder fills, the pipeline's rate is the encoder's CPU over its own, whatever the load)
+    and, one stage at a time in this thread, the CPU of each part of the pipeline's own work."""
     from ragjudge.embeddings.encoding import StoredEncoding
     from ragjudge.embeddings.model_files import model_files
     from ragjudge.embeddings.onnx_export import model_config
@@ -124,19 +151,43 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> tuple[float, flo
     chunk = max(TOKENIZE_CHUNK, 4 * encoder.batch_size)
     stripped = [t.strip() for t in texts]
     tokenizer.encode_batch(stripped[:64])  # warm-up
-    alone, pipeline = [], []
+    alone: list[tuple[float, float]] = []
+    pipeline: list[tuple[float, float]] = []
     for round_ in range(rounds):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), process_cpu()
         for start in range(0, len(texts), chunk):
             tokenizer.encode_batch(stripped[start : start + chunk])
-        alone.append(time.perf_counter() - started)
+        alone.append((time.perf_counter() - started, process_cpu() - cpu))
         with embedding_store_scope(f"{cache}/{round_}"):
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), process_cpu()
             work = StoredEncoding(texts, encoder.space())
             run_pipeline(work.missing, tokenizer, host, batch_size=encoder.batch_size, store_every=encoder.chunk,
                          keep=work.add)
-            pipeline.append(time.perf_counter() - started)
-    return len(texts) / min(alone), len(texts) / min(pipeline)
+            pipeline.append((time.perf_counter() - started, process_cpu() - cpu))
+    stages: dict[str, float] = {}
+
+    def stage(name: str, run: Any) -> Any:
+        started = time.thread_time()
+        out = run()
+        stages[name] = (time.thread_time() - started) / len(texts)
+        return out
+
+    chunks = list(tokenized_chunks(texts, tokenizer, chunk, smallest_chunk(chunk, encoder.batch_size)))
+    batches = stage("sort, batch, pad", lambda: list(padded_batches(chunks, tokenizer, encoder.batch_size)))
+    vectors = stage("copy", lambda: [host.fetch(host.launch(b)) for b in batches])
+    with embedding_store_scope(f"{cache}/stages"):
+        work = stage("open the store, look up", lambda: StoredEncoding(texts, encoder.space()))
+        every = -(-encoder.chunk // encoder.batch_size)  # batches per store write, as the pipeline writes them
+        writes = [(sum((b.texts for b in batches[i : i + every]), []), np.concatenate(vectors[i : i + every]))
+                  for i in range(0, len(batches), every)]
+        stage("store", lambda: [work.add(*write) for write in writes])
+    n = len(texts)
+    return HostSide(n / min(w for w, _ in alone), n / min(w for w, _ in pipeline), min(c for _, c in alone) / n,
+                    min(c for _, c in pipeline) / n, stages)
+
+
+def load_average() -> str:
+    return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown"
 
 
 def main() -> int:
@@ -146,10 +197,16 @@ def main() -> int:
     parser.add_argument("--passages", type=int, default=0, help="first N passages (0: all)")
     parser.add_argument("--floor-passages", type=int, default=1000, help="passages the floor is timed on (0: all)")
     parser.add_argument("--queries", type=int, default=0, help="first N queries (0: all)")
-    parser.add_argument("--backends", default="torch,onnx,int8")
+    parser.add_argument("--backends", default="torch,onnx,int8", help="'' for the host side alone")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--model", default="minilm")
+    parser.add_argument("--host-rounds", type=int, default=5, help="alternating rounds of the host-side figures")
     args = parser.parse_args()
+    if args.host_rounds < 1:
+        parser.error(f"--host-rounds must be at least 1, not {args.host_rounds}")
+    backends = [b for b in args.backends.split(",") if b]
+    if set(backends) - ROWS.keys():
+        parser.error(f"--backends: unknown {', '.join(sorted(set(backends) - ROWS.keys()))} (known: {', '.join(ROWS)})")
     corpus = args.corpus or SHARED / "corpus" / f"{args.domain}_pool.jsonl"
     queries_file = SHARED / "retrieval" / args.domain / "lastturn.jsonl"
     if not corpus.exists() or not queries_file.exists():
@@ -165,13 +222,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as cache:
         probe = DenseRetriever({"model": args.model, "batch_size": args.batch_size, "device": "cpu"})
         texts = index_texts(probe, passages)
-        tokenize_rate, host_rate = host_side(texts, cache)
-    print(f"host side, {len(texts):,} distinct texts: tokenizers batch encoder alone {tokenize_rate:,.0f}/s; indexing "
-          f"pipeline with the forward pass replaced (tokenize, batch, copy, store) {host_rate:,.0f}/s = "
-          f"{host_rate / tokenize_rate:.0%} of the encoder's rate (target >= 90%)", flush=True)
+        load = load_average()
+        host = host_side(texts, cache, args.host_rounds)
+    tokenize_rate, host_rate = host.encoder_rate, host.pipeline_rate
+    print(f"host side, {len(texts):,} distinct texts, {available_cores()} cores, load average {load} -> "
+          f"{load_average()}: tokenizers batch encoder alone {tokenize_rate:,.0f}/s; indexing pipeline with the "
+          f"forward pass replaced (tokenize, batch, copy, store) {host_rate:,.0f}/s = "
+          f"{host_rate / tokenize_rate:.0%} of the encoder's rate (target >= 90%)\n"
+          f"  CPU per text, every thread: encoder {host.encoder_cpu * 1e6:.0f} us, pipeline "
+          f"{host.pipeline_cpu * 1e6:.0f} us (the encoder's {host.encoder_cpu / host.pipeline_cpu:.0%} of it: the "
+          f"rate's share where the encoder fills every core); the pipeline's own work, one thread: "
+          + ", ".join(f"{name} {seconds * 1e6:.1f} us" for name, seconds in host.stages.items()), flush=True)
     rates: dict[str, float] = {}
     tops: dict[str, list[list[str]]] = {}
-    for name in args.backends.split(","):
+    for name in backends:
         with tempfile.TemporaryDirectory() as cache, embedding_store_scope(cache):
             retriever = DenseRetriever({"model": args.model, "batch_size": args.batch_size, "device": "cpu",
                                         **ROWS[name]})

@@ -12,7 +12,9 @@ import numpy as np
 import pytest
 
 from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
-from ragjudge.embeddings.pipeline import TokenBatch, encoded_batches, prefetched, run_pipeline, token_batches
+from ragjudge.embeddings.model_files import library_versions
+from ragjudge.embeddings.pipeline import (TokenBatch, chunk_bounds, encoded_batches, prefetched, run_pipeline,
+                                          token_batches)
 from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
@@ -34,7 +36,7 @@ def test_batch_tokenizer_gives_transformers_ids_and_mask() -> None:
     reference = AutoTokenizer.from_pretrained(str(MINILM))(
         [t.strip() for t in TEXTS], padding=True, truncation="longest_first", max_length=256, return_tensors="np")
     fast = tokenizer()
-    ids, mask = fast.pad(fast.encode(TEXTS))
+    ids, mask = fast.arrays(fast.encodings(TEXTS))
     assert ids.dtype == mask.dtype == np.int64 and ids.shape == (len(TEXTS), 256)
     assert np.array_equal(ids, reference["input_ids"]) and np.array_equal(mask, reference["attention_mask"])
     assert fast.encode([""])[0] == [101, 102]  # bare special tokens, as sentence-transformers feeds an empty text
@@ -44,10 +46,30 @@ def test_token_batches_are_length_sorted_and_cover_every_text_once() -> None:
     texts = [f"word {'x ' * (i * 7 % 50)}" for i in range(100)]
     batches = list(token_batches(texts, tokenizer(), batch_size=16, chunk=40))
     assert sorted(t for b in batches for t in b.texts) == sorted(texts)
-    assert [len(b.texts) for b in batches] == [16, 16, 8, 16, 16, 8, 16, 4]  # per chunk of 40, then the rest
+    # per tokenizer call (40, then the last 60 halving down to a batch: 30, 16, 14), cut into batches of 16
+    assert [len(b.texts) for b in batches] == [16, 16, 8, 16, 14, 16, 14]
     for batch in batches:
         lengths = batch.mask.sum(axis=1)
         assert list(lengths) == sorted(lengths, reverse=True) and lengths[0] == batch.ids.shape[1]
+
+
+def test_the_last_tokenizer_calls_shrink_so_little_is_left_when_the_encoder_ends() -> None:
+    sizes = [end - start for start, end in chunk_bounds(4618, 1024, 128)]
+    assert sizes == [1024, 1024, 1024, 773, 387, 193, 128, 65]  # whole chunks, then halving down to 128
+    bounds = list(chunk_bounds(4618, 1024, 128))
+    assert bounds[0][0] == 0 and bounds[-1][1] == 4618
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))  # contiguous: every text once, in order
+    assert [end for _, end in chunk_bounds(300, 1024, 128)] == [300]  # one call when it fits
+    assert list(chunk_bounds(0, 1024, 128)) == []
+
+
+def test_library_versions_are_read_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+
+    first = library_versions("numpy", "no-such-library-here")
+    assert first == {"numpy": np.__version__, "no-such-library-here": "absent"}
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: pytest.fail(f"metadata of {name} read again"))
+    assert library_versions("numpy", "no-such-library-here") == first  # an encoder space costs no metadata reads
 
 
 def test_prefetch_runs_ahead_within_its_bound() -> None:

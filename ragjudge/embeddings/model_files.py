@@ -7,6 +7,7 @@ is a new key, never a stale file.
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -30,12 +31,18 @@ def files_fingerprint(folder: Path) -> list[tuple[str, int, int]]:
 
 
 def library_versions(*names: str) -> dict[str, str]:
+    """Each library's installed version, or `absent`."""
+    return {name: _version(name) for name in names}
+
+
+@lru_cache(maxsize=None)
+def _version(name: str) -> str:
+    """Looked up once per process (the library imported is the one this process runs): reading the installed
+    packages' metadata took 26 ms per encoder space, each time a store was opened (1-2 % of indexing 4,618 texts
+    on the host side alone)."""
     from importlib.metadata import PackageNotFoundError, version
 
-    out = {}
-    for name in names:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
-    return out
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "absent"
