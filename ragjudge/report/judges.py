@@ -62,7 +62,7 @@ def spread(judges: dict[str, dict[str, Any]]) -> float | None:
 
 
 def judge_report(samples: Sequence[dict[str, dict[str, Any]]]) -> JudgeReport:
-    """`samples`: each sample's judges (name → JudgeResult-shaped dict), as the run's view reads them."""
+    """`samples`: each sample's judges (name → Score-shaped dict), as the run's view reads them."""
     names: list[str] = []
     for judges in samples:
         names += [n for n in judges if n not in names]
