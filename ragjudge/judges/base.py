@@ -69,7 +69,7 @@ class Judge(ABC):
         return None
 
     def result(self, **fields: object) -> Score:
-        """This judge's verdict (`value`, `label`, `error`, `rationale`, `raw`, `model`, tokens, `members`, `details`)."""
+        """This judge's verdict: a Score (any of its fields) under the judge's name and metric."""
         return Score(judge=self.name, metric=self.metric, **fields)  # type: ignore[arg-type]
 
     @abstractmethod
