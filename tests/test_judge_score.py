@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import ragjudge
 import ragjudge.models
 from conftest import MTRAG_FIXTURES, run_cli
 from ragjudge.formats.jsonl import dumps
@@ -111,3 +112,18 @@ def test_a_judged_file_writes_each_verdict_in_its_files_shape(tmp_path: Path, mo
     assert "metric" not in logged and [m["model"] for m in logged["members"]] == ["openai/a", "openai/b"]
     assert logged["members"][1] == {k: v for k, v in judges["rb_llm"]["members"][1].items() if k != "metric"}
     assert Score.model_validate(by_stage["rb_llm"]).model_dump() == Score.model_validate(logged).model_dump()
+
+
+def test_a_sample_in_memory_equals_the_one_read_back(tmp_path: Path, monkeypatch) -> None:
+    """The judges' Scores carry their metric; the samples built from them do not (nor their panels' members), as
+    reading the log back gives: for plain records and for MTRAG rows."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    rows = {"rag": [{"id": "q1", "question": "Can I pay monthly?", "answer": "No: premiums are billed once a year.",
+                     "contexts": ["Premiums are billed once a year."], "reference": "No, once a year."}],
+            "mtrag": [json.loads(x) for x in RESPONSES.read_text(encoding="utf-8").splitlines()[:2]]}
+    with OpenAIServer(by_model({"a": "Close.\nRating: [[8]]", "b": "Far.\nRating: [[4]]"})) as server:
+        for name, data in rows.items():
+            result = ragjudge.evaluate(data, ["rb_llm", "idk_lexical"], ["openai/a", "openai/b"],
+                                       api_base=server.base_url, out=tmp_path / name, show_progress=False)
+            assert all(len(s.scores["RB_llm"].members) == 2 for s in result.samples), name
+            assert result.samples == ragjudge.load_run(tmp_path / name).samples, name

@@ -103,6 +103,11 @@ class Score(_Model):
         """A value and no error."""
         return self.error is None and self.value is not None
 
+    def filed(self) -> Score:
+        """This score as the sample log keeps it: filed under its metric's name, so without `metric` (nor its
+        members'): a sample built in memory equals the one read back."""
+        return self.model_copy(update={"metric": None, "members": [m.filed() for m in self.members]})
+
     def record(self) -> dict[str, Any]:
         """A judge's verdict as the journal, MTRAG's results lines and the pytest report write it: `judge` and
         `metric` first, unset fields and an empty panel left out, `details` always (the shape these files had before

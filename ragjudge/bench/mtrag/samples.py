@@ -61,7 +61,7 @@ def scores(outcome: TaskOutcome, metric_order: Sequence[str]) -> dict[str, Score
             found[name] = Score(value=outcome.metrics[name])
     for judge, result in outcome.results.items():
         key = result.metric if result.metric not in found or found[result.metric].judge is None else judge
-        found[key] = result.model_copy(update={"judge": judge, "value": outcome.metrics.get(key, result.value)})
+        found[key] = result.filed().model_copy(update={"judge": judge, "value": outcome.metrics.get(key, result.value)})
     return found
 
 

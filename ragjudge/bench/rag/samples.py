@@ -16,7 +16,7 @@ def record_sample(result: SampleResult[RagRecord], judges: Sequence[Judge]) -> S
     record = result.sample
     question: str | list[Message] = record.question if len(record.turns) == 1 else \
         [Message(role="assistant" if t.speaker == "agent" else t.speaker, content=t.text) for t in record.turns]
-    scores = {j.metric: Score.model_validate(result.scores[j.name]) for j in judges if j.name in result.scores}
+    scores = {j.metric: Score.model_validate(result.scores[j.name]).filed() for j in judges if j.name in result.scores}
     references = _passages(record.reference_contexts) + [Passage(id=i) for i in record.reference_context_ids
                                                          if i not in {p.document_id for p in record.reference_contexts}]
     return Sample(id=record.id, input=question, target=record.reference, target_contexts=references,
