@@ -1,5 +1,5 @@
 """The data model shared by every part of ragjudge: conversations, passages, tasks, predictions, the item a judge
-reads, judge results.
+reads (what a judge returns is the sample log's `formats.samples.Score`).
 
 Tasks keep the record they were read from (`raw`) so that results files can carry every input field
 through unchanged, which is what lets them interoperate with the benchmark's own tooling.
@@ -161,29 +161,6 @@ class JudgedItem:
     @property
     def question(self) -> str:
         return question_of(self.messages)
-
-
-class JudgeResult(BaseModel):
-    """One judge's verdict on one prediction. `value` is None when the judge failed (see `error`)."""
-
-    judge: str
-    metric: str
-    value: float | None = None
-    label: str | None = None
-    rationale: str | None = None
-    raw: str | None = None
-    error: str | None = None
-    model: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency: float | None = None
-    members: list[JudgeResult] | None = None
-    """Panel members' individual results (RB_llm); `value` is their median."""
-    details: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None and self.value is not None
 
 
 def question_of(turns: list[Turn]) -> str:

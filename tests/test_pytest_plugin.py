@@ -26,7 +26,8 @@ import ragjudge.pytest_plugin.evaluator  # noqa: E402,F401
 from ragjudge.errors import InputError  # noqa: E402
 from ragjudge.judges.conditioning import answerability_correct  # noqa: E402
 from ragjudge.judges import JudgeRegistry  # noqa: E402
-from ragjudge.models import JudgeResult, Passage, Turn  # noqa: E402
+from ragjudge.formats.samples import Score  # noqa: E402
+from ragjudge.models import Passage, Turn  # noqa: E402
 from ragjudge.pytest_plugin import load_tasks, read_dataset, recall_at_k  # noqa: E402
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, Settings, parse_thresholds  # noqa: E402
 from ragjudge.pytest_plugin.inputs import as_passages, as_turns, build_turn  # noqa: E402
@@ -161,15 +162,15 @@ def test_parse_thresholds() -> None:
 
 
 def test_summary_counts_pass_rates_means_skips_and_errors() -> None:
-    def result(judgements: dict[str, JudgeResult], answerability: str | None = None,
+    def result(judgements: dict[str, Score], answerability: str | None = None,
                checks: list[Check] = ()) -> RagResult:
         r = RagResult(turn=build_turn(question="Q?", answer="A.", answerability=answerability),
                       judgements=judgements, k=5)
         r.checks.extend(checks)
         return r
 
-    def jr(judge: str, value: float | None = None, **kw: object) -> JudgeResult:
-        return JudgeResult(judge=judge, metric=judge.upper(), value=value, **kw)
+    def jr(judge: str, value: float | None = None, **kw: object) -> Score:
+        return Score(judge=judge, metric=judge.upper(), value=value, **kw)
 
     entries = [Entry("t1", result({"rl_f": jr("rl_f", 0.9), "idk": jr("idk", 1.0)}, "UNANSWERABLE")),
                Entry("t2", result({"rl_f": jr("rl_f", 0.5), "idk": jr("idk", 1.0)}, "ANSWERABLE")),

@@ -32,7 +32,8 @@ from conftest import model_close  # noqa: E402
 from ragjudge.bench.mtrag.items import judged_item  # noqa: E402
 from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry  # noqa: E402
 from ragjudge.llm import LLMGateway, ResponseCache  # noqa: E402
-from ragjudge.models import JudgeResult, Passage, Prediction, Task, Turn  # noqa: E402
+from ragjudge.formats.samples import Score  # noqa: E402
+from ragjudge.models import Passage, Prediction, Task, Turn  # noqa: E402
 from ragjudge.testing import ragas_model as rm  # noqa: E402
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request, embed_text  # noqa: E402
 
@@ -114,7 +115,7 @@ def gateway(server: OpenAIServer, cache_dir: Path) -> LLMGateway:
 
 
 async def run_judges(names: list[str], items: list[JudgedItem], gw: LLMGateway, *, retry_errors: bool = False,
-                     **registry_options: Any) -> dict[str, list[JudgeResult]]:
+                     **registry_options: Any) -> dict[str, list[Score]]:
     registry = JudgeRegistry()
     ctx = JudgeContext(gateway=gw, judge_models=[MODEL], retry_errors=retry_errors)
     return {name: await registry.build(name, registry_options).judge(items, ctx) for name in names}
@@ -179,7 +180,7 @@ def both(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 @pytest.mark.parametrize("name", JUDGES)
 def test_scores_equal_ragas_evaluate(both: dict[str, Any], name: str) -> None:
-    ours: list[JudgeResult] = both["ours"][name]
+    ours: list[Score] = both["ours"][name]
     theirs: list[float | None] = both["ragas"][name]
     for result, expected, judge_item in zip(ours, theirs, ITEMS, strict=True):
         if expected is None:  # ragas.evaluate cannot run this metric on the item: ours says not applicable

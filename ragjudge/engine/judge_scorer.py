@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Generic
 
 from ragjudge.engine.bench import Record, S, Scorer, fingerprint
 from ragjudge.engine.parallel import each_as_completed
+from ragjudge.formats.samples import Score
 from ragjudge.judges import Judge, JudgeContext, JudgedItem
-from ragjudge.models import JudgeResult
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -34,7 +34,7 @@ class JudgeScorer(Scorer[S], Generic[S]):
         return fingerprint(self._spec_fp, item.answer, [p.document_id for p in item.contexts])
 
     def unscorable(self, sample: S, output: Record) -> Record:
-        return self.judge.result(error=f"no prediction to judge: {output.get('error')}").model_dump(exclude_none=True)
+        return self.judge.result(error=f"no prediction to judge: {output.get('error')}").record()
 
     async def score(self, items: Sequence[tuple[S, Record]], ctx: RunContext | None
                     ) -> AsyncIterator[tuple[str, Record]]:
@@ -42,18 +42,18 @@ class JudgeScorer(Scorer[S], Generic[S]):
         for sample, output in items:
             item = self.item_of(sample, output)
             if (reason := self.skipped(sample)) is not None:
-                yield item.id, self.judge.result(details={"skipped": reason}).model_dump(exclude_none=True)
+                yield item.id, self.judge.result(details={"skipped": reason}).record()
             else:
                 judged.append(item)
         async for item, result in self.judged(judged):
-            yield item.id, result.model_dump(exclude_none=True)
+            yield item.id, result.record()
 
-    async def judged(self, items: Sequence[JudgedItem]) -> AsyncIterator[tuple[JudgedItem, JudgeResult]]:
+    async def judged(self, items: Sequence[JudgedItem]) -> AsyncIterator[tuple[JudgedItem, Score]]:
         """LLM judges: every item in flight at once, each yielded when it returns (the gateway paces them);
         computed judges (RB_alg): in chunks, so that batched encoding stays efficient."""
         quiet = replace(self.judge_ctx, on_progress=lambda n: None)
         if self.judge.needs_llm:
-            async def one(item: JudgedItem) -> JudgeResult:
+            async def one(item: JudgedItem) -> Score:
                 [result] = await self.judge.judge([item], quiet)
                 return result
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from ragjudge.errors import InputError
 from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable, write_jsonl
@@ -50,6 +51,8 @@ class Message(_Model):
     """What the source kept with the turn (MTRAG-UN: its author and time)."""
 
 
+# Also what every judge returns (`Judge.result`): one model from the judge to the sample log. This docstring is the
+# published schema's description (docs/sample.schema.json).
 class Score(_Model):
     """One metric's or judge's value for one sample. `value` is None when it failed (`error` says why) or when the
     score is a label only."""
@@ -70,6 +73,9 @@ class Score(_Model):
     members: list[Score] = Field(default_factory=list)
     """A panel's members (RB_llm's judges); `value` is their aggregate."""
     details: dict[str, Any] = Field(default_factory=dict)
+    metric: SkipJsonSchema[str | None] = Field(None, exclude=True)
+    """The metric a judge's verdict is for. The sample log files a score under its metric's name, so it is not
+    written there; the journal and MTRAG's results lines keep it (`record`)."""
 
     @field_validator("value")
     @classmethod
@@ -82,11 +88,29 @@ class Score(_Model):
     def failed(self) -> bool:
         return bool(self.error)
 
+    @property
+    def ok(self) -> bool:
+        """A value and no error."""
+        return self.error is None and self.value is not None
+
+    def filed(self) -> Score:
+        """This score as the sample log keeps it: filed under its metric's name, so without `metric` (nor its
+        members'): a sample built in memory equals the one read back."""
+        return self.model_copy(update={"metric": None, "members": [m.filed() for m in self.members]})
+
+    def record(self) -> dict[str, Any]:
+        """A judge's verdict as the journal, MTRAG's results lines and the pytest report write it: `judge` and
+        `metric` first, unset fields and an empty panel left out, `details` always (the shape these files had before
+        judges returned Scores, kept so that old runs resume and their files compare byte for byte)."""
+        dumped = self.model_dump(exclude_none=True, exclude={"members"})
+        found = {**dumped, "metric": self.metric, "members": [m.record() for m in self.members] or None}
+        return {k: found[k] for k in RECORD_ORDER if found.get(k) is not None}
+
     @classmethod
     def of(cls, record: Mapping[str, Any]) -> Score:
-        """A scorer's JSON record (`{"value": ..., "error": ...}`, a `JudgeResult` dump) as a Score: the known
+        """A scorer's JSON record (`{"value": ..., "error": ...}`, a judge's `record()`) as a Score: the known
         fields by name, booleans as 0/1, anything else into `details`."""
-        known = set(cls.model_fields) - {"members", "details", "value"}
+        known = set(cls.model_fields) - {"members", "details", "value", "metric"}
         data: dict[str, Any] = {k: record[k] for k in known if record.get(k) is not None}
         for key in ("label", "rationale", "raw", "error", "judge", "model"):
             if key in data and not isinstance(data[key], str):
@@ -103,11 +127,15 @@ class Score(_Model):
             data["members"] = [cls.of(m) for m in members if isinstance(m, Mapping)]
         details = dict(record.get("details") or {}) if isinstance(record.get("details"), Mapping) else {}
         details.update({k: v for k, v in record.items()
-                        if k not in cls.model_fields and k not in ("metric",) and v is not None})
+                        if k not in cls.model_fields and v is not None})
         if isinstance(value, (list, dict)):
             details["value"] = value
         data["details"] = to_jsonable(details)
         return cls.model_validate(data)
+
+
+RECORD_ORDER = ("judge", "metric", "value", "label", "rationale", "raw", "error", "model", "prompt_tokens",
+                "completion_tokens", "latency", "members", "details")
 
 
 class Sample(_Model):

@@ -1,4 +1,4 @@
-"""The judge interface: a batch of `JudgedItem`s in, one JudgeResult per item out."""
+"""The judge interface: a batch of `JudgedItem`s in, one `Score` (the sample log's) per item out."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragjudge.formats.samples import Score
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
-from ragjudge.models import JudgedItem, JudgeResult
+from ragjudge.models import JudgedItem
 
 
 @dataclass
@@ -67,12 +68,13 @@ class Judge(ABC):
             return "no passages"
         return None
 
-    def result(self, **fields: object) -> JudgeResult:
-        return JudgeResult(judge=self.name, metric=self.metric, **fields)  # type: ignore[arg-type]
+    def result(self, **fields: object) -> Score:
+        """This judge's verdict: a Score (any of its fields) under the judge's name and metric."""
+        return Score(judge=self.name, metric=self.metric, **fields)  # type: ignore[arg-type]
 
     @abstractmethod
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
-        """Score every item, in order. Failures are JudgeResults with `error`, never exceptions."""
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
+        """Score every item, in order. Failures are Scores with `error`, never exceptions."""
 
 
 def judge_runtime(judges: Iterable[Judge]) -> dict[str, Any]:

@@ -25,11 +25,11 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from ragjudge.formats.samples import Score
 from ragjudge.judges.base import JudgeContext, JudgedItem
 from ragjudge.judges.llm_judge import LLMJudge
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError
-from ragjudge.models import JudgeResult
 
 IMPLEMENTATION = "ragjudge.judges.criterion:CriterionJudge"
 NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -136,7 +136,7 @@ class CriterionJudge(LLMJudge):
             raise LLMError(f"{model} wrote no evaluation steps for criterion {self.name!r}")
         return response.text.strip()
 
-    async def _judge_one(self, item: JudgedItem, ctx: JudgeContext) -> JudgeResult:
+    async def _judge_one(self, item: JudgedItem, ctx: JudgeContext) -> Score:
         try:
             steps = await self.steps(ctx)
         except LLMError as exc:
@@ -162,7 +162,7 @@ class CriterionJudge(LLMJudge):
                                    sample="\n\n".join(parts),
                                    reference_note=", a reference answer" if item.reference else "")
 
-    async def _score(self, model: str, messages: list[dict[str, str]], ctx: JudgeContext) -> JudgeResult:
+    async def _score(self, model: str, messages: list[dict[str, str]], ctx: JudgeContext) -> Score:
         assert ctx.gateway is not None
         try:
             response = await ctx.gateway.complete(model, messages, logprobs=True, top_logprobs=TOP_LOGPROBS,

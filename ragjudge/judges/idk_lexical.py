@@ -22,9 +22,9 @@ from __future__ import annotations
 import re
 
 from ragjudge.errors import InputError
+from ragjudge.formats.samples import Score
 from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.spec import JudgeSpec
-from ragjudge.models import JudgeResult
 from ragjudge.normalize import normalize_for_matching
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -81,7 +81,7 @@ class LexicalIDKJudge(Judge):
             return "partial", f"declines ({declining[0]!r}) but also answers with {answer_words} words"
         return "yes", f"declines: {declining[0]!r}"
 
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         results = []
         for item in items:
             label, why = self.classify(item.answer)

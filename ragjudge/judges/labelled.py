@@ -22,9 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ragjudge.formats.samples import Score as Judgement
 from ragjudge.judges.base import JudgeContext, JudgedItem
 from ragjudge.judges.registry import JudgeRegistry
-from ragjudge.models import JudgeResult, Prediction, Task, Turn
+from ragjudge.models import Prediction, Task, Turn
 
 HALVES = ("rules", "held-out")
 """The half used to write a judge's rules, and the half kept out of it."""
@@ -62,7 +63,7 @@ def reference_answers(tasks: Iterable[Task], positives: Sequence[str], negatives
 @dataclass(frozen=True)
 class Verdict:
     item: Labelled
-    result: JudgeResult
+    result: Judgement
 
     @property
     def flagged(self) -> bool:

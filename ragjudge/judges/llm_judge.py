@@ -8,11 +8,12 @@ from typing import Any
 
 import jinja2
 
+from ragjudge.formats.samples import Score
 from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.parsing import parse_output
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError
-from ragjudge.models import JudgeResult, history_of
+from ragjudge.models import history_of
 
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
 
@@ -63,7 +64,7 @@ class LLMJudge(Judge):
         messages.append({"role": "user", "content": self._user.render(**variables)})
         return messages
 
-    async def _ask(self, model: str, messages: list[dict[str, str]], ctx: JudgeContext) -> JudgeResult:
+    async def _ask(self, model: str, messages: list[dict[str, str]], ctx: JudgeContext) -> Score:
         assert ctx.gateway is not None and self.spec.parse is not None
         retried = False
         while True:
@@ -85,7 +86,7 @@ class LLMJudge(Judge):
             latency=response.latency, details={"cached": response.cached, **({"asked_again": True} if retried else {})},
         )
 
-    async def _judge_one(self, item: JudgedItem, ctx: JudgeContext) -> JudgeResult:
+    async def _judge_one(self, item: JudgedItem, ctx: JudgeContext) -> Score:
         if (reason := self.not_applicable(item)) is not None:
             return self.result(details={"skipped": reason})
         messages = self.messages(item)
@@ -95,7 +96,7 @@ class LLMJudge(Judge):
             return members[0]
         return self._combine(members, ctx.min_panel)
 
-    def _combine(self, members: list[JudgeResult], min_panel: int | None = None) -> JudgeResult:
+    def _combine(self, members: list[Score], min_panel: int | None = None) -> Score:
         ok = [m.value for m in members if m.ok]
         needed = min(len(members), min_panel) if min_panel else len(members) // 2 + 1  # default: a majority
         tokens_in = sum(m.prompt_tokens or 0 for m in members)
@@ -112,11 +113,11 @@ class LLMJudge(Judge):
         rationale = "\n\n".join(f"[{m.model}] {m.rationale}" for m in members if m.rationale)
         return self.result(value=value, label=f"{value:g}", rationale=rationale, **common)
 
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         if ctx.gateway is None or not ctx.judge_models:
             raise RuntimeError(f"judge {self.name!r} needs judge models and an LLM gateway")
 
-        async def run(item: JudgedItem) -> JudgeResult:
+        async def run(item: JudgedItem) -> Score:
             result = await self._judge_one(item, ctx)
             ctx.on_progress(1)
             return result

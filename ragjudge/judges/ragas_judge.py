@@ -1,5 +1,5 @@
 """What every RAGAS-backed judge does the same way: run ragas's metric on one item through the gateway adapter,
-and turn what happened into a JudgeResult.
+and turn what happened into a Score.
 
 A subclass says which ragas metric to build (`metric`), what the item lacks for it (`skip_reason`), and how to
 explain a score from ragas's parsed outputs (`explain`). This base turns everything else into the house rules:
@@ -21,11 +21,12 @@ from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 from ragjudge.judges.ragas_adapter import SingleTurnMetric, SingleTurnSample  # noqa: E402
 
 from ragjudge.errors import InputError, RagjudgeError  # noqa: E402
+from ragjudge.formats.samples import Score  # noqa: E402
 from ragjudge.judges.base import Judge, JudgeContext, JudgedItem  # noqa: E402
 from ragjudge.judges.ragas_logs import recorded_by_ragjudge  # noqa: E402
 from ragjudge.judges.spec import JudgeSpec  # noqa: E402
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse  # noqa: E402
-from ragjudge.models import JudgeResult, Turn  # noqa: E402
+from ragjudge.models import Turn  # noqa: E402
 from ragjudge.retrieval.encoders import EncodingError  # noqa: E402
 
 USER_INPUT_MODES = ("auto", "conversation")
@@ -103,12 +104,12 @@ class RagasJudge(Judge):
     def describe_models(self, ctx: JudgeContext) -> list[str]:
         return list(ctx.judge_models[:1]) + self.embedding_models()
 
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         if ctx.gateway is None or not ctx.judge_models:
             raise RuntimeError(f"judge {self.name!r} needs judge models and an LLM gateway")
         gateway, model = ctx.gateway, ctx.judge_models[0]
 
-        async def run(item: JudgedItem) -> JudgeResult:
+        async def run(item: JudgedItem) -> Score:
             try:
                 return await self._judge_one(item, gateway, model, ctx)
             finally:
@@ -116,7 +117,7 @@ class RagasJudge(Judge):
 
         return list(await asyncio.gather(*(run(item) for item in items)))
 
-    async def _judge_one(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> JudgeResult:
+    async def _judge_one(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> Score:
         result, unreadable = await self._score_item(item, gateway, model, ctx)
         # An answer ragas could not use was paid for: it stays cached (a rerun re-reads it, sending nothing); with
         # retry_errors it alone is taken out of the cache and asked again.
@@ -127,7 +128,7 @@ class RagasJudge(Judge):
         return result
 
     async def _score_item(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext
-                          ) -> tuple[JudgeResult, LLMResponse | None]:
+                          ) -> tuple[Score, LLMResponse | None]:
         """The result, and the answer that could not be read when that is why it failed."""
         if (reason := self.skip_reason(item)) is not None:
             return self.result(model=model, details={"skipped": reason}), None

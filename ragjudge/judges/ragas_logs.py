@@ -41,7 +41,7 @@ def _attach() -> None:
 
 @contextmanager
 def recorded_by_ragjudge() -> Iterator[None]:
-    """Within: ragas's log lines are not printed (every failure they report ends in the item's JudgeResult)."""
+    """Within: ragas's log lines are not printed (every failure they report ends in the item's Score)."""
     _attach()
     token = _RECORDING.set(True)
     try:

@@ -9,6 +9,7 @@ from ragjudge.errors import InputError
 from ragjudge.embeddings.device import check_device
 from ragjudge.embeddings.onnx_encoder import check_backend
 from ragjudge.embeddings.store import EmbeddingStore
+from ragjudge.formats.samples import Score
 from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm.cache import default_cache_dir
@@ -16,7 +17,6 @@ from ragjudge.embeddings.bertscore import resolve_model
 from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 from ragjudge.metrics.rb_alg import rb_agg
 from ragjudge.metrics.rouge import rouge_l_f
-from ragjudge.models import JudgeResult
 
 
 NO_PASSAGES = ("zero", "not_applicable")
@@ -64,12 +64,12 @@ class RBAlgJudge(Judge):
             self._scorer = CachedBertScorer(self.config, store=store, device=self.device, backend=self.backend)
         return self._scorer
 
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         results = await asyncio.to_thread(self.score_batch, items, self.scorer_for(ctx))
         ctx.on_progress(len(items))
         return results
 
-    def score_batch(self, items: list[JudgedItem], scorer: CachedBertScorer) -> list[JudgeResult]:
+    def score_batch(self, items: list[JudgedItem], scorer: CachedBertScorer) -> list[Score]:
         candidates: list[str] = []
         references: list[str] = []
         owners: list[tuple[int, str]] = []  # (item index, "ref" | "psg") for each scored pair

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
+from ragjudge.formats.samples import Score
 from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.spec import JudgeSpec
-from ragjudge.models import JudgeResult
 from ragjudge.normalize import normalize_for_matching
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\s*\n+\s*")
@@ -71,7 +71,7 @@ class LexicalUnderspecifiedJudge(Judge):
             return "no", "no clarification question or request found"
         return "yes", f"asks for clarification: {found!r}"
 
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         results = []
         for item in items:
             label, why = self.classify(item.answer)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import pytest
 
+from ragjudge.formats.samples import Score
 from ragjudge.judges.criterion import Criterion
-from ragjudge.models import JudgeResult
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, RECALL
 from ragjudge.pytest_plugin.recall import recall_result
 from ragjudge.pytest_plugin.result import Check, RagResult
@@ -63,7 +63,7 @@ def _defer(result: RagResult, check: Check) -> None:
         pending.append(reason)
 
 
-def _rationale(judgement: JudgeResult) -> str | None:
+def _rationale(judgement: Score) -> str | None:
     if judgement.rationale:
         return judgement.rationale
     components = {k: v for k, v in judgement.details.items() if isinstance(v, float)}
@@ -72,7 +72,7 @@ def _rationale(judgement: JudgeResult) -> str | None:
     return judgement.raw
 
 
-def _row(check: Check, judgement: JudgeResult | None) -> str:
+def _row(check: Check, judgement: Score | None) -> str:
     value = "-" if check.value is None else _figure(check, check.value)
     need = "" if check.threshold is None else f"needs >= {check.on_scale(check.threshold):g}"
     verdict = {True: "ok", False: "FAILED", None: "not checked"}[check.passed]
@@ -82,7 +82,7 @@ def _row(check: Check, judgement: JudgeResult | None) -> str:
 
 
 def _fail(result: RagResult, assertion: str, headline: str, checks: list[Check], judges: list[str],
-          judgements: dict[str, JudgeResult] | None = None) -> None:
+          judgements: dict[str, Score] | None = None) -> None:
     __tracebackhide__ = True
     full = _verbose(result)
     judgements = {**result.judgements, **(judgements or {})}

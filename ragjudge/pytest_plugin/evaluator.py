@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 from ragjudge.bench.mtrag.items import judged_item, output_item
 from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.errors import UsageError
+from ragjudge.formats.samples import Score
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry
 from ragjudge.llm import LLMGateway, ResponseCache, open_cache
-from ragjudge.models import JudgeResult
 from ragjudge.pytest_plugin.config import RECALL, Settings
 from ragjudge.pytest_plugin.inputs import TurnInput
 from ragjudge.pytest_plugin.recall import recall_result
@@ -168,10 +168,10 @@ class Evaluator:
                 "by_model": self._gateway.usage.as_dict()}
 
     # -- running -----------------------------------------------------------------------------
-    def _skipped(self, name: str, reason: str) -> JudgeResult:
-        return JudgeResult(judge=name, metric=self.metric(name), details={"skipped": reason, "llm_unavailable": True})
+    def _skipped(self, name: str, reason: str) -> Score:
+        return Score(judge=name, metric=self.metric(name), details={"skipped": reason, "llm_unavailable": True})
 
-    async def _run_one(self, name: str, turn: TurnInput, k: int) -> JudgeResult:
+    async def _run_one(self, name: str, turn: TurnInput, k: int) -> Score:
         if name == RECALL:
             return recall_result(turn.expected_passage_ids, turn.retrieved_ids, k)
         if (reason := self.unavailable(name)) is not None:
@@ -183,10 +183,10 @@ class Evaluator:
         try:
             [(_, result)] = [judged async for judged in scorer.judged([judged_item(turn.task, turn.prediction)])]
         except Exception as exc:  # a judge that breaks its contract must not take the test session down
-            return JudgeResult(judge=name, metric=judge.metric, error=f"{type(exc).__name__}: {exc}")
+            return Score(judge=name, metric=judge.metric, error=f"{type(exc).__name__}: {exc}")
         return result
 
-    async def _run(self, names: list[str], turn: TurnInput, k: int) -> dict[str, JudgeResult]:
+    async def _run(self, names: list[str], turn: TurnInput, k: int) -> dict[str, Score]:
         results = await asyncio.gather(*(self._run_one(n, turn, k) for n in names))
         return dict(zip(names, results, strict=True))
 
@@ -195,11 +195,11 @@ class Evaluator:
             self._loop = LoopThread()
         return self._loop
 
-    def run(self, names: list[str], turn: TurnInput, k: int) -> dict[str, JudgeResult]:
+    def run(self, names: list[str], turn: TurnInput, k: int) -> dict[str, Score]:
         planned = self.plan(names)
         return self._thread().run(self._run(planned, turn, k))
 
-    async def arun(self, names: list[str], turn: TurnInput, k: int) -> dict[str, JudgeResult]:
+    async def arun(self, names: list[str], turn: TurnInput, k: int) -> dict[str, Score]:
         planned = self.plan(names)
         return await self._thread().arun(self._run(planned, turn, k))
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ragjudge.models import JudgeResult
+from ragjudge.formats.samples import Score
 
 
 def recall_at_k(expected_ids: Sequence[str], retrieved_ids: Sequence[str], k: int) -> float | None:
@@ -25,14 +25,14 @@ def recall_at_k(expected_ids: Sequence[str], retrieved_ids: Sequence[str], k: in
 
 
 def recall_result(expected_ids: Sequence[str] | None, retrieved_ids: Sequence[str], k: int,
-                  judge: str = "recall") -> JudgeResult:
+                  judge: str = "recall") -> Score:
     """Recall@k as a judge result, with the hits and misses as its rationale."""
     metric = f"Recall@{k}"
     if expected_ids is None:
-        return JudgeResult(judge=judge, metric=metric, details={"skipped": "no expected passage ids", "k": k})
+        return Score(judge=judge, metric=metric, details={"skipped": "no expected passage ids", "k": k})
     value = recall_at_k(expected_ids, retrieved_ids, k)
     if value is None:
-        return JudgeResult(judge=judge, metric=metric, details={"skipped": "the expected passage id list is empty",
+        return Score(judge=judge, metric=metric, details={"skipped": "the expected passage id list is empty",
                                                                    "k": k})
     top = [str(i) for i in list(retrieved_ids)[:k]]
     expected = list(dict.fromkeys(str(i) for i in expected_ids))
@@ -40,6 +40,6 @@ def recall_result(expected_ids: Sequence[str] | None, retrieved_ids: Sequence[st
     missing = [i for i in expected if i not in top]
     rationale = (f"{len(found)} of {len(expected)} expected passage(s) in the top {k} retrieved; "
                  f"missing: {', '.join(missing) or 'none'}; top {k}: {', '.join(top) or '(nothing retrieved)'}")
-    return JudgeResult(judge=judge, metric=metric, value=value, label=f"{len(found)}/{len(expected)}",
+    return Score(judge=judge, metric=metric, value=value, label=f"{len(found)}/{len(expected)}",
                        rationale=rationale, model="passage ids",
                        details={"k": k, "found": found, "missing": missing, "retrieved": top})

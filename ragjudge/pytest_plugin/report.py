@@ -22,7 +22,7 @@ from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, Settings
 
 if TYPE_CHECKING:  # annotations only: the Recorder is created at configure time in every test suite
-    from ragjudge.models import JudgeResult
+    from ragjudge.formats.samples import Score
     from ragjudge.pytest_plugin.result import RagResult
 
 IDK_JUDGES = ("idk", "idk_lexical")
@@ -57,7 +57,7 @@ class Recorder:
         self.outcomes[report.nodeid] = outcome
 
 
-def _verdict(name: str, judgement: JudgeResult, result: RagResult, settings: Settings
+def _verdict(name: str, judgement: Score, result: RagResult, settings: Settings
              ) -> tuple[bool | None, float | str | None]:
     """(passed, threshold) of one scored judgement."""
     checks = [c for c in result.checks if c.judge == name and c.metric == judgement.metric and c.passed is not None]
@@ -123,7 +123,7 @@ def evaluation_record(entry: Entry, outcomes: dict[str, str], settings: Settings
     result = entry.result
     judges = {}
     for name, judgement in result.judgements.items():
-        record = judgement.model_dump(exclude_none=True)
+        record = judgement.record()
         if judgement.value is not None:
             passed, threshold = _verdict(name, judgement, result, settings)
             record["passed"], record["threshold"] = passed, threshold

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ragjudge.models import JudgeResult, Passage, Task
+from ragjudge.formats.samples import Score
+from ragjudge.models import Passage, Task
 from ragjudge.pytest_plugin.inputs import TurnInput, build_turn
 
 if TYPE_CHECKING:
@@ -52,10 +53,10 @@ class Check:
 
 @dataclass
 class RagResult:
-    """One evaluated turn: each judge's JudgeResult (value, label, rationale, error, details)."""
+    """One evaluated turn: each judge's Score (value, label, rationale, error, details)."""
 
     turn: TurnInput
-    judgements: dict[str, JudgeResult]
+    judgements: dict[str, Score]
     k: int
     owner: RagJudge | None = field(default=None, repr=False)
     checks: list[Check] = field(default_factory=list)
@@ -94,7 +95,7 @@ class RagResult:
         return self.turn.answerability
 
     # -- outputs -----------------------------------------------------------------------------
-    def __getitem__(self, judge: str) -> JudgeResult:
+    def __getitem__(self, judge: str) -> Score:
         return self.judgements[judge]
 
     def __contains__(self, judge: object) -> bool:
@@ -171,7 +172,7 @@ class RagJudge:
     def settings(self) -> Settings:
         return self.evaluator.settings
 
-    def _result(self, turn: TurnInput, judgements: dict[str, JudgeResult], k: int) -> RagResult:
+    def _result(self, turn: TurnInput, judgements: dict[str, Score], k: int) -> RagResult:
         result = RagResult(turn=turn, judgements=judgements, k=k, owner=self)
         self.results.append(result)
         if self.recorder is not None:

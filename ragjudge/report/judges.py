@@ -4,11 +4,12 @@ often they disagree on a task."""
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from ragjudge.formats.samples import Score
 
 SPREAD_AT = 0.3
 """A panel whose members' scores span at least this much on a task is counted as disagreeing on it."""
@@ -45,42 +46,38 @@ class JudgeReport:
     """{"names": [...], "matrix": [[rho or None]], "n": [[pairs]]}: Spearman between judges over tasks."""
 
 
-def member_values(result: dict[str, Any]) -> dict[str, float]:
+def member_values(score: Score) -> dict[str, float]:
     """A panel judge's members that gave a value, by model (or position)."""
-    out: dict[str, float] = {}
-    for i, member in enumerate(result.get("members") or []):
-        value = member.get("value") if isinstance(member, dict) else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            out[str(member.get("model") or f"member {i + 1}")] = float(value)
-    return out
+    return {_member(m, i): m.value for i, m in enumerate(score.members) if m.value is not None}
 
 
-def spread(judges: dict[str, dict[str, Any]]) -> float | None:
+def _member(member: Score, i: int) -> str:
+    return member.model or f"member {i + 1}"
+
+
+def spread(judges: dict[str, Score]) -> float | None:
     """The largest range of members' scores over the sample's panel judges (None without a panel)."""
     ranges = [max(v.values()) - min(v.values()) for r in judges.values() if len(v := member_values(r)) >= 2]
     return max(ranges) if ranges else None
 
 
-def judge_report(samples: Sequence[dict[str, dict[str, Any]]]) -> JudgeReport:
-    """`samples`: each sample's judges (name → JudgeResult-shaped dict), as the run's view reads them."""
+def judge_report(samples: Sequence[dict[str, Score]]) -> JudgeReport:
+    """`samples`: each sample's judges (name → Score, its `metric` set), as the run's view reads them."""
     names: list[str] = []
     for judges in samples:
         names += [n for n in judges if n not in names]
     stats, panels, values = [], [], {}
     for name in names:
         results = [j[name] for j in samples if name in j]
-        numbers = [float(r["value"]) for r in results if _is_number(r.get("value"))]
-        metric = next((str(r["metric"]) for r in results if r.get("metric")), name)
-        models = sorted({m for r in results for m in ([str(x.get("model")) for x in r.get("members") or []
-                                                      if isinstance(x, dict) and x.get("model")]
-                                                     or ([str(r["model"])] if r.get("model") else []))})
-        skipped = sum(1 for r in results if not r.get("error") and not _is_number(r.get("value"))
-                      and (r.get("details") or {}).get("skipped"))
-        stats.append(JudgeStats(name, metric, models, len(numbers), sum(1 for r in results if r.get("error")),
+        numbers = [r.value for r in results if r.value is not None]
+        metric = next((r.metric for r in results if r.metric), name)
+        models = sorted({m for r in results for m in ([x.model for x in r.members if x.model]
+                                                     or ([r.model] if r.model else []))})
+        skipped = sum(1 for r in results if not r.error and r.value is None and r.details.get("skipped"))
+        stats.append(JudgeStats(name, metric, models, len(numbers), sum(1 for r in results if r.error),
                                 statistics.fmean(numbers) if numbers else None, skipped))
-        values[name] = {i: float(j[name]["value"]) for i, j in enumerate(samples)
-                        if name in j and _is_number(j[name].get("value"))}
-        if any(r.get("members") for r in results):
+        values[name] = {i: v for i, j in enumerate(samples) if name in j and (v := j[name].value) is not None}
+        if any(r.members for r in results):
             panels.append(panel_stats(name, results))
     return JudgeReport(stats, panels, judge_correlations(values))
 
@@ -102,17 +99,15 @@ def panel_agreement(ratings: dict[int, dict[str, float]]) -> dict[str, Any]:
             "exact_agreement": exact, "krippendorff_alpha": krippendorff_alpha(matrix)}
 
 
-def panel_stats(name: str, results: list[dict[str, Any]]) -> PanelStats:
+def panel_stats(name: str, results: list[Score]) -> PanelStats:
     ratings = {i: member_values(r) for i, r in enumerate(results)}
     members: dict[str, dict[str, Any]] = {}
     for r in results:
-        for i, m in enumerate(r.get("members") or []):
-            if not isinstance(m, dict):
-                continue
-            entry = members.setdefault(str(m.get("model") or f"member {i + 1}"), {"values": [], "errors": 0})
-            if _is_number(m.get("value")):
-                entry["values"].append(float(m["value"]))
-            elif m.get("error"):
+        for i, m in enumerate(r.members):
+            entry = members.setdefault(_member(m, i), {"values": [], "errors": 0})
+            if m.value is not None:
+                entry["values"].append(m.value)
+            elif m.error:
                 entry["errors"] += 1
     agreement = panel_agreement(ratings)
     spreads = [max(r.values()) - min(r.values()) for r in ratings.values() if len(r) >= 2]
@@ -140,7 +135,3 @@ def judge_correlations(values: dict[str, dict[int, float]]) -> dict[str, Any]:
     return {"names": names, "matrix": [[None if pd.isna(rho.loc[a, b]) else float(rho.loc[a, b]) for b in names]
                                        for a in names],
             "n": [[int(counts.loc[a, b]) for b in names] for a in names]}
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

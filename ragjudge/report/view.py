@@ -52,12 +52,12 @@ class ReportView:
     def metrics(self, sample: Sample) -> dict[str, float]:
         return {k: v for k, v in sample.values().items() if math.isfinite(v)}
 
-    def judges(self, sample: Sample) -> dict[str, dict[str, Any]]:
+    def judges(self, sample: Sample) -> dict[str, Score]:
         """Scores that carry a judge's verdict, by judge name (the metric they gave as `metric`)."""
-        found: dict[str, dict[str, Any]] = {}
+        found: dict[str, Score] = {}
         for name, score in sample.scores.items():
             if any(getattr(score, f) for f in JUDGE_FIELDS):
-                found.setdefault(score.judge or name, {"metric": name, **_judge_dict(score)})
+                found.setdefault(score.judge or name, score.model_copy(update={"metric": name}))
         return found
 
     def errors(self, sample: Sample) -> dict[str, str]:
@@ -120,9 +120,6 @@ class ReportView:
                                               for p in sample.contexts], title, note=note))
         return blocks
 
-
-def _judge_dict(score: Score) -> dict[str, Any]:
-    return score.model_dump(mode="json", exclude_defaults=True)
 
 # -- helpers views share ---------------------------------------------------------------------------
 
@@ -191,12 +188,15 @@ def errors_block(errors: dict[str, str]) -> Block:
     return {"kind": "errors", "title": "Errors", "items": [[k, v] for k, v in errors.items()]}
 
 
-def judges_block(judges: dict[str, dict[str, Any]], title: str = "Judges") -> Block:
+def judges_block(judges: dict[str, Score], title: str = "Judges") -> Block:
     return {"kind": "judges", "title": title, "items": [judge_item(name, r) for name, r in judges.items()]}
 
 
-def judge_item(name: str, result: dict[str, Any]) -> dict[str, Any]:
-    """The fields of a judge result the page shows; members recursively."""
+def judge_item(name: str, score: Score) -> dict[str, Any]:
+    """The fields of a judge's Score the page shows; members recursively."""
+    result = score.model_dump(mode="json", exclude_defaults=True, exclude={"members"})
+    if score.metric is not None:
+        result = {"metric": score.metric, **result}
     item: dict[str, Any] = {"name": name}
     for key in ("metric", "value", "label", "rationale", "raw", "error", "model", "prompt_tokens",
                 "completion_tokens", "latency"):
@@ -208,9 +208,8 @@ def judge_item(name: str, result: dict[str, Any]) -> dict[str, Any]:
     extra = {k: v for k, v in result.items() if k not in item and k not in ("details", "members", "judge")}
     if extra:
         item["details"] = (item.get("details", "") + " " + display(extra, 2000)).strip()
-    if result.get("members"):
-        item["members"] = [judge_item(str(m.get("model") or f"member {i + 1}"), m)
-                           for i, m in enumerate(result["members"]) if isinstance(m, dict)]
+    if score.members:
+        item["members"] = [judge_item(m.model or f"member {i + 1}", m) for i, m in enumerate(score.members)]
     return item
 
 

@@ -21,8 +21,8 @@ from ragjudge.bench.mtrag.samples import outcome_sample
 from ragjudge.bench.mtrag.summary import HEADLINE, summarize
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
 from ragjudge.formats.jsonl import write_jsonl
-from ragjudge.formats.samples import write_samples
-from ragjudge.models import JudgeResult, Passage, Prediction, Task, Turn
+from ragjudge.formats.samples import Score, write_samples
+from ragjudge.models import Passage, Prediction, Task, Turn
 
 MINI_CORPUS = Path(__file__).resolve().parents[2] / "examples" / "mini" / "corpus.jsonl"
 PANEL = ("openai/gpt-4o-mini", "anthropic/claude-3-5-haiku", "watsonx/llama-3-3-70b")
@@ -47,14 +47,14 @@ class Words:
         return " ".join(words).capitalize() + "."
 
 
-def judge_results(rng: random.Random, words: Words, answer_declines: bool) -> dict[str, JudgeResult]:
+def judge_results(rng: random.Random, words: Words, answer_declines: bool) -> dict[str, Score]:
     idk = 1.0 if answer_declines else rng.choice([0.0, 0.0, 0.0, 0.5])
     label = {1.0: "yes", 0.5: "partial", 0.0: "no"}[idk]
     members = []
     for model in PANEL:
         rating = rng.randint(1, 10)
         text = f"{words.text(rng, rng.randint(40, 90))}\nRating: [[{rating}]]"
-        members.append(JudgeResult(judge="rb_llm", metric="RB_llm", value=rating / 10, label=str(rating),
+        members.append(Score(judge="rb_llm", metric="RB_llm", value=rating / 10, label=str(rating),
                                    rationale=text, raw=text, model=model, prompt_tokens=rng.randint(900, 2600),
                                    completion_tokens=rng.randint(60, 160), latency=rng.uniform(0.5, 4)))
     if rng.random() < 0.03:  # an unparsable answer: an error with its raw text, as real panels give
@@ -68,15 +68,15 @@ def judge_results(rng: random.Random, words: Words, answer_declines: bool) -> di
     rouge, recall, kprec = rng.random(), rng.random(), rng.random()
     rb_agg = 3 / (1 / max(rouge, 1e-3) + 1 / max(recall, 1e-3) + 1 / max(kprec, 1e-3))
     return {
-        "idk": JudgeResult(judge="idk", metric="idk_eval", value=idk, label=label, rationale=label, raw=label,
+        "idk": Score(judge="idk", metric="idk_eval", value=idk, label=label, rationale=label, raw=label,
                            model=PANEL[0], prompt_tokens=rng.randint(800, 2000), completion_tokens=1, latency=0.4),
-        "rb_alg": JudgeResult(judge="rb_alg", metric="RB_agg", value=rb_agg, label=f"{rb_agg:.4f}",
+        "rb_alg": Score(judge="rb_alg", metric="RB_agg", value=rb_agg, label=f"{rb_agg:.4f}",
                               model="microsoft/deberta-xlarge-mnli",
                               details={"RougeL_stemFalse": rouge, "BertscoreR": recall, "BertKPrec": kprec}),
-        "rb_llm": JudgeResult(judge="rb_llm", metric="RB_llm", value=median, label=str(median),
+        "rb_llm": Score(judge="rb_llm", metric="RB_llm", value=median, label=str(median),
                               rationale="\n\n".join(f"[{m.model}] {m.rationale or m.raw}" for m in members),
                               model=",".join(PANEL), members=members),
-        "rl_f": JudgeResult(judge="rl_f", metric="RL_F", value=supported / len(statements),
+        "rl_f": Score(judge="rl_f", metric="RL_F", value=supported / len(statements),
                             label=f"{supported / len(statements):.4f}",
                             rationale="\n".join(f"[{int(k < supported)}] {s}" for k, s in enumerate(statements)),
                             raw=json.dumps({"statements": statements}), model=PANEL[0],

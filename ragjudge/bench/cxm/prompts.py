@@ -8,13 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ragjudge.formats.samples import Score
 from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.json_parse import ParsedJSON, parse_json_output
 from ragjudge.judges.llm_judge import render
 from ragjudge.judges.parsing import Parsed, parse_output
 from ragjudge.judges.registry import JudgeRegistry
 from ragjudge.judges.spec import JudgeSpec
-from ragjudge.models import JudgeResult
 
 INTENT_PREDICTION = "cxm_intent_prediction"
 INTENT_MATCH = "cxm_intent_match"
@@ -75,7 +75,7 @@ class CXMPromptJudge(Judge):
 
     needs_llm = False
 
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         task = self.spec.options.get("task", "a CXMArena task")
         message = (f"{self.name} is a CXMArena prompt ({task}); it does not judge MTRAG answers. "
                    f"Run it with `ragjudge eval --bench cxm-{task}`")

@@ -11,13 +11,13 @@ from __future__ import annotations
 from typing import Any
 
 from ragjudge.engine.bench import fingerprint
+from ragjudge.formats.samples import Score
 from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.json_parse import parse_json_output
 from ragjudge.judges.llm_judge import render
 from ragjudge.judges.registry import JudgeRegistry
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMError, LLMGateway
-from ragjudge.models import JudgeResult
 
 SPEC_NAME = "dialsim_judge"
 
@@ -28,7 +28,7 @@ class DialSimJudgeSpec(Judge):
 
     needs_llm = False
 
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[JudgeResult]:
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         message = (f"{self.name} judges DialSim answers: run `ragjudge eval --bench dialsim -T format=open "
                    "--judge-models MODEL` or `ragjudge dialsim score LOG --judge-models MODEL`")
         ctx.on_progress(len(items))

@@ -49,9 +49,9 @@ from ragjudge.engine.context import RunContext
 from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary
 from ragjudge.errors import UsageError
-from ragjudge.formats.samples import Sample
+from ragjudge.formats.samples import Sample, Score
 from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
-from ragjudge.models import JudgeResult, Prediction, Task
+from ragjudge.models import Prediction, Task
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
 LLM_JUDGES = ["idk", "rb_alg", "rb_llm", "rl_f"]
@@ -176,7 +176,7 @@ class MtragBench(Bench[MtragOptions, Task]):
     def outcome(self, result: SampleResult[Task]) -> TaskOutcome:
         """A result under MTRAG's official metric names (what the summary, the samples and the records read)."""
         return assemble(result.sample, Prediction.model_validate(result.output),
-                        {k: JudgeResult.model_validate(v) for k, v in result.scores.items()},
+                        {k: Score.model_validate(v) for k, v in result.scores.items()},
                         conversational_as_unanswerable=self.options.conversational_as_unanswerable)
 
     def outcomes(self, results: Sequence[SampleResult[Task]]) -> list[TaskOutcome]:

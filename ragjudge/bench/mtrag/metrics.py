@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ragjudge.engine.summary import MetricInfo
+from ragjudge.formats.samples import Score
 from ragjudge.judges import Judge
 from ragjudge.judges.conditioning import (
     ANSWERABILITY_ACCURACY,
@@ -16,7 +17,7 @@ from ragjudge.judges.conditioning import (
     condition,
     condition_underspecified,
 )
-from ragjudge.models import JudgeResult, Prediction, Task
+from ragjudge.models import Prediction, Task
 
 # Metrics that IDK conditioning applies to (the paper's phi), by official name.
 CONDITIONED_METRICS = ("RB_agg", "RB_llm", "RL_F")
@@ -58,7 +59,7 @@ METRIC_INFOS = (
 class TaskOutcome:
     task: Task
     prediction: Prediction
-    results: dict[str, JudgeResult] = field(default_factory=dict)
+    results: dict[str, Score] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
 
@@ -67,7 +68,7 @@ class TaskOutcome:
         return bool(self.errors)
 
 
-def assemble(task: Task, prediction: Prediction, results: dict[str, JudgeResult], *,
+def assemble(task: Task, prediction: Prediction, results: dict[str, Score], *,
              conversational_as_unanswerable: bool = False) -> TaskOutcome:
     """Per-task metrics under their official names, IDK-conditioned variants and answerability accuracy."""
     outcome = TaskOutcome(task=task, prediction=prediction, results=results)
@@ -126,7 +127,7 @@ def partial_panels(outcomes: list[TaskOutcome]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for o in outcomes:
         for r in o.results.values():
-            if r.members is not None and r.error is None:
+            if r.members and r.error is None:
                 if r.details.get("members_ok", len(r.members)) < r.details.get("members_total", len(r.members)):
                     counts[r.metric] = counts.get(r.metric, 0) + 1
     return counts

@@ -20,7 +20,7 @@ def official_record(outcome: TaskOutcome, setting: str | None) -> dict[str, Any]
     """`setting`: the generator's, or None when the answers were read from a predictions file."""
     o = outcome
     metrics = {k: [v] for k, v in o.metrics.items()}
-    details: dict[str, Any] = {"judges": {k: r.model_dump(exclude_none=True) for k, r in o.results.items()}}
+    details: dict[str, Any] = {"judges": {k: r.record() for k, r in o.results.items()}}
     if o.prediction.contexts is not None and setting == "rag":
         details["reference_contexts"] = [p.to_record() for p in o.task.contexts]
     if o.errors:

@@ -60,8 +60,7 @@ def scores(outcome: TaskOutcome, metric_order: Sequence[str]) -> dict[str, Score
             found[name] = Score(value=outcome.metrics[name])
     for judge, result in outcome.results.items():
         key = result.metric if result.metric not in found or found[result.metric].judge is None else judge
-        verdict = Score.of(result.model_dump(exclude_none=True, exclude={"judge", "metric"}))
-        found[key] = verdict.model_copy(update={"judge": judge, "value": outcome.metrics.get(key, verdict.value)})
+        found[key] = result.filed().model_copy(update={"judge": judge, "value": outcome.metrics.get(key, result.value)})
     return found
 
 

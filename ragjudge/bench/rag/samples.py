@@ -3,8 +3,7 @@ passages, the reference and its passages, each judge's verdict under its metric'
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ragjudge.engine.bench import SampleResult
 from ragjudge.formats.rag_records import RagRecord
@@ -17,11 +16,7 @@ def record_sample(result: SampleResult[RagRecord], judges: Sequence[Judge]) -> S
     record = result.sample
     question: str | list[Message] = record.question if len(record.turns) == 1 else \
         [Message(role="assistant" if t.speaker == "agent" else t.speaker, content=t.text) for t in record.turns]
-    scores = {}
-    for judge in judges:
-        if judge.name in result.scores:
-            verdict: Mapping[str, Any] = result.scores[judge.name]
-            scores[judge.metric] = Score.of({k: v for k, v in verdict.items() if k != "metric"})
+    scores = {j.metric: Score.model_validate(result.scores[j.name]).filed() for j in judges if j.name in result.scores}
     references = _shown(record.reference_contexts) + [Passage(id=i) for i in record.reference_context_ids
                                                       if i not in {p.id for p in record.reference_contexts}]
     return Sample(id=record.id, input=question, target=record.reference, target_contexts=references,
