@@ -11,8 +11,10 @@ imports in a background thread; when ragas's own call comes, it takes the answer
 
 Prefetching is on only when the installed ragas is the snapshot's version (read from the package metadata, without
 importing ragas: another version may word its prompts otherwise, and a request ragas will not send would be paid for
-nothing) and the run has a response cache (an answer is then never asked twice, whatever the timing). Off, the
-judges run as they always do. `python -m ragjudge.judges.ragas_prefetch --write` regenerates the snapshot from the
+nothing) and the run has a response cache (an answer is then never asked twice, whatever the timing);
+RAGJUDGE_RAGAS_PREFETCH=0 turns it off. Off, the judges run as they always do. One cost: when an earlier call of an
+item fails, ragas stops there and the requests sent ahead for its later calls (context precision's other contexts,
+context relevance's second rating) are paid for unread (cached: a rerun with `--retry-errors` reads them). `python -m ragjudge.judges.ragas_prefetch --write` regenerates the snapshot from the
 installed ragas (tests/test_ragas_prefetch.py fails until it is regenerated after a ragas upgrade).
 """
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from functools import cache
 from importlib import metadata
@@ -45,9 +48,12 @@ def installed_ragas() -> str | None:
         return None
 
 
-def enabled(gateway: LLMGateway | None) -> bool:
-    """Whether first requests may be sent ahead: the snapshot matches the installed ragas, and the run has a cache."""
-    return gateway is not None and gateway.cache is not None and installed_ragas() == ragas_prompts.RAGAS_VERSION
+def enabled(gateway: LLMGateway | None, stamped: str | None = ragas_prompts.RAGAS_VERSION) -> bool:
+    """Whether first requests may be sent ahead: the snapshot (stamped with `stamped`) matches the installed ragas,
+    the run has a cache, and RAGJUDGE_RAGAS_PREFETCH is not 0 (the way to rule prefetching out when diagnosing)."""
+    if os.environ.get("RAGJUDGE_RAGAS_PREFETCH", "1").strip() == "0":
+        return False
+    return gateway is not None and gateway.cache is not None and installed_ragas() == stamped
 
 
 def render(prompt: str, **data: str | None) -> str:
