@@ -1,0 +1,56 @@
+"""A fresh `ragjudge judge` sends its first LLM request before ragas could even be imported (issue 44, item 1):
+nothing heavy is imported before it (ragas imports in the background while the first requests are on their way:
+judges.loading, judges.ragas_prefetch).
+
+The bound is measured on this machine, now, under its present load: the time a fresh `python -c "import ragas"`
+takes. ragjudge's first request comes in about a quarter of that on a quiet machine, so the margin holds on a loaded
+one (both slow down together); no absolute wall-clock threshold."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ragjudge.testing import ragas_model as rm
+from ragjudge.testing.openai_server import OpenAIServer
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "examples" / "rag-app" / "rows.csv"
+FAST_PATH = importlib.util.find_spec("ragjudge.llm.openai_client") is not None
+
+
+def env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "OPENAI_API_KEY": "sk-test", "RAGJUDGE_CACHE_DIR": str(tmp_path / "default-cache"),
+            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+
+
+def seconds(args: list[str], environ: dict[str, str], cwd: Path) -> float:
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, *args], env=environ, cwd=cwd, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return time.monotonic() - started
+
+
+@pytest.mark.xfail(not FAST_PATH, strict=True, reason="the gateway imports litellm (5 s) before its first request "
+                   "until the OpenAI-compatible fast path (ragjudge.llm.openai_client) is in")
+def test_the_first_request_goes_out_before_ragas_could_be_imported(tmp_path: Path) -> None:
+    environ = env(tmp_path)
+    seconds(["-c", "import ragas, ragjudge.cli"], environ, tmp_path)  # both read once: the files are in memory
+    import_ragas = seconds(["-c", "import ragas"], environ, tmp_path)
+    with OpenAIServer(rm.ragas_model()) as server:
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-m", "ragjudge", "judge", str(EXAMPLE), "--judges", "faithfulness", "--judge-models",
+             "openai/judge-a", "--api-base", server.base_url, "--cache-dir", str(tmp_path / "cache"),
+             "--out", str(tmp_path / "rows.judged.jsonl")],
+            env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        first = server.arrivals[0] - started
+        assert server.chat_count() == 12  # 6 records: statements, then verdicts; nothing more
+    assert first < import_ragas, f"first request after {first:.2f} s; import ragas alone takes {import_ragas:.2f} s"
