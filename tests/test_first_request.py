@@ -54,3 +54,27 @@ def test_the_first_request_goes_out_before_ragas_could_be_imported(tmp_path: Pat
         first = server.arrivals[0] - started
         assert server.chat_count() == 12  # 6 records: statements, then verdicts; nothing more
     assert first < import_ragas, f"first request after {first:.2f} s; import ragas alone takes {import_ragas:.2f} s"
+
+
+HEAVY = ["ragas", "langchain_core", "datasets", "torch", "transformers", "sentence_transformers", "nltk", "rouge_score",
+         "bert_score", "pandas"]
+BUILD = """
+import json, sys
+from ragjudge.api import prepare_judging
+from ragjudge.judges import JudgeRegistry
+prepared = prepare_judging(sys.argv[1], judges="faithfulness,answer_relevancy,context_precision,"
+    "context_recall,context_relevance,answer_correctness,rb_alg", judge_models="openai/judge-a")
+for name in ("rl_f", "answer_correctness_llm", "rb_alg"):
+    JudgeRegistry().build(name)
+print(json.dumps(sorted(m for m in sys.modules if "." not in m)))
+"""
+
+
+def test_judges_are_built_without_importing_what_they_run_on(tmp_path: Path) -> None:
+    """Building a run's judges (the six RAGAS judges, RB_alg) imports neither ragas nor a model's libraries: they
+    load while the first requests are on their way (RAGAS judges: in the background; RB_alg: in its worker thread)."""
+    done = subprocess.run([sys.executable, "-c", BUILD, str(EXAMPLE)], env=env(tmp_path), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    loaded = set(__import__("json").loads(done.stdout.splitlines()[-1]))
+    assert [m for m in HEAVY if m in loaded] == []
