@@ -60,8 +60,7 @@ def warm(options: EmbeddingOptions) -> None:
     if options.encoder == "litellm":
         return
     encoder = _sentence_encoder(options.embedding_model)
-    try:
-        encoder.space()
+    try:  # each loads under the encoder's lock: an encode needing it meanwhile waits for this load, not another
         encoder.batch_tokenizer()
         encoder.forward_pass()
     except Exception:  # noqa: BLE001  (reported where the model is used)
