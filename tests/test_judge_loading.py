@@ -44,3 +44,22 @@ def test_a_failed_job_fails_where_it_is_awaited() -> None:
 
     with pytest.raises(ImportError, match="ragas"):
         asyncio.run(loading.ready("test: broken", broken))
+
+
+def test_the_end_of_a_run_drops_warm_ups_not_started_and_waits_for_the_job_under_way() -> None:
+    """Why: a daemon thread stopped by the interpreter's exit in the middle of an import keeps that module's lock, and
+    an import at exit would wait forever (a second Ctrl-C hung so)."""
+    gate = threading.Event()
+    finished: list[str] = []
+
+    def slow() -> None:
+        gate.wait(30)
+        finished.append("slow")
+
+    running = loading.start("test: running", slow)
+    warm_up = loading.start("test: warm-up", lambda: finished.append("warm-up"), optional=True)
+    threading.Timer(0.2, gate.set).start()
+    loading.settle()
+    assert running.done() and warm_up.cancelled() and finished == ["slow"]
+    again = loading.start("test: warm-up", lambda: finished.append("warm-up again"), optional=True)
+    assert again is not warm_up and again.result(30) is None and finished == ["slow", "warm-up again"]

@@ -89,7 +89,8 @@ class AnswerCorrectnessJudge(RagasJudge):
     def warm_up(self, ctx: JudgeContext) -> None:
         if self.embedding is not None:
             embedding = self.embedding
-            loading.start(f"embeddings {embedding.encoder} {embedding.embedding_model}", lambda: warm(embedding))
+            loading.start(f"embeddings {embedding.encoder} {embedding.embedding_model}", lambda: warm(embedding),
+                          optional=True)
 
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> AnswerCorrectness:
         from ragjudge.judges.ragas_adapter import AnswerCorrectness, CorrectnessClassifier, StatementGeneratorPrompt

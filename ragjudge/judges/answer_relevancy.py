@@ -76,7 +76,7 @@ class AnswerRelevancyJudge(RagasJudge):
 
     def warm_up(self, ctx: JudgeContext) -> None:
         loading.start(f"embeddings {self.embedding.encoder} {self.embedding.embedding_model}",
-                      lambda: warm(self.embedding))
+                      lambda: warm(self.embedding), optional=True)
 
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> ResponseRelevancy:
         from ragjudge.judges.ragas_adapter import ResponseRelevancePrompt

@@ -146,8 +146,9 @@ class RagasJudge(Judge):
     async def _judge_one(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> JudgeResult:
         prefetched = self.prefetch(item, gateway, model)
         try:
+            imported = loading.import_ragas()
             self.warm_up(ctx)  # queued behind ragas's import: loads while the first answers are on their way
-            await loading.ragas_imported()
+            await asyncio.wrap_future(imported)
             result = await self._judge_loaded(item, gateway, model, ctx, prefetched)
         except BaseException:
             if prefetched is not None:
