@@ -146,6 +146,8 @@ class RagasJudge(Judge):
     async def _judge_one(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> JudgeResult:
         prefetched = self.prefetch(item, gateway, model)
         try:
+            if prefetched is not None:
+                await prefetched.on_their_way()  # then ragas's import, which would slow their sending
             imported = loading.import_ragas()
             self.warm_up(ctx)  # queued behind ragas's import: loads while the first answers are on their way
             await asyncio.wrap_future(imported)

@@ -101,6 +101,16 @@ class Prefetched:
         """Requests sent ahead and not taken yet."""
         return len(self._tasks)
 
+    async def on_their_way(self, patience: float = 0.2) -> None:
+        """Return once the gateway has sent a request (or answered one from its cache), or after `patience` seconds.
+        Awaited before ragas's import starts: an import holds the interpreter much of the time, and the first
+        requests are sent faster without it (about 0.4 s sooner on two loaded cores)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + patience
+        while (not self.gateway.requests_sent and not any(t.done() for t in self._tasks.values())
+               and loop.time() < deadline):
+            await asyncio.sleep(0.005)
+
     def take(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]
              ) -> asyncio.Task[LLMResponse] | None:
         """The request sent ahead for exactly this call, or None (then the caller asks the gateway)."""
