@@ -149,7 +149,8 @@ class RagasJudge(Judge):
             if prefetched is not None:
                 await prefetched.on_their_way()  # then ragas's import, which would slow their sending
             imported = loading.import_ragas()
-            self.warm_up(ctx)  # queued behind ragas's import: loads while the first answers are on their way
+            if prefetched is None or not prefetched.answered_from_cache:
+                self.warm_up(ctx)  # queued behind ragas's import: loads while the first answers are on their way
             await asyncio.wrap_future(imported)
             result = await self._judge_loaded(item, gateway, model, ctx, prefetched)
         except BaseException:

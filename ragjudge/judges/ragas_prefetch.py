@@ -111,6 +111,13 @@ class Prefetched:
                and loop.time() < deadline):
             await asyncio.sleep(0.005)
 
+    @property
+    def answered_from_cache(self) -> bool:
+        """An answer sent ahead came from the response cache: a rerun, whose later steps (vectors) are likely kept
+        too, so a local model need not be loaded ahead."""
+        return any(t.done() and not t.cancelled() and t.exception() is None and t.result().cached
+                   for t in self._tasks.values())
+
     def take(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]
              ) -> asyncio.Task[LLMResponse] | None:
         """The request sent ahead for exactly this call, or None (then the caller asks the gateway)."""
