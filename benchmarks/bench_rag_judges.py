@@ -29,13 +29,14 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 
-from ragjudge.testing.openai_server import OpenAIServer  # noqa: E402
-from ragjudge.testing.ragas_model import ragas_model  # noqa: E402
+if TYPE_CHECKING:
+    from ragjudge.testing.openai_server import OpenAIServer
 
 DATA = Path(os.environ.get("RAGJUDGE_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data")) / "mtrag"
 JUDGES = ["faithfulness", "answer_relevancy", "context_precision", "context_recall", "context_relevance",
@@ -179,8 +180,10 @@ def main() -> None:
     parser.add_argument("--cache", help=argparse.SUPPRESS)
     parser.add_argument("--base-url", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
+    if args.child:  # nothing imported before the tool's own imports: its first request is timed from the start
         return child(args)
+    from ragjudge.testing.openai_server import OpenAIServer
+    from ragjudge.testing.ragas_model import ragas_model  # imports ragas: the server's side only
     if not DATA.is_dir():
         raise SystemExit(f"needs the shared MTRAG data at {DATA} (or $RAGJUDGE_SHARED_DATA)")
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench")

@@ -76,8 +76,10 @@ def test_ctrl_c_waits_for_the_calls_in_flight_so_a_rerun_pays_for_no_prompt_twic
     with OpenAIServer(ragas_model(), latency=LATENCY) as server:
         args = judge_args(server, source, tmp_path / "out.jsonl", tmp_path / "cache")
         proc = start(args)
-        # mid-run: the first wave answered, the second on its way
-        wait_until(lambda: len(server.requests) > CONCURRENCY and server.in_flight >= 10, "a second wave in flight")
+        # mid-run: the first wave answered, verdicts on their way (statements are sent ahead, while ragas imports:
+        # the second wave may hold statements only)
+        wait_until(lambda: len(server.requests) > CONCURRENCY and server.in_flight >= 10
+                   and any(NLI in r.prompt for r in list(server.requests)), "verdicts in flight")
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
         assert proc.returncode == 130, stderr

@@ -109,13 +109,14 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
 
 
 def _judging_bench(path: Path, holds_mtrag_tasks: Callable[[Path], bool]) -> str:
-    from ragjudge.bench.mtrag.un.bench import has_underspecified_tasks
     from ragjudge.formats.files import input_file
 
     if not path.is_dir():
         input_file(path, "file of records")
     if not holds_mtrag_tasks(path):
         return "rag"
+    from ragjudge.bench.mtrag.un.bench import has_underspecified_tasks  # MTRAG's modules: only for MTRAG's files
+
     return "mtrag-un" if has_underspecified_tasks(path) else "mtrag"
 
 

@@ -7,15 +7,16 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.errors import UsageError
 from ragjudge.formats.files import writing
 from ragjudge.formats.jsonl import to_jsonable, write_jsonl
 from ragjudge.formats.run_layout import OutputPaths
 from ragjudge.formats.samples import Sample, write_samples
+
+if TYPE_CHECKING:  # pandas takes a third of a second to import: only when the run's table is written
+    import pandas as pd
 
 __all__ = ["OutputLock", "OutputPaths", "atomic_write", "tidy_frame", "write_outputs"]
 
@@ -105,6 +106,8 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     """A flat table that CSV and Parquet both accept: nested values become JSON text, mixed columns text."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows)
     for column in frame.columns:
         values = frame[column]

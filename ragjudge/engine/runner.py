@@ -28,6 +28,7 @@ from ragjudge.engine.summary import RunFacts, Summary, add_judge_only_cis
 from ragjudge.errors import InputError
 from ragjudge.formats.files import InputLog, recording_inputs
 from ragjudge.formats.samples import Sample
+from ragjudge.judges.loading import settle as settle_loading
 from ragjudge.llm import LLMGateway
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.llm.usage import logged_usage
@@ -82,6 +83,7 @@ def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | Non
                         if gateway.batcher is not None:
                             gateway.batcher.journal.close()
     finally:
+        settle_loading()  # nothing left importing or loading in the background once the run is over
         bench.close()
         if (close := getattr(data, "close", None)) is not None:  # what load opened for the run (indexes)
             close()

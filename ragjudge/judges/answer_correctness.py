@@ -19,39 +19,46 @@ statements are one cached call.
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
+from ragjudge.errors import InputError
+from ragjudge.judges import loading
+from ragjudge.judges.base import JudgeContext, JudgedItem
+from ragjudge.judges.embedding_options import EmbeddingOptions, encoder_for, encoder_name, warm
+from ragjudge.judges.ragas_judge import RagasJudge, user_input
+from ragjudge.judges.ragas_prefetch import render
+from ragjudge.judges.spec import JudgeSpec
 
-from ragjudge.judges.ragas_adapter import (  # noqa: E402
-    AnswerCorrectness,
-    AnswerSimilarity,
-    ClassificationWithReason,
-    CorrectnessClassifier,
-    fbeta_score,
-    StatementGeneratorOutput,
-    StatementGeneratorPrompt,
-)
-
-from ragjudge.errors import InputError  # noqa: E402
-from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
-from ragjudge.judges.ragas_embeddings import (  # noqa: E402
-    EmbeddingOptions,
-    EncoderRagasEmbeddings,
-    encoder_for,
-    encoder_name,
-)
-from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
-from ragjudge.judges.spec import JudgeSpec  # noqa: E402
+if TYPE_CHECKING:  # imported when the judge first runs (judges.loading)
+    from ragjudge.judges.ragas_adapter import AnswerCorrectness, AnswerSimilarity
+    from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
 
-class _TracedSimilarity(AnswerSimilarity):
-    """ragas's AnswerSimilarity; records its score for the result's details."""
+@cache
+def _similarity_class() -> type[AnswerSimilarity]:
+    from ragjudge.judges.ragas_adapter import AnswerSimilarity
 
-    async def _ascore(self, row: dict, callbacks: Any) -> float:
-        score = await super()._ascore(row, callbacks)
-        self.trace.outputs["similarity"] = [score]  # type: ignore[attr-defined]
-        return score
+    class _TracedSimilarity(AnswerSimilarity):
+        """ragas's AnswerSimilarity; records its score for the result's details."""
+
+        async def _ascore(self, row: dict, callbacks: Any) -> float:
+            score = await super()._ascore(row, callbacks)
+            self.trace.outputs["similarity"] = [score]  # type: ignore[attr-defined]
+            return score
+
+    return _TracedSimilarity
+
+
+def check_options(weights: list[float]) -> None:
+    """ragas's own checks of AnswerCorrectness's options (its `__post_init__`, run again when the metric is built),
+    made when the judge is built, before ragas is imported."""
+    if len(weights) != 2:
+        raise ValueError("Expects a list of two weights. First for factuality, second for semantic similarity")
+    if all(w == 0 for w in weights):
+        raise ValueError("At least one weight must be non-zero")
+    if not all(w >= 0 for w in weights):
+        raise ValueError("Weights must be non-negative")
 
 
 class AnswerCorrectnessJudge(RagasJudge):
@@ -64,7 +71,7 @@ class AnswerCorrectnessJudge(RagasJudge):
         try:
             self.weights = [float(w) for w in weights]
             self.beta = float(beta)
-            AnswerCorrectness(weights=self.weights, beta=self.beta)  # ragas's own checks of its options
+            check_options(self.weights)
         except (TypeError, ValueError) as exc:
             raise InputError(f"weights must be [factuality, similarity], not both 0, and beta a number: {exc}",
                              file=spec.source, field="options.weights") from None
@@ -73,11 +80,27 @@ class AnswerCorrectnessJudge(RagasJudge):
     def embedding_models(self) -> list[str]:
         return [encoder_name(self.embedding)] if self.embedding is not None else []
 
+    def first_prompts(self, item: JudgedItem) -> list[str]:
+        """The statements of the response and of the reference (`AnswerCorrectness._ascore` asks both, in turn)."""
+        question = user_input(item.messages, self.user_input_mode)
+        return [render("statement_generator", question=question, answer=text) for text in (item.answer,
+                                                                                           item.reference)]
+
+    def warm_up(self, ctx: JudgeContext) -> None:
+        if self.embedding is not None:
+            embedding = self.embedding
+            loading.start(f"embeddings {embedding.encoder} {embedding.embedding_model}", lambda: warm(embedding),
+                          optional=True)
+
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> AnswerCorrectness:
+        from ragjudge.judges.ragas_adapter import AnswerCorrectness, CorrectnessClassifier, StatementGeneratorPrompt
+        from ragjudge.judges.ragas_embeddings import EncoderRagasEmbeddings
+        from ragjudge.judges.ragas_llm import traced
+
         similarity = None
         if self.embedding is not None:
-            similarity = _TracedSimilarity(embeddings=EncoderRagasEmbeddings(encoder_for(self.embedding,
-                                                                                          ctx.gateway)))
+            similarity = _similarity_class()(embeddings=EncoderRagasEmbeddings(encoder_for(self.embedding,
+                                                                                            ctx.gateway)))
             similarity.trace = llm.trace  # type: ignore[attr-defined]
         return AnswerCorrectness(
             llm=llm, embeddings=similarity.embeddings if similarity else None, weights=self.weights, beta=self.beta,
@@ -87,6 +110,8 @@ class AnswerCorrectnessJudge(RagasJudge):
             correctness_prompt=traced(CorrectnessClassifier, "classification", llm.trace, self.format_fix_retries))
 
     def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+        from ragjudge.judges.ragas_adapter import ClassificationWithReason, StatementGeneratorOutput, fbeta_score
+
         statements = [s.statements for s in trace.outputs.get("statements", [])
                       if isinstance(s, StatementGeneratorOutput)]
         output = trace.output("classification")

@@ -18,45 +18,46 @@ Deliberate differences from `ragas.evaluate` (docs/judges.md):
 
 from __future__ import annotations
 
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
+from ragjudge.judges import loading
+from ragjudge.judges.base import JudgeContext, JudgedItem
+from ragjudge.judges.embedding_options import EmbeddingOptions, encoder_for, encoder_name, warm
+from ragjudge.judges.ragas_judge import RagasJudge
+from ragjudge.judges.ragas_prefetch import render
+from ragjudge.judges.spec import JudgeSpec
 
-from ragjudge.judges.ragas_adapter import (  # noqa: E402
-    ResponseRelevanceInput,
-    ResponseRelevanceOutput,
-    ResponseRelevancePrompt,
-    ResponseRelevancy,
-)
-
-from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
-from ragjudge.judges.ragas_embeddings import (  # noqa: E402
-    EmbeddingOptions,
-    EncoderRagasEmbeddings,
-    encoder_for,
-    encoder_name,
-)
-from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
-from ragjudge.judges.spec import JudgeSpec  # noqa: E402
+if TYPE_CHECKING:  # imported when the judge first runs (judges.loading)
+    from ragjudge.judges.ragas_adapter import ResponseRelevanceOutput, ResponseRelevancy
+    from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
 
-class _ResponseRelevancy(ResponseRelevancy):
-    """ragas's metric; the one change: the embeddings of the question and of the generated questions are fetched
-    (async) before ragas's synchronous `_calculate_score` reads them. The rest is ragas's `_ascore`, line for line."""
+@cache
+def _metric_class() -> type[ResponseRelevancy]:
+    from ragjudge.judges.ragas_adapter import ResponseRelevanceInput, ResponseRelevancy
+    from ragjudge.judges.ragas_embeddings import EncoderRagasEmbeddings
 
-    async def _ascore(self, row: dict, callbacks: Any) -> float:
-        assert self.llm is not None and isinstance(self.embeddings, EncoderRagasEmbeddings)
-        responses = await self.question_generation.generate_multiple(
-            data=ResponseRelevanceInput(response=row["response"]), llm=self.llm, callbacks=callbacks,
-            n=self.strictness)
-        questions = [r.question for r in responses]
-        if not all(q == "" for q in questions):  # else ragas returns NaN without embedding anything
-            await self.embeddings.prefetch([row["user_input"], *questions])
-        score = self._calculate_score(responses, row)
-        if not all(q == "" for q in questions):  # for the result's details: ragas's similarities, before the mean
-            similarities = self.calculate_similarity(row["user_input"], questions)
-            self.llm.trace.outputs["similarity"] = [float(s) for s in similarities]  # type: ignore[attr-defined]
-        return score
+    class _ResponseRelevancy(ResponseRelevancy):
+        """ragas's metric; the one change: the embeddings of the question and of the generated questions are
+        fetched (async) before ragas's synchronous `_calculate_score` reads them. The rest is ragas's `_ascore`,
+        line for line."""
+
+        async def _ascore(self, row: dict, callbacks: Any) -> float:
+            assert self.llm is not None and isinstance(self.embeddings, EncoderRagasEmbeddings)
+            responses = await self.question_generation.generate_multiple(
+                data=ResponseRelevanceInput(response=row["response"]), llm=self.llm, callbacks=callbacks,
+                n=self.strictness)
+            questions = [r.question for r in responses]
+            if not all(q == "" for q in questions):  # else ragas returns NaN without embedding anything
+                await self.embeddings.prefetch([row["user_input"], *questions])
+            score = self._calculate_score(responses, row)
+            if not all(q == "" for q in questions):  # for the details: ragas's similarities, before the mean
+                similarities = self.calculate_similarity(row["user_input"], questions)
+                self.llm.trace.outputs["similarity"] = [float(s) for s in similarities]  # type: ignore[attr-defined]
+            return score
+
+    return _ResponseRelevancy
 
 
 class AnswerRelevancyJudge(RagasJudge):
@@ -69,8 +70,20 @@ class AnswerRelevancyJudge(RagasJudge):
     def embedding_models(self) -> list[str]:
         return [encoder_name(self.embedding)]
 
+    def first_prompts(self, item: JudgedItem) -> list[str]:
+        """The question generated from the response (one: `strictness` 1)."""
+        return [render("response_relevance", response=item.answer)]
+
+    def warm_up(self, ctx: JudgeContext) -> None:
+        loading.start(f"embeddings {self.embedding.encoder} {self.embedding.embedding_model}",
+                      lambda: warm(self.embedding), optional=True)
+
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> ResponseRelevancy:
-        return _ResponseRelevancy(
+        from ragjudge.judges.ragas_adapter import ResponseRelevancePrompt
+        from ragjudge.judges.ragas_embeddings import EncoderRagasEmbeddings
+        from ragjudge.judges.ragas_llm import traced
+
+        return _metric_class()(
             llm=llm, embeddings=EncoderRagasEmbeddings(encoder_for(self.embedding, ctx.gateway)), strictness=1,
             question_generation=traced(ResponseRelevancePrompt, "question", llm.trace, self.format_fix_retries))
 

@@ -15,19 +15,15 @@ with the raw text (ragas: NaN).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
+from ragjudge.judges.base import JudgeContext, JudgedItem
+from ragjudge.judges.ragas_judge import RagasJudge, user_input
+from ragjudge.judges.ragas_prefetch import render
 
-from ragjudge.judges.ragas_adapter import (  # noqa: E402
-    ContextPrecisionPrompt,
-    LLMContextPrecisionWithoutReference,
-    LLMContextPrecisionWithReference,
-    Verification,
-)
-
-from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
-from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
+if TYPE_CHECKING:  # imported when the judge first runs (judges.loading)
+    from ragjudge.judges.ragas_adapter import LLMContextPrecisionWithReference, Verification
+    from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
 WITH_REFERENCE = "with reference"
 WITHOUT_REFERENCE = "without reference"
@@ -51,10 +47,21 @@ class ContextPrecisionJudge(RagasJudge):
 
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext
                      ) -> LLMContextPrecisionWithReference:
+        from ragjudge.judges.ragas_adapter import (ContextPrecisionPrompt, LLMContextPrecisionWithoutReference,
+                                                   LLMContextPrecisionWithReference)
+        from ragjudge.judges.ragas_llm import traced
+
         cls = LLMContextPrecisionWithReference if self.variant(item) == WITH_REFERENCE \
             else LLMContextPrecisionWithoutReference
         return cls(llm=llm, context_precision_prompt=traced(ContextPrecisionPrompt, "verdicts", llm.trace,
                                                                self.format_fix_retries))
+
+    def first_prompts(self, item: JudgedItem) -> list[str]:
+        """Every call it makes: one verdict per context, in rank order, against the reference or else the response
+        (ragas asks them one after another; sent ahead, they are on their way together)."""
+        answer = item.reference if self.variant(item) == WITH_REFERENCE else item.answer
+        question = user_input(item.messages, self.user_input_mode)
+        return [render("context_precision", question=question, context=p.text, answer=answer) for p in item.contexts]
 
     def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
         verdicts: list[Verification] = trace.outputs.get("verdicts", [])

@@ -11,18 +11,15 @@ judge classified no sentence) is an error (ragas: NaN).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
+from ragjudge.judges.base import JudgeContext, JudgedItem
+from ragjudge.judges.ragas_judge import RagasJudge, user_input
+from ragjudge.judges.ragas_prefetch import render
 
-from ragjudge.judges.ragas_adapter import (  # noqa: E402
-    ContextRecallClassificationPrompt,
-    ContextRecallClassifications,
-    LLMContextRecall,
-)
-
-from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
-from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
+if TYPE_CHECKING:  # imported when the judge first runs (judges.loading)
+    from ragjudge.judges.ragas_adapter import LLMContextRecall
+    from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
 
 class ContextRecallJudge(RagasJudge):
@@ -31,13 +28,23 @@ class ContextRecallJudge(RagasJudge):
     uses_response = False  # the reference is classified, not the response
 
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> LLMContextRecall:
+        from ragjudge.judges.ragas_adapter import ContextRecallClassificationPrompt, LLMContextRecall
+        from ragjudge.judges.ragas_llm import traced
+
         return LLMContextRecall(llm=llm, context_recall_prompt=traced(
             ContextRecallClassificationPrompt, "classifications", llm.trace, self.format_fix_retries))
+
+    def first_prompts(self, item: JudgedItem) -> list[str]:
+        """Its one call: the reference classified against the joined contexts (`LLMContextRecall._ascore`)."""
+        return [render("context_recall", question=user_input(item.messages, self.user_input_mode),
+                       context="\n".join(p.text for p in item.contexts), answer=item.reference)]
 
     def nan_reason(self, trace: RagasTrace) -> str:
         return "ragas returned NaN: the judge classified no sentence of the reference"
 
     def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+        from ragjudge.judges.ragas_adapter import ContextRecallClassifications
+
         output = trace.output("classifications")
         found = output.classifications if isinstance(output, ContextRecallClassifications) else []
         rationale = "\n".join(f"[{c.attributed}] {c.statement} — {c.reason}" for c in found)

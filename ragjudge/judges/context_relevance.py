@@ -19,23 +19,29 @@ Deliberate differences from `ragas.evaluate`:
 from __future__ import annotations
 
 import math
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
+from ragjudge.judges.base import JudgeContext, JudgedItem
+from ragjudge.judges.ragas_judge import RagasJudge, user_input
+from ragjudge.judges.ragas_prefetch import template
+from ragjudge.llm import LLMResponse
 
-from ragjudge.judges.ragas_adapter import ContextRelevance  # noqa: E402
-
-from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
-from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
-from ragjudge.llm import LLMResponse  # noqa: E402
+if TYPE_CHECKING:  # imported when the judge first runs (judges.loading)
+    from ragjudge.judges.ragas_adapter import ContextRelevance
+    from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
 
-_READER = ContextRelevance()
+@cache
+def _reader() -> ContextRelevance:
+    from ragjudge.judges.ragas_adapter import ContextRelevance
+
+    return ContextRelevance()
 
 
 def _rating(text: str) -> float:
     """The rating ragas reads in an answer (0, 0.5 or 1), NaN when there is none: ragas's own `process_score`."""
-    return float(_READER.process_score(text))
+    return float(_reader().process_score(text))
 
 
 class ContextRelevanceJudge(RagasJudge):
@@ -45,10 +51,21 @@ class ContextRelevanceJudge(RagasJudge):
     record_errors = True  # ContextRelevance catches every exception, prints it and returns NaN
 
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem, ctx: JudgeContext) -> ContextRelevance:
+        from ragjudge.judges.ragas_adapter import ContextRelevance
+
         metric = ContextRelevance(llm=llm)
         metric.retry = 1  # one answer per prompt: at temperature 0 asking again gives the same answer
         llm.trace.stage = "ratings"
         return metric
+
+    def first_prompts(self, item: JudgedItem) -> list[str]:
+        """Both ratings' prompts, unless ragas scores 0 without asking (empty contexts, or contexts the question
+        already holds: `ContextRelevance._single_turn_ascore`)."""
+        query = user_input(item.messages, self.user_input_mode)
+        context = "\n".join(p.text for p in item.contexts)
+        if not query.strip() or context.strip() in query.strip():
+            return []
+        return [template("context_relevance", i, query=query, context=context) for i in (0, 1)]
 
     def unreadable(self, trace: RagasTrace) -> tuple[str, LLMResponse] | None:
         for call in trace.calls:

@@ -16,57 +16,12 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Sequence
-from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
-from ragjudge.errors import InputError
 from ragjudge.judges.ragas_llm import no_retry
-from ragjudge.judges.spec import JudgeSpec
-from ragjudge.llm import LLMGateway
-from ragjudge.retrieval.encoders import BUNDLED_MODELS, BUNDLED_NAME, LiteLLMEncoder, SentenceTransformerEncoder
+from ragjudge.retrieval.encoders import LiteLLMEncoder, SentenceTransformerEncoder
 
 from ragjudge.judges.ragas_adapter import BaseRagasEmbeddings  # noqa: E402
-
-
-class EmbeddingOptions(BaseModel):
-    """A judge spec's embedding options (the same names as a dense retriever's)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    encoder: Literal["sentence-transformers", "litellm"] = "sentence-transformers"
-    embedding_model: str = "minilm"
-    """`minilm` (the bundled all-MiniLM-L6-v2), a sentence-transformers name or folder, or with encoder=litellm a
-    litellm embedding model (openai/text-embedding-3-small), called through the run's gateway."""
-
-    @classmethod
-    def of(cls, spec: JudgeSpec) -> EmbeddingOptions:
-        try:
-            return cls.model_validate(spec.options)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            where = ".".join(str(p) for p in error["loc"])
-            raise InputError(error["msg"], file=spec.source, field=f"options.{where}") from None
-
-
-@cache
-def _sentence_encoder(model: str) -> SentenceTransformerEncoder:
-    """One per model in the process: judges that share a model load it once."""
-    return SentenceTransformerEncoder(model)
-
-
-def encoder_for(options: EmbeddingOptions, gateway: LLMGateway | None) -> SentenceTransformerEncoder | LiteLLMEncoder:
-    if options.encoder == "litellm":
-        return LiteLLMEncoder(options.embedding_model, gateway=gateway)
-    return _sentence_encoder(options.embedding_model)
-
-
-def encoder_name(options: EmbeddingOptions) -> str:
-    """The embedding model as results record it."""
-    if options.encoder == "litellm":
-        return options.embedding_model
-    return BUNDLED_NAME if options.embedding_model in BUNDLED_MODELS else options.embedding_model
 
 
 class EncoderRagasEmbeddings(BaseRagasEmbeddings):

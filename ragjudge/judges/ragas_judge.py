@@ -8,26 +8,31 @@ explain a score from ragas's parsed outputs (`explain`). This base turns everyth
 - an item that lacks what the metric needs is not applicable (skipped with the reason), never a 0;
 - a NaN from ragas (the judge gave nothing to score) is an error, never a number;
 - tokens, latency and the raw answers are the sums and the texts of every call ragas made.
+
+ragas is not imported with these modules: a judge's first run imports it in a background thread
+(`judges.loading`) and, meanwhile, sends the item's first requests ahead (`first_prompts`, `ragas_prefetch`), which
+ragas's own calls then take.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
+from ragjudge.errors import InputError, RagjudgeError
+from ragjudge.judges import loading, ragas_prefetch
+from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
+from ragjudge.judges.ragas_logs import recorded_by_ragjudge
+from ragjudge.judges.ragas_prefetch import Prefetched
+from ragjudge.judges.spec import JudgeSpec
+from ragjudge.llm import LLMError, LLMGateway, LLMResponse
+from ragjudge.formats.samples import Score
+from ragjudge.models import Turn
 
-from ragjudge.judges.ragas_adapter import SingleTurnMetric, SingleTurnSample  # noqa: E402
-
-from ragjudge.errors import InputError, RagjudgeError  # noqa: E402
-from ragjudge.formats.samples import Score  # noqa: E402
-from ragjudge.judges.base import Judge, JudgeContext, JudgedItem  # noqa: E402
-from ragjudge.judges.ragas_logs import recorded_by_ragjudge  # noqa: E402
-from ragjudge.judges.spec import JudgeSpec  # noqa: E402
-from ragjudge.llm import LLMError, LLMGateway, LLMResponse  # noqa: E402
-from ragjudge.models import Turn  # noqa: E402
-from ragjudge.retrieval.encoders import EncodingError  # noqa: E402
+if TYPE_CHECKING:  # ragas is imported in the background when a judge first runs (judges.loading)
+    from ragjudge.judges.ragas_adapter import SingleTurnMetric, SingleTurnSample
+    from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
 USER_INPUT_MODES = ("auto", "conversation")
 
@@ -88,7 +93,18 @@ class RagasJudge(Judge):
         read, with the error, or None."""
         return None
 
+    def first_prompts(self, item: JudgedItem) -> list[str]:
+        """The prompts ragas sends first for this item, whatever the answers (`ragas_prefetch.render`): sent ahead
+        while ragas imports. Only requests ragas is sure to send (a prompt ragas may skip would be paid for
+        nothing); [] sends none."""
+        return []
+
+    def warm_up(self, ctx: JudgeContext) -> None:
+        """Start loading what this judge will need after its first answers (a local model), in the background."""
+
     def sample(self, item: JudgedItem) -> SingleTurnSample:
+        from ragjudge.judges.ragas_adapter import SingleTurnSample
+
         return SingleTurnSample(
             user_input=user_input(item.messages, self.user_input_mode),
             response=item.answer,
@@ -117,8 +133,38 @@ class RagasJudge(Judge):
 
         return list(await asyncio.gather(*(run(item) for item in items)))
 
+    def prefetch(self, item: JudgedItem, gateway: LLMGateway, model: str) -> Prefetched | None:
+        """The item's first requests, sent now (None: prefetching is off, or there is nothing to send)."""
+        if not ragas_prefetch.enabled(gateway) or self.skip_reason(item) is not None:
+            return None
+        prompts = self.first_prompts(item)
+        if not prompts:
+            return None
+        prefetched = Prefetched(gateway, model, self.spec.params)
+        prefetched.send(prompts)
+        return prefetched
+
     async def _judge_one(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext) -> Score:
-        result, unreadable = await self._score_item(item, gateway, model, ctx)
+        prefetched = self.prefetch(item, gateway, model)
+        try:
+            if prefetched is not None:
+                await prefetched.on_their_way()  # then ragas's import, which would slow their sending
+            imported = loading.import_ragas()
+            if prefetched is None or not prefetched.answered_from_cache:
+                self.warm_up(ctx)  # queued behind ragas's import: loads while the first answers are on their way
+            await asyncio.wrap_future(imported)
+            result = await self._judge_loaded(item, gateway, model, ctx, prefetched)
+        except BaseException:
+            if prefetched is not None:
+                prefetched.cancel()
+            raise
+        if prefetched is not None:
+            await prefetched.settle()
+        return result
+
+    async def _judge_loaded(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext,
+                            prefetched: Prefetched | None) -> Score:
+        result, unreadable = await self._score_item(item, gateway, model, ctx, prefetched)
         # An answer ragas could not use was paid for: it stays cached (a rerun re-reads it, sending nothing); with
         # retry_errors it alone is taken out of the cache and asked again.
         if unreadable is not None and ctx.retry_errors:
@@ -127,14 +173,18 @@ class RagasJudge(Judge):
             result.details["asked_again"] = True
         return result
 
-    async def _score_item(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext
-                          ) -> tuple[Score, LLMResponse | None]:
+    async def _score_item(self, item: JudgedItem, gateway: LLMGateway, model: str, ctx: JudgeContext,
+                          prefetched: Prefetched | None = None) -> tuple[Score, LLMResponse | None]:
         """The result, and the answer that could not be read when that is why it failed."""
+        from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
+        from ragjudge.retrieval.encoders import EncodingError
+
         if (reason := self.skip_reason(item)) is not None:
             return self.result(model=model, details={"skipped": reason}), None
 
         trace = RagasTrace()
-        llm = GatewayRagasLLM(gateway, model, self.spec.params, trace, record_errors=self.record_errors)
+        llm = GatewayRagasLLM(gateway, model, self.spec.params, trace, record_errors=self.record_errors,
+                              prefetched=prefetched)
         error: str | None = None
         score: Any = None
         unreadable: LLMResponse | None = None

@@ -24,13 +24,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.outputs import Generation, LLMResult  # noqa: E402
 from langchain_core.prompt_values import PromptValue, StringPromptValue  # noqa: E402
 from ragjudge.judges.ragas_adapter import BaseRagasLLM, camel_to_snake, PydanticPrompt, RunConfig  # noqa: E402
 
 from ragjudge.llm import LLMGateway, LLMResponse  # noqa: E402
+
+if TYPE_CHECKING:
+    from ragjudge.judges.ragas_prefetch import Prefetched
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
@@ -63,16 +66,19 @@ class GatewayRagasLLM(BaseRagasLLM):
 
     `record_errors`: a failed call is recorded in the trace and answered with an empty text instead of raised, for
     ragas metrics that catch every exception themselves and print it (ContextRelevance): the judge then reports the
-    recorded error rather than the NaN ragas makes of it."""
+    recorded error rather than the NaN ragas makes of it. `prefetched`: requests sent ahead for this item
+    (`ragas_prefetch`): a call for the same messages takes its answer instead of asking again."""
 
     def __init__(self, gateway: LLMGateway, model: str, params: dict[str, Any] | None = None,
-                 trace: RagasTrace | None = None, *, record_errors: bool = False):
+                 trace: RagasTrace | None = None, *, record_errors: bool = False,
+                 prefetched: Prefetched | None = None):
         super().__init__(run_config=no_retry())
         self.gateway = gateway
         self.model = model
         self.params = dict(params or {})
         self.trace = trace if trace is not None else RagasTrace()
         self.record_errors = record_errors
+        self.prefetched = prefetched
 
     def set_run_config(self, run_config: RunConfig) -> None:
         # ragas.evaluate() and metric.init() call this with their own RunConfig (10 retries on any exception).
@@ -99,7 +105,8 @@ class GatewayRagasLLM(BaseRagasLLM):
                 generations.append(Generation(text=""))
                 continue
             try:
-                response = await self.gateway.complete(self.model, messages, **params)
+                sent = self.prefetched.take(self.model, messages, params) if self.prefetched is not None else None
+                response = await (sent if sent is not None else self.gateway.complete(self.model, messages, **params))
             except Exception as exc:
                 if not self.record_errors:
                     raise

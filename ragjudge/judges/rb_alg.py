@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.errors import InputError
 from ragjudge.embeddings.device import check_device
@@ -14,9 +14,11 @@ from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.embeddings.bertscore import resolve_model
-from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 from ragjudge.metrics.rb_alg import rb_agg
 from ragjudge.metrics.rouge import rouge_l_f
+
+if TYPE_CHECKING:  # torch: imported with the model, in the worker thread that scores (LLM judges' requests go on)
+    from ragjudge.embeddings.cached_bertscore import CachedBertScorer
 
 
 NO_PASSAGES = ("zero", "not_applicable")
@@ -60,12 +62,14 @@ class RBAlgJudge(Judge):
     def scorer_for(self, ctx: JudgeContext) -> CachedBertScorer:
         """The run's scorer, made once (the model loads on first need) with the context's cache folder."""
         if self._scorer is None:
+            from ragjudge.embeddings.cached_bertscore import CachedBertScorer
+
             store = EmbeddingStore(ctx.cache_dir or default_cache_dir()) if ctx.use_cache else None
             self._scorer = CachedBertScorer(self.config, store=store, device=self.device, backend=self.backend)
         return self._scorer
 
     async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
-        results = await asyncio.to_thread(self.score_batch, items, self.scorer_for(ctx))
+        results = await asyncio.to_thread(lambda: self.score_batch(items, self.scorer_for(ctx)))
         ctx.on_progress(len(items))
         return results
 

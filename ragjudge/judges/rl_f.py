@@ -24,20 +24,15 @@ Deliberate differences from `ragas.evaluate` (judges/rl_f.yaml, docs/judges.md):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace, traced
+from ragjudge.judges.base import JudgeContext, JudgedItem
+from ragjudge.judges.ragas_judge import RagasJudge, user_input
+from ragjudge.judges.ragas_prefetch import render
 
-from ragjudge.judges.ragas_adapter import (  # noqa: E402
-    Faithfulness,
-    NLIStatementOutput,
-    NLIStatementPrompt,
-    StatementGeneratorOutput,
-    StatementGeneratorPrompt,
-)
-
-from ragjudge.judges.base import JudgeContext, JudgedItem  # noqa: E402
-from ragjudge.judges.ragas_judge import RagasJudge  # noqa: E402
+if TYPE_CHECKING:  # imported when the judge first runs (judges.loading)
+    from ragjudge.judges.ragas_adapter import Faithfulness
+    from ragjudge.judges.ragas_llm import GatewayRagasLLM, RagasTrace
 
 
 class RLFJudge(RagasJudge):
@@ -46,6 +41,9 @@ class RLFJudge(RagasJudge):
     def ragas_metric(self, llm: GatewayRagasLLM, item: JudgedItem | None = None, ctx: JudgeContext | None = None
                ) -> Faithfulness:
         """ragas's metric with ragas's prompts; one per item so each item's calls are traced apart."""
+        from ragjudge.judges.ragas_adapter import Faithfulness, NLIStatementPrompt, StatementGeneratorPrompt
+        from ragjudge.judges.ragas_llm import traced
+
         return Faithfulness(
             llm=llm,
             statement_generator_prompt=traced(StatementGeneratorPrompt, "statements", llm.trace,
@@ -53,12 +51,19 @@ class RLFJudge(RagasJudge):
             nli_statements_prompt=traced(NLIStatementPrompt, "verdicts", llm.trace, self.format_fix_retries),
         )
 
+    def first_prompts(self, item: JudgedItem) -> list[str]:
+        """The statements of the response (`Faithfulness._create_statements`)."""
+        return [render("statement_generator", question=user_input(item.messages, self.user_input_mode),
+                       answer=item.answer)]
+
     def nan_reason(self, trace: RagasTrace) -> str:
         # ragas returns NaN when no statement could be extracted from a non-empty response (or the NLI answer
         # judged none): the judge gave us nothing to average, which is an error, not a 0.
         return "ragas returned NaN: no statements were extracted from the response"
 
     def explain(self, item: JudgedItem, trace: RagasTrace, value: float) -> tuple[str | None, dict[str, Any]]:
+        from ragjudge.judges.ragas_adapter import NLIStatementOutput, StatementGeneratorOutput
+
         details: dict[str, Any] = {}
         rationale = None
         verdicts, statements = trace.output("verdicts"), trace.output("statements")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
-from rouge_score import rouge_scorer
+if TYPE_CHECKING:  # rouge-score imports NLTK (about a second): when the first score is computed, not at start-up
+    from rouge_score import rouge_scorer
 
 
 @cache
 def _scorer(use_stemmer: bool) -> rouge_scorer.RougeScorer:
+    from rouge_score import rouge_scorer
+
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=use_stemmer)
 
 
