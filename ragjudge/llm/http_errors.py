@@ -15,11 +15,14 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ragjudge.errors import RagjudgeError
+
 PROVIDER = "OpenAIException"
 
 
-class ProviderError(Exception):
-    """A failed request of the fast path: HTTP status (None: no answer), response headers, whether to retry."""
+class ProviderError(RagjudgeError):
+    """A failed request of the fast path: HTTP status (None: no answer), response headers, whether to retry. The
+    gateway turns it into an `LLMError` (or stops the run); a RagjudgeError like every error the package raises."""
 
     retryable: bool | None = None
     """True/False: what litellm's class of the same name means to `faults.is_retryable`; None: by status."""
