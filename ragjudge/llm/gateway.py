@@ -20,7 +20,13 @@ from typing import Any, Protocol, TypeVar
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.cache import ResponseCache, cache_key
-from ragjudge.llm.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_SECONDS, DEFAULT_TIMEOUT
+from ragjudge.llm.defaults import (
+    CONCURRENCY_CAP,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_RETRY_SECONDS,
+    DEFAULT_TIMEOUT,
+)
 from ragjudge.llm.faults import (
     FAILING_ATTEMPTS,
     Breaker,
@@ -36,7 +42,7 @@ from ragjudge.llm.faults import (
     retry_after,
     status_of,
 )
-from ragjudge.llm.limiter import RateLimiter
+from ragjudge.llm.limiter import InFlightLimit, RateLimiter
 from ragjudge.llm.wire import (
     SDK_NO_RETRIES,
     EmbeddingResponse,
@@ -88,6 +94,7 @@ class LLMGateway:
         *,
         cache: ResponseCache | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
+        fixed_concurrency: bool = False,
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
         timeout: float = DEFAULT_TIMEOUT,
@@ -102,6 +109,9 @@ class LLMGateway:
     ):
         self.cache = cache
         self.concurrency = concurrency
+        """Requests in flight per endpoint at the start; each endpoint's limiter adapts from there, unless
+        `fixed_concurrency` makes it a hard cap (shared by every endpoint, as before adaptation)."""
+        self.fixed_concurrency = fixed_concurrency
         self.max_retries = max_retries
         self.retry_seconds = retry_seconds
         self.timeout = timeout
@@ -135,17 +145,21 @@ class LLMGateway:
     # -- plumbing -------------------------------------------------------------------------------------
 
     def _sem(self) -> asyncio.Semaphore:
+        """Requests in flight across every endpoint: `concurrency` when fixed, else the adaptive limits' cap (each
+        endpoint's own limit is its limiter's)."""
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._sem_loop is not loop:
-            self._semaphore, self._sem_loop = asyncio.Semaphore(self.concurrency), loop
+            most = self.concurrency if self.fixed_concurrency else max(self.concurrency, CONCURRENCY_CAP)
+            self._semaphore, self._sem_loop = asyncio.Semaphore(most), loop
         return self._semaphore
 
     def limiter(self, route: ModelRoute) -> RateLimiter:
         """One per endpoint; the slowest pace any model on it asks for wins."""
         limiter = self.limiters.get(route.endpoint)
         if limiter is None:
+            in_flight = InFlightLimit(self.concurrency, adaptive=not self.fixed_concurrency)
             limiter = self.limiters[route.endpoint] = RateLimiter(route.rpm, route.tpm, name=route.endpoint,
-                                                                  max_in_flight=self.concurrency)
+                                                                  in_flight_limit=in_flight)
         else:
             if route.rpm and (limiter.target_rpm is None or route.rpm < limiter.target_rpm):
                 limiter.target_rpm = limiter.rpm = route.rpm
@@ -386,7 +400,7 @@ class LLMGateway:
             streak.answered(200)
             breaker.success()
             key_breaker.success()
-            limiter.on_success(response_headers(raw))
+            limiter.on_success(response_headers(raw), latency=time.perf_counter() - started)
             self.usage.record(model, calls=1)
             return result
 

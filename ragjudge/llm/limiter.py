@@ -8,6 +8,10 @@ released oldest first (by when the item was first tried), so a retried request n
 ones. A 429 pauses the whole endpoint for its Retry-After and steps the rates down; successes bring them
 back up. Providers that announce their limits in `x-ratelimit-limit-requests` / `-tokens` headers set the
 rates the user did not give.
+
+How many requests an endpoint has in flight adapts too (`InFlightLimit`), as TCP congestion control and Netflix's
+concurrency-limits do: the rate a provider allows, and how many requests it answers at once without slowing, are
+found from its answers rather than guessed by the user.
 """
 
 from __future__ import annotations
@@ -19,11 +23,22 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ragjudge.llm.defaults import CONCURRENCY_CAP
+
 SAFETY = 0.98
 """Aim just under the limit: a window-counting server must never see rpm + 1 requests in a minute."""
 STEP_DOWN = 0.8
 RECOVER_AFTER = 20
 """Successes in a row before the rate steps back up towards the target."""
+REFUSED_BACKOFF = 0.7
+"""A 429 episode multiplies the in-flight limit by this (TCP halves; a provider's concurrency limit is usually just
+above where the limit was, so a gentler cut keeps the sawtooth close under it)."""
+SLOW_BACKOFF = 0.9
+"""Answers slowing down multiply the in-flight limit by this, at most once per limit's worth of answers."""
+LATENCY_TOLERANCE = 1.5
+"""Answers up to this many times slower than the fastest seen are the endpoint keeping up; slower, it is queueing."""
+SMOOTHING = 0.1
+"""Weight of one answer's latency in the running average (about the last ten answers count)."""
 
 
 @dataclass
@@ -32,6 +47,63 @@ class LimiterStats:
     rate_limited: int = 0
     waited_seconds: float = 0.0
     current_rpm: float | None = None
+
+
+class InFlightLimit:
+    """How many requests one endpoint may have in flight: fixed, or adapted from `start` (AIMD with a latency check).
+
+    Adaptive: while answers come back about as fast as the fastest seen (their running average within
+    `LATENCY_TOLERANCE` of its minimum) and the limit is in use (at least half of it in flight), it grows, by one
+    per answer at first (doubling every round trip, TCP's slow start) and, after its first cut, by one per
+    round trip's worth of answers. A 429 cuts it by `REFUSED_BACKOFF` (once per episode), never below 1: the
+    provider refuses more at once. Slowing answers cut it by `SLOW_BACKOFF` but never below `start`: latency
+    also grows with a mix of longer prompts, so it only takes back what growth added. Never above `cap`.
+    Fixed (`adaptive=False`): always `start`, the hard cap a provider that punishes bursts needs."""
+
+    def __init__(self, start: int, *, adaptive: bool = True, cap: int | None = None):
+        self.start = max(1, start)
+        self.adaptive = adaptive
+        self.cap = max(self.start, cap if cap is not None else CONCURRENCY_CAP)
+        self.limit = float(self.start)
+        self.peak = self.start
+        """The highest the limit went."""
+        self.slow_start = True
+        self.average: float | None = None
+        """Running average of answer latency (seconds)."""
+        self.fastest: float | None = None
+        """The lowest that average went: the endpoint's latency when it keeps up."""
+        self._cooldown = 0
+        """Answers to let pass after a cut before cutting again (those in flight were sent under the old limit)."""
+
+    @property
+    def value(self) -> int:
+        return int(self.limit)
+
+    def answered(self, latency: float, busy: bool) -> None:
+        """An answer came after `latency` seconds; `busy`: at least half the limit was in flight when it came."""
+        if not self.adaptive:
+            return
+        self.average = latency if self.average is None else self.average + SMOOTHING * (latency - self.average)
+        self.fastest = self.average if self.fastest is None else min(self.fastest, self.average)
+        if self._cooldown:
+            self._cooldown -= 1
+        if self.average > LATENCY_TOLERANCE * self.fastest:
+            if not self._cooldown and self.limit > self.start:
+                self._cut(max(self.start, self.limit * SLOW_BACKOFF))
+            return
+        if busy:
+            self.limit = min(self.cap, self.limit + (1.0 if self.slow_start else 1.0 / self.limit))
+            self.peak = max(self.peak, self.value)
+
+    def refused(self) -> None:
+        """A 429 episode began."""
+        if self.adaptive:
+            self._cut(max(1.0, self.limit * REFUSED_BACKOFF))
+
+    def _cut(self, limit: float) -> None:
+        self.limit = limit
+        self.slow_start = False
+        self._cooldown = self.value
 
 
 @dataclass(order=True)
@@ -45,15 +117,17 @@ class _Waiter:
 class RateLimiter:
     """`rpm=None` and `tpm=None` (and no learnt limit): no pacing, only the 429 pause and oldest-first order.
 
-    The limiter is the endpoint's one queue: it also caps the requests in flight (`max_in_flight`; callers
-    `release()` when a request returns), so that before the rate is known (learnt from the first answers'
-    headers) a crowd of waiting requests cannot all be let through at once."""
+    The limiter is the endpoint's one queue: it also caps the requests in flight (`in_flight_limit`, None: no cap;
+    callers `release()` when a request returns, then report its outcome), so that before the rate is known
+    (learnt from the first answers' headers) a crowd of waiting requests cannot all be let through at once."""
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None, *, name: str = "endpoint",
-                 max_in_flight: int | None = None):
+                 in_flight_limit: InFlightLimit | None = None):
         self.name = name
-        self.max_in_flight = max_in_flight
+        self.in_flight_limit = in_flight_limit
         self.in_flight = 0
+        self._busy = False
+        """At least half the in-flight limit was in use when the last request returned."""
         self.target_rpm = rpm
         self.rpm = rpm
         self.target_tpm = tpm
@@ -89,14 +163,27 @@ class RateLimiter:
                 waiter.future.cancel()
         self.stats.waited_seconds += time.monotonic() - queued
 
+    @property
+    def max_in_flight(self) -> int | None:
+        return None if self.in_flight_limit is None else self.in_flight_limit.value
+
     def release(self) -> None:
         """A request let through by `acquire` has returned (answered or failed)."""
+        limit = self.max_in_flight
+        self._busy = limit is not None and 2 * self.in_flight >= limit
         self.in_flight = max(0, self.in_flight - 1)
         if self._heap:
             self._kick()
 
-    def on_success(self, headers: Mapping[str, str] | None = None, tokens_used: int | None = None) -> None:
+    def on_success(self, headers: Mapping[str, str] | None = None, tokens_used: int | None = None, *,
+                   latency: float | None = None) -> None:
+        """A request answered (after `release()`), `latency` seconds after it was let through."""
         self._learn(headers)
+        if latency is not None and self.in_flight_limit is not None:
+            before = self.in_flight_limit.value
+            self.in_flight_limit.answered(latency, self._busy)
+            if self.in_flight_limit.value > before and self._heap:
+                self._kick()
         self._streak += 1
         if self._streak < RECOVER_AFTER:
             return
@@ -123,6 +210,8 @@ class RateLimiter:
             self.stats.current_rpm = self.rpm
         if new_episode and self.tpm is not None:
             self.tpm = max(1.0, self.tpm * STEP_DOWN)
+        if new_episode and self.in_flight_limit is not None:
+            self.in_flight_limit.refused()
         self._kick()
 
     # -- pacing ---------------------------------------------------------------------------------------
@@ -144,7 +233,8 @@ class RateLimiter:
             if head.future.done():  # cancelled while waiting
                 heapq.heappop(self._heap)
                 continue
-            if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
+            limit = self.max_in_flight
+            if limit is not None and self.in_flight >= limit:
                 self._wake.clear()  # `release` wakes us
                 await self._wake.wait()
                 continue

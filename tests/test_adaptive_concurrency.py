@@ -1,0 +1,103 @@
+"""Concurrency that finds the provider's pace (issue 44): each endpoint's in-flight limit starts at `concurrency` and
+grows while answers come back as fast, settles under a provider's concurrency limit from its 429s, stops growing
+when answers slow with load, and stays put with `fixed_concurrency`. Counted by the local server (requests in
+flight when each arrived), not by a wall clock; the one time bound compares with what fixed 16 could do at best."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from ragjudge.engine.context import EngineOptions, build_gateway
+from ragjudge.llm import LLMGateway
+from ragjudge.llm.limiter import InFlightLimit
+from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
+
+
+async def ask(gateway: LLMGateway, n: int) -> float:
+    """`n` distinct chat requests at once; the seconds they took."""
+    started = time.perf_counter()
+    await asyncio.gather(*(gateway.complete("openai/j", [{"role": "user", "content": f"q{i}"}]) for i in range(n)))
+    return time.perf_counter() - started
+
+
+def gateway_for(server: OpenAIServer, **kw) -> LLMGateway:
+    return LLMGateway(cache=None, api_base=server.base_url, api_key="x", backoff_base=0.05, **kw)
+
+
+def in_flight_limit(gateway: LLMGateway) -> InFlightLimit:
+    [limiter] = gateway.limiters.values()
+    assert limiter.in_flight_limit is not None
+    return limiter.in_flight_limit
+
+
+async def test_the_default_grows_past_sixteen_while_answers_come_back_as_fast() -> None:
+    """Answers after 1 s and no limit: the default run's in-flight count climbs past its starting 16, and 160
+    requests take well under the 10 s that 16 at a time would take at best, on any machine."""
+    n, latency = 160, 1.0
+    with OpenAIServer(latency=latency) as server:
+        gateway = gateway_for(server)
+        await ask(gateway, 1)  # litellm's first call sets up its client
+        elapsed = await ask(gateway, n)
+    limit = in_flight_limit(gateway)
+    assert limit.start == 16 and limit.peak >= 64
+    assert server.peak_in_flight >= 48  # the server saw three times as many at once
+    fixed_best = n / 16 * latency  # 16 at a time: 10 rounds of 1 s
+    assert elapsed < 0.8 * fixed_best
+
+
+async def test_a_providers_concurrency_limit_is_found_from_its_429s() -> None:
+    """A provider answering at most 32 requests at once (429 beyond): the limit climbs from 16 and settles near 32;
+    the one overshoot of the climb aside (at most a limit's worth), few requests are refused, and every one is
+    answered in the end."""
+    k, n = 32, 300
+    with OpenAIServer(latency=0.4, max_in_flight=k) as server:
+        gateway = gateway_for(server)
+        await ask(gateway, 1)
+        await ask(gateway, n)  # raises if any request failed
+    limit = in_flight_limit(gateway)
+    accepted = [r for r in server.requests if (r.in_flight_at_arrival or 0) < k]
+    assert len(accepted) == n + 1
+    first = server.refused_at[0]
+    assert server.rate_limited <= k + n // 20
+    assert sum(1 for t in server.refused_at if t > first + 1.0) <= n // 30  # once settled, a 429 now and then
+    assert server.peak_in_flight >= k and limit.peak > k  # it climbed from 16 to the provider's limit
+    assert k // 2 <= limit.value <= k + 2  # and came back under it
+
+
+async def test_the_limit_stops_growing_when_answers_slow_with_load() -> None:
+    """A server that answers slower the more it holds (0.1 s + 20 ms per request in flight): more in flight buys
+    nothing, and the limit stays near its start instead of climbing as it does at a constant latency."""
+
+    def queueing(request: Request) -> Reply:
+        return Reply(content="ok", delay=0.1 + 0.02 * (request.in_flight_at_arrival or 0))
+
+    with OpenAIServer(queueing) as server:
+        gateway = gateway_for(server)
+        await ask(gateway, 1)
+        await ask(gateway, 240)
+    limit = in_flight_limit(gateway)
+    assert limit.peak <= 24 and server.peak_in_flight <= 24
+    assert limit.value <= 24
+
+
+async def test_fixed_concurrency_stays_fixed() -> None:
+    """`fixed_concurrency`: exactly `concurrency` in flight, never more, however fast the answers, and a 429 from a
+    provider's concurrency limit does not move it either."""
+    with OpenAIServer(latency=0.2) as server:
+        gateway = gateway_for(server, concurrency=8, fixed_concurrency=True)
+        await ask(gateway, 80)
+    assert server.peak_in_flight == 8 and in_flight_limit(gateway).peak == 8
+    with OpenAIServer(latency=0.2, max_in_flight=6) as server:
+        gateway = gateway_for(server, concurrency=8, fixed_concurrency=True)
+        await ask(gateway, 40)
+    assert server.rate_limited > 0 and in_flight_limit(gateway).value == 8
+
+
+def test_the_run_setting_reaches_the_gateway() -> None:
+    """`fixed_concurrency` is a run setting (`--fixed-concurrency`), off by default."""
+    assert EngineOptions().fixed_concurrency is False
+    fixed = build_gateway(EngineOptions(fixed_concurrency=True, concurrency=4, preflight=False), ["openai/j"])
+    adaptive = build_gateway(EngineOptions(preflight=False), ["openai/j"])
+    assert fixed is not None and fixed.fixed_concurrency and fixed.concurrency == 4
+    assert adaptive is not None and not adaptive.fixed_concurrency
