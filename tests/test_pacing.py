@@ -116,6 +116,24 @@ def test_without_a_limit_it_is_learnt_from_the_providers_headers() -> None:
     assert server.rate_limited <= 1  # before the first answer taught the limit, at most 4 were in flight
 
 
+def test_requests_sent_before_the_limit_was_learnt_count_against_it() -> None:
+    """No --rpm, 8 requests at once before the first answer teaches 300 RPM (10 in any 2 s): the pace counts those 8
+    as already sent, so the next ones wait their turn rather than adding a window's worth on top: no 429."""
+    with OpenAIServer(latency=0.05, rate_limit=(10, 2.0)) as server:
+        gw = gateway(server, concurrency=8)
+
+        async def run() -> None:
+            await ask_many(gw, 1)  # litellm's first call sets up its client: then 8 go at once
+            server.arrivals.clear()
+            gw.limiters.clear()
+            await asyncio.sleep(2.0)  # the warm-up leaves the server's window
+            await ask_many(gw, 20)
+
+        asyncio.run(run())
+    assert server.rate_limited == 0 and len(server.arrivals) == 20
+    assert most_in_window(server.arrivals, 2.0) <= 10
+
+
 def test_429s_are_retried_by_time_not_by_a_small_attempt_count() -> None:
     """Ten 429s in a row with max_retries=2: the request waits them out and succeeds."""
     with OpenAIServer() as server:

@@ -134,6 +134,8 @@ class RateLimiter:
         self.tpm = tpm
         self.stats = LimiterStats(current_rpm=rpm)
         self._next_start = 0.0
+        self._first_start: float | None = None
+        """When the first request started: those sent before a rate was learnt are counted as if paced from it."""
         self._next_tokens = 0.0
         """When the tokens of the requests already started allow the next one to start."""
         self._paused_until = 0.0
@@ -253,6 +255,8 @@ class RateLimiter:
                 spend = min(head.tokens, self.tpm) * 60.0 / (self.tpm * SAFETY)
                 self._next_tokens = max(now, self._next_tokens) + spend
             self.stats.started += 1
+            if self._first_start is None:
+                self._first_start = now
             self.in_flight += 1
             head.future.set_result(None)
 
@@ -264,6 +268,8 @@ class RateLimiter:
         if self.target_rpm is None and (value := _positive(lowered.get("x-ratelimit-limit-requests"))):
             self.target_rpm = self.rpm = value
             self.stats.current_rpm = value
+            if self._first_start is not None:  # the requests sent unpaced so far take their turns first
+                self._next_start = max(self._next_start, self._first_start + self.stats.started * self._interval())
         if self.target_tpm is None and (value := _positive(lowered.get("x-ratelimit-limit-tokens"))):
             self.target_tpm = self.tpm = value
 
