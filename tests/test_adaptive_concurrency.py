@@ -6,9 +6,11 @@ flight when each arrived), not by a wall clock; the one time bound compares with
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from pathlib import Path
 
-from ragjudge.engine.context import EngineOptions, build_gateway
+from conftest import run_cli
 from ragjudge.llm import LLMGateway
 from ragjudge.llm.limiter import InFlightLimit
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
@@ -96,10 +98,26 @@ async def test_fixed_concurrency_stays_fixed() -> None:
     assert server.rate_limited > 0 and in_flight_limit(gateway).value == 8
 
 
-def test_the_run_setting_reaches_the_gateway() -> None:
-    """`fixed_concurrency` is a run setting (`--fixed-concurrency`), off by default."""
-    assert EngineOptions().fixed_concurrency is False
-    fixed = build_gateway(EngineOptions(fixed_concurrency=True, concurrency=4, preflight=False), ["openai/j"])
-    adaptive = build_gateway(EngineOptions(preflight=False), ["openai/j"])
-    assert fixed is not None and fixed.fixed_concurrency and fixed.concurrency == 4
-    assert adaptive is not None and not adaptive.fixed_concurrency
+def test_fixed_concurrency_from_the_command_line_and_where_the_limit_went_in_run_json(tmp_path: Path, monkeypatch,
+                                                                                     capsys) -> None:
+    """`--fixed-concurrency` (off by default) holds `ragjudge judge` to `--concurrency`, and run.json records it, with
+    each endpoint's in-flight limit (where it settled, and its peak) under `rate_limits`."""
+    source = tmp_path / "preds.jsonl"
+    source.write_text("".join(json.dumps({
+        "task_id": f"c{i}::1", "input": [{"speaker": "user", "text": f"question {i}?"}],
+        "predictions": [{"text": f"response {i}"}]}) + "\n" for i in range(24)))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    runs = {}
+    for name, flags in (("fixed", ["--fixed-concurrency"]), ("adaptive", [])):
+        with OpenAIServer(lambda request: "no", latency=0.3) as server:
+            code, _, err = run_cli(["judge", str(source), "--judges", "idk", "--judge-models", "openai/j",
+                                    "--api-base", server.base_url, "--concurrency", "4", *flags,
+                                    "--out", str(tmp_path / f"{name}.jsonl")], monkeypatch, capsys)
+            assert code == 0, err
+        runs[name] = (json.loads((tmp_path / f"{name}.run.json").read_text()), server.peak_in_flight)
+    (fixed, fixed_peak), (adaptive, adaptive_peak) = runs["fixed"], runs["adaptive"]
+    assert fixed["engine"]["fixed_concurrency"] is True and adaptive["engine"]["fixed_concurrency"] is False
+    [fixed_limits] = fixed["rate_limits"].values()
+    [adaptive_limits] = adaptive["rate_limits"].values()
+    assert fixed_peak == 4 and (fixed_limits["in_flight_limit"], fixed_limits["in_flight_limit_peak"]) == (4, 4)
+    assert adaptive_peak > 4 and adaptive_limits["in_flight_limit_peak"] > 4

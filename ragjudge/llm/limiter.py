@@ -47,6 +47,9 @@ class LimiterStats:
     rate_limited: int = 0
     waited_seconds: float = 0.0
     current_rpm: float | None = None
+    in_flight_limit: int | None = None
+    """Requests the endpoint may have in flight now (run.json's `rate_limits`: where the adaptive limit settled)."""
+    in_flight_limit_peak: int | None = None
 
 
 class InFlightLimit:
@@ -133,6 +136,7 @@ class RateLimiter:
         self.target_tpm = tpm
         self.tpm = tpm
         self.stats = LimiterStats(current_rpm=rpm)
+        self._note_limit()
         self._next_start = 0.0
         self._first_start: float | None = None
         """When the first request started: those sent before a rate was learnt are counted as if paced from it."""
@@ -184,6 +188,7 @@ class RateLimiter:
         if latency is not None and self.in_flight_limit is not None:
             before = self.in_flight_limit.value
             self.in_flight_limit.answered(latency, self._busy)
+            self._note_limit()
             if self.in_flight_limit.value > before and self._heap:
                 self._kick()
         self._streak += 1
@@ -214,7 +219,13 @@ class RateLimiter:
             self.tpm = max(1.0, self.tpm * STEP_DOWN)
         if new_episode and self.in_flight_limit is not None:
             self.in_flight_limit.refused()
+            self._note_limit()
         self._kick()
+
+    def _note_limit(self) -> None:
+        if self.in_flight_limit is not None:
+            self.stats.in_flight_limit = self.in_flight_limit.value
+            self.stats.in_flight_limit_peak = self.in_flight_limit.peak
 
     # -- pacing ---------------------------------------------------------------------------------------
 
