@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run_cli
 from ragjudge.llm import LLMGateway, ModelRoutes
-from ragjudge.llm.limiter import InFlightLimit, RateLimiter
+from ragjudge.llm.limiter import RateLimiter
 from ragjudge.testing.openai_server import OpenAIServer, Request
 
 
@@ -120,7 +120,7 @@ async def test_requests_sent_before_the_limit_was_learnt_count_against_it() -> N
     """8 requests let through at once before the first answer teaches 300 RPM: the pace counts those 8 as already
     sent, so the 9th waits its turn (8 intervals of 0.2 s after the first) rather than adding a window's worth on top
     (on the limiter's own clock: an HTTP server sees a loaded client's sends spread out)."""
-    limiter = RateLimiter(in_flight_limit=InFlightLimit(16))
+    limiter = RateLimiter(max_in_flight=16)
     first = time.monotonic()
     for _ in range(8):
         await limiter.acquire(time.monotonic())

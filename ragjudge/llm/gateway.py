@@ -42,7 +42,7 @@ from ragjudge.llm.faults import (
     retry_after,
     status_of,
 )
-from ragjudge.llm.limiter import InFlightLimit, RateLimiter
+from ragjudge.llm.limiter import RateLimiter
 from ragjudge.llm.wire import (
     SDK_NO_RETRIES,
     EmbeddingResponse,
@@ -157,9 +157,9 @@ class LLMGateway:
         """One per endpoint; the slowest pace any model on it asks for wins."""
         limiter = self.limiters.get(route.endpoint)
         if limiter is None:
-            in_flight = InFlightLimit(self.concurrency, adaptive=not self.fixed_concurrency)
             limiter = self.limiters[route.endpoint] = RateLimiter(route.rpm, route.tpm, name=route.endpoint,
-                                                                  in_flight_limit=in_flight)
+                                                                  max_in_flight=self.concurrency,
+                                                                  adaptive=not self.fixed_concurrency)
         else:
             if route.rpm and (limiter.target_rpm is None or route.rpm < limiter.target_rpm):
                 limiter.target_rpm = limiter.rpm = route.rpm

@@ -120,14 +120,15 @@ class _Waiter:
 class RateLimiter:
     """`rpm=None` and `tpm=None` (and no learnt limit): no pacing, only the 429 pause and oldest-first order.
 
-    The limiter is the endpoint's one queue: it also caps the requests in flight (`in_flight_limit`, None: no cap;
-    callers `release()` when a request returns, then report its outcome), so that before the rate is known
-    (learnt from the first answers' headers) a crowd of waiting requests cannot all be let through at once."""
+    The limiter is the endpoint's one queue: it also caps the requests in flight (`in_flight_limit`, from
+    `max_in_flight`, adaptive unless told; None: no cap; callers `release()` when a request returns, then report its
+    outcome), so that before the rate is known (learnt from the first answers' headers) a crowd of waiting requests
+    cannot all be let through at once."""
 
     def __init__(self, rpm: float | None = None, tpm: float | None = None, *, name: str = "endpoint",
-                 in_flight_limit: InFlightLimit | None = None):
+                 max_in_flight: int | None = None, adaptive: bool = True):
         self.name = name
-        self.in_flight_limit = in_flight_limit
+        self.in_flight_limit = None if max_in_flight is None else InFlightLimit(max_in_flight, adaptive=adaptive)
         self.in_flight = 0
         self._busy = False
         """At least half the in-flight limit was in use when the last request returned."""
