@@ -12,12 +12,12 @@ RPM/6 requests in any 10 seconds, 429 with Retry-After beyond it. Three ways to 
 - `--rpm`:   the limit given (`--rpm` / a models file).
 
 Each way runs in a fresh process, so each pays the same start-up (whatever the run imports and loads before its
-first request). Printed per way and latency: seconds, the requests the server accepted, the share of the limit they used over the
-whole run, start-up included (accepted requests a minute, from the start of the run to the last accepted
-request: the last answer's own latency is no pacing's to shorten), where the rest went (`start s`: from the run's
-start to its first request; `paced %`: the share from the first accepted request to the last, the pace once
-started), the share of requests answered 429, failed items, CPU seconds. Targets (issue 16, issue 44): >= 95 % of the RPM over the whole run with
-0 429s and 0 failed items with pacing.
+first request). Printed per way and latency: seconds, the requests the server accepted, the share of the limit
+they used over the whole run, start-up included (accepted requests a minute, from the start of the run to the last
+accepted request: the last answer's own latency is no pacing's to shorten), where the rest went (`start s`: from
+the run's start to its first request; `paced %`: the share from the first accepted request to the last, the pace
+once started), the share of requests answered 429, failed items, CPU seconds. Targets (issue 16, issue 44):
+>= 95 % of the RPM over the whole run with 0 429s and 0 failed items with pacing.
 
 Run: python benchmarks/bench_llm_pacing.py [--tasks 300] [--rpm 600] [--latency 0.3,3] [--concurrency 16]
            [--fixed-concurrency] [--judges idk,rb_llm[,rl_f]] [--ways hammer,learnt,--rpm]
