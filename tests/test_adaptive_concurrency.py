@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from conftest import run_cli
-from ragjudge.llm import LLMGateway
+from ragjudge.llm import LLMGateway, ModelRoutes
 from ragjudge.llm.limiter import InFlightLimit
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
@@ -67,6 +67,18 @@ async def test_a_providers_concurrency_limit_is_found_from_its_429s() -> None:
     assert sum(1 for t in server.refused_at if t > first + 1.0) <= n // 30  # once settled, a 429 now and then
     assert server.peak_in_flight >= k and limit.peak > k  # it climbed from 16 to the provider's limit
     assert k // 2 <= limit.value <= k + 2  # and came back under it
+
+
+async def test_a_429_under_a_known_rate_steps_the_rate_down_not_the_requests_in_flight() -> None:
+    """With --rpm, a 429 is answered by the pace (0.8x), once: the in-flight limit, which the pace keeps well below,
+    stays where it was (cutting both would answer one signal twice, and at a long latency starve the pace)."""
+    with OpenAIServer() as server:
+        server.fail_next(1, status=429, retry_after=0.05)
+        gateway = LLMGateway(cache=None, routes=ModelRoutes(api_base=server.base_url, rpm=6000), api_key="x")
+        await ask(gateway, 10)
+    [limiter] = gateway.limiters.values()
+    assert server.requests and limiter.stats.rate_limited == 1 and limiter.rpm == 6000 * 0.8
+    assert in_flight_limit(gateway).value >= 16
 
 
 async def test_the_limit_stops_growing_when_answers_slow_with_load() -> None:

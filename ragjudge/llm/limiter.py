@@ -31,8 +31,8 @@ STEP_DOWN = 0.8
 RECOVER_AFTER = 20
 """Successes in a row before the rate steps back up towards the target."""
 REFUSED_BACKOFF = 0.7
-"""A 429 episode multiplies the in-flight limit by this (TCP halves; a provider's concurrency limit is usually just
-above where the limit was, so a gentler cut keeps the sawtooth close under it)."""
+"""A 429 episode of an endpoint without a rate to pace by multiplies its in-flight limit by this (TCP halves; a
+gentler cut keeps the sawtooth under a provider's concurrency limit closer to it, at a few more 429s)."""
 SLOW_BACKOFF = 0.9
 """Answers slowing down multiply the in-flight limit by this, at most once per limit's worth of answers."""
 LATENCY_TOLERANCE = 1.5
@@ -59,7 +59,8 @@ class InFlightLimit:
     `LATENCY_TOLERANCE` of its minimum) and the limit is in use (at least half of it in flight), it grows, by one
     per answer at first (doubling every round trip, TCP's slow start) and, after its first cut, by one per
     round trip's worth of answers. A 429 cuts it by `REFUSED_BACKOFF` (once per episode), never below 1: the
-    provider refuses more at once. Slowing answers cut it by `SLOW_BACKOFF` but never below `start`: latency
+    provider refuses more at once (the limiter calls `refused` only when no rate paces the endpoint: with one,
+    the rate steps down instead, one answer to one signal). Slowing answers cut it by `SLOW_BACKOFF` but never below `start`: latency
     also grows with a mix of longer prompts, so it only takes back what growth added. Never above `cap`.
     Fixed (`adaptive=False`): always `start`, the hard cap a provider that punishes bursts needs."""
 
@@ -205,7 +206,8 @@ class RateLimiter:
 
     def on_rate_limited(self, retry_after: float | None, headers: Mapping[str, str] | None = None) -> None:
         """A 429: nobody starts before Retry-After, and the pace steps down once per such episode (a burst
-        of 429s from requests already in flight is one signal, not many)."""
+        of 429s from requests already in flight is one signal, not many): the rates when known, else the
+        requests in flight."""
         self.stats.rate_limited += 1
         self._streak = 0
         self._learn(headers)
@@ -218,7 +220,7 @@ class RateLimiter:
             self.stats.current_rpm = self.rpm
         if new_episode and self.tpm is not None:
             self.tpm = max(1.0, self.tpm * STEP_DOWN)
-        if new_episode and self.in_flight_limit is not None:
+        if new_episode and self.in_flight_limit is not None and self.rpm is None and self.tpm is None:
             self.in_flight_limit.refused()
             self._note_limit()
         self._kick()
