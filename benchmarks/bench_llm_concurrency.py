@@ -15,23 +15,19 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
+from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry  # noqa: E402
 from ragjudge.llm import LLMGateway  # noqa: E402
 from ragjudge.llm.defaults import DEFAULT_CONCURRENCY  # noqa: E402
-from ragjudge.models import Prediction, Task, Turn  # noqa: E402
+from ragjudge.models import Turn  # noqa: E402
 from ragjudge.testing.openai_server import OpenAIServer  # noqa: E402
 
 
-def items(n: int) -> list[JudgeItem]:
-    out = []
-    for i in range(n):
-        task = Task(task_id=f"t{i}::1", conversation_id=f"t{i}", turn=1,
-                    input=[Turn(speaker="user", text=f"Question {i}: what is an index fund?")])
-        out.append(JudgeItem(task, Prediction(task_id=task.task_id, text=f"An index fund tracks a market index ({i}).")))
-    return out
+def items(n: int) -> list[JudgedItem]:
+    return [JudgedItem(id=f"t{i}::1", messages=[Turn(speaker="user", text=f"Question {i}: what is an index fund?")],
+                       answer=f"An index fund tracks a market index ({i}).") for i in range(n)]
 
 
-async def judge_all(base_url: str, batch: list[JudgeItem], **settings: Any) -> tuple[float, int]:
+async def judge_all(base_url: str, batch: list[JudgedItem], **settings: Any) -> tuple[float, int]:
     """Seconds to judge `batch`, and the highest in-flight limit the endpoint reached."""
     judge = JudgeRegistry().build("idk")
     gateway = LLMGateway(cache=None, api_base=base_url, api_key="sk-bench", **settings)
