@@ -82,19 +82,20 @@ async def test_a_429_under_a_known_rate_steps_the_rate_down_not_the_requests_in_
 
 
 async def test_the_limit_stops_growing_when_answers_slow_with_load() -> None:
-    """A server that answers slower the more it holds (0.1 s + 20 ms per request in flight): more in flight buys
-    nothing, and the limit stays near its start instead of climbing as it does at a constant latency."""
+    """A server that answers slower the more it holds (50 ms + 40 ms per request in flight): more in flight buys
+    nothing, and the limit stops growing soon and comes back to its start, instead of climbing as it does at a
+    constant latency."""
 
     def queueing(request: Request) -> Reply:
-        return Reply(content="ok", delay=0.1 + 0.02 * (request.in_flight_at_arrival or 0))
+        return Reply(content="ok", delay=0.05 + 0.04 * (request.in_flight_at_arrival or 0))
 
     with OpenAIServer(queueing) as server:
         gateway = gateway_for(server)
         await ask(gateway, 1)
-        await ask(gateway, 240)
+        await ask(gateway, 120)
     limit = in_flight_limit(gateway)
-    assert limit.peak <= 24 and server.peak_in_flight <= 24
-    assert limit.value <= 24
+    assert limit.peak <= 48 and server.peak_in_flight <= 48  # doubling each round trip, it would have sent all 120 at once
+    assert limit.value <= 20  # and it came back to where it started
 
 
 async def test_fixed_concurrency_stays_fixed() -> None:
