@@ -53,8 +53,8 @@ async def test_a_providers_concurrency_limit_is_found_from_its_429s() -> None:
     """A provider answering at most 24 requests at once (429 beyond): the limit climbs from 16 and settles near 24;
     the one overshoot of the climb aside (at most a limit's worth), few requests are refused, and every one is
     answered in the end."""
-    k, n = 24, 160
-    with OpenAIServer(latency=0.6, max_in_flight=k) as server:
+    k, n = 24, 120
+    with OpenAIServer(latency=1.0, max_in_flight=k) as server:
         gateway = gateway_for(server)
         await ask(gateway, 1)
         await ask(gateway, n)  # raises if any request failed
@@ -64,7 +64,7 @@ async def test_a_providers_concurrency_limit_is_found_from_its_429s() -> None:
     assert server.refused_at, "the limit never reached the provider's"
     first = server.refused_at[0]
     assert server.rate_limited <= k + n // 20
-    assert sum(1 for t in server.refused_at if t > first + 1.0) <= n // 30  # once settled, a 429 now and then
+    assert sum(1 for t in server.refused_at if t > first + 1.0) <= 5  # once settled, a 429 now and then
     assert server.peak_in_flight >= k and limit.peak > k  # it climbed from 16 to the provider's limit
     assert k // 2 <= limit.value <= k + 2  # and came back under it
 
