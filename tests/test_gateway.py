@@ -100,7 +100,7 @@ async def test_concurrency_limit_is_respected(tmp_path: Path) -> None:
     import asyncio
 
     with OpenAIServer(scripted([], default="ok"), latency=0.2) as server:
-        gw = LLMGateway(cache=None, api_base=server.base_url, api_key="x", concurrency=4)
+        gw = LLMGateway(cache=None, api_base=server.base_url, api_key="x", concurrency=4, fixed_concurrency=True)
         started = time.perf_counter()
         await asyncio.gather(*(gw.complete("openai/j", [{"role": "user", "content": str(i)}]) for i in range(8)))
         assert time.perf_counter() - started >= 0.4  # at least two waves ...
@@ -209,7 +209,7 @@ async def test_chat_and_embeddings_share_the_concurrency_limit(tmp_path: Path) -
     import asyncio
 
     with embedding_server(latency=0.2) as server:
-        gw = LLMGateway(cache=None, api_base=server.base_url, api_key="x", concurrency=2)
+        gw = LLMGateway(cache=None, api_base=server.base_url, api_key="x", concurrency=2, fixed_concurrency=True)
         started = time.perf_counter()
         await asyncio.gather(gw.complete("openai/j", MESSAGES), gw.embed(EMBED_MODEL, ["a"]),
                              gw.complete("openai/j", [{"role": "user", "content": "2"}]), gw.embed(EMBED_MODEL, ["b"]))

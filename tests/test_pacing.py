@@ -116,6 +116,20 @@ def test_without_a_limit_it_is_learnt_from_the_providers_headers() -> None:
     assert server.rate_limited <= 1  # before the first answer taught the limit, at most 4 were in flight
 
 
+async def test_requests_sent_before_the_limit_was_learnt_count_against_it() -> None:
+    """8 requests let through at once before the first answer teaches 300 RPM: the pace counts those 8 as already
+    sent, so the 9th waits its turn (8 intervals of 0.2 s after the first) rather than adding a window's worth on top
+    (on the limiter's own clock: an HTTP server sees a loaded client's sends spread out)."""
+    limiter = RateLimiter(max_in_flight=16)
+    first = time.monotonic()
+    for _ in range(8):
+        await limiter.acquire(time.monotonic())
+    limiter.release()
+    limiter.on_success({"x-ratelimit-limit-requests": "300"}, latency=0.1)
+    await limiter.acquire(time.monotonic())
+    assert time.monotonic() - first >= 8 * 60 / 300 * 0.95
+
+
 def test_429s_are_retried_by_time_not_by_a_small_attempt_count() -> None:
     """Ten 429s in a row with max_retries=2: the request waits them out and succeeds."""
     with OpenAIServer() as server:

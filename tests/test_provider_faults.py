@@ -286,7 +286,7 @@ def test_usage_after_kill_and_resume_equals_the_requests_received(tmp_path: Path
     def start(server: OpenAIServer) -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "idk,rb_llm",
                                  "--judge-models", "openai/a,openai/b", "--api-base", server.base_url,
-                                 "--concurrency", "2", "--out", str(out), "--format", "json"],
+                                 "--concurrency", "2", "--fixed-concurrency", "--out", str(out), "--format", "json"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
     with OpenAIServer(rating, latency=0.05) as server:
@@ -310,6 +310,6 @@ def test_usage_after_kill_and_resume_equals_the_requests_received(tmp_path: Path
     usage = json.loads((tmp_path / "out.run.json").read_text())["usage"]
     logged = sum(u["requests"] for u in usage.values())
     # every request the server received is in the run's usage; a request is logged just before it is sent, so
-    # a kill between the two can add at most one per slot (--concurrency 2) that never reached the server
+    # a kill between the two can add at most one per slot (--concurrency 2, fixed) that never reached the server
     assert received <= logged <= received + 2
     assert received > 90  # the killed calls in flight were sent again, and counted

@@ -16,6 +16,7 @@ from ragjudge.testing.openai_server import OpenAIServer, Request
 
 N_TASKS = 40
 CONCURRENCY = 2
+"""Fixed: at most this many calls are in flight when the run is killed."""
 
 
 def responder(request: Request) -> str:
@@ -37,8 +38,8 @@ def start(server: OpenAIServer, source: Path, out: Path, cache: Path) -> subproc
     env = {**os.environ, "RAGJUDGE_CACHE_DIR": str(cache), "OPENAI_API_KEY": "sk-test"}
     return subprocess.Popen(
         [sys.executable, "-m", "ragjudge", "judge", str(source), "--judges", "idk,rb_llm", "--judge-models",
-         "openai/a,openai/b", "--api-base", server.base_url, "--concurrency", str(CONCURRENCY), "--out", str(out),
-         "--format", "json"],
+         "openai/a,openai/b", "--api-base", server.base_url, "--concurrency", str(CONCURRENCY), "--fixed-concurrency",
+         "--out", str(out), "--format", "json"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, preexec_fn=ctrl_c_default,
     )
 

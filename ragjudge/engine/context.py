@@ -67,7 +67,8 @@ def build_gateway(options: EngineOptions, models: list[str], usage_log: Path | N
         if options.batch:
             BatchCollector.check(route)
     cache = ResponseCache(options.cache_dir) if options.use_cache else None
-    gateway = LLMGateway(cache=cache, concurrency=options.concurrency, max_retries=options.max_retries,
+    gateway = LLMGateway(cache=cache, concurrency=options.concurrency, fixed_concurrency=options.fixed_concurrency,
+                         max_retries=options.max_retries,
                          retry_seconds=options.retry_seconds, timeout=options.timeout, routes=routes,
                          usage=UsageTracker(log=usage_log))
     if options.batch:

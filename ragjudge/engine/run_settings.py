@@ -43,7 +43,10 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("concurrency", int, DEFAULT_CONCURRENCY, "Concurrent LLM requests.", ge=1),
+    Setting("concurrency", int, DEFAULT_CONCURRENCY, "Concurrent LLM requests per endpoint at the start: more while "
+            "answers come back as fast, fewer on 429s or slowing answers.", ge=1),
+    Setting("fixed_concurrency", bool, False, "Make --concurrency a hard cap on LLM requests in flight that never "
+            "moves (for a provider that punishes bursts) instead of a starting point."),
     Setting("max_retries", int, DEFAULT_MAX_RETRIES, "Retries per LLM call on 429/5xx/timeouts (2 at most while its "
             "endpoint answers 5xx to every request).", ge=0),
     Setting("timeout", float, DEFAULT_TIMEOUT, "Seconds per LLM request.", ge=0.1),

@@ -22,7 +22,13 @@ from typing import Any, Protocol, TypeVar
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.cache import ResponseCache, cache_key
-from ragjudge.llm.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_SECONDS, DEFAULT_TIMEOUT
+from ragjudge.llm.defaults import (
+    CONCURRENCY_CAP,
+    DEFAULT_CONCURRENCY,
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_RETRY_SECONDS,
+    DEFAULT_TIMEOUT,
+)
 from ragjudge.llm.faults import (
     FAILING_ATTEMPTS,
     Breaker,
@@ -101,6 +107,7 @@ class LLMGateway:
         *,
         cache: ResponseCache | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
+        fixed_concurrency: bool = False,
         max_retries: int = DEFAULT_MAX_RETRIES,
         retry_seconds: float = DEFAULT_RETRY_SECONDS,
         timeout: float = DEFAULT_TIMEOUT,
@@ -115,6 +122,9 @@ class LLMGateway:
     ):
         self.cache = cache
         self.concurrency = concurrency
+        """Requests in flight per endpoint at the start; each endpoint's limiter adapts from there, unless
+        `fixed_concurrency` makes it a hard cap (shared by every endpoint, as before adaptation)."""
+        self.fixed_concurrency = fixed_concurrency
         self.max_retries = max_retries
         self.retry_seconds = retry_seconds
         self.timeout = timeout
@@ -150,9 +160,12 @@ class LLMGateway:
     # -- plumbing -------------------------------------------------------------------------------------
 
     def _sem(self) -> asyncio.Semaphore:
+        """Requests in flight across every endpoint: `concurrency` when fixed, else the adaptive limits' cap (each
+        endpoint's own limit is its limiter's)."""
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._sem_loop is not loop:
-            self._semaphore, self._sem_loop = asyncio.Semaphore(self.concurrency), loop
+            most = self.concurrency if self.fixed_concurrency else max(self.concurrency, CONCURRENCY_CAP)
+            self._semaphore, self._sem_loop = asyncio.Semaphore(most), loop
         return self._semaphore
 
     def _http(self) -> OpenAIClient:
@@ -173,7 +186,8 @@ class LLMGateway:
         limiter = self.limiters.get(route.endpoint)
         if limiter is None:
             limiter = self.limiters[route.endpoint] = RateLimiter(route.rpm, route.tpm, name=route.endpoint,
-                                                                  max_in_flight=self.concurrency)
+                                                                  max_in_flight=self.concurrency,
+                                                                  adaptive=not self.fixed_concurrency)
         else:
             if route.rpm and (limiter.target_rpm is None or route.rpm < limiter.target_rpm):
                 limiter.target_rpm = limiter.rpm = route.rpm
@@ -429,7 +443,7 @@ class LLMGateway:
             streak.answered(200)
             breaker.success()
             key_breaker.success()
-            limiter.on_success(response_headers(raw))
+            limiter.on_success(response_headers(raw), latency=time.perf_counter() - started)
             self.usage.record(model, calls=1)
             return result
 

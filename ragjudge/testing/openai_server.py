@@ -55,8 +55,8 @@ class OpenAIServer:
     JUDGE_MODES = ("lexical",)
 
     def __init__(self, responder: Responder | None = None, *, latency: float = 0.0,
-                 rate_limit: tuple[int, float] | None = None, batch_delay: float = 0.5, port: int = 0,
-                 judge_mode: str | None = None) -> None:
+                 rate_limit: tuple[int, float] | None = None, max_in_flight: int | None = None,
+                 batch_delay: float = 0.5, port: int = 0, judge_mode: str | None = None) -> None:
         self.port = port
         """The port to listen on (0: a free one; the address is always 127.0.0.1)."""
         if judge_mode is not None and judge_mode not in self.JUDGE_MODES:
@@ -73,12 +73,15 @@ class OpenAIServer:
         self.rate_limit = rate_limit
         """(n, seconds): at most n chat/embedding requests in any window of that many seconds; beyond it a 429
         with Retry-After (the time until the oldest request leaves the window), like a provider's RPM limit."""
+        self.max_in_flight = max_in_flight
+        """At most this many chat/embedding requests answered at once; one more is refused at once with a 429 (a
+        provider's concurrency limit)."""
         self.rate_limited = 0
-        """Requests answered 429 by the rate limit."""
+        """Requests answered 429 by the rate limit or the concurrency limit."""
         self.arrivals: list[float] = []
         """time.monotonic() of every chat/embedding request, to check a client's pacing."""
         self.refused_at: list[float] = []
-        """The arrivals answered 429 by the rate limit."""
+        """The arrivals answered 429 by the rate limit or the concurrency limit."""
         self.in_flight = 0
         """Chat/embedding requests being answered now (latency and hangs included)."""
         self.peak_in_flight = 0
@@ -188,11 +191,16 @@ class OpenAIServer:
             remaining = max(0, n - len(self._window))
         return {"x-ratelimit-limit-requests": f"{n * 60 / seconds:g}", "x-ratelimit-remaining-requests": str(remaining)}
 
-    def _over_limit(self) -> float | None:
-        """Seconds to wait when this request exceeds the rate limit (it is then not counted), else None."""
+    def _over_limit(self, request: Request) -> float | None:
+        """Seconds to wait when this request exceeds the concurrency or the rate limit (it is then not counted in
+        the window), else None."""
         now = time.monotonic()
         with self._lock:
             self.arrivals.append(now)
+            if self.max_in_flight is not None and (request.in_flight_at_arrival or 0) >= self.max_in_flight:
+                self.rate_limited += 1
+                self.refused_at.append(now)
+                return 0.05
         if self.rate_limit is None:
             return None
         n, seconds = self.rate_limit

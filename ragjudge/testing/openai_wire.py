@@ -124,7 +124,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- endpoints ---------------------------------------------------------------------------
     def _chat(self, request: Request) -> None:
         owner = self.server.owner
-        if (wait := owner._over_limit()) is not None:
+        if (wait := owner._over_limit(request)) is not None:
             self._send_error(429, "Rate limit reached for requests", round(wait, 2))
             return
         fault, hang = owner._take_faults(chat=True)
@@ -145,7 +145,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _embeddings(self, request: Request) -> None:
         owner = self.server.owner
-        if (wait := owner._over_limit()) is not None:
+        if (wait := owner._over_limit(request)) is not None:
             self._send_error(429, "Rate limit reached for requests", round(wait, 2))
             return
         _, hang = owner._take_faults(chat=False)
