@@ -4,6 +4,8 @@ one error; the device a run used is in its run.json."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from pydantic import ValidationError
 
 from ragjudge.bench.sentence_retrieval.specs import CrossEncoderOptions
 from ragjudge.bench.sentence_retrieval.specs import DenseOptions as SentenceDenseOptions
-from ragjudge.embeddings.device import check_device, resolve_device
+from ragjudge.embeddings.device import GPU_DEVICE_FILES, check_device, resolve_device
 from ragjudge.embeddings.onnx_encoder import onnxruntime_installed
 from ragjudge.errors import UsageError
 from ragjudge.retrieval.dense import DenseOptions
@@ -109,3 +111,27 @@ def test_a_dense_run_records_the_device_it_ran_on(tmp_path: Path, monkeypatch: p
     assert retriever["options"]["device"] == "auto" and retriever["device"] == "cpu"
     assert retriever["options"]["backend"] == "auto"
     assert retriever["backend"] == ("onnx" if onnxruntime_installed() else "torch")  # auto, as resolved
+
+
+_WITHOUT_TORCH = """
+import sys
+from pathlib import Path
+from ragjudge.embeddings.device import no_gpu_here, resolve_device
+print(no_gpu_here(Path(sys.argv[1])), resolve_device("auto") if len(sys.argv) > 2 else "-", "torch" in sys.modules)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the driver's device files are Linux's")
+def test_auto_answers_cpu_without_torch_where_no_gpu_driver_made_a_device_file(tmp_path: Path) -> None:
+    """A model on ONNX Runtime needs no torch: on a machine whose /dev has no GPU driver's file, `auto` is the CPU
+    and torch is never imported (1-2.5 s of start-up); one driver file and torch is asked as before."""
+    def ask(dev: Path, resolve: bool = False) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _WITHOUT_TORCH, str(dev), *(["resolve"] if resolve else [])],
+                              capture_output=True, text=True, check=True)
+        return done.stdout.split()
+
+    assert ask(tmp_path) == ["True", "-", "False"]
+    (tmp_path / "nvidiactl").touch()
+    assert ask(tmp_path) == ["False", "-", "False"]
+    if not any((Path("/dev") / name).exists() for name in GPU_DEVICE_FILES):  # this machine has no GPU driver
+        assert ask(Path("/dev"), resolve=True) == ["True", "cpu", "False"]

@@ -35,9 +35,9 @@ class BatchTokenizer:
     def from_pretrained(cls, folder: str | Path, max_length: int) -> BatchTokenizer | None:
         """The folder's fast tokenizer as transformers loads it (its added tokens and special-token settings
         applied); None when the model has no fast tokenizer (the caller keeps transformers' path)."""
-        from transformers import AutoTokenizer
+        with quiet_model_loading():  # imported under the loading lock too: transformers' lazy module is not
+            from transformers import AutoTokenizer  # safe to import from two threads at once
 
-        with quiet_model_loading():
             loaded = AutoTokenizer.from_pretrained(str(folder))
         backend = getattr(loaded, "backend_tokenizer", None)
         if backend is None or not getattr(loaded, "is_fast", False):
