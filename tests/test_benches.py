@@ -224,7 +224,7 @@ BENCHES = {  # two more benches than mtrag (tests/test_resume.py): a plugin's an
 def _start(server: OpenAIServer, bench: str, out: Path, cache: Path, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, "-m", "ragjudge", "eval", *BENCHES[bench], "--api-base", server.base_url, "--concurrency",
-         "1", "--out", str(out), "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+         "1", "--fixed-concurrency", "--out", str(out), "--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, **env, "RAGJUDGE_CACHE_DIR": str(cache), "OPENAI_API_KEY": "sk-test"},
         preexec_fn=ctrl_c_default)
 
