@@ -179,7 +179,7 @@ def share_model_export(folder: Path) -> None:
     os.environ["RAGJUDGE_ONNX_DIR"] = str(folder)
     from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
-    SentenceTransformerEncoder("minilm").encode(["export the model once"])
+    SentenceTransformerEncoder("minilm").forward_pass()  # loads the model: its export (encode() may find its text stored)
 
 
 def main() -> None:
