@@ -21,7 +21,6 @@ installed ragas (tests/test_ragas_prefetch.py fails until it is regenerated afte
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from functools import cache
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic_core
 
 from ragjudge.judges import ragas_prompts
+from ragjudge.llm.cache import cache_key
 
 if TYPE_CHECKING:
     from ragjudge.llm import LLMGateway, LLMResponse
@@ -71,10 +71,6 @@ def template(name: str, index: int, **fields: str) -> str:
     return ragas_prompts.TEMPLATES[name][index].format(**fields)
 
 
-def _key(model: str, messages: list[dict[str, str]], params: dict[str, Any]) -> str:
-    return json.dumps([model, messages, params], sort_keys=True, default=str)
-
-
 class Prefetched:
     """One item's first requests on their way (through the gateway: cache, pacing, retries, accounting): ragas's own
     call for the same messages and parameters takes its answer (`take`); those it never asks for are awaited
@@ -90,7 +86,7 @@ class Prefetched:
         """Each prompt as the one user message ragas's prompt becomes (`GatewayRagasLLM.messages`)."""
         for text in prompts:
             messages = [{"role": "user", "content": text}]
-            key = _key(self.model, messages, self.params)
+            key = cache_key(self.model, messages, self.params)
             if key not in self._tasks:  # the same prompt twice (a context repeated): ragas's second ask hits the cache
                 task = asyncio.create_task(self.gateway.complete(self.model, messages, **self.params))
                 task.add_done_callback(_retrieved)
@@ -121,7 +117,7 @@ class Prefetched:
     def take(self, model: str, messages: list[dict[str, str]], params: dict[str, Any]
              ) -> asyncio.Task[LLMResponse] | None:
         """The request sent ahead for exactly this call, or None (then the caller asks the gateway)."""
-        return self._tasks.pop(_key(model, messages, params), None)
+        return self._tasks.pop(cache_key(model, messages, params), None)
 
     async def settle(self) -> None:
         """Wait for the requests ragas did not ask for (after a failed earlier stage): their answers are cached,

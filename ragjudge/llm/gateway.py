@@ -172,7 +172,7 @@ class LLMGateway:
         """The fast path's client of this event loop (a client's connections belong to the loop they opened on)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._client_loop is not loop:
-            self._client, self._client_loop = OpenAIClient(timeout=self.timeout, connections=self.concurrency), loop
+            self._client, self._client_loop = OpenAIClient(timeout=self.timeout), loop
         return self._client
 
     async def aclose(self) -> None:

@@ -163,7 +163,7 @@ class OpenAIClient:
     connection inside its timeout. The session is closed when the loop's tasks are cancelled at its end (what
     `asyncio.run` does), or by `aclose()`."""
 
-    def __init__(self, *, timeout: float, connections: int):
+    def __init__(self, *, timeout: float):
         import aiohttp
 
         self.timeout = timeout
@@ -171,7 +171,6 @@ class OpenAIClient:
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=0), timeout=aiohttp.ClientTimeout(total=timeout),
             trust_env=True)  # proxies and .netrc as httpx (the openai SDK's client) reads them
-        self.connections = connections
         self._keeper = asyncio.get_running_loop().create_task(self._close_when_cancelled())
 
     async def _close_when_cancelled(self) -> None:
