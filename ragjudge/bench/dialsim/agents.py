@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ragjudge.bench.dialsim.memory import Recall
@@ -22,7 +23,6 @@ from ragjudge.bench.dialsim.prompts import PARAMS, SYSTEM, AnswerFormat
 from ragjudge.errors import UsageError
 from ragjudge.llm import LLMGateway
 
-OFFLINE_AGENTS = ("mc-idk", "mc-random", "mc-lexical")
 IDK_TEXT = "I don't know."
 
 
@@ -37,31 +37,9 @@ class Answer:
 
 class Agent(ABC):
     name: str
-    needs_llm: bool = False
 
     @abstractmethod
     async def answer(self, q: PlannedQuestion, fmt: AnswerFormat, recall: Recall, prompt: str) -> Answer: ...
-
-
-def say(q: PlannedQuestion, fmt: AnswerFormat, index: int) -> str:
-    """An offline agent's reply for option `index` in the format's words."""
-    if fmt == "mc":
-        return OPTION_LETTERS[index]
-    return IDK_TEXT if index == 4 else q.options[index]
-
-
-class IdkAgent(Agent):
-    name = "mc-idk"
-
-    async def answer(self, q: PlannedQuestion, fmt: AnswerFormat, recall: Recall, prompt: str) -> Answer:
-        return Answer(say(q, fmt, 4))
-
-
-class RandomAgent(Agent):
-    name = "mc-random"
-
-    async def answer(self, q: PlannedQuestion, fmt: AnswerFormat, recall: Recall, prompt: str) -> Answer:
-        return Answer(say(q, fmt, random.Random(f"mc-random/{q.id}").randrange(5)))
 
 
 def lexical_choice(q: PlannedQuestion, recall: Recall) -> int:
@@ -77,25 +55,33 @@ def lexical_choice(q: PlannedQuestion, recall: Recall) -> int:
     return best if scores[best] > 0 else 4
 
 
-class LexicalAgent(Agent):
-    name = "mc-lexical"
+OFFLINE_CHOICES: dict[str, Callable[[PlannedQuestion, Recall], int]] = {
+    "mc-idk": lambda q, recall: 4,
+    "mc-random": lambda q, recall: random.Random(f"mc-random/{q.id}").randrange(5),
+    "mc-lexical": lexical_choice,
+}
+"""Each offline agent's option (0-4) for a question."""
+OFFLINE_AGENTS = tuple(OFFLINE_CHOICES)
+
+
+class OfflineAgent(Agent):
+    def __init__(self, name: str):
+        self.name = name
 
     async def answer(self, q: PlannedQuestion, fmt: AnswerFormat, recall: Recall, prompt: str) -> Answer:
-        return Answer(say(q, fmt, lexical_choice(q, recall)))
+        index = OFFLINE_CHOICES[self.name](q, recall)
+        return Answer(OPTION_LETTERS[index] if fmt == "mc" else IDK_TEXT if index == 4 else q.options[index])
 
 
 class LLMAgent(Agent):
-    needs_llm = True
-
     def __init__(self, model: str, gateway: LLMGateway):
         self.name = model
-        self.model = model
         self.gateway = gateway
 
     async def answer(self, q: PlannedQuestion, fmt: AnswerFormat, recall: Recall, prompt: str) -> Answer:
         messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
-        response = await self.gateway.complete(self.model, messages, **PARAMS)
-        return Answer(response.text, model=self.model, cached=response.cached, seconds=response.latency)
+        response = await self.gateway.complete(self.name, messages, **PARAMS)
+        return Answer(response.text, model=self.name, cached=response.cached, seconds=response.latency)
 
 
 def check_agent(gen: str, fmt: AnswerFormat) -> None:
@@ -105,9 +91,8 @@ def check_agent(gen: str, fmt: AnswerFormat) -> None:
 
 
 def build_agent(gen: str, gateway: LLMGateway | None) -> Agent:
-    offline = {"mc-idk": IdkAgent, "mc-random": RandomAgent, "mc-lexical": LexicalAgent}
-    if gen in offline:
-        return offline[gen]()
+    if gen in OFFLINE_CHOICES:
+        return OfflineAgent(gen)
     if gateway is None:
         raise RuntimeError("an LLM agent needs the run's gateway")
     return LLMAgent(gen, gateway)

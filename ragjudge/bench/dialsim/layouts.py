@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.bench.dialsim.longdialqa import (DATA_HELP, FAN_TYPES_WITH_DATES, QA, SessionData, ShowData, date_problem,
-                                               make_qa, read_json_document, read_jsonl_show)
+                                               make_qa, read_jsonl_show)
 from ragjudge.bench.dialsim.parquet_layout import parquet_to_nested
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import open_binary
-from ragjudge.formats.jsonl import json_type
+from ragjudge.formats.jsonl import json_type, read_json
 
 LAYOUTS = ("jsonl", "json", "pickle", "parquet")
 """Precedence when a folder holds one show in several layouts."""
@@ -82,7 +82,7 @@ def read_show(show: str, layout: str, path: Path) -> ShowData:
     if layout == "parquet":
         nested = parquet_to_nested(path)
     else:
-        nested = read_pickle(path) if layout == "pickle" else read_json_document(path, "DialSim data (JSON)")
+        nested = read_pickle(path) if layout == "pickle" else read_json(path, "DialSim data (JSON)")
     sessions, skipped = nested_to_sessions(show, nested, oracle_tkg, oracle_fan, str(path))
     if not sessions:
         raise InputError("no sessions", file=str(path))
@@ -103,7 +103,7 @@ def _read_oracle(folders: list[Path], show: str, kind: str) -> Oracle | None:
         for suffix in (".pickle", ".pkl", ".json"):
             path = folder / f"{show}_oracle_{kind}{suffix}"
             if path.exists():  # a folder of that name is read, and refused, as a file
-                data = read_json_document(path, "DialSim oracle dates (JSON)") if suffix == ".json" \
+                data = read_json(path, "DialSim oracle dates (JSON)") if suffix == ".json" \
                     else read_pickle(path)
                 if not isinstance(data, dict):
                     raise InputError(f"expected an object of episode -> scene -> question type -> evidence dates, "

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type, read_json, read_jsonl, write_jsonl
+from ragjudge.formats.jsonl import json_type, read_models, write_jsonl
 
 IDK_OPTION_INDEX = 4
 """Option (E), "I don't know": the answer to every unanswerable question."""
@@ -55,12 +55,6 @@ def date_problem(value: str) -> str | None:
     if not 1 <= day <= last:
         return f"{value!r} is not a date: day {day} is out of range for {calendar.month_name[month]} {year} (1-{last})"
     return None
-
-
-def read_json_document(path: Path, what: str) -> Any:
-    """A whole JSON file through ragjudge.formats.files: a folder, bytes that are not UTF-8, an empty or cut-off
-    file and bad JSON are each one InputError naming the file (and line and column)."""
-    return read_json(path, what)
 
 
 class QA(BaseModel):
@@ -164,14 +158,7 @@ def make_qa(raw: Any, qid: str, evidence: list[str] | None, where: str, file: st
 
 
 def read_jsonl_show(path: Path) -> ShowData:
-    sessions: list[SessionData] = []
-    for line, record in read_jsonl(path):
-        try:
-            sessions.append(SessionData.model_validate(record))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise InputError(err["msg"].removeprefix("Value error, "), file=str(path), line=line,
-                             field=".".join(str(p) for p in err["loc"]) or None) from None
+    sessions = read_models(path, SessionData)
     if not sessions:
         raise InputError("no sessions", file=str(path))
     names = {s.show for s in sessions}

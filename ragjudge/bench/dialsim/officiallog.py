@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.bench.dialsim.judge import AnswerJudge
-from ragjudge.bench.dialsim.longdialqa import read_json_document
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS
 from ragjudge.bench.dialsim.scorers import JudgeKind, finish, rule_score
 from ragjudge.bench.dialsim.summary import figures
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.engine.summary import Summary, Table
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type
+from ragjudge.formats.jsonl import json_type, read_json
 
 REQUIRED = ("answer_list", "gold_answer_list", "result_list")
 OPTIONAL = ("calibrated_result_list", "result_time_list", "target_level_list", "ret_histories_question_answer_list")
@@ -55,7 +54,7 @@ class OfficialLog:
 def read_log(path: Path, fmt: str | None = None) -> OfficialLog:
     """The log, read through ragjudge.formats.files: a missing file, a folder, bytes that are not UTF-8 (line and
     byte offset), an empty or cut-off file, a field of the wrong type or out of range are one InputError each."""
-    data = read_json_document(path, "official simulator log (entire_log-*.json)")
+    data = read_json(path, "official simulator log (entire_log-*.json)")
     if not isinstance(data, dict):
         raise InputError(f"expected the official simulator's log object (entire_log-*.json), got {json_type(data)}",
                          file=str(path))

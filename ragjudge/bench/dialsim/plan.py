@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from ragjudge.bench.dialsim.longdialqa import FAN_TYPES_WITH_DATES, IDK_OPTION_INDEX, QA
 from ragjudge.bench.dialsim.script import NamesMode
 from ragjudge.bench.dialsim.timeline import Session, Timeline
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import dumps, read_jsonl
+from ragjudge.formats.jsonl import dumps, read_models
 
 TKG_RATIO = 0.7
 FUTURE_TYPE_CAP = 0.215
@@ -201,14 +201,7 @@ def plan_text(questions: Sequence[PlannedQuestion]) -> str:
 
 
 def read_plan(path: Path) -> list[PlannedQuestion]:
-    out = []
-    for line, record in read_jsonl(path):
-        try:
-            out.append(PlannedQuestion.model_validate(record))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            raise InputError(err["msg"], file=str(path), line=line,
-                             field=".".join(str(p) for p in err["loc"]) or None) from None
+    out = read_models(path, PlannedQuestion)
     if not out:
         raise InputError("the plan has no questions", file=str(path))
     return out

@@ -17,9 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from ragjudge.bench.dialsim.longdialqa import read_json_document
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type
+from ragjudge.formats.jsonl import json_type, read_json
 
 NamesMode = Literal["generic", "original", "swapped"]
 """generic: anonymised names (the paper's main setting, Table 3); original: as scripted; swapped: main
@@ -78,7 +77,7 @@ def load_show_infos(folder: Path | None) -> dict[str, ShowInfo]:
     path = folder / SHOWS_FILE if folder is not None and folder.is_dir() else None
     if path is None or not path.exists():  # a folder of that name is read, and refused, as a file
         return shows
-    return {**shows, **parse_show_infos(read_json_document(path, f"{SHOWS_FILE} (JSON)"), path)}
+    return {**shows, **parse_show_infos(read_json(path, f"{SHOWS_FILE} (JSON)"), path)}
 
 
 def parse_show_infos(data: Any, path: Path) -> dict[str, ShowInfo]:
