@@ -49,9 +49,6 @@ class OtherRun:
                                  f"{str(theirs.get(name))[:12]} vs {sha256.get(name, '')[:12]}); compare runs over the "
                                  "same data")
 
-    def run(self) -> Run:
-        return read_trec_run(self.trec)
-
 
 def compare(this: Run, other: OtherRun, queries: Sequence[CdrQuery], alpha: float = 0.05) -> dict[str, Any]:
     """{"run", "label", "test", "alpha", "n_queries", "left_out", "metrics": {m: {"a", "b", "diff", "p_value",
@@ -59,7 +56,7 @@ def compare(this: Run, other: OtherRun, queries: Sequence[CdrQuery], alpha: floa
     from ragjudge.retrieval_eval.metrics import evaluate
     from ragjudge.retrieval_eval.significance import TEST_NAME, paired_test
 
-    theirs = other.run()
+    theirs = read_trec_run(other.trec)
     keys = [k for q in queries if (k := normalize_task_id(q.id)) in this.rankings and k in theirs.rankings]
     if not keys:
         raise UsageError(f"-T compare={other.folder}: the two runs share no query")

@@ -87,7 +87,8 @@ def _line_of(text: str, key: str) -> int | None:
     return None if at < 0 else text.count("\n", 0, at) + 1
 
 
-def _read_object(path: Path) -> tuple[dict[str, Any], str, str]:
+def _read_object(path: Path, nothing: str) -> tuple[dict[str, Any], str, str]:
+    """The object, its text and its bytes' sha256; `nothing` is the error when the object is empty."""
     with open_binary(path, "JSON file") as fh:
         raw = fh.read()
     text = decode_text(raw, path=path)
@@ -96,35 +97,29 @@ def _read_object(path: Path) -> tuple[dict[str, Any], str, str]:
     obj = parse_json(text, file=str(path))
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object of id -> value, got {type(obj).__name__}", file=str(path), line=1)
+    if not obj:
+        raise InputError(nothing, file=str(path), line=1)
     return obj, text, hashlib.sha256(raw).hexdigest()
 
 
-def _strings(path: Path, obj: dict[str, Any], text: str, *, allow_empty: bool) -> dict[str, str]:
+def _strings(path: Path, nothing: str, *, allow_empty: bool) -> tuple[dict[str, str], str]:
+    obj, text, sha = _read_object(path, nothing)
     for key, value in obj.items():
         if not isinstance(value, str):
             raise InputError(f"must be a string, got {type(value).__name__}", file=str(path),
                              line=_line_of(text, key), field=key)
         if not allow_empty and not value.strip():
             raise InputError("is empty", file=str(path), line=_line_of(text, key), field=key)
-    return obj
+    return obj, sha
 
 
 def load(folder: Path, categories: str | None = None) -> CdrData:
     """The three files (and the category file, if any), each checked as it is read: an error names the file
     it is in, with the line and the id (field) where there is one."""
-    paths = {name: folder / name for name in FILES}
-    corpus_obj, corpus_text, corpus_sha = _read_object(paths["corpus.json"])
-    corpus = _strings(paths["corpus.json"], corpus_obj, corpus_text, allow_empty=True)
-    if not corpus:
-        raise InputError("has no conversations", file=str(paths["corpus.json"]), line=1)
-    queries_obj, queries_text, queries_sha = _read_object(paths["queries.json"])
-    queries = _strings(paths["queries.json"], queries_obj, queries_text, allow_empty=False)
-    if not queries:
-        raise InputError("has no queries", file=str(paths["queries.json"]), line=1)
-    rel_path = paths["relevant_docs.json"]
-    relevant_obj, relevant_text, relevant_sha = _read_object(rel_path)
-    if not relevant_obj:
-        raise InputError("has no relevance lists", file=str(rel_path), line=1)
+    corpus, corpus_sha = _strings(folder / "corpus.json", "has no conversations", allow_empty=True)
+    queries, queries_sha = _strings(folder / "queries.json", "has no queries", allow_empty=False)
+    rel_path = folder / "relevant_docs.json"
+    relevant_obj, relevant_text, relevant_sha = _read_object(rel_path, "has no relevance lists")
     sha = {"corpus.json": corpus_sha, "queries.json": queries_sha, "relevant_docs.json": relevant_sha}
 
     relevant: dict[str, list[str]] = {}
@@ -208,14 +203,12 @@ def read_categories(path: Path) -> dict[str, str]:
     """Query id -> category, from a JSON object {"query_<n>": "Emotion & Feedback"} or a JSONL/CSV/TSV file
     with a query id column (`query_id`, `_id`, `id`, ...) and a `category` (or `task`) column."""
     if path.suffix.lower() == ".json":
-        obj, text, _ = _read_object(path)
+        obj, text, _ = _read_object(path, "has no query categories")
         out: dict[str, str] = {}
         for qid, value in obj.items():
             if not isinstance(value, str) or not value.strip():
                 raise InputError("must be a category name", file=str(path), line=_line_of(text, qid), field=qid)
             out[qid] = canonical_category(value)
-        if not out:
-            raise InputError("has no query categories", file=str(path), line=1)
         return out
     from ragjudge.retrieval_eval.breakdowns import read_labels
 

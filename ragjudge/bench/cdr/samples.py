@@ -37,19 +37,17 @@ def query_sample(result: SampleResult[CdrQuery], corpus: Mapping[str, str], unit
     """`unit_text`: unit id -> text; `categorised`: the run has a category file (so a `category` breakdown)."""
     query, output = result.sample, result.output
     ranking = [] if failed(output) else output.get("ranking") or []
-    contexts = [Passage(id=r["id"], title=title(corpus.get(r["id"], "")), text=excerpt(unit_text.get(r["unit"], "")),
-                        score=r["score"], metadata={"unit": r["unit"]}) for r in ranking]
+    contexts = [Passage(id=r["id"], title=title(corpus.get(r["id"], "")), score=r["score"],
+                        text=shorten(unit_text.get(r["unit"], ""), EXCERPT) or None, metadata={"unit": r["unit"]})
+                for r in ranking]
     references = [Passage(id=c, title=title(corpus[c]) if c in corpus else None, score=1.0,
                           metadata={} if c in corpus else {"in_corpus": False}) for c in query.relevant]
-    score = result.scores.get("metrics") or {}
     scores: dict[str, Score] = {}
-    if not failed(output):
-        if failed(score):
-            scores[HEADLINE] = Score(error=str(score.get("error") or "no score"))
-        else:
-            scores = {m: Score(value=score["metrics"][m]) for m in METRICS}
     metadata: dict[str, Any] = {"listed": query.listed}
     if not failed(output):
+        score = result.scores.get("metrics") or {}
+        scores = ({HEADLINE: Score(error=str(score.get("error") or "no score"))} if failed(score)
+                  else {m: Score(value=score["metrics"][m]) for m in METRICS})
         metadata.update(units_ranked=output.get("units_ranked"), seconds=output.get("seconds"))
     return Sample(id=query.id, input=query.text, target_contexts=references, contexts=contexts, scores=scores,
                   labels={"category": query.category or "unknown"} if categorised else {},
@@ -77,10 +75,6 @@ def title(conversation: str) -> str | None:
     text = first.text[len(first.role) + 1:] if first.role else first.text
     line = text.strip().splitlines()[0].strip() if text.strip() else ""
     return shorten(line, TITLE) or None
-
-
-def excerpt(text: str) -> str | None:
-    return shorten(text, EXCERPT) or None
 
 
 def shorten(text: str, limit: int) -> str:

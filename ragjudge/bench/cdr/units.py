@@ -21,18 +21,16 @@ never parsed back out of an id.
 from __future__ import annotations
 
 import json
-import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import atomic_output
 
 UnitKind = Literal["session", "message", "exchange", "window", "user"]
 KINDS: tuple[str, ...] = ("session", "message", "exchange", "window", "user")
-ROLES = ("user", "assistant")
 _MARKER = re.compile(r"(user|assistant):")
 
 
@@ -104,10 +102,6 @@ def split_messages(conversation: str) -> tuple[list[Message], int]:
     return messages, empty
 
 
-def _join(messages: Iterable[Message]) -> str:
-    return "\n".join(m.text for m in messages)
-
-
 def exchanges(messages: list[Message]) -> list[list[Message]]:
     """A user message starts an exchange; replies (and text before any user message) join the current one."""
     groups: list[list[Message]] = []
@@ -142,7 +136,7 @@ def conversation_units(conversation: str, spec: UnitSpec) -> tuple[list[str], in
         groups = exchanges(messages)
     else:
         groups = windows(messages, spec.size, spec.stride)
-    return [_join(g) for g in groups], empty
+    return ["\n".join(m.text for m in g) for g in groups], empty
 
 
 @dataclass
@@ -199,12 +193,8 @@ def write_units(table: UnitTable, folder: Path, corpus_sha256: str) -> Path:
     index on the file's bytes, so the same corpus and unit find the same index, and another unit (whose ids
     and texts differ) gets its own."""
     path = folder / f"{corpus_sha256[:16]}-{table.spec.slug}-v{UNITS_FORMAT}.jsonl"
-    if path.is_file():
-        return path
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for unit in table.units:
-            fh.write(json.dumps({"_id": unit.id, "title": "", "text": unit.text}, ensure_ascii=False) + "\n")
-    os.replace(tmp, path)
+    if not path.is_file():
+        with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+            for unit in table.units:
+                fh.write(json.dumps({"_id": unit.id, "title": "", "text": unit.text}, ensure_ascii=False) + "\n")
     return path
