@@ -127,6 +127,8 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         if self.judge_kind == "llm" and not o.judge_models:
             raise UsageError("-T judge=llm needs --judge-models MODEL (the paper used gpt-4o-mini)")
         self.judge_model = o.judge_models[0] if self.judge_kind == "llm" and o.format != "mc" else None
+        self.judged_by = self.judge_model or (self.judge_kind if o.format != "mc" else "rule")
+        """The LLM judge's model, the lexical judge, or the rule (multiple choice)."""
         self.spec = retriever_spec(o.retriever or "bm25", o.pipeline_dir) if retrieval else None
         self.k = o.k or DEFAULT_K.get(o.memory, 0)
 
@@ -200,17 +202,14 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
                              retriever=self.spec.record()["retriever"] if self.spec else None,
                              k=self.k if o.memory != "recent" else None, context_tokens=o.context_tokens,
                              tkg_ratio=o.tkg_ratio, all_questions=whole, summary_model=o.summary_model,
-                             judge=self.judges()["dialsim"][0], time_limit=o.time_limit,
+                             judge=self.judged_by, time_limit=o.time_limit,
                              evidence_rule=all(simulation.evidence_rule().values()))
 
     def names(self, simulation: Simulation) -> NamesMode:
         return simulation.names or self.options.names or "generic"
 
     def judges(self) -> dict[str, list[str]]:
-        """Who judged the answers: the LLM judge, the lexical judge, or the rule (multiple choice)."""
-        o = self.options
-        return {"dialsim": [self.judge_model] if self.judge_model else [self.judge_kind if o.format != "mc"
-                                                                        else "rule"]}
+        return {"dialsim": [self.judged_by]}
 
     def sample(self, result: SampleResult[PlannedQuestion], ctx: RunContext) -> Sample:
         return question_sample(result, self.options.format)
@@ -230,8 +229,7 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
             "k": self.k if o.memory != "recent" else None, "context_tokens": self.token_budget() or None,
             "names": self.names(simulation), "seeds": sorted({q.seed for q in simulation.plan}),
             "evidence_date_rule": simulation.evidence_rule(), "retriever": self.spec.record() if self.spec else None,
-            "indexes": simulation.indexes(), "judge": self.judge_model or (self.judge_kind if o.format != "mc"
-                                                                            else "rule"),
+            "indexes": simulation.indexes(), "judge": self.judged_by,
             "prompt": template_name(o.format, o.memory), "params": PARAMS,
             "models": {"agent": o.gen, "judges": self.judges(),
                        **({"summaries": o.summary_model or o.gen} if o.memory == "summary" else {}),

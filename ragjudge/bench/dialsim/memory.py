@@ -94,11 +94,6 @@ def summary_item(session: Session, summary: str) -> MemoryItem:
     return MemoryItem(session.index, session.label, f"{session.label}\n{summary}\n", summary)
 
 
-def partial_summary_item(timeline: Timeline, session: Session, upto: int) -> MemoryItem:
-    body = timeline.history(session, upto)
-    return MemoryItem(session.index, session.label, f"{session.label}\n{body}\n", body)
-
-
 @dataclass
 class ShowMemory:
     """One show's memory of one kind. Items are built (and indexed) once; each question sees a prefix."""
@@ -141,7 +136,7 @@ class ShowMemory:
             if failed:
                 first = min(failed)
                 raise MemoryUnavailable(f"the summary of session {first} failed ({failed[first]}); rerun to retry")
-            return self._retrieve(q, session.index, [partial_summary_item(self.timeline, session, heard)])
+            return self._retrieve(q, session.index, [summary_item(session, self.timeline.history(session, heard))])
         current = session_item(self.timeline, session, heard)
         if self.kind == "recent":
             return self._recent(session, current)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragjudge.bench.dialsim.judge import AnswerJudge
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS
-from ragjudge.bench.dialsim.scorers import JudgeKind, finish, rule_score
+from ragjudge.bench.dialsim.scorers import JudgeKind, answer_score, timed_out
 from ragjudge.bench.dialsim.summary import figures
 from ragjudge.engine.parallel import each_as_completed
 from ragjudge.engine.summary import Summary, Table
@@ -125,10 +125,6 @@ def options_of(question: str, fmt: str) -> list[str]:
     return [first, *rest, IDK_GOLD]
 
 
-def _timed_out(a: LoggedAnswer) -> bool:
-    return a.answer.startswith("<<<Timeout") or a.official.startswith("Wrong (Timeout")
-
-
 async def rescore(log: OfficialLog, judge: JudgeKind, llm_judge: AnswerJudge | None) -> list[dict[str, Any]]:
     """One row per logged answer, in the shape `summary.figures` takes, with the official verdicts beside."""
 
@@ -139,19 +135,10 @@ async def rescore(log: OfficialLog, judge: JudgeKind, llm_judge: AnswerJudge | N
         else:
             gold = "(E)" if a.gold.strip() == IDK_GOLD else "(A)"
             gold_text = a.gold
-        error = None
-        if _timed_out(a):
-            score: dict[str, Any] = finish({"verdict": "timeout", "calibrated": "timeout", "declined": False,
-                                            "committed": False, "judged_by": "time limit"})
-        else:
-            score = rule_score(log.fmt, gold, gold_text, options or [""] * 5, a.answer, judge)
-            if score["verdict"] is None:
-                assert llm_judge is not None
-                judged = await llm_judge.judge(a.question, gold_text, a.answer)
-                error = judged.get("error")
-                score.update(verdict=judged.get("verdict"), calibrated=judged.get("verdict"),
-                             judged_by=llm_judge.model, judge_raw=judged.get("raw"))
-            score = finish(score) if error is None else score
+        timeout = a.answer.startswith("<<<Timeout") or a.official.startswith("Wrong (Timeout")
+        score = timed_out() if timeout else await answer_score(log.fmt, gold, gold_text, options or [""] * 5, a.answer,
+                                                               judge, llm_judge, a.question)
+        error = score.get("error")
         qtype = a.type
         source = None if qtype is None else ("fan" if qtype in FAN_TYPES else "temporal")
         return {

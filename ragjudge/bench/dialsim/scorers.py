@@ -14,7 +14,7 @@ from ragjudge.bench.dialsim.metrics import (calibrate, committed, declined, dist
                                             strict_mc)
 from ragjudge.bench.dialsim.plan import PlannedQuestion
 from ragjudge.bench.dialsim.prompts import AnswerFormat, question_line
-from ragjudge.engine.bench import Record, Scorer, fingerprint
+from ragjudge.engine.bench import Record, Scorer, failed, fingerprint
 from ragjudge.engine.parallel import each_as_completed
 
 if TYPE_CHECKING:
@@ -49,6 +49,26 @@ def finish(score: dict[str, Any]) -> dict[str, Any]:
     return score
 
 
+def timed_out() -> dict[str, Any]:
+    """An answer abandoned at the time limit: wrong, as the official simulator counts it."""
+    return finish({"verdict": "timeout", "calibrated": "timeout", "declined": False, "committed": False,
+                   "judged_by": "time limit"})
+
+
+async def answer_score(fmt: str, gold: str, gold_text: str, options: Sequence[str], answer: str, judge: JudgeKind,
+                       llm_judge: AnswerJudge | None, question: str) -> dict[str, Any]:
+    """`rule_score`, then the LLM judge where the rule leaves the verdict open; a failed judge call adds `error`."""
+    score = rule_score(fmt, gold, gold_text, options, answer, judge)
+    if score["verdict"] is None:
+        assert llm_judge is not None
+        judged = await llm_judge.judge(question, gold_text, answer)
+        score.update(verdict=judged.get("verdict"), calibrated=judged.get("verdict"), judged_by=llm_judge.model,
+                     judge_raw=judged.get("raw"))
+        if "error" in judged:
+            return {**score, "error": judged["error"]}
+    return finish(score)
+
+
 class AnswerScorer(Scorer[PlannedQuestion]):
     name = "dialsim"
 
@@ -69,15 +89,7 @@ class AnswerScorer(Scorer[PlannedQuestion]):
     async def _one(self, item: tuple[PlannedQuestion, Record]) -> Record:
         q, output = item
         if output.get("timed_out"):
-            return finish({"verdict": "timeout", "calibrated": "timeout", "declined": False, "committed": False,
-                           "judged_by": "time limit"})
-        answer = str(output.get("answer", ""))
-        score = rule_score(self.fmt, q.gold, q.gold_text, q.options, answer, self.judge)
-        if score["verdict"] is None:
-            assert self.llm_judge is not None
-            judged = await self.llm_judge.judge(question_line(q, self.fmt), q.gold_text, answer)
-            if "error" in judged:
-                return {"error": judged["error"], "judge_raw": judged.get("raw"), "judged_by": self.llm_judge.model}
-            score.update(verdict=judged["verdict"], calibrated=judged["verdict"], judged_by=self.llm_judge.model,
-                         judge_raw=judged["raw"])
-        return finish(score)
+            return timed_out()
+        score = await answer_score(self.fmt, q.gold, q.gold_text, q.options, str(output.get("answer", "")), self.judge,
+                                   self.llm_judge, question_line(q, self.fmt))
+        return {k: score[k] for k in ("error", "judge_raw", "judged_by")} if failed(score) else score

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ragjudge.errors import UsageError
+from ragjudge.formats.files import atomic_output
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.prefix_bm25 import Hit, PrefixBM25
 from ragjudge.retrieval.spec import PipelineSpec, load_pipeline
@@ -55,10 +56,8 @@ class DenseSearcher:
         digest = hashlib.sha256(lines.encode()).hexdigest()[:24]
         corpus = self.pipeline.index_dir / "dialsim-memory" / f"{digest}.jsonl"
         if not corpus.exists():
-            corpus.parent.mkdir(parents=True, exist_ok=True)
-            tmp = corpus.with_name(corpus.name + ".tmp")
-            tmp.write_text(lines, encoding="utf-8")
-            tmp.replace(corpus)
+            with atomic_output(corpus) as tmp:
+                tmp.write_text(lines, encoding="utf-8")
         if texts:
             self.pipeline.open(corpus, bars)
         self.retriever.encode_queries(["warm-up"])  # load the model now, not inside the first answer's latency

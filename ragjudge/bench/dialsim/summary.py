@@ -90,50 +90,30 @@ def _mean(values: Sequence[float]) -> float | None:
     return round(sum(values) / len(values), 6) if values else None
 
 
-def _ratio(hits: int, total: int) -> float | None:
-    return round(hits / total, 6) if total else None
-
-
-def _scored(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in rows if r["correct"] is not None]
-
-
-def _timed(scored: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in scored if r["latency"] is not None and not r["cached"]]
-
-
 def group_stats(rows: Sequence[dict[str, Any]], limits: Sequence[float]) -> dict[str, Stat]:
     """Every metric over `rows` (one seed, or one breakdown group), each with the number of items it counts."""
-    scored = _scored(rows)
+    scored = [r for r in rows if r["correct"] is not None]
     unanswerable = [r for r in scored if r["answerability"] == "unanswerable"]
     declined = [r for r in scored if r["declined"]]
-    timed = _timed(scored)
+    timed = [r for r in scored if r["latency"] is not None and not r["cached"]]
     out = {"accuracy": stat(_mean([r["correct"] or 0 for r in rows]), n=len(rows)),
            "accuracy_answered": stat(_mean([r["correct"] for r in scored]), n=len(scored)),
            "accuracy_calibrated": stat(_mean([r["correct_calibrated"] or 0 for r in rows]), n=len(rows))}
     for limit in limits:
         out[f"accuracy@{limit:g}s"] = stat(_mean([int(bool(r["correct"]) and r["latency"] <= limit) for r in timed]),
                                           n=len(timed))
-    out["idk_precision"] = stat(_ratio(sum(r["answerability"] == "unanswerable" for r in declined), len(declined)),
-                                n=len(declined))
-    out["idk_recall"] = stat(_ratio(sum(bool(r["declined"]) for r in unanswerable), len(unanswerable)),
-                             n=len(unanswerable))
-    out["invented_rate"] = stat(_ratio(sum(bool(r["committed"]) for r in unanswerable), len(unanswerable)),
-                                n=len(unanswerable))
+    out["idk_precision"] = stat(_mean([r["answerability"] == "unanswerable" for r in declined]), n=len(declined))
+    out["idk_recall"] = stat(_mean([bool(r["declined"]) for r in unanswerable]), n=len(unanswerable))
+    out["invented_rate"] = stat(_mean([bool(r["committed"]) for r in unanswerable]), n=len(unanswerable))
     latencies = sorted(r["latency"] for r in timed)
     out["latency_median"] = stat(latencies[len(latencies) // 2] if latencies else None, n=len(timed))
     out["latency_max"] = stat(latencies[-1] if latencies else None, n=len(timed))
-    for name, count in counts(scored).items():
-        out[name] = stat(count, n=len(scored))
-    return out
-
-
-def counts(scored: Sequence[dict[str, Any]]) -> dict[str, int]:
-    return {"ambiguous": sum(r["verdict"] == "ambiguous" for r in scored),
-            "ambiguous_after_calibration": sum(r["calibrated"] == "ambiguous" for r in scored),
-            "timed_out": sum(r["verdict"] == "timeout" for r in scored),
-            "declined": sum(bool(r["declined"]) for r in scored),
-            "latency_unknown": sum(1 for r in scored if r["cached"] or r["latency"] is None)}
+    counts = {"ambiguous": sum(r["verdict"] == "ambiguous" for r in scored),
+              "ambiguous_after_calibration": sum(r["calibrated"] == "ambiguous" for r in scored),
+              "timed_out": sum(r["verdict"] == "timeout" for r in scored),
+              "declined": sum(bool(r["declined"]) for r in scored),
+              "latency_unknown": sum(1 for r in scored if r["cached"] or r["latency"] is None)}
+    return out | {name: stat(count, n=len(scored)) for name, count in counts.items()}
 
 
 @dataclass
@@ -162,7 +142,6 @@ def figures(rows: Sequence[dict[str, Any]], limits: Sequence[float], *, by_seed:
     """The metrics (mean ± std over seeds), the breakdowns and the per-show figures of `rows`."""
     seeds = sorted({r["seed"] for r in rows})
     per_seed = {s: group_stats([r for r in rows if r["seed"] == s], limits) for s in seeds}
-    scored = _scored(rows)
     errors = sum(1 for r in rows if r["errors"])
     overall = group_stats(rows, limits)
     metrics: dict[str, Metric] = {}
@@ -172,10 +151,9 @@ def figures(rows: Sequence[dict[str, Any]], limits: Sequence[float], *, by_seed:
             continue
         values = [m[name].value for m in per_seed.values() if m[name].value is not None]
         std = round(statistics.stdev(values), 6) if len(values) > 1 else None
-        if name in PAPER_ACCURACY:  # failed answers are in n, as wrong ones: not errors left out of it
-            metrics[name] = CATALOG.metric(name, _mean(values), n=pooled.n, std=std, failed_counted_wrong=errors)
-        else:
-            metrics[name] = CATALOG.metric(name, _mean(values), n=pooled.n, errors=errors, std=std)
+        # the paper's accuracies count failed answers in n, as wrong ones: not errors left out of it
+        failures = {"failed_counted_wrong": errors} if name in PAPER_ACCURACY else {"errors": errors}
+        metrics[name] = CATALOG.metric(name, _mean(values), n=pooled.n, std=std, **failures)
     breakdowns: dict[str, Breakdown] = {}
     for dim in BREAKDOWNS:
         if dim == "seed" and not by_seed:
@@ -188,7 +166,8 @@ def figures(rows: Sequence[dict[str, Any]], limits: Sequence[float], *, by_seed:
         if groups:
             breakdowns[dim] = Breakdown(title=TITLES[dim], label=dim, groups=groups,
                                         columns=COLUMNS.get(dim, DEFAULT_COLUMNS), note=NOTES.get(dim, ""))
-    details = {"seeds": seeds, "counts": {"questions": len(rows), "scored": len(scored), "errors": errors}}
+    details = {"seeds": seeds, "counts": {"questions": len(rows), "scored": sum(r["correct"] is not None for r in rows),
+                                         "errors": errors}}
     return Figures(metrics=metrics, breakdowns=breakdowns, headline=headline(metrics, len(seeds), unit, errors),
                    details=details, shows=show_figures(rows))
 
