@@ -2,15 +2,8 @@
 
 Each query ("Conversation where the user shifts from skepticism to trust") is searched with a ragjudge
 retrieval pipeline over the corpus cut into units (`-T unit=`); each conversation scores its best unit, and
-the conversation ranking is scored with the paper's metrics through ranx, beside the paper's 16 models.
-
-The summary (the result contract): `hit@k`, `P@k`, `R@k`, `nDCG@k`, `MRR@k` at k = 1, 5, 10, 20 (ragjudge's
-retrieval vocabulary; the paper's ACC@k is `hit@k`), each a mean over the queries that were ranked (`n`) with
-the queries that failed (`errors`); the paper's times as `ingestion_s` and `inference_s` (seconds), the units
-indexed and the units an encoder truncated as counts; the per-category figures as the `category` breakdown;
-the paper's Tables 9-12 (or 3) as `reference`; the data beside Table 2, the category shares and a comparison
-with another run as tables; everything else (timing parts, data statistics, truncation per encoder, the
-comparison's tests) in `details`. The headline is nDCG@10, the paper's main figure.
+the conversation ranking is scored with the paper's metrics through ranx, beside the paper's 16 models. What the
+summary holds (ragjudge's retrieval vocabulary: the paper's ACC@k is `hit@k`) is in docs/benches/cdr.md.
 """
 
 from __future__ import annotations

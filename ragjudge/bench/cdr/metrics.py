@@ -1,13 +1,10 @@
 """CDR's metrics through ranx: hit rate (the paper's ACC), Precision, Recall, nDCG and MRR at 1, 5, 10, 20.
 
-The paper's ACC@k is sentence-transformers' accuracy@k: 1 when any relevant conversation is in the top k,
-which is ranx's `hit_rate@k`. Results, summaries and tables name the metrics in ragjudge's one retrieval
-vocabulary (`hit@10`, `P@10`, `R@10`, `nDCG@10`, `MRR@10`, as `ragjudge retrieval-eval` does); ranx's names
-(`RANX`) are used only to ask ranx, and the paper's (`ACC@10`, `NDCG@10`) only in its transcribed tables. Relevance is binary over the deduplicated lists. Scoring goes through
-`ragjudge.retrieval_eval.metrics.evaluate`, the same code `ragjudge retrieval-eval` runs, so a CDR run
-written as TREC scores identically there. With binary relevance ACC@1 = P@1 = nDCG@1 = MRR@1 for every
-query, and every mean here is a mean over queries, so the query-weighted mean of the category means is the
-overall mean.
+The paper's ACC@k is sentence-transformers' accuracy@k, ranx's `hit_rate@k`. Metrics are named in ragjudge's one
+retrieval vocabulary (`hit@10`, `nDCG@10`); ranx's names (`RANX`) are used only to ask ranx, the paper's only in its
+transcribed tables. Scoring goes through `ragjudge.retrieval_eval.metrics.evaluate`, the code `ragjudge retrieval-eval`
+runs, so a CDR run written as TREC scores identically there. Every mean is over queries, so the query-weighted mean
+of the category means is the overall mean.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-"""A CDR query's result as the sample log's record, and as a row of results.csv.
+"""A CDR query's result as the sample log's record (fields: docs/benches/cdr.md), and as a row of results.csv.
 
-- `input`: the analytical query ("Conversation where the user shifts from skepticism to trust");
-- `target_contexts`: the relevant conversations (relevance is per conversation whatever `-T unit` indexed), each
-  with its title and grade 1;
-- `contexts`: the conversation ranking, best first: each conversation's id, title and score, with the text of the
-  unit that gave it its score (max-passage; the whole conversation for `-T unit=session`) cut to `EXCERPT` characters
-  (corpus.json holds every text whole: a full run ranks 20 conversations for each of 1,583 queries);
-- `scores`: the query's figures under the summary's names (`hit@k`, `P@k`, `R@k`, `nDCG@k`, `MRR@k` at 1, 5, 10, 20);
-  a failed scoring keeps its error under the headline's name (`nDCG@10`);
-- `labels`: the query's task category, when the run has categories (`unknown` for a query without one, as in the
-  summary's `category` breakdown);
-- `metadata`: the relevance entries as listed (duplicates included), the units ranked, the query's search time.
-
-A conversation's title is its first user message, shortened: conversations have no title of their own.
+Relevance is per conversation whatever `-T unit` indexed, so `contexts` are conversations, each with the text of the
+unit that gave it its score cut to `EXCERPT` characters (corpus.json holds every text whole: a full run ranks 20
+conversations for each of 1,583 queries). Conversations have no title of their own: theirs is the first user message.
 """
 
 from __future__ import annotations

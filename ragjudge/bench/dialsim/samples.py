@@ -1,21 +1,8 @@
-"""A DialSim question's outcome as the sample log's record (`ragjudge.sample/1`).
+"""A DialSim question's outcome as the sample log's record (`ragjudge.sample/1`; fields: docs/benches/dialsim.md).
 
-- `input`: the question as the agent was asked it (`Asker: question`, then the options for `mc` and `mc-nl`);
-- `target`: the gold answer: for `mc` the gold option with its text (`(B) Paul`), else the text the exact match and
-  the judge compare with (`I don't know.` for an unanswerable question);
-- `target_contexts`: the sessions holding the evidence, where the data dates them (`session-12`: the session's
-  index in the show);
-- `output`: the agent's reply (empty when it timed out); `contexts`: the memory it was given, as shown (retrieval:
-  best first, with the retriever's scores; recent and oracle: in date order), each item its session's id with the
-  label the agent saw as title (`[Date: September 22, 1994, Session #1, Utterance #3]`), so the report marks
-  recalled items from an evidence session. The items' texts are not kept (a whole session, or a context window of
-  them, per question): they are in the data, at the session and utterance the label names;
-- `scores`: the summary's per-question metrics: `accuracy` and `accuracy_calibrated` (1 or 0, the verdict as label;
-  an LLM judge's reply and model with the strict one), and `declined` (1 when the agent said it does not know);
-- `labels`: the summary's breakdowns: seed, show, source, hop (temporal questions), answerability, type;
-- `metadata`: where and by whom it was asked (episode, scene, session, date, the agent utterance it follows,
-  asker, agent, names), the question as written, its options and the gold option, the evidence sessions, and the
-  answer's facts (latency and its parts, cached, timed out, the model, whether it committed to an option).
+`contexts` are the memory items as shown, each its session's id with the label the agent saw as title, so the report
+marks recalled items from an evidence session; their texts are not kept (a whole session, or a context window of
+them, per question): they are in the data, at the session and utterance the label names.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """Aggregates: the metrics DialSim declares, their breakdowns and the per-show figures the paper's tables are
 compared with. Shared by `--bench dialsim` and `ragjudge dialsim score` (official logs).
 
-Accuracy is reported both ways. `accuracy` (the headline) and `accuracy_calibrated` are over every question
-asked, an answer that failed (LLM error, judge error) counted wrong, as the paper and the official simulator
-count it; `accuracy_answered` leaves failed answers out (ragjudge's reading: what the agent got right of what it
-answered). Failed answers are counted in the summary's errors either way (exit code 1); a timed-out answer is
-wrong, as officially. Rates and scores are the mean
-over seeds of each seed's figure, with the sample standard deviation over seeds (none for one seed); `n` is
-how many questions (or answers) they count over all seeds. Accuracy at a time limit L counts an answer as right
-only if it was right and came within L seconds; answers whose latency is unknown (replies from the response
-cache) are left out of those figures.
+`accuracy` (the headline) and `accuracy_calibrated` count a failed answer (LLM or judge error) wrong, as the paper
+and the official simulator do; `accuracy_answered` leaves it out (ragjudge's reading). Rates and scores are the mean
+over seeds of each seed's figure, with the sample standard deviation over seeds; `n` counts over all seeds. Replies
+from the response cache have no real latency: accuracy at a time limit leaves them out.
 """
 
 from __future__ import annotations
