@@ -26,8 +26,6 @@ class DialSimJudgeSpec(Judge):
     """What the judge registry builds for the spec: it judges DialSim answers only, so asked to judge
     MTRAG answers it declines, item by item."""
 
-    needs_llm = False
-
     async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
         message = (f"{self.name} judges DialSim answers: run `ragjudge eval --bench dialsim -T format=open "
                    "--judge-models MODEL` or `ragjudge dialsim score LOG --judge-models MODEL`")

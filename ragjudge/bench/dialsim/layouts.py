@@ -50,7 +50,8 @@ def find_shows(data: Path) -> dict[str, tuple[str, Path]]:
             if path.suffix in suffixes and path.stem.endswith("_dialsim"):
                 found.setdefault(path.stem.removesuffix("_dialsim"), {})[layout] = path
     if data.is_file() and not found and data.suffix == ".parquet":
-        found[_show_from_parts(data)] = {"parquet": data}
+        named = [p.removeprefix("dialsim-") for p in reversed(data.parts[:-1]) if p.startswith("dialsim-")]
+        found[named[0] if named else data.stem] = {"parquet": data}  # a file in a dialsim-{show}/ copy
     if data.is_dir():
         for folder in sorted(p for p in data.iterdir() if p.is_dir() and p.name.startswith("dialsim-")):
             if next(folder.rglob("*.parquet"), None) is not None:
@@ -60,13 +61,6 @@ def find_shows(data: Path) -> dict[str, tuple[str, Path]]:
                          f"{{show}}_dialsim.json(l), or a dialsim-{{show}}/ folder of parquet files. {DATA_HELP}")
     return {show: next((layout, paths[layout]) for layout in LAYOUTS if layout in paths)
             for show, paths in sorted(found.items())}
-
-
-def _show_from_parts(path: Path) -> str:
-    for part in reversed(path.parts[:-1]):
-        if part.startswith("dialsim-"):
-            return part.removeprefix("dialsim-")
-    return path.stem
 
 
 def read_show(show: str, layout: str, path: Path) -> ShowData:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -119,7 +119,6 @@ class ShowData:
     """Whether evidence dates were read (oracle pickles, or JSONL converted from them)."""
     skipped_questions: int = 0
     """Questions dropped at load because they have fewer than five options (they cannot be asked)."""
-    notes: list[str] = field(default_factory=list)
 
 
 def canonical_questions(value: Any, where: str, file: str) -> dict[str, str]:

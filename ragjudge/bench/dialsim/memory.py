@@ -22,6 +22,7 @@ from typing import Any, Literal
 from ragjudge.bench.dialsim.plan import PlannedQuestion
 from ragjudge.bench.dialsim.searchers import DenseSearcher, PrefixSearcher, build_searcher
 from ragjudge.bench.dialsim.timeline import Session, Timeline
+from ragjudge.bench.dialsim.tokens import token_counter
 from ragjudge.errors import RagjudgeError
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.prefix_bm25 import PrefixBM25
@@ -199,11 +200,7 @@ def show_memories(kind: MemoryKind, timelines: dict[str, Timeline], k: int, spec
                   pipeline_dirs: list[str] | None = None) -> dict[str, ShowMemory]:
     """One memory per show, not yet built: retrieval memories get a searcher of `spec` each (dense ones share one
     encoder, so one model is in memory), `recent` counts tokens against `token_budget`."""
-    counter = None
-    if kind == "recent":
-        from ragjudge.bench.dialsim.tokens import token_counter
-
-        counter = token_counter()
+    counter = token_counter() if kind == "recent" else None
     memories: dict[str, ShowMemory] = {}
     shared: Any = None
     for show, timeline in timelines.items():

@@ -16,7 +16,6 @@ from typing import Literal
 from ragjudge.bench.dialsim.plan import OPTION_LETTERS, PlannedQuestion
 
 AnswerFormat = Literal["mc", "mc-nl", "open"]
-FORMATS: tuple[AnswerFormat, ...] = ("mc", "mc-nl", "open")
 SYSTEM = "You are a helpful assistant."
 """The official inference functions' system message."""
 PARAMS = {"temperature": 0.2, "top_p": 0.1}

@@ -9,6 +9,7 @@ becomes its own utterance (the official code crashes on it), and names are repla
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -18,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ragjudge.errors import InputError
+from ragjudge.formats.files import atomic_output
 from ragjudge.formats.jsonl import json_type, read_json
 
 NamesMode = Literal["generic", "original", "swapped"]
@@ -97,10 +99,6 @@ def parse_show_infos(data: Any, path: Path) -> dict[str, ShowInfo]:
 
 def write_show_infos(shows: dict[str, ShowInfo], path: Path) -> None:
     """`dialsim_shows.json` describing `shows` (what `ragjudge dialsim convert` writes beside its JSONL)."""
-    import json
-
-    from ragjudge.formats.files import atomic_output
-
     text = json.dumps({name: info.model_dump(mode="json") for name, info in shows.items()}, indent=2,
                       ensure_ascii=False) + "\n"
     with atomic_output(path) as tmp:

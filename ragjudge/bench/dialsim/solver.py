@@ -25,6 +25,7 @@ from ragjudge.bench.dialsim.prompts import PARAMS, SYSTEM, AnswerFormat, agent_p
 from ragjudge.bench.dialsim.timeline import Timeline
 from ragjudge.engine.bench import Record, Solver
 from ragjudge.engine.parallel import each_as_completed
+from ragjudge.formats.files import atomic_output
 from ragjudge.formats.jsonl import dumps
 from ragjudge.llm import LLMError, LLMGateway
 
@@ -140,6 +141,5 @@ def write_artifact(ctx: RunContext, name: str, text: str) -> None:
     """A file of the run folder written now (the engine writes the others at the end): nothing when the run writes
     no files."""
     if ctx.paths is not None:
-        from ragjudge.engine.outputs import atomic_write
-
-        atomic_write(ctx.paths.artifact(name), lambda p: p.write_text(text, encoding="utf-8"))
+        with atomic_output(ctx.paths.artifact(name)) as tmp:
+            tmp.write_text(text, encoding="utf-8")
