@@ -246,8 +246,5 @@ def _evidence_dates(value: Any, file: str, where: str) -> list[str]:
             raise InputError(problem, file=file, field=where)
         return [value]
     if isinstance(value, (list, tuple)):
-        out: list[str] = []
-        for i, item in enumerate(value):
-            out.extend(_evidence_dates(item, file, f"{where}[{i}]"))
-        return out
+        return [d for i, item in enumerate(value) for d in _evidence_dates(item, file, f"{where}[{i}]")]
     raise InputError(f"expected an evidence date or a list of them, got {json_type(value)}", file=file, field=where)

@@ -118,10 +118,8 @@ class ShowMemory:
         elif self.kind in ("session", "recent"):
             self.items = [session_item(t, s) for s in t.sessions]
         elif self.kind == "summary":
-            self.items = []
-            for s in t.sessions[:last]:
-                summary = self.summaries.get(s.index)
-                self.items.append(summary_item(s, summary if isinstance(summary, str) else ""))
+            done = {i: text for i, text in self.summaries.items() if isinstance(text, str)}  # a failed one is empty
+            self.items = [summary_item(s, done.get(s.index, "")) for s in t.sessions[:last]]
         if self.searcher is not None and self.kind in ("utterance", "session", "summary"):
             self.searcher.index([item.text for item in self.items], bars)
 

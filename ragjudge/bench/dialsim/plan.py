@@ -83,10 +83,6 @@ class PlannedQuestion(BaseModel):
         return self.answer if self.answerable else "I don't know."
 
 
-def question_key(show: str, seed: int, session: Session) -> str:
-    return f"{show}/{seed}/{session.episode}/{session.data.scene}"
-
-
 def plan_show(timeline: Timeline, seed: int, tkg_ratio: float = TKG_RATIO) -> list[PlannedQuestion]:
     rng = random.Random(f"dialsim/{timeline.show}/{seed}")
     planned = []
@@ -186,11 +182,11 @@ def pick(timeline: Timeline, session: Session, seed: int, source: str, qtype: st
             return None
         rename = timeline.renamer
         return PlannedQuestion(
-            id=question_key(timeline.show, seed, session), show=timeline.show, seed=seed, names=timeline.names,
-            episode=session.episode, scene=session.data.scene, session=session.index, date=session.date,
-            ask_after=at, agent=rename(timeline.agent), asker=rename(asker), source=source,  # type: ignore[arg-type]
-            type=qtype, question_id=qa.id, question=rename(text), options=[rename(o) for o in qa.options],
-            answer=rename(qa.answer), gold=gold, evidence_sessions=evidence)
+            id=f"{timeline.show}/{seed}/{session.episode}/{session.data.scene}", show=timeline.show, seed=seed,
+            names=timeline.names, episode=session.episode, scene=session.data.scene, session=session.index,
+            date=session.date, ask_after=at, agent=rename(timeline.agent), asker=rename(asker),
+            source=source, type=qtype, question_id=qa.id, question=rename(text),  # type: ignore[arg-type]
+            options=[rename(o) for o in qa.options], answer=rename(qa.answer), gold=gold, evidence_sessions=evidence)
     return None
 
 
