@@ -15,7 +15,8 @@ from typing import Any, Unpack
 
 from ragjudge.api.loading import DATA, Data, at_row, holds_rag_rows, rag_rows, rows_of
 from ragjudge.api.result import EvalResult
-from ragjudge.api.runs import Names, PreparedRun, blocking, prepare_judging, prepare_run
+from ragjudge.api.names import Names
+from ragjudge.api.runs import PreparedRun, blocking, prepare_judging, prepare_run
 from ragjudge.api.settings import RunSettings
 from ragjudge.bench.mtrag.un.data import any_underspecified
 from ragjudge.errors import UsageError
