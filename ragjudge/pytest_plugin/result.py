@@ -142,14 +142,8 @@ class RagResult:
         return self
 
     def __repr__(self) -> str:
-        parts = []
-        for name, r in self.judgements.items():
-            if r.value is not None:
-                parts.append(f"{name}={r.value:.3f}")
-            elif r.error:
-                parts.append(f"{name}=error")
-            else:
-                parts.append(f"{name}=skipped")
+        parts = [f"{name}={r.value:.3f}" if r.value is not None else f"{name}={'error' if r.error else 'skipped'}"
+                 for name, r in self.judgements.items()]
         return f"RagResult({self.task.task_id!r}: {', '.join(parts)})"
 
 
