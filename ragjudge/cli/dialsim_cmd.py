@@ -85,9 +85,8 @@ def score_command(
     fmt = common.check_format(fmt)
     summary = dialsim_score(log, judge=judge, judge_models=judge_models, judge_dir=judge_dir,
                             answer_format=answer_format, time_limits=time_limits, out=out, spelling=CLI,
-                            **common.run_settings(limit=None, concurrency=concurrency, cache_dir=cache_dir,
-                                                  no_cache=no_cache, api_base=api_base, max_retries=None,
-                                                  timeout=None)).summary
+                            **common.run_settings(concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
+                                                  api_base=api_base)).summary
     show_summary(summary, fmt)
     if summary.n_errors:
         typer.echo(f"{summary.n_errors} answer(s) could not be judged (see --out or --format json)", err=True)
