@@ -15,7 +15,8 @@ from typing import Any, Unpack
 
 from ragjudge.api.loading import DATA, Data, at_row, holds_rag_rows, rag_rows, rows_of
 from ragjudge.api.result import EvalResult
-from ragjudge.api.runs import Names, PreparedRun, blocking, prepare_judging, prepare_run
+from ragjudge.api.names import Names
+from ragjudge.api.runs import PreparedRun, blocking, prepare_judging, prepare_run
 from ragjudge.api.settings import RunSettings
 from ragjudge.bench.mtrag.un.data import any_underspecified
 from ragjudge.errors import UsageError
@@ -37,8 +38,9 @@ def evaluate(data: Data, judges: Judges = None, judge_models: Names = None, *, m
     `gen`: generate the answers first with this generator. `options`: the bench's own options (`min_panel`,
     `conversational_as_unanswerable`, `setting`...). `out`: the run folder (rerunning resumes); None: in memory.
     `settings`: the run's (`limit`, `concurrency`, `use_cache`, `api_base`...: `RunSettings`)."""
-    return blocking(lambda: _evaluate(data, _judges(judges, metrics), judge_models, bench, gen, judge_dir,
-                                      bertscore_model, options, out, show_progress, settings))
+    return blocking(lambda: _evaluate(data, bench, gen, out, show_progress, settings, judges=_judges(judges, metrics),
+                                      judge_models=judge_models, judge_dir=judge_dir, bertscore_model=bertscore_model,
+                                      options=options))
 
 
 async def evaluate_async(data: Data, judges: Judges = None, judge_models: Names = None, *, metrics: Judges = None,
@@ -47,8 +49,9 @@ async def evaluate_async(data: Data, judges: Judges = None, judge_models: Names 
                          options: Mapping[str, Any] | None = None, out: str | Path | None = None,
                          show_progress: bool = True, **settings: Unpack[RunSettings]) -> EvalResult:
     """`evaluate` for async code: the run goes to a worker thread, the caller's loop stays free."""
-    return await asyncio.to_thread(_evaluate, data, _judges(judges, metrics), judge_models, bench, gen, judge_dir,
-                                   bertscore_model, options, out, show_progress, settings)
+    return await asyncio.to_thread(_evaluate, data, bench, gen, out, show_progress, settings,
+                                   judges=_judges(judges, metrics), judge_models=judge_models, judge_dir=judge_dir,
+                                   bertscore_model=bertscore_model, options=options)
 
 
 def _judges(judges: Judges, metrics: Judges) -> Judges:
@@ -75,36 +78,32 @@ def split_criteria(judges: Judges) -> tuple[Names, list[Criterion]]:
     return names or [c.name for c in criteria], criteria
 
 
-def _evaluate(data: Data, judges: Judges, judge_models: Names, bench: str | None, gen: str | None,
-              judge_dir: Sequence[str | Path] | None, bertscore_model: str | None,
-              options: Mapping[str, Any] | None, out: str | Path | None, show_progress: bool,
-              settings: Mapping[str, Any]) -> EvalResult:
+def _evaluate(data: Data, bench: str | None, gen: str | None, out: str | Path | None, show_progress: bool,
+              settings: Mapping[str, Any], **asked: Any) -> EvalResult:
     """Records given in memory are read in memory (with `out=None` nothing is written): plain records by the rag
-    bench, MTRAG-format tasks by the MTRAG benches (which read them as a file's lines, record i as `data[i]`)."""
+    bench, MTRAG-format tasks by the MTRAG benches (which read them as a file's lines, record i as `data[i]`).
+    `asked`: the judges, their models and options, as `evaluate` took them."""
+
+    def run(path: Path, bench: str | None, **given: Any) -> EvalResult:
+        return _prepare(path, bench, gen, settings, **asked, **given).execute(out, show_progress=show_progress)
+
     rows = rows_of(data)
     if rows is None:
-        return _prepare(Path(data), judges, judge_models, bench, gen, judge_dir, bertscore_model, options,
-                        settings).execute(out, show_progress=show_progress)
+        return run(Path(data), bench)
     if gen is None and bench in (None, "rag") and holds_rag_rows(rows):
-        prepared = _prepare(Path(DATA), judges, judge_models, "rag", gen, judge_dir, bertscore_model, options,
-                            settings, records=rag_rows(rows))
-        return prepared.execute(out, show_progress=show_progress)
+        return run(Path(DATA), "rag", records=rag_rows(rows))
     if bench not in (None, "mtrag", "mtrag-un"):
         raise UsageError(f"bench {bench!r} does not read records given in memory: give mtrag or mtrag-un, "
                          "or the path of its data")
     if bench is None and gen is None:
         bench = "mtrag-un" if any_underspecified(rows) else "mtrag"
-    return at_row(lambda: _prepare(Path(DATA), judges, judge_models, bench, gen, judge_dir, bertscore_model,
-                                   options, settings, records=rows).execute(out, show_progress=show_progress),
-                  rows)
+    return at_row(lambda: run(Path(DATA), bench, records=rows), rows)
 
 
-def _prepare(path: Path, judges: Judges, judge_models: Names, bench: str | None, gen: str | None,
-             judge_dir: Sequence[str | Path] | None, bertscore_model: str | None, options: Mapping[str, Any] | None,
-             settings: Mapping[str, Any], **given: Any) -> PreparedRun:
+def _prepare(path: Path, bench: str | None, gen: str | None, settings: Mapping[str, Any], *, judges: Judges,
+             options: Mapping[str, Any] | None, **given: Any) -> PreparedRun:
     names, criteria = split_criteria(judges)
-    shared = {"judges": names, "judge_models": judge_models, "judge_dir": judge_dir,
-              "bertscore_model": bertscore_model, "criteria": criteria or None, "options": options}
+    shared = {"judges": names, "criteria": criteria or None, "options": options}
     if gen is not None:  # generate, then judge: `ragjudge eval --bench BENCH --data PATH`
         if options and "data" in options:
             raise UsageError("give the tasks as `data`, not as options['data']")

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, Unpack
 
-
+from ragjudge.api.names import Names
 from ragjudge.api.result import EvalResult
-from ragjudge.api.settings import RunSettings, check_settings
+from ragjudge.api.settings import RunSettings, as_text, check_settings
 from ragjudge.engine.bench import Bench, default_out
 from ragjudge.engine.bench_options import PYTHON, Spelling
 from ragjudge.engine.context import EngineOptions
@@ -25,8 +25,6 @@ from ragjudge.engine.prepare import engine_options, make_bench
 from ragjudge.errors import UsageError
 
 T = TypeVar("T")
-Names = Sequence[str] | str | None
-"""Names as a list, or comma-separated as typed on a command line."""
 
 
 @dataclass
@@ -78,7 +76,7 @@ def prepare_run(bench: str, *, data: str | Path | None = None, gen: str | None =
              "judge_models": judge_models, "judge_dir": _paths(judge_dir), "bertscore_model": bertscore_model,
              "criteria": list(criteria) if criteria else None}
     given = {"records": records} if records is not None else {}
-    instance = make_bench(bench, _options(options, spelling), _plain(flags), spelling, **given)
+    instance = make_bench(bench, _options(options, spelling), as_text(flags), spelling, **given)
     return PreparedRun(instance, engine_options(check_settings("run_bench", settings), bench_name=instance.name,
                                                 uses_llm=instance.llm != "no", spelling=spelling), spelling)
 
@@ -103,7 +101,7 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
              "bertscore_model": bertscore_model, "criteria": list(criteria) if criteria else None}
     source = {"data" if name == "rag" else "predictions": str(predictions)}
     given = {"records": records} if records is not None else {}
-    instance = make_bench(name, {**_options(options, spelling), **source}, _plain(flags), spelling, **given)
+    instance = make_bench(name, {**_options(options, spelling), **source}, as_text(flags), spelling, **given)
     return PreparedRun(instance, engine_options(check_settings("evaluate", settings), bench_name=name,
                                                 uses_llm=instance.llm != "no", spelling=spelling), spelling)
 
@@ -151,7 +149,7 @@ def _options(options: Mapping[str, Any] | None, spelling: Spelling) -> dict[str,
         return {}
     if not isinstance(options, Mapping):
         raise UsageError(f"options must be a dict of the bench's options, got {type(options).__name__}")
-    return {str(k): str(v) if isinstance(v, Path) else v for k, v in options.items()}
+    return as_text(options)
 
 
 def _paths(values: Sequence[str | Path] | None) -> list[str] | None:
@@ -160,7 +158,3 @@ def _paths(values: Sequence[str | Path] | None) -> list[str] | None:
     if isinstance(values, (str, Path)):
         return [str(values)]
     return [str(v) for v in values]
-
-
-def _plain(flags: dict[str, Any]) -> dict[str, Any]:
-    return {k: str(v) if isinstance(v, Path) else v for k, v in flags.items()}

@@ -25,4 +25,9 @@ def check_settings(function: str, settings: Mapping[str, Any]) -> dict[str, Any]
     if unknown:
         raise UsageError(f"{function}() got an unknown keyword argument {unknown[0]!r} (run settings: "
                          f"{', '.join(names)}; a bench's own options go in options={{...}})")
-    return {k: str(v) if isinstance(v, Path) else v for k, v in settings.items()}
+    return as_text(settings)
+
+
+def as_text(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Paths given as `Path` kept as text, as the engine's options and run.json hold them."""
+    return {str(k): str(v) if isinstance(v, Path) else v for k, v in values.items()}

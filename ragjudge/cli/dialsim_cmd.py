@@ -80,20 +80,14 @@ def score_command(
     """Rescore an official log with ragjudge's scorers and print both sets of figures side by side."""
     from ragjudge.api import dialsim_score
     from ragjudge.engine.bench_options import CLI
-    from ragjudge.engine.render import print_summary
+    from ragjudge.engine.render import show_summary
 
     fmt = common.check_format(fmt)
     summary = dialsim_score(log, judge=judge, judge_models=judge_models, judge_dir=judge_dir,
                             answer_format=answer_format, time_limits=time_limits, out=out, spelling=CLI,
-                            **common.run_settings(limit=None, concurrency=concurrency, cache_dir=cache_dir,
-                                                  no_cache=no_cache, api_base=api_base, max_retries=None,
-                                                  timeout=None)).summary
-    if fmt == "json":
-        print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        from rich.console import Console
-
-        print_summary(summary, Console())
+                            **common.run_settings(concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
+                                                  api_base=api_base)).summary
+    show_summary(summary, fmt)
     if summary.n_errors:
         typer.echo(f"{summary.n_errors} answer(s) could not be judged (see --out or --format json)", err=True)
     raise typer.Exit(1 if summary.n_errors else 0)

@@ -1,7 +1,6 @@
 """`ragjudge retrieval-eval`: score a retrieval run (MTRAG or TREC) against qrels (BEIR or TREC); built on
 `ragjudge.api.retrieval_eval`, this module only parses the flags and prints the report."""
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -39,16 +38,12 @@ def retrieval_eval_command(
     = 0.05,
 ) -> None:
     """R, nDCG, P, MRR, MAP and hit at k over the queries that have qrels, with breakdowns."""
-    from rich.console import Console
     from ragjudge.api import evaluate_retrieval
     from ragjudge.engine.bench_options import CLI
-    from ragjudge.engine.render import print_summary
+    from ragjudge.engine.render import show_summary
 
     fmt = common.check_format(fmt)
     report = evaluate_retrieval(run, qrels=qrels, metrics=metrics, cutoffs=cutoffs, per_query=per_query, compare=compare,
                             by=by, breakdown_file=breakdown_file, domain=domain, ignore_missing=ignore_missing,
                             alpha=alpha, spelling=CLI)
-    if fmt == "json":
-        print(json.dumps(report.summary.to_dict(), indent=2, ensure_ascii=False))
-        return
-    print_summary(report.summary, Console())
+    show_summary(report.summary, fmt)

@@ -48,8 +48,8 @@ def retrieve_command(
                       pipeline_dir=pipeline_dir, rewrite_model=rewrite_model, chunk=chunk,
                       show_progress=fmt == "table", spelling=CLI, **common.run_settings(
                           limit=limit, concurrency=concurrency, cache_dir=cache_dir, no_cache=no_cache,
-                          api_base=api_base, max_retries=None, timeout=None, models=models, rpm=rpm, tpm=tpm,
-                          no_preflight=no_preflight, encoder_backend=encoder_backend))
+                          api_base=api_base, models=models, rpm=rpm, tpm=tpm, no_preflight=no_preflight,
+                          encoder_backend=encoder_backend))
     for note in result.notes:
         typer.echo(note, err=True)
     if fmt == "json":

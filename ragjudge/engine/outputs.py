@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.errors import UsageError
-from ragjudge.formats.files import writing
+from ragjudge.formats.files import atomic_output, writing
 from ragjudge.formats.jsonl import to_jsonable, write_jsonl
 from ragjudge.formats.run_layout import OutputPaths
 from ragjudge.formats.samples import Sample, write_samples
@@ -92,16 +92,9 @@ def _close_quietly(fh: Any) -> None:
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
-    """Write to a temporary sibling, then rename over `path`."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            write(tmp)
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+    """`write` a temporary sibling, then rename it over `path` (`formats.files.atomic_output`)."""
+    with atomic_output(path) as tmp:
+        write(tmp)
 
 
 def tidy_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:

@@ -43,12 +43,6 @@ class LaidOutTable:
     def to_dict(self) -> dict[str, Any]:
         return to_jsonable(asdict(self))
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> LaidOutTable:
-        return cls(title=str(data.get("title", "")), columns=list(data.get("columns", [])),
-                   rows=[list(r) for r in data.get("rows", [])], notes=list(data.get("notes", [])),
-                   legend=[list(r) for r in data.get("legend", [])])
-
 
 ARROWS = {True: "↑", False: "↓", None: "·"}
 """Which way is better: higher, lower, neither (a rate that describes)."""
@@ -277,6 +271,14 @@ def print_summary(summary: Summary, console: Console) -> None:
                       soft_wrap=True)  # one line, never wrapped: scripts read it with `tail -1`
 
 
+def show_summary(summary: Summary, output_format: str) -> None:
+    """Its JSON on stdout (`--format json`), or its tables and headline for people."""
+    if output_format == "json":
+        print(summary.to_json())
+    else:
+        print_summary(summary, Console())
+
+
 def print_summaries(summaries: Sequence[Summary], output_format: str) -> None:
     """Several reports at once (`ragjudge cxm score`): a JSON list, or each report's tables in turn."""
     if output_format == "json":
@@ -295,12 +297,8 @@ def print_run(summary: Summary, output_format: str, *, failed: int = 0,
               usage: Mapping[str, ModelUsage] | None = None, paths: OutputPaths | None = None) -> None:
     """What `ragjudge eval` and `ragjudge judge` print for a finished run: the summary (tables and headline, or its
     JSON on stdout), then on stderr the judges' models, the LLM usage, the samples with errors and the files."""
-    err = Console(stderr=True)
-    if output_format == "json":
-        print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        print_summary(summary, Console())
-    print_footer(summary, err, failed=failed, usage=usage or {}, paths=paths)
+    show_summary(summary, output_format)
+    print_footer(summary, Console(stderr=True), failed=failed, usage=usage or {}, paths=paths)
     for warning in summary.warnings:
         print(warning, file=sys.stderr)
 

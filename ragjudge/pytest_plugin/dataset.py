@@ -45,9 +45,7 @@ def read_dataset(path: str | Path, *, answerability: str | Iterable[str] | None 
             raise InputError(f"unknown value(s) {', '.join(unknown)} (expected {', '.join(ANSWERABILITY_VALUES)})",
                              field="answerability")
         tasks = [t for t in tasks if t.answerability in wanted]
-    if limit is not None:
-        tasks = tasks[:limit]
-    return tasks
+    return tasks[:limit]
 
 
 def load_tasks(path: str | Path, *, answerability: str | Iterable[str] | None = None,
@@ -81,8 +79,4 @@ def parametrize_from_marker(metafunc: pytest.Metafunc) -> None:
                     pytrace=False)
     if argname not in metafunc.fixturenames:
         pytest.fail(f"{MARKER}: the test has no {argname!r} argument to receive the task", pytrace=False)
-    path = Path(marker.args[0])
-    if not path.is_absolute():
-        path = metafunc.definition.path.parent / path
-    params = load_tasks(path, **options)
-    metafunc.parametrize(argname, params)
+    metafunc.parametrize(argname, load_tasks(metafunc.definition.path.parent / marker.args[0], **options))

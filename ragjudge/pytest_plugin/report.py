@@ -9,7 +9,6 @@ PYTEST_DONT_REWRITE
 from __future__ import annotations
 
 import json
-import os
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ragjudge.version import __version__
+from ragjudge.formats.files import atomic_output
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.pytest_plugin.config import DEFAULT_THRESHOLDS, Settings
 
@@ -182,11 +182,9 @@ def merge_reports(reports: list[dict[str, Any]]) -> dict[str, Any]:
 
 def write_report(path: Path, report: dict[str, Any]) -> None:
     """Atomically, so CI never picks up half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(to_jsonable(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
-                   encoding="utf-8")
-    os.replace(tmp, path)
+    with atomic_output(path) as tmp:
+        tmp.write_text(json.dumps(to_jsonable(report), indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+                       encoding="utf-8")
 
 
 def _fmt_threshold(thresholds: list[Any]) -> str:

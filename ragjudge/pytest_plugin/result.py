@@ -142,14 +142,8 @@ class RagResult:
         return self
 
     def __repr__(self) -> str:
-        parts = []
-        for name, r in self.judgements.items():
-            if r.value is not None:
-                parts.append(f"{name}={r.value:.3f}")
-            elif r.error:
-                parts.append(f"{name}=error")
-            else:
-                parts.append(f"{name}=skipped")
+        parts = [f"{name}={r.value:.3f}" if r.value is not None else f"{name}={'error' if r.error else 'skipped'}"
+                 for name, r in self.judgements.items()]
         return f"RagResult({self.task.task_id!r}: {', '.join(parts)})"
 
 
@@ -210,26 +204,10 @@ class RagJudge:
                                       task=task)
         return self._result(turn, self.evaluator.run(names, turn, k), k)
 
-    async def aevaluate(
-        self,
-        question: str | None = None,
-        answer: str | None = None,
-        *,
-        conversation: Iterable[Any] | None = None,
-        passages: Iterable[Any] | None = None,
-        reference: str | None = None,
-        expected_answerable: bool | None = None,
-        answerability: str | None = None,
-        expected_passage_ids: Iterable[str] | None = None,
-        task: Task | None = None,
-        judges: Iterable[str] | None = None,
-        k: int | None = None,
-    ) -> RagResult:
-        """`evaluate` for async tests."""
-        turn, names, k = self._prepare(judges, k, question=question, answer=answer, conversation=conversation,
-                                      passages=passages, reference=reference, expected_answerable=expected_answerable,
-                                      answerability=answerability, expected_passage_ids=expected_passage_ids,
-                                      task=task)
+    async def aevaluate(self, question: str | None = None, answer: str | None = None, *,
+                        judges: Iterable[str] | None = None, k: int | None = None, **inputs: Any) -> RagResult:
+        """`evaluate` for async tests: the same arguments."""
+        turn, names, k = self._prepare(judges, k, question=question, answer=answer, **inputs)
         return self._result(turn, await self.evaluator.arun(names, turn, k), k)
 
     def _prepare(self, judges: Iterable[str] | None, k: int | None, **inputs: Any
