@@ -20,6 +20,7 @@ from ragjudge.engine.context import EngineOptions
 from ragjudge.engine.run_settings import flag, llm_settings, record, settings
 from ragjudge.errors import UsageError
 
+pytest_plugins = ["pytester"]
 MINI = REPO / "examples" / "mini"
 CDR_MINI = REPO / "examples" / "cdr-mini"
 
@@ -69,6 +70,15 @@ try:
 except UsageError as exc:
     report["api_negative"] = str(exc)
 report["engine"] = json.loads((Path(out) / "run.json").read_text(encoding="utf-8"))["engine"]
+import pytest
+from importlib.metadata import entry_points
+
+plugin = [] if any(ep.value == "ragjudge.pytest_plugin" for ep in entry_points(group="pytest11")) else \
+    ["-p", "ragjudge.pytest_plugin"]
+stdout = io.StringIO()
+with contextlib.redirect_stdout(stdout):
+    pytest.main([*plugin, "-p", "no:cacheprovider", "--help"])
+report["pytest_help"] = stdout.getvalue()
 print(json.dumps(report))
 '''
 
@@ -105,11 +115,17 @@ def test_a_setting_added_in_one_line_reaches_the_cli_the_api_and_run_json(tmp_pa
     assert code == 2 and err.strip() == "error: --seed is not used by bench cdr (it calls no LLM)"
     assert "seed" in report["keywords"] and report["api"] == 7
     assert report["api_negative"] == "seed must be a whole number >= 0, got -1"
+    help_text = " ".join(report["pytest_help"].split())
+    assert "--ragjudge-seed=N Seed sent with every LLM request. (ini: ragjudge_seed)" in help_text
+    assert "ragjudge_seed (string):" in help_text
 
 
 def test_without_the_line_no_seed_anywhere(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """The check above fails unless the line is what adds the setting."""
+    from ragjudge.pytest_plugin.config import PLUGIN_SETTINGS
+
     assert "seed" not in settings() and "seed" not in RunSettings.__annotations__
+    assert "seed" not in [s.name for s in PLUGIN_SETTINGS]
     code, out, _ = run_cli(["eval", "--help"], monkeypatch, capsys)
     assert code == 0 and "--seed" not in out
 
@@ -158,3 +174,33 @@ def test_the_command_line_reads_the_declaration_without_building_a_model() -> No
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_the_plugin_takes_the_run_settings_and_gives_them_to_its_gateway(pytester: pytest.Pytester) -> None:
+    """`--ragjudge-max-retries 2` and ini `ragjudge_concurrency = 3` reach the plugin's gateway; a bad value is a
+    usage error naming the option."""
+    from ragjudge.pytest_plugin.config import Settings
+    from ragjudge.pytest_plugin.evaluator import Evaluator
+
+    pytester.makeini("[pytest]\nragjudge_concurrency = 3\n")
+    pytester.makeconftest("def pytest_report_header(config):\n"
+                          "    from ragjudge.pytest_plugin.plugin import STATE\n"
+                          "    return f'RUN {dict(config.stash[STATE].settings.run)}'\n")
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    from importlib.metadata import entry_points
+
+    installed = any(ep.value == "ragjudge.pytest_plugin" for ep in entry_points(group="pytest11"))
+    plugin = [*([] if installed else ["-p", "ragjudge.pytest_plugin"]), "-p", "no:cacheprovider",
+              "-o", "asyncio_default_fixture_loop_scope=function"]
+    result = pytester.runpytest_inprocess(*plugin, "--ragjudge-max-retries", "2", "--ragjudge-no-cache")
+    result.stdout.fnmatch_lines(["RUN *'concurrency': 3, *'max_retries': 2, *'use_cache': False*"])
+    evaluator = Evaluator(Settings(judge_models=("openai/judge",), run={"concurrency": 3, "max_retries": 2,
+                                                                       "use_cache": False}))
+    gateway = evaluator.gateway()
+    assert gateway is not None and (gateway.concurrency, gateway.max_retries, gateway.cache) == (3, 2, None)
+    bad = pytester.runpytest_inprocess(*plugin, "--ragjudge-concurrency", "0")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["*--ragjudge-concurrency must be >= 1, got 0*"])
+    pytester.makeini("[pytest]\nragjudge_timeout = soon\n")
+    bad = pytester.runpytest_inprocess(*plugin)
+    bad.stderr.fnmatch_lines(["*ini ragjudge_timeout: 'soon' is not a number*"])

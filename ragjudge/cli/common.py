@@ -57,14 +57,11 @@ def setting_option(name: str) -> Any:
     a flag a bench cannot use is an error, not ignored); its bound, help and default as declared."""
     setting = declared()[name]
     if setting.type is bool:
-        text = f"Do not {setting.help[:1].lower()}{setting.help[1:]}" if setting.default is True else setting.help
-        return Annotated[bool, typer.Option(setting.cli_flag, metavar="", help=text)]
-    kind = next((t for t in get_args(setting.type) or (setting.type,) if t is not type(None)), str)
+        return Annotated[bool, typer.Option(setting.cli_flag, metavar="", help=setting.flag_help)]
+    kind = setting.kind
     metavar = "|".join(get_args(kind)) if get_origin(kind) is Literal else None  # checked with the others
-    default = "" if setting.default is None else f" (default: {setting.default:g})" \
-        if isinstance(setting.default, float) else f" (default: {setting.default})"
     return Annotated[(kind if kind in (int, float) else str) | None, typer.Option(
-        setting.cli_flag, min=setting.ge, metavar=metavar, show_default=False, help=setting.help + default)]
+        setting.cli_flag, min=setting.ge, metavar=metavar, show_default=False, help=setting.flag_help)]
 
 
 def run_settings(**flags: Any) -> dict[str, Any]:

@@ -1,13 +1,13 @@
 """The run settings, declared once: `SETTINGS` holds each one's name, type, default, bounds and help, and everything
 else derives from it: the engine's validated options (`context.EngineOptions`), the command line's flags
 (`cli/common.py`), the API's typed keywords (`ragjudge.api.RunSettings`), the engine's checks
-(`prepare.engine_options`) and run.json's `engine` record. Adding a setting is one line here plus its use
-(docs/extending.md). Plain data, no pydantic model: the command line reads it at start, and stays instant."""
+(`prepare.engine_options`), run.json's `engine` record and the pytest plugin's options. Adding a setting is one
+line here plus its use (docs/extending.md). Plain data, no pydantic model: the command line reads it at start, and stays instant."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from ragjudge.llm.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_SECONDS, DEFAULT_TIMEOUT
 
@@ -36,6 +36,21 @@ class Setting:
     """The command-line flag when not `--name-with-dashes` (a switch that is on by default: `--no-...`)."""
     path: bool = False
     """A file or folder: the API also takes a `Path`; it is kept as text."""
+    plugin: bool | None = None
+    """The pytest plugin takes it too (`--ragjudge-max-retries`, ini `ragjudge_max_retries`; None: when `llm`): not
+    one that means a whole run (`limit`, `batch`), nor a part of the gateway the plugin leaves at its default."""
+    @property
+    def kind(self) -> Any:
+        """Its values' type beside None (a Literal: its choices)."""
+        return next((t for t in get_args(self.type) or (self.type,) if t is not type(None)), str)
+
+    @property
+    def flag_help(self) -> str:
+        """A flag's help: a switch on by default says what turning it off does; a value names its default."""
+        if self.type is bool:
+            return f"Do not {self.help[:1].lower()}{self.help[1:]}" if self.default is True else self.help
+        default = self.default if not isinstance(self.default, float) else f"{self.default:g}"
+        return self.help if self.default is None else f"{self.help} (default: {default})"
 
     @property
     def cli_flag(self) -> str:
@@ -55,21 +70,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("use_cache", bool, True, "Use the caches (LLM responses, embeddings).", flag="--no-cache"),
     Setting("encoder_backend", Literal["auto", "torch", "onnx"] | None, None, "What runs every local encoder (dense "
             "retrieval, RB_alg's BERTScore): onnx (ONNX Runtime on the CPU), torch, or auto (ONNX Runtime when "
-            "installed); default: each spec's own backend.", llm=False),
+            "installed); default: each spec's own backend.", llm=False, plugin=True),
     Setting("api_base", str | None, None, "Base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy)."),
     Setting("models", str | None, None, "Models file (litellm router format): endpoint, key variable and rpm/tpm "
-            "per model; default $RAGJUDGE_MODELS.", path=True),
+            "per model; default $RAGJUDGE_MODELS.", path=True, plugin=False),
     Setting("rpm", float | None, None, "Requests per minute per endpoint: calls are paced below it (and learnt from "
-            "x-ratelimit headers when not given).", gt=0),
-    Setting("tpm", float | None, None, "Tokens per minute per endpoint (pacing).", ge=1),
+            "x-ratelimit headers when not given).", gt=0, plugin=False),
+    Setting("tpm", float | None, None, "Tokens per minute per endpoint (pacing).", ge=1, plugin=False),
     Setting("retry_seconds", float, DEFAULT_RETRY_SECONDS, "How long one LLM request may be retried through rate "
             "limits and outages.", ge=1),
-    Setting("preflight", bool, True, "Check credentials and reachability of every model before starting."),
+    Setting("preflight", bool, True, "Check credentials and reachability of every model before starting.",
+            plugin=False),
     Setting("retry_errors", bool, False, "Ask a judge again when its answer cannot be parsed (without it, a rerun "
             "re-reads the answer it paid for, with the parser as it is now, and sends nothing)."),
     Setting("batch", bool, False, "Send the run's LLM requests through the provider's batch interface (openai/, "
             "azure/, litellm_proxy/ models): half the price, answers within 24 h; rerun the same command to collect "
-            "submitted batches."),
+            "submitted batches.", plugin=False),
     Setting("limit", int | None, None, "Only the first N samples.", ge=1, llm=False),
 )
 """Every run setting, in the order the command line's help lists them."""

@@ -12,8 +12,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
 
 import pytest
+
+from ragjudge.engine.run_settings import SETTINGS, Setting
 
 DEFAULT_THRESHOLDS: dict[str, float] = {"rb_alg": 0.4, "rb_llm": 0.6, "rl_f": 0.7, "recall": 1.0}
 """Used when neither the assertion nor the configuration gives a threshold."""
@@ -22,6 +25,9 @@ RECALL = "recall"
 """The retrieval pseudo-judge: Recall@k of the expected passage ids among the retrieved ones."""
 
 _SPLIT = re.compile(r"[\s,]+")
+_METAVAR = {int: "N", float: "NUMBER"}
+PLUGIN_SETTINGS = [s for s in SETTINGS if (s.llm if s.plugin is None else s.plugin)]
+"""The run settings the plugin takes (`--ragjudge-cache-dir`, ini `ragjudge_cache_dir`), from their declaration."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class Settings:
     bertscore_model: str | None = None
     encoder_backend: str | None = None
     """What runs RB_alg's BERTScore model: auto, torch or onnx (None: the spec's own, auto)."""
+    run: Mapping[str, Any] = field(default_factory=dict)
+    """The other run settings given (`--ragjudge-max-retries 3`: {"max_retries": 3}); absent: the default."""
     judge_dirs: tuple[Path, ...] = ()
     recall_k: int = DEFAULT_RECALL_K
     verbosity: int = 0
@@ -64,12 +72,6 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--ragjudge-offline", dest="ragjudge_offline", action="store_true", default=None,
                     help="never call an LLM: LLM judges skip, algorithmic ones (rb_alg, idk_lexical, recall) "
                          "still run. (ini: ragjudge_offline)")
-    group.addoption("--ragjudge-cache-dir", dest="ragjudge_cache_dir", metavar="DIR",
-                    help="LLM response cache folder; an unchanged suite re-runs with no LLM call "
-                         "(default: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge). (ini: ragjudge_cache_dir)")
-    group.addoption("--ragjudge-api-base", dest="ragjudge_api_base", metavar="URL",
-                    help="base URL of an OpenAI-compatible server (vLLM, Ollama, a proxy). API keys come from "
-                         "the provider's environment variables or RAGJUDGE_API_KEY. (ini: ragjudge_api_base)")
     group.addoption("--ragjudge-threshold", dest="ragjudge_threshold", action="append", default=[],
                     metavar="JUDGE=VALUE",
                     help="default pass threshold of a judge, repeatable (built in: "
@@ -81,26 +83,25 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--ragjudge-bertscore-model", dest="ragjudge_bertscore_model", metavar="MODEL",
                     help="RB_alg's BERTScore model: auto, bundled, or a model name/path. "
                          "(ini: ragjudge_bertscore_model)")
-    group.addoption("--ragjudge-encoder-backend", dest="ragjudge_encoder_backend", metavar="auto|torch|onnx",
-                    help="what runs RB_alg's BERTScore model: onnx (ONNX Runtime on the CPU), torch, or auto "
-                         "(ONNX Runtime when installed). (ini: ragjudge_encoder_backend)")
     group.addoption("--ragjudge-recall-k", dest="ragjudge_recall_k", type=int, metavar="K",
                     help=f"default k of Recall@k (default {DEFAULT_RECALL_K}). (ini: ragjudge_recall_k)")
 
     parser.addini("ragjudge_judge_models", "ragjudge: judge model(s), comma- or space-separated", default="")
     parser.addini("ragjudge_offline", "ragjudge: never call an LLM (true/false)", type="bool", default=False)
-    parser.addini("ragjudge_cache_dir", "ragjudge: LLM response cache folder (relative to the ini file)",
-                  default="")
-    parser.addini("ragjudge_api_base", "ragjudge: base URL of an OpenAI-compatible server", default="")
     parser.addini("ragjudge_thresholds", "ragjudge: default thresholds, e.g. 'rb_alg=0.4 rl_f=0.7'", default="")
     parser.addini("ragjudge_report", "ragjudge: JSON report path (relative to the ini file)", default="")
     parser.addini("ragjudge_bertscore_model", "ragjudge: RB_alg's BERTScore model (auto, bundled, name/path)",
                   default="")
-    parser.addini("ragjudge_encoder_backend", "ragjudge: what runs RB_alg's BERTScore model (auto, torch, onnx)",
-                  default="")
     parser.addini("ragjudge_judge_dirs", "ragjudge: extra judge spec folders (relative to the ini file)",
                   type="paths", default=[])
     parser.addini("ragjudge_recall_k", "ragjudge: default k of Recall@k", default="")
+    for setting in PLUGIN_SETTINGS:
+        ini, switch = f"ragjudge_{setting.name}", setting.type is bool
+        group.addoption(_option(setting), dest=ini, help=f"{setting.flag_help} (ini: {ini})",
+                        **{"action": "store_const", "const": not setting.default} if switch else
+                        {"metavar": "|".join(_choices(setting)) or ("PATH" if setting.path else _METAVAR.get(setting.kind, "TEXT"))})
+        parser.addini(ini, f"ragjudge: {setting.help}", type="bool" if switch else None,
+                      default=setting.default if switch else "")
 
 
 def parse_thresholds(entries: list[str], source: str) -> dict[str, float]:
@@ -166,28 +167,56 @@ def settings_from(config: pytest.Config,
     if recall_k < 1:
         raise pytest.UsageError(f"ragjudge recall k must be 1 or more, got {recall_k}")
 
+    run = {s.name: value for s in PLUGIN_SETTINGS if (value := _run_setting(config, s)) is not None}
     return Settings(
         judge_models=models,
         offline=offline,
-        cache_dir=path(opt.ragjudge_cache_dir, "ragjudge_cache_dir"),
-        api_base=(opt.ragjudge_api_base or str(config.getini("ragjudge_api_base")).strip() or None),
+        cache_dir=run.pop("cache_dir", None),
+        api_base=run.pop("api_base", None),
         thresholds=thresholds,
         report=path(opt.ragjudge_report, "ragjudge_report"),
         bertscore_model=(opt.ragjudge_bertscore_model or str(config.getini("ragjudge_bertscore_model")).strip()
                          or None),
-        encoder_backend=_backend(opt.ragjudge_encoder_backend or str(config.getini("ragjudge_encoder_backend")).strip()
-                                 or None),
+        encoder_backend=run.pop("encoder_backend", None),
         judge_dirs=tuple(Path(p) for p in config.getini("ragjudge_judge_dirs")),
         recall_k=recall_k,
         verbosity=config.get_verbosity(),
+        run=run,
     )
 
 
-def _backend(value: str | None) -> str | None:
-    from ragjudge.embeddings.onnx_encoder import check_backend
-    from ragjudge.errors import UsageError
+def _option(setting: Setting) -> str:
+    return "--ragjudge-" + setting.cli_flag.removeprefix("--")
 
+
+def _choices(setting: Setting) -> tuple[str, ...]:
+    return get_args(setting.kind) if get_origin(setting.kind) is Literal else ()
+
+
+def _run_setting(config: pytest.Config, setting: Setting) -> Any:
+    """A run setting from the command line, else the ini file (None: from neither), checked as the engine would."""
+    ini = f"ragjudge_{setting.name}"
+    given = getattr(config.option, ini)
+    if setting.type is bool:
+        return bool(config.getini(ini)) if given is None else given
+    text, source = (given, _option(setting)) if given else (str(config.getini(ini)).strip(), f"ini {ini}")
+    if not text:
+        return None
+    if setting.path:
+        return _cli_path(config, text) if given else _ini_path(config, text)
+    if choices := _choices(setting):
+        if text.strip().lower() not in choices:
+            raise pytest.UsageError(f"ragjudge {setting.name.replace('_', ' ')}: {text!r} is not one of "
+                                    f"{', '.join(choices)}")
+        return text.strip().lower()
+    if setting.kind not in (int, float):
+        return text
     try:
-        return check_backend(value, "ragjudge encoder backend") if value is not None else None
-    except UsageError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        value = setting.kind(text)
+    except ValueError:
+        kind = "an integer" if setting.kind is int else "a number"
+        raise pytest.UsageError(f"{source}: {text!r} is not {kind}") from None
+    if (setting.ge is not None and value < setting.ge) or (setting.gt is not None and value <= setting.gt):
+        bound = f">= {setting.ge:g}" if setting.ge is not None else f"> {setting.gt:g}"
+        raise pytest.UsageError(f"{source} must be {bound}, got {text}")
+    return value

@@ -153,9 +153,11 @@ class Evaluator:
         if self.settings.llm_unavailable:
             return None
         if self._gateway is None:
-            self._cache = open_cache(self.settings.cache_dir)
+            run = dict(self.settings.run)
+            self._cache = open_cache(self.settings.cache_dir) if run.pop("use_cache", True) else None
+            run.pop("retry_errors", None)  # the judges' (JudgeContext), every other one the gateway's
             self._gateway = LLMGateway(cache=self._cache, api_base=self.settings.api_base,
-                                       api_key=os.environ.get(API_KEY_ENV) or None)
+                                       api_key=os.environ.get(API_KEY_ENV) or None, **run)
         return self._gateway
 
     @property
@@ -178,7 +180,8 @@ class Evaluator:
             return self._skipped(name, reason)
         judge = self.judge(name)
         ctx = JudgeContext(gateway=self.gateway(), judge_models=list(self.settings.judge_models),
-                           cache_dir=self.settings.cache_dir)
+                           cache_dir=self.settings.cache_dir, retry_errors=self.settings.run.get("retry_errors", False),
+                           use_cache=self.settings.run.get("use_cache", True))
         scorer = JudgeScorer(judge, ctx, item_of=output_item)
         try:
             [(_, result)] = [judged async for judged in scorer.judged([judged_item(turn.task, turn.prediction)])]
