@@ -17,7 +17,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from ragjudge.judges import JudgeContext, JudgedItem, JudgeRegistry  # noqa: E402
 from ragjudge.llm import LLMGateway  # noqa: E402
-from ragjudge.llm.defaults import DEFAULT_CONCURRENCY  # noqa: E402
+from ragjudge.defaults import DEFAULT_CONCURRENCY  # noqa: E402
 from ragjudge.models import Turn  # noqa: E402
 from ragjudge.testing.openai_server import OpenAIServer  # noqa: E402
 

@@ -42,7 +42,7 @@ os.environ.setdefault("OPENAI_API_KEY", "sk-bench")
 
 from ragjudge.bench.mtrag.bench import MtragBench, MtragOptions  # noqa: E402
 from ragjudge.engine import EngineOptions, OutputPaths, run  # noqa: E402
-from ragjudge.llm.defaults import DEFAULT_CONCURRENCY  # noqa: E402
+from ragjudge.defaults import DEFAULT_CONCURRENCY  # noqa: E402
 from ragjudge.testing.openai_server import OpenAIServer, Request  # noqa: E402
 from ragjudge.testing.scripted_judges import NLI_MARK, STATEMENTS_MARK, judge_panel  # noqa: E402
 

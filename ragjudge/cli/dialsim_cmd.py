@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ragjudge.cli import common
-from ragjudge.llm.defaults import DEFAULT_CONCURRENCY
+from ragjudge.defaults import DEFAULT_CONCURRENCY
 
 app = typer.Typer(help="DialSim (LongDialQA): convert the data to JSONL, rescore official simulator logs. "
                        "Run the benchmark with `ragjudge eval --bench dialsim`.", no_args_is_help=True)

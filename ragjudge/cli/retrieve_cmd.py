@@ -12,7 +12,7 @@ import typer
 
 from ragjudge.cli import common
 from ragjudge.cli.retrieval_flags import CorpusOpt, IndexDirOpt, PipelineDirOpt, PipelineOpt, RewriteModelOpt
-from ragjudge.llm.defaults import DEFAULT_CONCURRENCY
+from ragjudge.defaults import DEFAULT_CONCURRENCY
 
 
 def retrieve_command(

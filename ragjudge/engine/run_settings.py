@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from ragjudge.llm.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_SECONDS, DEFAULT_TIMEOUT
+from ragjudge.defaults import DEFAULT_CONCURRENCY, DEFAULT_MAX_RETRIES, DEFAULT_RETRY_SECONDS, DEFAULT_TIMEOUT
 
 
 @dataclass(frozen=True)

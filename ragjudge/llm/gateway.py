@@ -22,7 +22,7 @@ from typing import Any, Protocol, TypeVar
 from ragjudge.errors import UsageError
 from ragjudge.llm._litellm import litellm
 from ragjudge.llm.cache import ResponseCache, cache_key
-from ragjudge.llm.defaults import (
+from ragjudge.defaults import (
     CONCURRENCY_CAP,
     DEFAULT_CONCURRENCY,
     DEFAULT_MAX_RETRIES,

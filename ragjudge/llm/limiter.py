@@ -23,7 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ragjudge.llm.defaults import CONCURRENCY_CAP
+from ragjudge.defaults import CONCURRENCY_CAP
 
 SAFETY = 0.98
 """Aim just under the limit: a window-counting server must never see rpm + 1 requests in a minute."""
