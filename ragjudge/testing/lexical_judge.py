@@ -86,10 +86,6 @@ def _underspecified(request: Request) -> str:
 
 # -- a criterion, G-Eval's way ------------------------------------------------------------------------------------
 
-def _criterion_steps(request: Request) -> str:
-    return STEPS
-
-
 def _criterion_score(request: Request) -> str:
     prompt = request.last_user
     scale = re.search(r"Evaluation criterion \((\d+) to (\d+)\)", prompt)
@@ -159,7 +155,6 @@ def _rules() -> tuple[tuple[re.Pattern[str], Callable[[Request], str]], ...]:
     from ragjudge.judges.registry import JudgeRegistry
 
     specs = JudgeRegistry().specs
-
     answer = judge_panel()  # the MTRAG judges' own stand-ins: IDK and RB_llm
 
     def panel(request: Request) -> str:
@@ -172,7 +167,7 @@ def _rules() -> tuple[tuple[re.Pattern[str], Callable[[Request], str]], ...]:
         (instruction(specs["idk"]), panel),
         (instruction(specs["rb_llm"]), panel),
         (instruction(specs["underspecified"]), _underspecified),
-        (marker(STEPS_PROMPT.split("{criterion}", 1)[1]), _criterion_steps),
+        (marker(STEPS_PROMPT.split("{criterion}", 1)[1]), lambda _: STEPS),
         (marker(SCORE_PROMPT.split("{sample}", 1)[1]), _criterion_score),
         (instruction(specs["dialsim_judge"]), _dialsim),
         (instruction(specs["cxm_answer_classification"]), _cxm_answer_class),
