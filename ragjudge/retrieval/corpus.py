@@ -136,13 +136,10 @@ def chunk_characters(document: Passage, size: int, overlap: int) -> list[Passage
 
 
 def chunk_documents(documents: Iterable[Passage], spec: ChunkingSpec) -> Iterator[Passage]:
-    if spec.tokenizer == CHARACTERS:
-        for document in documents:
-            yield from chunk_characters(document, spec.size, spec.overlap)
-        return
-    tokenizer = get_tokenizer(spec.tokenizer)
+    tokenizer = None if spec.tokenizer == CHARACTERS else get_tokenizer(spec.tokenizer)
     for document in documents:
-        yield from chunk_document(document, tokenizer, spec.size, spec.overlap)
+        yield from chunk_characters(document, spec.size, spec.overlap) if tokenizer is None else \
+            chunk_document(document, tokenizer, spec.size, spec.overlap)
 
 
 def load_passages(path: str | Path, chunking: ChunkingSpec | None = None) -> list[Passage]:

@@ -43,7 +43,7 @@ from ragjudge.errors import EnvironmentFault, RagjudgeError, UsageError
 from ragjudge.llm.redact import display_url, redact
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
-from ragjudge.retrieval.base import Retriever, StaleIndex
+from ragjudge.retrieval.base import Retriever, StaleIndex, index_text
 from ragjudge.retrieval.dense import EncoderOptions, build_encoder, encoder_identity
 
 URL_VARIABLE = "RAGJUDGE_ES_URL"
@@ -129,11 +129,9 @@ class ElasticsearchRetriever(Retriever):
         return {"retriever": self.kind, "options": keep}
 
     def describe(self) -> dict[str, Any]:
-        described = self.identity()
-        described.update({"url": display_url(self.url), "index": self.index_name, "fields": self.options.fields})
-        if self.options.mode == "elser":
-            described["elser_query"] = self.options.elser_query
-        return described
+        elser = {"elser_query": self.options.elser_query} if self.options.mode == "elser" else {}
+        return {**self.identity(), "url": display_url(self.url), "index": self.index_name,
+                "fields": self.options.fields, **elser}
 
     @property
     def pipeline_id(self) -> str:
@@ -142,36 +140,26 @@ class ElasticsearchRetriever(Retriever):
     # -- request bodies (pure: tests check exactly what is sent) -----------------------------------
     def settings(self) -> dict[str, Any]:
         o = self.options
-        return {
-            "number_of_shards": o.number_of_shards,
-            "number_of_replicas": o.number_of_replicas,
-            "refresh_interval": "-1",
-            "similarity": {"default": {"type": "BM25", "k1": o.k1, "b": o.b}},
-        }
+        return {"number_of_shards": o.number_of_shards, "number_of_replicas": o.number_of_replicas,
+                "refresh_interval": "-1", "similarity": {"default": {"type": "BM25", "k1": o.k1, "b": o.b}}}
 
     def mappings(self, dims: int | None = None) -> dict[str, Any]:
         o = self.options
-        properties: dict[str, Any] = {
-            "passage_id": {"type": "keyword"},
-            "title": {"type": "text", "analyzer": o.analyzer},
-            "text": {"type": "text", "analyzer": o.analyzer},
-        }
+        text = {"type": "text", "analyzer": o.analyzer}
+        properties: dict[str, Any] = {"passage_id": {"type": "keyword"}, "title": text, "text": dict(text)}
         if o.mode == "elser":
             properties["ml"] = {"properties": {"tokens": {"type": "sparse_vector"}}}
         if o.mode == "knn":
             if not dims:
                 raise UsageError("knn mapping needs the embedding dimension")
-            properties["embedding"] = {"type": "dense_vector", "dims": dims, "index": True,
-                                       "similarity": "cosine"}
+            properties["embedding"] = {"type": "dense_vector", "dims": dims, "index": True, "similarity": "cosine"}
         return {"dynamic": False, "properties": properties}
 
     def ingest_pipeline(self) -> dict[str, Any]:
         """ELSER: expand `text` into weighted tokens at indexing time; a failure rejects the document."""
-        return {
-            "description": f"ragjudge: ELSER ({self.options.elser_model}) tokens of the passage text",
-            "processors": [{"inference": {"model_id": self.options.elser_model,
-                                          "input_output": [{"input_field": "text", "output_field": "ml.tokens"}]}}],
-        }
+        return {"description": f"ragjudge: ELSER ({self.options.elser_model}) tokens of the passage text",
+                "processors": [{"inference": {"model_id": self.options.elser_model,
+                                              "input_output": [{"input_field": "text", "output_field": "ml.tokens"}]}}]}
 
     def query_body(self, query: str, k: int, vector: Sequence[float] | None = None) -> dict[str, Any]:
         o = self.options
@@ -239,10 +227,8 @@ class ElasticsearchRetriever(Retriever):
         step = self.options.embed_batch if self.encoder else max(len(passages), 1)
         for start in range(0, len(passages), step):
             batch = passages[start : start + step]
-            vectors = None
-            if self.encoder is not None:
-                texts = [self.options.passage_prefix + _with_title(p) for p in batch]
-                vectors = self.encoder.encode(texts)
+            vectors = None if self.encoder is None else self.encoder.encode(
+                [self.options.passage_prefix + index_text(p) for p in batch])
             for i, p in enumerate(batch):
                 source: dict[str, Any] = {"passage_id": p.document_id, "title": p.title or "", "text": p.text}
                 if vectors is not None:
@@ -262,7 +248,7 @@ class ElasticsearchRetriever(Retriever):
             self._call("index delete", client.indices.delete, index=name)
         dims = None
         if self.encoder is not None:  # the mapping needs the vector size: embed one passage to learn it
-            dims = int(self.encoder.encode([_with_title(passages[0])]).shape[1])
+            dims = int(self.encoder.encode([index_text(passages[0])]).shape[1])
         self._call("index creation", client.indices.create, index=name, settings=self.settings(),
                    mappings=self.mappings(dims))
         advance = bars.bar("elasticsearch bulk", total=len(passages)) if bars else None
@@ -329,17 +315,14 @@ class ElasticsearchRetriever(Retriever):
     def _search_many(self, queries: list[str], k: int) -> list[list[Passage]]:
         if self.index_name is None:
             raise UsageError("the elasticsearch retriever has no index: index, load or attach first")
-        vectors = None
-        if self.encoder is not None:
-            vectors = self.encoder.encode([self.options.query_prefix + q for q in queries])
+        vectors = None if self.encoder is None else self.encoder.encode(
+            [self.options.query_prefix + q for q in queries])
         client = self.client()
         results: list[list[Passage]] = []
         batch = self.options.msearch_batch
         for start in range(0, len(queries), batch):
-            searches: list[dict[str, Any]] = []
-            for i in range(start, min(start + batch, len(queries))):
-                searches.append({"index": self.index_name})
-                searches.append(self.query_body(queries[i], k, None if vectors is None else vectors[i]))
+            searches = [part for i in range(start, min(start + batch, len(queries))) for part in (
+                {"index": self.index_name}, self.query_body(queries[i], k, None if vectors is None else vectors[i]))]
             response = self._call("search", client.msearch, searches=searches)
             for offset, item in enumerate(response["responses"]):
                 if "error" in item:
@@ -347,12 +330,6 @@ class ElasticsearchRetriever(Retriever):
                                              f"{start + offset + 1}: {_error_reason(item)}")
                 results.append([_hit(h) for h in item["hits"]["hits"]])
         return results
-
-
-def _with_title(p: Passage) -> str:
-    from ragjudge.retrieval.base import index_text
-
-    return index_text(p, True)
 
 
 def _hit(hit: dict[str, Any]) -> Passage:

@@ -127,10 +127,6 @@ class QueryBuilder:
             if gateway is None:
                 raise UsageError("the rewrite query strategy needs an LLM gateway")
 
-    @property
-    def llm_model(self) -> str | None:
-        return self.spec.model if self.spec.strategy == "rewrite" else None
-
     def _finish(self, text: str) -> str:
         return strip_speaker_tags(text) if self.strip_tags else text.strip()
 
