@@ -154,8 +154,5 @@ def load_passages(path: str | Path, chunking: ChunkingSpec | None = None) -> lis
 def file_digest(path: str | Path) -> str:
     """Content hash: an index is reused only for the very same corpus bytes, wherever the file lives. Opened
     through `open_binary`, so a run that reuses an index still lists the corpus in run.json's `inputs`."""
-    digest = hashlib.sha256()
     with open_binary(path, "corpus file") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()

@@ -1,29 +1,14 @@
 """`elasticsearch`: BM25, ELSER (learned sparse) or kNN dense retrieval on an Elasticsearch cluster.
 
-For corpora that outgrow one machine. ragjudge creates the index (settings and mappings below), sets up
-the ELSER ingest pipeline, bulk-indexes with retries (`helpers.streaming_bulk`, which backs off and
-resends documents rejected with 429) and searches in batches with `_msearch`.
+For corpora that outgrow one machine. ragjudge creates the index and, for ELSER, its ingest pipeline, bulk-indexes
+with retries (`helpers.streaming_bulk` backs off and resends documents rejected with 429) and searches in batches
+with `_msearch`; kNN vectors come from the `dense` retriever's encoders. The settings, modes and credentials a user
+sets are described in docs/pipelines.md.
 
-Index settings (all overridable in the spec's options):
-- `number_of_shards` 1, `number_of_replicas` 0 (a benchmark index; raise replicas on a shared cluster),
-  `refresh_interval` -1 while bulk indexing (restored to 1s afterwards, then one refresh);
-- BM25 similarity with `k1` 1.2 and `b` 0.75 (Lucene's defaults) on `title` and `text`;
-- `passage_id` as a keyword, and per mode `ml.tokens` (`sparse_vector`, ELSER) or `embedding`
-  (`dense_vector`, HNSW, cosine) for kNN.
-
-ELSER needs the model deployed on the cluster (default id `.elser_model_2`); the ingest pipeline
-`ragjudge-elser-<model>` fills `ml.tokens` from `text` at indexing time, and queries are expanded by
-the same model (`sparse_vector` query; `text_expansion` for clusters older than 8.15). kNN vectors are
-computed by ragjudge with the same encoders as the `dense` retriever.
-
-The cluster is the spec's `url` option, else $RAGJUDGE_ES_URL; with neither, building the retriever is a
-usage error (exit 2, before any work), never a silent try of localhost. A cluster that cannot be reached is
-the machine or the network saying no (`ElasticsearchUnreachable`, an EnvironmentFault: exit 3).
-
-Credentials: RAGJUDGE_ES_API_KEY, or RAGJUDGE_ES_USERNAME/RAGJUDGE_ES_PASSWORD, or user:password in the
-URL; they are never printed (errors name the URL without them) nor saved in the index manifest.
-The Python client's major version must match the cluster's (elasticsearch 9.x speaks to ES 9; for an
-ES 8 cluster install `elasticsearch>=8,<9`).
+The cluster is the spec's `url` option, else $RAGJUDGE_ES_URL; with neither, building the retriever is a usage error
+(exit 2, before any work), never a silent try of localhost. A cluster that cannot be reached is the machine or the
+network saying no (`ElasticsearchUnreachable`, an EnvironmentFault: exit 3). Credentials are never printed (errors
+name the URL without them) nor saved in the index manifest.
 """
 
 from __future__ import annotations
