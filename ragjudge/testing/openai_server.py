@@ -154,8 +154,11 @@ class OpenAIServer:
     # -- internal, called from handler threads -----------------------------------------------
     def _record(self, request: Request, *, is_chat: bool) -> None:
         with self._lock:
-            self.requests.append(request)
-            self._chat_count += is_chat
+            if request.method == "GET":  # model listings (ragjudge's preflight check) are not API calls
+                self.listings.append(request)
+            else:
+                self.requests.append(request)
+                self._chat_count += is_chat
 
     def _enter(self, request: Request) -> None:
         with self._lock:
@@ -166,10 +169,6 @@ class OpenAIServer:
     def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
-
-    def _record_listing(self, request: Request) -> None:
-        with self._lock:
-            self.listings.append(request)
 
     def _limit_headers(self) -> dict[str, str]:
         """OpenAI's x-ratelimit-* headers, so clients can learn the limit without being told."""

@@ -102,10 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body: dict[str, Any]) -> Request:
         headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS}
         request = Request(path=self.path, method=self.command, body=body, headers=headers)
-        if self.command == "GET":  # model listings (ragjudge's preflight check) are not API calls
-            self.server.owner._record_listing(request)
-        else:
-            self.server.owner._record(request, is_chat=self._route() == "/chat/completions")
+        self.server.owner._record(request, is_chat=self._route() == "/chat/completions")
         return request
 
     # -- endpoints ---------------------------------------------------------------------------
