@@ -100,9 +100,10 @@ class BM25Retriever(Retriever):
 
     def save(self, folder: Path) -> None:
         self._require_index()
-        self._bm25.save(str(folder / "bm25s"), show_progress=False)
-        self._tokenizer.save_vocab(str(folder / "bm25s"))
-        self._tokenizer.save_stopwords(str(folder / "bm25s"))
+        engine_dir = str(folder / "bm25s")
+        self._bm25.save(engine_dir, show_progress=False)
+        self._tokenizer.save_vocab(engine_dir)
+        self._tokenizer.save_stopwords(engine_dir)
         self.store.save(folder)
 
     def load(self, folder: Path) -> None:
@@ -131,11 +132,9 @@ class BM25Retriever(Retriever):
         k = min(k, len(self.store))
         query_ids = self._tokenizer.tokenize(queries, update_vocab=False, return_as="ids", show_progress=False)
         rows, scores = self._bm25.retrieve(query_ids, k=k, show_progress=False, n_threads=self.options.threads)
-        results = []
-        for row_list, score_list in zip(rows.tolist(), scores.tolist(), strict=True):
-            # bm25s pads with zero-score passages when fewer than k share a term: those are not matches.
-            results.append([self.store.hit(r, s) for r, s in zip(row_list, score_list) if s > 0])
-        return results
+        # bm25s pads with zero-score passages when fewer than k share a term: those are not matches.
+        return [[self.store.hit(r, s) for r, s in zip(row_list, score_list) if s > 0]
+                for row_list, score_list in zip(rows.tolist(), scores.tolist(), strict=True)]
 
 
 # -- fast indexing -------------------------------------------------------------------------------
@@ -146,7 +145,7 @@ class BM25Retriever(Retriever):
 # lookup per word done in C (`map`) and the matrix computed with array operations. Search, scoring
 # variants, saving and loading stay bm25s's own.
 
-class _Vocabulary(dict):
+class Vocabulary(dict):
     """word -> token id (-1 for a stop word); a new word gets its id on first lookup, which is what lets
     one C-level `map` over all words both assign ids in order of first use and look them up."""
 
@@ -182,7 +181,7 @@ def tokenize_corpus(tokenizer: Any, texts: Sequence[str], advance: Callable[[int
     if tokenizer.stemmer is not None:
         tokenizer.word_to_stem[""] = ""
         tokenizer.stem_to_sid[""] = 0
-    vocabulary = _Vocabulary(tokenizer)
+    vocabulary = Vocabulary(tokenizer)
     split = tokenizer.splitter
     ids_parts, doc_parts, lengths = [], [], np.zeros(len(texts), dtype=np.int64)
     for start in range(0, len(texts), chunk):

@@ -136,13 +136,10 @@ def chunk_characters(document: Passage, size: int, overlap: int) -> list[Passage
 
 
 def chunk_documents(documents: Iterable[Passage], spec: ChunkingSpec) -> Iterator[Passage]:
-    if spec.tokenizer == CHARACTERS:
-        for document in documents:
-            yield from chunk_characters(document, spec.size, spec.overlap)
-        return
-    tokenizer = get_tokenizer(spec.tokenizer)
+    tokenizer = None if spec.tokenizer == CHARACTERS else get_tokenizer(spec.tokenizer)
     for document in documents:
-        yield from chunk_document(document, tokenizer, spec.size, spec.overlap)
+        yield from chunk_characters(document, spec.size, spec.overlap) if tokenizer is None else \
+            chunk_document(document, tokenizer, spec.size, spec.overlap)
 
 
 def load_passages(path: str | Path, chunking: ChunkingSpec | None = None) -> list[Passage]:
@@ -157,8 +154,5 @@ def load_passages(path: str | Path, chunking: ChunkingSpec | None = None) -> lis
 def file_digest(path: str | Path) -> str:
     """Content hash: an index is reused only for the very same corpus bytes, wherever the file lives. Opened
     through `open_binary`, so a run that reuses an index still lists the corpus in run.json's `inputs`."""
-    digest = hashlib.sha256()
     with open_binary(path, "corpus file") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()

@@ -143,16 +143,11 @@ class DenseRetriever(Retriever):
 
 def top_k(queries: np.ndarray, matrix: np.ndarray, k: int, batch: int = 64) -> list[list[tuple[int, float]]]:
     """Exact top-k rows of `matrix` by dot product with each query, best first (ties: lower row first)."""
-    n = matrix.shape[0]
-    k = min(k, n)
+    k = min(k, matrix.shape[0])
     out: list[list[tuple[int, float]]] = []
     for start in range(0, len(queries), batch):
         scores = queries[start : start + batch] @ matrix.T
-        if k < n:
-            part = np.argpartition(-scores, k - 1, axis=1)[:, :k]
-        else:
-            part = np.tile(np.arange(n), (scores.shape[0], 1))
-        for row, cand in zip(scores, part, strict=True):
+        for row, cand in zip(scores, np.argpartition(-scores, k - 1, axis=1)[:, :k], strict=True):
             best = cand[np.lexsort((cand, -row[cand]))]
             out.append([(int(i), float(row[i])) for i in best])
     return out

@@ -1,29 +1,14 @@
 """`elasticsearch`: BM25, ELSER (learned sparse) or kNN dense retrieval on an Elasticsearch cluster.
 
-For corpora that outgrow one machine. ragjudge creates the index (settings and mappings below), sets up
-the ELSER ingest pipeline, bulk-indexes with retries (`helpers.streaming_bulk`, which backs off and
-resends documents rejected with 429) and searches in batches with `_msearch`.
+For corpora that outgrow one machine. ragjudge creates the index and, for ELSER, its ingest pipeline, bulk-indexes
+with retries (`helpers.streaming_bulk` backs off and resends documents rejected with 429) and searches in batches
+with `_msearch`; kNN vectors come from the `dense` retriever's encoders. The settings, modes and credentials a user
+sets are described in docs/pipelines.md.
 
-Index settings (all overridable in the spec's options):
-- `number_of_shards` 1, `number_of_replicas` 0 (a benchmark index; raise replicas on a shared cluster),
-  `refresh_interval` -1 while bulk indexing (restored to 1s afterwards, then one refresh);
-- BM25 similarity with `k1` 1.2 and `b` 0.75 (Lucene's defaults) on `title` and `text`;
-- `passage_id` as a keyword, and per mode `ml.tokens` (`sparse_vector`, ELSER) or `embedding`
-  (`dense_vector`, HNSW, cosine) for kNN.
-
-ELSER needs the model deployed on the cluster (default id `.elser_model_2`); the ingest pipeline
-`ragjudge-elser-<model>` fills `ml.tokens` from `text` at indexing time, and queries are expanded by
-the same model (`sparse_vector` query; `text_expansion` for clusters older than 8.15). kNN vectors are
-computed by ragjudge with the same encoders as the `dense` retriever.
-
-The cluster is the spec's `url` option, else $RAGJUDGE_ES_URL; with neither, building the retriever is a
-usage error (exit 2, before any work), never a silent try of localhost. A cluster that cannot be reached is
-the machine or the network saying no (`ElasticsearchUnreachable`, an EnvironmentFault: exit 3).
-
-Credentials: RAGJUDGE_ES_API_KEY, or RAGJUDGE_ES_USERNAME/RAGJUDGE_ES_PASSWORD, or user:password in the
-URL; they are never printed (errors name the URL without them) nor saved in the index manifest.
-The Python client's major version must match the cluster's (elasticsearch 9.x speaks to ES 9; for an
-ES 8 cluster install `elasticsearch>=8,<9`).
+The cluster is the spec's `url` option, else $RAGJUDGE_ES_URL; with neither, building the retriever is a usage error
+(exit 2, before any work), never a silent try of localhost. A cluster that cannot be reached is the machine or the
+network saying no (`ElasticsearchUnreachable`, an EnvironmentFault: exit 3). Credentials are never printed (errors
+name the URL without them) nor saved in the index manifest.
 """
 
 from __future__ import annotations
@@ -43,7 +28,7 @@ from ragjudge.errors import EnvironmentFault, RagjudgeError, UsageError
 from ragjudge.llm.redact import display_url, redact
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
-from ragjudge.retrieval.base import Retriever, StaleIndex
+from ragjudge.retrieval.base import Retriever, StaleIndex, index_text
 from ragjudge.retrieval.dense import EncoderOptions, build_encoder, encoder_identity
 
 URL_VARIABLE = "RAGJUDGE_ES_URL"
@@ -129,11 +114,9 @@ class ElasticsearchRetriever(Retriever):
         return {"retriever": self.kind, "options": keep}
 
     def describe(self) -> dict[str, Any]:
-        described = self.identity()
-        described.update({"url": display_url(self.url), "index": self.index_name, "fields": self.options.fields})
-        if self.options.mode == "elser":
-            described["elser_query"] = self.options.elser_query
-        return described
+        elser = {"elser_query": self.options.elser_query} if self.options.mode == "elser" else {}
+        return {**self.identity(), "url": display_url(self.url), "index": self.index_name,
+                "fields": self.options.fields, **elser}
 
     @property
     def pipeline_id(self) -> str:
@@ -142,36 +125,26 @@ class ElasticsearchRetriever(Retriever):
     # -- request bodies (pure: tests check exactly what is sent) -----------------------------------
     def settings(self) -> dict[str, Any]:
         o = self.options
-        return {
-            "number_of_shards": o.number_of_shards,
-            "number_of_replicas": o.number_of_replicas,
-            "refresh_interval": "-1",
-            "similarity": {"default": {"type": "BM25", "k1": o.k1, "b": o.b}},
-        }
+        return {"number_of_shards": o.number_of_shards, "number_of_replicas": o.number_of_replicas,
+                "refresh_interval": "-1", "similarity": {"default": {"type": "BM25", "k1": o.k1, "b": o.b}}}
 
     def mappings(self, dims: int | None = None) -> dict[str, Any]:
         o = self.options
-        properties: dict[str, Any] = {
-            "passage_id": {"type": "keyword"},
-            "title": {"type": "text", "analyzer": o.analyzer},
-            "text": {"type": "text", "analyzer": o.analyzer},
-        }
+        text = {"type": "text", "analyzer": o.analyzer}
+        properties: dict[str, Any] = {"passage_id": {"type": "keyword"}, "title": text, "text": dict(text)}
         if o.mode == "elser":
             properties["ml"] = {"properties": {"tokens": {"type": "sparse_vector"}}}
         if o.mode == "knn":
             if not dims:
                 raise UsageError("knn mapping needs the embedding dimension")
-            properties["embedding"] = {"type": "dense_vector", "dims": dims, "index": True,
-                                       "similarity": "cosine"}
+            properties["embedding"] = {"type": "dense_vector", "dims": dims, "index": True, "similarity": "cosine"}
         return {"dynamic": False, "properties": properties}
 
     def ingest_pipeline(self) -> dict[str, Any]:
         """ELSER: expand `text` into weighted tokens at indexing time; a failure rejects the document."""
-        return {
-            "description": f"ragjudge: ELSER ({self.options.elser_model}) tokens of the passage text",
-            "processors": [{"inference": {"model_id": self.options.elser_model,
-                                          "input_output": [{"input_field": "text", "output_field": "ml.tokens"}]}}],
-        }
+        return {"description": f"ragjudge: ELSER ({self.options.elser_model}) tokens of the passage text",
+                "processors": [{"inference": {"model_id": self.options.elser_model,
+                                              "input_output": [{"input_field": "text", "output_field": "ml.tokens"}]}}]}
 
     def query_body(self, query: str, k: int, vector: Sequence[float] | None = None) -> dict[str, Any]:
         o = self.options
@@ -239,10 +212,8 @@ class ElasticsearchRetriever(Retriever):
         step = self.options.embed_batch if self.encoder else max(len(passages), 1)
         for start in range(0, len(passages), step):
             batch = passages[start : start + step]
-            vectors = None
-            if self.encoder is not None:
-                texts = [self.options.passage_prefix + _with_title(p) for p in batch]
-                vectors = self.encoder.encode(texts)
+            vectors = None if self.encoder is None else self.encoder.encode(
+                [self.options.passage_prefix + index_text(p) for p in batch])
             for i, p in enumerate(batch):
                 source: dict[str, Any] = {"passage_id": p.document_id, "title": p.title or "", "text": p.text}
                 if vectors is not None:
@@ -262,7 +233,7 @@ class ElasticsearchRetriever(Retriever):
             self._call("index delete", client.indices.delete, index=name)
         dims = None
         if self.encoder is not None:  # the mapping needs the vector size: embed one passage to learn it
-            dims = int(self.encoder.encode([_with_title(passages[0])]).shape[1])
+            dims = int(self.encoder.encode([index_text(passages[0])]).shape[1])
         self._call("index creation", client.indices.create, index=name, settings=self.settings(),
                    mappings=self.mappings(dims))
         advance = bars.bar("elasticsearch bulk", total=len(passages)) if bars else None
@@ -329,17 +300,14 @@ class ElasticsearchRetriever(Retriever):
     def _search_many(self, queries: list[str], k: int) -> list[list[Passage]]:
         if self.index_name is None:
             raise UsageError("the elasticsearch retriever has no index: index, load or attach first")
-        vectors = None
-        if self.encoder is not None:
-            vectors = self.encoder.encode([self.options.query_prefix + q for q in queries])
+        vectors = None if self.encoder is None else self.encoder.encode(
+            [self.options.query_prefix + q for q in queries])
         client = self.client()
         results: list[list[Passage]] = []
         batch = self.options.msearch_batch
         for start in range(0, len(queries), batch):
-            searches: list[dict[str, Any]] = []
-            for i in range(start, min(start + batch, len(queries))):
-                searches.append({"index": self.index_name})
-                searches.append(self.query_body(queries[i], k, None if vectors is None else vectors[i]))
+            searches = [part for i in range(start, min(start + batch, len(queries))) for part in (
+                {"index": self.index_name}, self.query_body(queries[i], k, None if vectors is None else vectors[i]))]
             response = self._call("search", client.msearch, searches=searches)
             for offset, item in enumerate(response["responses"]):
                 if "error" in item:
@@ -347,12 +315,6 @@ class ElasticsearchRetriever(Retriever):
                                              f"{start + offset + 1}: {_error_reason(item)}")
                 results.append([_hit(h) for h in item["hits"]["hits"]])
         return results
-
-
-def _with_title(p: Passage) -> str:
-    from ragjudge.retrieval.base import index_text
-
-    return index_text(p, True)
 
 
 def _hit(hit: dict[str, Any]) -> Passage:

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ragjudge.errors import UsageError
 from ragjudge.models import Passage
 from ragjudge.progress import ProgressBars
 from ragjudge.retrieval.base import Retriever, RetrieverOptions, StaleIndex
@@ -60,18 +61,6 @@ class HybridRetriever(Retriever):
             raise ValueError("build hybrid retrievers through ragjudge.retrieval.registry.build_retriever")
         self.members = members
         self.weights = weights or [1.0] * len(members)
-        self._index_key: str | None = None
-
-    @property
-    def index_key(self) -> str | None:
-        return self._index_key
-
-    @index_key.setter
-    def index_key(self, value: str | None) -> None:
-        self._index_key = value
-        for i, member in enumerate(self.members):
-            if hasattr(member, "index_key"):
-                member.index_key = f"{value}-{i}" if value else None
 
     def identity(self) -> dict[str, Any]:
         return {"retriever": self.kind, "options": {"rrf_k": self.options.rrf_k, "depth": self.options.depth,
@@ -105,8 +94,6 @@ class HybridRetriever(Retriever):
         for member in self.members:
             attach = getattr(member, "attach", None)
             if attach is None:
-                from ragjudge.errors import UsageError
-
                 raise UsageError(f"--corpus is required: hybrid member {member.kind} builds its own index")
             attach()
 

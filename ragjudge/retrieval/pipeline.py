@@ -14,7 +14,9 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -67,29 +69,6 @@ class IndexInfo:
         return out
 
 
-class _LazyPassages:
-    """The corpus's passages, read (and chunked) at most once, and only if some index must be built."""
-
-    def __init__(self, corpus: Path, chunking: Any):
-        self.corpus, self.chunking = corpus, chunking
-        self._passages: list[Passage] | None = None
-
-    def get(self) -> list[Passage]:
-        if self._passages is None:
-            self._passages = load_passages(self.corpus, self.chunking)
-        return self._passages
-
-
-class _GivenPassages:
-    """Passages the caller already has (split in memory)."""
-
-    def __init__(self, passages: list[Passage]):
-        self._passages = passages
-
-    def get(self) -> list[Passage]:
-        return self._passages
-
-
 @dataclass
 class TaskRetrieval:
     """Per task (by normalised key): the query used and the ranked passages."""
@@ -127,9 +106,12 @@ class Pipeline:
         return [self.spec.query.model] if self.spec.query.strategy == "rewrite" and self.spec.query.model else []
 
     # -- index -----------------------------------------------------------------------------------
-    def index_key(self, corpus_digest: str) -> str:
-        chunking = self.spec.chunking.model_dump() if self.spec.chunking else None
-        return fingerprint(INDEX_FORMAT, self.retriever.identity(), chunking, corpus_digest)
+    def index_key(self, corpus_digest: str, retriever: Retriever | None = None) -> str:
+        """The retriever's (default: the pipeline's) index over this corpus with this chunking."""
+        return fingerprint(INDEX_FORMAT, (retriever or self.retriever).identity(), self._chunking(), corpus_digest)
+
+    def _chunking(self) -> dict[str, Any] | None:
+        return self.spec.chunking.model_dump() if self.spec.chunking else None
 
     def open(self, corpus: str | Path | None, bars: ProgressBars | None = None) -> IndexInfo:
         """Load this corpus's index if one was built with the same settings, else build and save it."""
@@ -146,8 +128,9 @@ class Pipeline:
             raise UsageError(f"--corpus {corpus} is a folder, expected a BEIR corpus JSONL file")
         if not corpus.is_file():
             raise UsageError(f"corpus file not found: {corpus}")
-        self.corpus = str(corpus)
-        return self._open_all(file_digest(corpus), _LazyPassages(corpus, self.spec.chunking), bars, started)
+        self.corpus = str(corpus)  # read (and chunked) at most once, and only if some index must be built
+        return self._open_all(file_digest(corpus), cache(lambda: load_passages(corpus, self.spec.chunking)), bars,
+                              started)
 
     def open_passages(self, passages: list[Passage], bars: ProgressBars | None = None) -> IndexInfo:
         """The same, for passages already in memory (split by the caller): the index key hashes their ids,
@@ -156,9 +139,9 @@ class Pipeline:
         digest = hashlib.sha256()
         for p in passages:
             digest.update(json.dumps([p.document_id, p.title, p.text]).encode())
-        return self._open_all(digest.hexdigest(), _GivenPassages(passages), bars, started)
+        return self._open_all(digest.hexdigest(), lambda: passages, bars, started)
 
-    def _open_all(self, digest: str, passages: _LazyPassages | _GivenPassages, bars: ProgressBars | None,
+    def _open_all(self, digest: str, passages: Callable[[], list[Passage]], bars: ProgressBars | None,
                   started: float) -> IndexInfo:
         self.key = self.index_key(digest)
         parts = [self._open_leaf(leaf, digest, passages, bars) for leaf in _leaves(self.retriever)]
@@ -174,13 +157,12 @@ class Pipeline:
                                   build_seconds=build_seconds)
         return self.info
 
-    def _open_leaf(self, retriever: Retriever, digest: str, passages: _LazyPassages | _GivenPassages,
+    def _open_leaf(self, retriever: Retriever, digest: str, passages: Callable[[], list[Passage]],
                    bars: ProgressBars | None) -> tuple[Path, bool, int, float | None]:
         """Load `retriever`'s index from `<index dir>/<kind>-<key>` if it was built, else build and save it.
         The key depends on the retriever alone (not on a hybrid around it), so `dense` and a hybrid with a
         dense member share one index."""
-        chunking = self.spec.chunking.model_dump() if self.spec.chunking else None
-        key = fingerprint(INDEX_FORMAT, retriever.identity(), chunking, digest)
+        key = self.index_key(digest, retriever)
         if hasattr(retriever, "index_key"):
             retriever.index_key = key  # type: ignore[attr-defined]
         folder = self.index_dir / f"{retriever.kind}-{key}"
@@ -192,7 +174,7 @@ class Pipeline:
                 return folder, True, saved.get("passages", 0), saved.get("build_seconds")
             except (StaleIndex, ValueError):
                 shutil.rmtree(folder, ignore_errors=True)
-        loaded = passages.get()
+        loaded = passages()
         if not loaded:
             raise UsageError("nothing to index: no passages")
         build_started = time.perf_counter()
@@ -206,7 +188,7 @@ class Pipeline:
                 build_seconds = round(time.perf_counter() - build_started, 3)
                 (tmp / MANIFEST).write_text(json.dumps({
                     "ragjudge_index": INDEX_FORMAT, "key": key, "identity": retriever.identity(),
-                    "chunking": chunking, "corpus_sha256": digest, "passages": len(loaded),
+                    "chunking": self._chunking(), "corpus_sha256": digest, "passages": len(loaded),
                     "created": time.time(), "build_seconds": build_seconds,
                 }, indent=2) + "\n")
             except OSError:

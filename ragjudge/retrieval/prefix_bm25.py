@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ragjudge.errors import UsageError
-from ragjudge.retrieval.bm25 import BM25Retriever
+from ragjudge.retrieval.bm25 import BM25Retriever, Vocabulary
 
 Hit = tuple[int, float]
 """(row, score): rows >= n are the extra texts, in the order given."""
@@ -37,12 +37,8 @@ class PrefixBM25:
         self._idf = _select_idf_scorer(self.options.method)
         self._tfc = _select_tfc_scorer(self.options.method)
         tokenizer = reference._new_tokenizer()
-        self._split = tokenizer.splitter
-        self._lower = tokenizer.lower
-        self._stop = set(tokenizer.stopwords or ())
-        self._stem = tokenizer.stemmer
-        self._stems: dict[str, str] = {}
-        self.vocab: dict[str, int] = {}
+        self._split, self._lower = tokenizer.splitter, tokenizer.lower
+        self._ids = Vocabulary(tokenizer)  # word -> term id, as the bm25 index tokenises (stop words -1, stemmed)
         self._indptr = np.zeros(1, dtype=np.int64)
         self._rows = np.zeros(0, dtype=np.int64)
         self._tf = np.zeros(0, dtype=np.float32)
@@ -52,22 +48,12 @@ class PrefixBM25:
     def __len__(self) -> int:
         return len(self._lengths)
 
-    def terms(self, text: str) -> list[str]:
-        """The indexed terms of a text, as ragjudge's bm25 tokenizer makes them (stop words out, stemmed)."""
-        words = self._split(text.lower() if self._lower else text)
-        out = []
-        for word in words:
-            if word in self._stop:
-                continue
-            stem = self._stems.get(word)
-            if stem is None:
-                stem = self._stems[word] = self._stem(word) if self._stem is not None else word
-            out.append(stem)
-        return out
+    def terms(self, text: str) -> list[int]:
+        """The ids of a text's indexed terms (stop words out, stemmed)."""
+        return [t for t in map(self._ids.__getitem__, self._split(text.lower() if self._lower else text)) if t >= 0]
 
     def index(self, texts: Sequence[str]) -> None:
         """Tokenise the whole collection once; rows are texts in order."""
-        vocab: dict[str, int] = {}
         rows: list[int] = []
         cols: list[int] = []
         freqs: list[int] = []
@@ -77,14 +63,13 @@ class PrefixBM25:
             lengths[row] = max(sum(counts.values()), 1)  # bm25s gives an empty document one (empty) token
             for term, tf in counts.items():
                 rows.append(row)
-                cols.append(vocab.setdefault(term, len(vocab)))
+                cols.append(term)
                 freqs.append(tf)
         col_arr = np.asarray(cols, dtype=np.int64)
         order = np.lexsort((np.asarray(rows, dtype=np.int64), col_arr))  # by term, then row
-        self.vocab = vocab
         self._rows = np.asarray(rows, dtype=np.int64)[order]
         self._tf = np.asarray(freqs, dtype=np.float32)[order]
-        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(col_arr, minlength=len(vocab)))]).astype(np.int64)
+        self._indptr = np.concatenate([[0], np.cumsum(np.bincount(col_arr))]).astype(np.int64)
         self._lengths = lengths
         self._cum_lengths = np.concatenate([[0.0], np.cumsum(lengths)])
 
@@ -102,11 +87,10 @@ class PrefixBM25:
         k1, b = self.options.k1, self.options.b
         scores = np.zeros(total, dtype=np.float64)
         for term in self.terms(query):  # a repeated query term counts again, as in bm25s
-            col = self.vocab.get(term)
             rows = tfs = None
             df = 0
-            if col is not None:
-                start, end = self._indptr[col], self._indptr[col + 1]
+            if term < len(self._indptr) - 1:  # a term of the collection (its postings may be empty)
+                start, end = self._indptr[term], self._indptr[term + 1]
                 stop = start + int(np.searchsorted(self._rows[start:end], n))
                 rows, tfs = self._rows[start:stop], self._tf[start:stop]
                 df = len(rows)

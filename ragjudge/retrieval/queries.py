@@ -127,10 +127,6 @@ class QueryBuilder:
             if gateway is None:
                 raise UsageError("the rewrite query strategy needs an LLM gateway")
 
-    @property
-    def llm_model(self) -> str | None:
-        return self.spec.model if self.spec.strategy == "rewrite" else None
-
     def _finish(self, text: str) -> str:
         return strip_speaker_tags(text) if self.strip_tags else text.strip()
 
@@ -164,10 +160,8 @@ class QueryBuilder:
             if not last_turn(task):
                 raise InputError(f"task {task.task_id!r}: the last user turn is empty, there is nothing to search for",
                                  field="input")
-        if self.spec.strategy != "rewrite":
-            built = [self._simple(t) for t in tasks]
-        else:
-            built = list(await asyncio.gather(*(self._rewrite(t) for t in tasks)))
+        built = [self._simple(t) for t in tasks] if self.spec.strategy != "rewrite" else \
+            list(await asyncio.gather(*(self._rewrite(t) for t in tasks)))
         for query in built:
             if not query.text:
                 raise InputError(f"task {query.task_id!r}: the {query.strategy} query is empty", field="input")

@@ -20,25 +20,16 @@ import time
 from typing import Any, Protocol
 from urllib.parse import parse_qs
 
-from ragjudge.testing.replies import (
-    Reply,
-    Request,
-    _error_type,
-    _to_reply,
-    completion_body,
-)
-
+from ragjudge.testing.replies import Reply, Request, completion_body, error_body
 
 
 class BatchOwner(Protocol):
-    """What the batch desk needs of the server it serves (`OpenAIServer`): ids, faults, the scripted replies."""
+    """What the batch desk needs of the server it serves (`OpenAIServer`): ids, and the answer (or fault) to a line."""
 
-    responder: Any
-    errors: list[BaseException]
+    def _next_id(self) -> str: ...
 
-    def _next_id(self) -> int: ...
+    def _answer(self, request: Request) -> tuple[Reply, float]: ...
 
-    def _take_faults(self, chat: bool) -> tuple[Any, Any]: ...
 
 FINAL = ("completed", "failed", "expired", "cancelled")
 
@@ -185,44 +176,30 @@ class BatchDesk:
             answered = self._answer(line)
             (output if answered["response"]["status_code"] == 200 else errors).append(answered)
         now = int(time.time())
+        output_file = self._jsonl(output, batch["id"]) if output else None
+        error_file = self._jsonl(errors, batch["id"] + "_errors") if errors else None
         with self._lock:
-            if output:
-                batch["output_file_id"] = self._jsonl(output, "batch_output", batch["id"])
-            if errors:
-                batch["error_file_id"] = self._jsonl(errors, "batch_output", batch["id"] + "_errors")
+            batch["output_file_id"], batch["error_file_id"] = output_file, error_file
             batch["request_counts"] = {"total": len(output) + len(errors), "completed": len(output),
                                        "failed": len(errors)}
             batch.update(status="completed", finalizing_at=now, completed_at=now)
         return batch
 
-    def _jsonl(self, rows: list[dict[str, Any]], purpose: str, name: str) -> str:
-        data = "".join(json.dumps(row) + "\n" for row in rows).encode()
-        file_id = f"file-{self.owner._next_id()}"
-        self.files[file_id] = {"id": file_id, "object": "file", "bytes": len(data), "created_at": int(time.time()),
-                               "filename": f"{name}.jsonl", "purpose": purpose, "status": "processed"}
-        self.contents[file_id] = data
-        return file_id
+    def _jsonl(self, rows: list[dict[str, Any]], name: str) -> str:
+        return self._store("".join(json.dumps(row) + "\n" for row in rows).encode(), "batch_output",
+                           f"{name}.jsonl")["id"]
 
     def _answer(self, line: dict[str, Any]) -> dict[str, Any]:
         """One output line: the responder's answer (or the next queued chat fault) to the line's body."""
         request = Request(path=str(line.get("url", "/v1/chat/completions")), body=dict(line.get("body") or {}))
         with self._lock:
             self.lines.append(request)
-        fault, _ = self.owner._take_faults(chat=True)
-        try:
-            reply = fault or _to_reply(self.owner.responder, request)
-        except Exception as exc:  # a responder bug becomes a failed line, as it becomes a 500 on a direct call
-            self.owner.errors.append(exc)
-            reply = Reply(status=500, content=f"responder error: {exc!r}")
+        reply, _ = self.owner._answer(request)  # a responder bug becomes a failed line, as a 500 on a direct call
         if reply.garbage:
             reply = Reply(status=502, content="Bad gateway")
         request_id = f"req_{self.owner._next_id()}"
-        if reply.status != 200:
-            err_type, code = _error_type(reply.status)
-            body: dict[str, Any] = {"error": {"message": reply.content or f"Simulated error {reply.status}",
-                                              "type": err_type, "param": None, "code": code}}
-        else:
-            body = completion_body(request, reply, self.owner._next_id)
+        body = error_body(reply.status, reply.content) if reply.status != 200 else \
+            completion_body(request, reply, self.owner._next_id)
         return {"id": f"batch_req_{self.owner._next_id()}", "custom_id": line.get("custom_id"),
                 "response": {"status_code": reply.status, "request_id": request_id, "body": body}, "error": None}
 
@@ -232,8 +209,7 @@ def _public(batch: dict[str, Any]) -> dict[str, Any]:
 
 
 def _error(status: int, message: str) -> tuple[int, Any]:
-    err_type, code = _error_type(status)
-    return status, {"error": {"message": message, "type": err_type, "param": None, "code": code}}
+    return status, error_body(status, message)
 
 
 def _not_found(kind: str, ident: str) -> tuple[int, Any]:

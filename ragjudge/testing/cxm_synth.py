@@ -9,10 +9,11 @@ Deterministic for a seed; nothing is downloaded.
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
+
+from ragjudge.formats import jsonl
 
 PRODUCTS = ["Flex Plan", "Travel Pass", "Home Fibre 500", "eSIM", "Smart Watch LTE", "Family Bundle", "Prepaid Go",
             "Business Line", "Router X2", "Cloud Backup", "TV Stream", "Device Insurance", "Student Plan",
@@ -126,9 +127,7 @@ def similar_pairs(kb: list[dict[str, Any]], n: int, seed: int = 0) -> list[list[
 
 
 def write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "topic"}) + "\n" for r in rows),
-                    encoding="utf-8")
+    jsonl.write_jsonl(path, ({k: v for k, v in r.items() if k != "topic"} for r in rows))
     return path
 
 

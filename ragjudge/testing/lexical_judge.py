@@ -4,20 +4,9 @@ Why: a user's CI (and ragjudge's own docs test) must run an evaluation that call
 bill or a network, and still see a wrong answer score lower than a right one. This responder recognises each
 built-in judge's prompt by the instruction text the judge itself carries (read from ragas's prompt classes, the
 judge specs and the criterion's templates: a reworded prompt fails loudly here instead of matching nothing) and
-answers it the way the judge's parser expects, from the texts in the prompt, by a simple rule of word overlap:
-
-- RAGAS's metrics (faithfulness and rl_f, answer_relevancy, context_precision, context_recall, answer_correctness,
-  context_relevance): as `ragjudge.testing.ragas_model` answers them (statements are the answer's sentences; a
-  statement is supported when most of its words are in the context; an answer that declines is noncommittal...);
-- idk: "yes" when the response declines, "partial" when it declines and still answers at length, else "no";
-  rb_llm: "Rating: [[2 + 8 x the share of the reference's words in the answer]]" (2 for an answer that declines);
-  underspecified: "yes" when the response asks a question;
-- a criterion (G-Eval): fixed evaluation steps, then a score on the criterion's scale by the share of the response's
-  words found in the passages and the reference. The stand-in cannot read a criterion: it rates grounding;
-- dialsim_judge: correct when most of the true answer's words are in the prediction; cxm_answer_classification:
-  Refusal, Correct (most words in the gold articles), Incorrect (in the others) or Hallucination; cxm_intent_match:
-  yes when the two intents share most words; cxm_contradiction: yes when two articles on the same thing give
-  different numbers.
+answers it the way the judge's parser expects, from the texts in the prompt, by a simple rule of word overlap
+(each judge's rule: the table in docs/testing-offline.md; RAGAS's metrics as `ragjudge.testing.ragas_model` answers
+them).
 
 Any other prompt (a model-under-test prompt, a judge of your own) gets HTTP 400 naming its first words, never a
 made-up answer: the judge records an error. The same prompt always gets the same answer.
@@ -85,10 +74,6 @@ def _underspecified(request: Request) -> str:
 
 
 # -- a criterion, G-Eval's way ------------------------------------------------------------------------------------
-
-def _criterion_steps(request: Request) -> str:
-    return STEPS
-
 
 def _criterion_score(request: Request) -> str:
     prompt = request.last_user
@@ -159,7 +144,6 @@ def _rules() -> tuple[tuple[re.Pattern[str], Callable[[Request], str]], ...]:
     from ragjudge.judges.registry import JudgeRegistry
 
     specs = JudgeRegistry().specs
-
     answer = judge_panel()  # the MTRAG judges' own stand-ins: IDK and RB_llm
 
     def panel(request: Request) -> str:
@@ -172,7 +156,7 @@ def _rules() -> tuple[tuple[re.Pattern[str], Callable[[Request], str]], ...]:
         (instruction(specs["idk"]), panel),
         (instruction(specs["rb_llm"]), panel),
         (instruction(specs["underspecified"]), _underspecified),
-        (marker(STEPS_PROMPT.split("{criterion}", 1)[1]), _criterion_steps),
+        (marker(STEPS_PROMPT.split("{criterion}", 1)[1]), lambda _: STEPS),
         (marker(SCORE_PROMPT.split("{sample}", 1)[1]), _criterion_score),
         (instruction(specs["dialsim_judge"]), _dialsim),
         (instruction(specs["cxm_answer_classification"]), _cxm_answer_class),

@@ -8,10 +8,9 @@ RB_llm panel disagrees like real panels, and one member fails now and then.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from ragjudge.testing.conformance.cli import environ
+from ragjudge.testing.conformance.cli import run_cli
 from ragjudge.testing.openai_server import OpenAIServer
 from ragjudge.testing.scripted_judges import judge_panel
 
@@ -34,21 +33,11 @@ def make_mini_runs(out: Path, *, judges: str = "idk,idk_lexical,rb_llm") -> dict
     """Run `ref` and `rag` in this process (through the CLI entry point) into `out`; returns their folders.
 
     Call it from a thread without a running event loop (the engine runs its own)."""
-    from ragjudge.cli import main
-
-    code: int | str | None = 0
     out.mkdir(parents=True, exist_ok=True)
-    with OpenAIServer(judge_panel(BIASES, flaky_model="strict")) as server, environ(
-            {"OPENAI_API_KEY": "sk-test-local", "RAGJUDGE_CACHE_DIR": str(out / "cache")}):
+    env = {"OPENAI_API_KEY": "sk-test-local", "RAGJUDGE_CACHE_DIR": str(out / "cache")}
+    with OpenAIServer(judge_panel(BIASES, flaky_model="strict")) as server:
         for name in ("ref", "rag"):
-            argv = sys.argv
-            sys.argv = ["ragjudge", *eval_args(name, out, server.base_url, judges), "--format", "json"]
-            try:
-                main()
-            except SystemExit as done:
-                code = done.code
-            finally:
-                sys.argv = argv
-            if code not in (0, 1, None) or not (out / name / "results.jsonl").exists():  # 1: a judgement failed
-                raise RuntimeError(f"ragjudge eval ({name}) exited {code} without results (see stderr)")
+            done = run_cli([*eval_args(name, out, server.base_url, judges), "--format", "json"], env, offline=False)
+            if done.code not in (0, 1) or not (out / name / "results.jsonl").exists():  # 1: a judgement failed
+                raise RuntimeError(f"ragjudge eval ({name}) exited {done.code} without results: {done.err}")
     return {"ref": out / "ref", "rag": out / "rag"}

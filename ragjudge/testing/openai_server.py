@@ -25,16 +25,8 @@ import time
 
 from ragjudge.testing.batches import BatchDesk
 from ragjudge.testing.openai_wire import _Handler, _HTTPServer
-from ragjudge.testing.replies import (
-    EMBEDDING_DIM,
-    Reply,
-    Request,
-    Responder,
-    _default_responder,
-    by_model,
-    embed_text,
-    scripted,
-)
+from ragjudge.testing.replies import (EMBEDDING_DIM, Reply, Request, Responder, _default_responder, _to_reply, by_model,
+                                     embed_text, scripted)
 
 __all__ = ["Reply", "Request", "Responder", "OpenAIServer", "scripted", "by_model", "embed_text", "EMBEDDING_DIM"]
 
@@ -106,7 +98,6 @@ class OpenAIServer:
         self._hangs: list[float] = []
         self._chat_count = 0
         self._httpd: _HTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self.base_url = ""
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -116,10 +107,8 @@ class OpenAIServer:
             httpd.owner = self
             self._httpd = httpd
             self.base_url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-            self._thread = threading.Thread(
-                target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-test-server", daemon=True
-            )
-            self._thread.start()
+            threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="openai-test-server",
+                             daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -165,8 +154,11 @@ class OpenAIServer:
     # -- internal, called from handler threads -----------------------------------------------
     def _record(self, request: Request, *, is_chat: bool) -> None:
         with self._lock:
-            self.requests.append(request)
-            self._chat_count += is_chat
+            if request.method == "GET":  # model listings (ragjudge's preflight check) are not API calls
+                self.listings.append(request)
+            else:
+                self.requests.append(request)
+                self._chat_count += is_chat
 
     def _enter(self, request: Request) -> None:
         with self._lock:
@@ -177,10 +169,6 @@ class OpenAIServer:
     def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1
-
-    def _record_listing(self, request: Request) -> None:
-        with self._lock:
-            self.listings.append(request)
 
     def _limit_headers(self) -> dict[str, str]:
         """OpenAI's x-ratelimit-* headers, so clients can learn the limit without being told."""
@@ -195,23 +183,31 @@ class OpenAIServer:
         """Seconds to wait when this request exceeds the concurrency or the rate limit (it is then not counted in
         the window), else None."""
         now = time.monotonic()
+        wait = None
         with self._lock:
             self.arrivals.append(now)
             if self.max_in_flight is not None and (request.in_flight_at_arrival or 0) >= self.max_in_flight:
+                wait = 0.05
+            elif self.rate_limit is not None:
+                n, seconds = self.rate_limit
+                self._window = [t for t in self._window if t > now - seconds]
+                if len(self._window) >= n:
+                    wait = max(0.05, self._window[0] + seconds - now)
+                else:
+                    self._window.append(now)
+            if wait is not None:
                 self.rate_limited += 1
                 self.refused_at.append(now)
-                return 0.05
-        if self.rate_limit is None:
-            return None
-        n, seconds = self.rate_limit
-        with self._lock:
-            self._window = [t for t in self._window if t > now - seconds]
-            if len(self._window) >= n:
-                self.rate_limited += 1
-                self.refused_at.append(now)
-                return max(0.05, self._window[0] + seconds - now)
-            self._window.append(now)
-        return None
+        return wait
+
+    def _answer(self, request: Request) -> tuple[Reply, float]:
+        """The next queued chat fault, else the responder's reply (its bug: a 500 naming it), and any hang."""
+        fault, hang = self._take_faults(chat=True)
+        try:
+            return fault or _to_reply(self.responder, request), hang
+        except Exception as exc:  # surface responder bugs to the client, not as a dead socket
+            self.errors.append(exc)
+            return Reply(status=500, content=f"responder error: {exc!r}"), hang
 
     def _take_faults(self, *, chat: bool) -> tuple[Reply | None, float]:
         with self._lock:

@@ -13,23 +13,12 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Mapping
 
-from ragjudge.testing.replies import (
-    EMBEDDING_DIM,
-    Reply,
-    Request,
-    _error_type,
-    _to_reply,
-    _word_count,
-    completion_body,
-    embed_text,
-    tool_calls_of,
-    usage_of,
-)
+from ragjudge.testing.replies import (EMBEDDING_DIM, Reply, Request, _word_count, completion_body, embed_text,
+                                     error_body, tool_calls_of, usage_of)
 
 # Headers that carry credentials; they are never stored so API keys cannot leak via test logs.
-_SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie", "openai-organization"}
-)
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie",
+                             "openai-organization"})
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -49,11 +38,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorized():
             self._send_error(401, "Incorrect API key provided")
         elif self._route() == "/models":
-            data = [
-                {"id": model, "object": "model", "created": 0, "owned_by": "ragjudge-test"}
-                for model in self.server.owner.seen_models()
-            ]
-            self._send_json(200, {"object": "list", "data": data})
+            models = self.server.owner.seen_models()
+            self._send_json(200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "ragjudge-test"} for m in models]})
         else:
             self._send_error(404, f"Unknown path {request.path}")
 
@@ -115,10 +102,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _record(self, body: dict[str, Any]) -> Request:
         headers = {k.lower(): v for k, v in self.headers.items() if k.lower() not in _SECRET_HEADERS}
         request = Request(path=self.path, method=self.command, body=body, headers=headers)
-        if self.command == "GET":  # model listings (ragjudge's preflight check) are not API calls
-            self.server.owner._record_listing(request)
-        else:
-            self.server.owner._record(request, is_chat=self._route() == "/chat/completions")
+        self.server.owner._record(request, is_chat=self._route() == "/chat/completions")
         return request
 
     # -- endpoints ---------------------------------------------------------------------------
@@ -127,12 +111,7 @@ class _Handler(BaseHTTPRequestHandler):
         if (wait := owner._over_limit(request)) is not None:
             self._send_error(429, "Rate limit reached for requests", round(wait, 2))
             return
-        fault, hang = owner._take_faults(chat=True)
-        try:
-            reply = fault or _to_reply(owner.responder, request)
-        except Exception as exc:  # surface responder bugs to the client, not as a dead socket
-            owner.errors.append(exc)
-            reply = Reply(status=500, content=f"responder error: {exc!r}")
+        reply, hang = owner._answer(request)
         time.sleep(owner.latency + hang + reply.delay)
         if reply.status != 200:
             self._send_error(reply.status, reply.content, reply.retry_after)
@@ -141,7 +120,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif request.body.get("stream"):
             self._stream(request, reply)
         else:
-            self._send_json(200, self._completion(request, reply))
+            self._send_json(200, completion_body(request, reply, owner._next_id))
 
     def _embeddings(self, request: Request) -> None:
         owner = self.server.owner
@@ -159,34 +138,18 @@ class _Handler(BaseHTTPRequestHandler):
         for index, item in enumerate(raw_input):
             text = item if isinstance(item, str) else " ".join(map(str, item))
             vector = embed_text(text, dim)
-            encoded: Any = (
-                base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode() if as_base64 else vector
-            )
+            encoded = base64.b64encode(struct.pack(f"<{dim}f", *vector)).decode() if as_base64 else vector
             data.append({"object": "embedding", "index": index, "embedding": encoded})
         tokens = sum(_word_count(item) if isinstance(item, str) else len(item) for item in raw_input)
-        self._send_json(
-            200,
-            {
-                "object": "list",
-                "data": data,
-                "model": request.model,
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            },
-        )
+        self._send_json(200, {"object": "list", "data": data, "model": request.model,
+                              "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
 
     # -- response shapes ---------------------------------------------------------------------
-    def _completion(self, request: Request, reply: Reply) -> dict[str, Any]:
-        return completion_body(request, reply, self.server.owner._next_id)
-
     def _stream(self, request: Request, reply: Reply) -> None:
         """Send the reply as OpenAI SSE chunks over chunked transfer encoding, then [DONE]."""
         tool_calls = tool_calls_of(reply, self.server.owner._next_id)
-        base = {
-            "id": f"chatcmpl-{self.server.owner._next_id()}",
-            "object": "chat.completion.chunk",
-            "created": int(time.time()),
-            "model": request.model,
-        }
+        base = {"id": f"chatcmpl-{self.server.owner._next_id()}", "object": "chat.completion.chunk",
+                "created": int(time.time()), "model": request.model}
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             return {**base, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
@@ -216,12 +179,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- low-level writers -------------------------------------------------------------------
     def _send_error(self, status: int, message: str | None, retry_after: float | None = None) -> None:
-        err_type, code = _error_type(status)
-        body = {"error": {"message": message or f"Simulated error {status}", "type": err_type, "param": None, "code": code}}
         headers: dict[str, str] = dict(self.server.owner._limit_headers()) if status == 429 else {}
         if retry_after is not None:
             headers["Retry-After"] = f"{retry_after:g}"
-        self._send_raw(status, json.dumps(body).encode(), "application/json", headers)
+        self._send_raw(status, json.dumps(error_body(status, message)).encode(), "application/json", headers)
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
         self._send_raw(status, json.dumps(payload).encode(), "application/json", self.server.owner._limit_headers())

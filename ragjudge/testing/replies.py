@@ -86,9 +86,8 @@ def _content_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            str(part.get("text", "")) for part in content if isinstance(part, dict) and part.get("type") == "text"
-        )
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict)
+                         and part.get("type") == "text")
     return ""
 
 
@@ -138,9 +137,7 @@ def by_model(mapping: Mapping[str, ReplySpec], default: ReplySpec | None = None)
 
     def respond(request: Request) -> str | Reply:
         model = request.model or ""
-        spec = table.get(model, table.get(model.split("/", 1)[-1]))
-        if spec is None:
-            spec = default
+        spec = table.get(model, table.get(model.split("/", 1)[-1], default))
         if spec is None:
             return Reply(status=404, content=f"The model `{model}` does not exist")
         return _to_reply(spec, request)
@@ -181,12 +178,8 @@ def tool_calls_of(reply: Reply, next_id: Callable[[], str]) -> list[dict[str, An
 def usage_of(request: Request, reply: Reply, tool_calls: list[dict[str, Any]] | None) -> dict[str, int]:
     """Token counts: the reply's own, or word counts of the prompt and the answer."""
     prompt = reply.prompt_tokens if reply.prompt_tokens is not None else _word_count(request.prompt)
-    if reply.completion_tokens is not None:
-        completion = reply.completion_tokens
-    else:
-        completion = _word_count(reply.content or "") + sum(
-            _word_count(c["function"]["arguments"]) + 1 for c in tool_calls or []
-        )
+    completion = reply.completion_tokens if reply.completion_tokens is not None else _word_count(
+        reply.content or "") + sum(_word_count(c["function"]["arguments"]) + 1 for c in tool_calls or [])
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
@@ -223,12 +216,9 @@ def _word_count(text: str) -> int:
     return len(text.split())
 
 
-def _error_type(status: int) -> tuple[str, str | None]:
-    """OpenAI's (type, code) pair for an HTTP status, so SDK error mapping is realistic."""
-    return {
-        400: ("invalid_request_error", None),
-        401: ("invalid_request_error", "invalid_api_key"),
-        403: ("invalid_request_error", None),
-        404: ("invalid_request_error", "model_not_found"),
-        429: ("requests", "rate_limit_exceeded"),
-    }.get(status, ("server_error", None))
+def error_body(status: int, message: str | None) -> dict[str, Any]:
+    """OpenAI's error object, with the (type, code) pair of the HTTP status, so SDK error mapping is realistic."""
+    err_type, code = {400: ("invalid_request_error", None), 401: ("invalid_request_error", "invalid_api_key"),
+                      403: ("invalid_request_error", None), 404: ("invalid_request_error", "model_not_found"),
+                      429: ("requests", "rate_limit_exceeded")}.get(status, ("server_error", None))
+    return {"error": {"message": message or f"Simulated error {status}", "type": err_type, "param": None, "code": code}}

@@ -3,25 +3,8 @@ for yours. Point ragjudge (or anything that speaks OpenAI's API) at it with `--a
 offline, in CI, without a key or a bill: it answers from a file of scripted replies, with the latency, rate limit and
 faults you ask for, on 127.0.0.1 only.
 
-The replies file is JSON Lines, one rule a line, the first that matches a request wins:
-
-    {"match": "Is the answer grounded", "reply": "yes"}
-    {"match": "Rating: \\\\[\\\\[", "reply": "Good. Rating: [[8]]", "model": "judge-a"}
-    {"match": "statements", "reply": {"content": "{\\"statements\\": []}", "delay": 0.2}}
-    {"match": ".*", "reply": {"status": 429, "retry_after": 1}}
-
-`match` is a regular expression searched in the last user message and in the whole prompt; `model` (optional) limits
-the rule to one model (with or without its provider prefix); `reply` is the text, or an object with `content`,
-`status`, `retry_after`, `delay`, `tool_calls` or `top_logprobs` (see `ragjudge.testing.replies.Reply`). A request no
-rule matches gets `--default`.
-
-`--judge-mode lexical` makes it a stand-in judge model: it answers every built-in judge's prompts (RAGAS's metrics,
-MTRAG's judges, criteria) from a simple rule of word overlap, so a whole evaluation runs offline and a wrong answer
-scores lower than a right one; a prompt it does not recognise gets an error (HTTP 400), never a made-up score.
-Rules of a replies file answer first (see `ragjudge.testing.lexical_judge`).
-
-`--detach` returns once the server listens (a CI script's next command finds it answering), printing its URL and
-process id; `--pid-file FILE` writes that id, so that `kill $(cat FILE)` stops it.
+The replies file's rules, `--judge-mode lexical` (`ragjudge.testing.lexical_judge`) and every flag are described in
+docs/testing-offline.md.
 """
 
 from __future__ import annotations
@@ -126,10 +109,8 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
     if args.replies is not None and not args.replies.is_file():
         raise SystemExit(f"error: {args.replies}: file not found")
     rules = read_rules(args.replies) if args.replies is not None else []
-    rate: Any = None
-    if args.rate_limit:
-        n, seconds = args.rate_limit.split("/")
-        rate = (int(n), float(seconds))
+    n, _, seconds = (args.rate_limit or "").partition("/")
+    rate = (int(n), float(seconds)) if args.rate_limit else None
     server = make_server(responder(rules, args.default), latency=args.latency, rate_limit=rate, port=args.port,
                          judge_mode=args.judge_mode)
     server.valid_key = args.key

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
+from collections import Counter
 from pathlib import Path
 
 from ragjudge.bench.mtrag.bench import MtragBench
@@ -35,10 +37,8 @@ METRICS = ["idk_eval", "RB_agg", "RB_llm", "RL_F", "RougeL_stemFalse", "Bertscor
 
 class Words:
     def __init__(self) -> None:
-        vocab: dict[str, int] = {}
-        for line in MINI_CORPUS.read_text(encoding="utf-8").splitlines():
-            for word in json.loads(line)["text"].split():
-                vocab[word] = vocab.get(word, 0) + 1
+        vocab = Counter(word for line in MINI_CORPUS.read_text(encoding="utf-8").splitlines()
+                        for word in json.loads(line)["text"].split())
         self.words = sorted(vocab, key=lambda w: -vocab[w])
         self.weights = [1 / (rank + 1) for rank in range(len(self.words))]
 
@@ -62,7 +62,7 @@ def judge_results(rng: random.Random, words: Words, answer_declines: bool) -> di
         members[2] = bad.model_copy(update={"value": None, "label": None, "error": "unparsable rating",
                                             "raw": "I would rather not rate this answer."})
     values = sorted(m.value for m in members if m.value is not None)
-    median = values[len(values) // 2] if len(values) % 2 else sum(values[len(values) // 2 - 1:][:2]) / 2
+    median = statistics.median(values)
     statements = [words.text(rng, rng.randint(8, 18)) for _ in range(rng.randint(2, 6))]
     supported = rng.randint(0, len(statements))
     rouge, recall, kprec = rng.random(), rng.random(), rng.random()

@@ -97,6 +97,13 @@ class CheckReport:
         self.skipped += other.skipped
         return self
 
+    def add(self, target: str, problems: Sequence[str]) -> None:
+        """`target` passed, or each of its problems is one, prefixed with it."""
+        if problems:
+            self.problems += [f"{target}: {p}" for p in problems]
+        else:
+            self.passed.append(target)
+
     def add_refusal(self, label: str, done: CliResult, problems: Sequence[str]) -> None:
         """The outcome of a command that had to be refused: passed, with the line it printed; or one problem
         listing what was wrong with the refusal and what the command printed."""

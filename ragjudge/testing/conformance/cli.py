@@ -14,9 +14,11 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from unittest import mock
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
                "RAGAS_DO_NOT_TRACK": "true"}
+PROG = "ragjudge"
 WIDE = {"COLUMNS": "1000"}
 """Text runs print at this width, so the headline is one line however long it is."""
 
@@ -32,7 +34,7 @@ class CliResult:
 
     @property
     def command(self) -> str:
-        return shlex.join(["ragjudge", *self.args])
+        return shlex.join([PROG, *self.args])
 
     @property
     def err_lines(self) -> list[str]:
@@ -58,7 +60,7 @@ def run_cli(args: Sequence[str], env: Mapping[str, str] | None = None, *, offlin
 
     out, err = io.StringIO(), io.StringIO()
     code: int = 0
-    with environ({**(OFFLINE_ENV if offline else {}), **(env or {})}), _argv(["ragjudge", *args]), \
+    with environ({**(OFFLINE_ENV if offline else {}), **(env or {})}), mock.patch.object(sys, "argv", [PROG, *args]), \
             (_no_network() if offline else contextlib.nullcontext()), \
             contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -81,16 +83,6 @@ def environ(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-
-
-@contextlib.contextmanager
-def _argv(argv: list[str]) -> Iterator[None]:
-    saved = sys.argv
-    sys.argv = argv
-    try:
-        yield
-    finally:
-        sys.argv = saved
 
 
 @contextlib.contextmanager
@@ -119,8 +111,6 @@ def _no_network() -> Iterator[None]:
             return errno.ENETUNREACH
         return original_connect_ex(self, address)
 
-    socket.socket.connect, socket.socket.connect_ex = connect, connect_ex  # type: ignore[method-assign]
-    try:
+    with mock.patch.object(socket.socket, "connect", connect), \
+            mock.patch.object(socket.socket, "connect_ex", connect_ex):
         yield
-    finally:
-        socket.socket.connect, socket.socket.connect_ex = original_connect, original_connect_ex  # type: ignore[method-assign]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shlex
 from pathlib import Path
 
 from ragjudge.testing.conformance.case import CheckReport
@@ -23,10 +22,8 @@ class ContractChecks(BenchRuns):
         schema = json_schema()
         for system in range(len(self.case.systems)):
             run = self.clean(system)
-            where = f"system {system} (`{shlex.join(run.args)}`)"
-            problems: list[str] = []
             summary = run.summary
-            problems += validate(summary, Summary, schema, "summary.json")
+            problems = validate(summary, Summary, schema, "summary.json")
             if summary.get("schema") != SCHEMA_ID:
                 problems.append(f"summary.json: schema is {summary.get('schema')!r}, not {SCHEMA_ID!r}")
             if summary.get("bench") != self.name:
@@ -56,11 +53,7 @@ class ContractChecks(BenchRuns):
                 problems.append("a traceback on stderr")
             if run.text_summary is not None and (diff := self._differences(run.text_summary, summary)):
                 problems.append("rerunning a finished run changed its summary: " + "; ".join(diff[:5]))
-            problems += self._inputs_problems(run) + run.problems
-            if problems:
-                report.problems += [f"{where}: {p}" for p in problems]
-            else:
-                report.passed.append(where)
+            report.add(run.where, problems + self._inputs_problems(run) + run.problems)
         return report
 
     def check_samples(self) -> CheckReport:
@@ -73,15 +66,13 @@ class ContractChecks(BenchRuns):
         schema = json_schema()
         for system in range(len(self.case.systems)):
             run = self.clean(system)
-            where = f"system {system} (`{shlex.join(run.args)}`)"
             path = run.out / "samples.jsonl"
             if not path.is_file():
-                report.problems.append(f"{where}: no samples.jsonl in the run folder")
+                report.problems.append(f"{run.where}: no samples.jsonl in the run folder")
                 continue
             lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-            problems: list[str] = []
-            for n, line in enumerate(lines, 1):
-                problems += validate(line, Sample, schema, f"samples.jsonl:{n}")
+            problems = [p for n, line in enumerate(lines, 1) for p in validate(line, Sample, schema,
+                                                                                f"samples.jsonl:{n}")]
             ids = [line.get("id") for line in lines]
             if len(set(ids)) != len(ids):
                 problems.append("samples.jsonl repeats a sample id")
@@ -92,10 +83,7 @@ class ContractChecks(BenchRuns):
             missing = [d for d in (run.summary.get("breakdowns") or {}) if d not in labels]
             if missing:
                 problems.append(f"no sample is labelled by the summary's breakdown(s) {', '.join(missing)}")
-            if problems:
-                report.problems += [f"{where}: {p}" for p in problems[:10]]
-            else:
-                report.passed.append(where)
+            report.add(run.where, problems[:10])
         return report
 
     def _inputs_problems(self, run: CleanRun) -> list[str]:
@@ -122,22 +110,14 @@ class ContractChecks(BenchRuns):
         if len(self.case.systems) < 2:
             report.problems.append("declare at least two systems or configurations (e.g. two --gen, --pipeline or "
                                    "-T option sets)")
-        runs = []
-        for system in range(len(self.case.systems)):
-            run = self.clean(system)
-            runs.append(run)
-            if run.text.code != 0:
-                report.problems.append(f"system {system}: {run.text.shown()}")
-            else:
-                report.passed.append(f"system {system}")
+        runs = [self.clean(system) for system in range(len(self.case.systems))]
+        for run in runs:
+            report.add(f"system {run.system}", [run.text.shown()] if run.text.code else [])
         options = [json.dumps((r.summary.get("run") or {}).get("options"), sort_keys=True) for r in runs]
         if len(set(options)) < len(options):
             report.problems.append("two systems ran with the same options: they are one configuration")
         if len(runs) > 1:
             html = self._fresh("report-systems") / "report.html"
             done = self.cli(["report", *[str(r.out) for r in runs], "--out", str(html)])
-            if done.code != 0 or not is_html(html):
-                report.problems.append(f"report of every system together: {done.shown()}")
-            else:
-                report.passed.append("report of every system together")
+            report.add("report of every system together", [done.shown()] if done.code or not is_html(html) else [])
         return report

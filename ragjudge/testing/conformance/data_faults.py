@@ -218,14 +218,10 @@ def _first_number(record: Any, prefix: tuple[str | int, ...], depth: int = 0
 
 def _wrong_type(value: Any) -> Any:
     """A value of another JSON type than `value`'s, one no lenient reader turns back into the right one."""
-    if isinstance(value, bool):
-        return "not a boolean"
-    if isinstance(value, (int, float)):
-        return "not a number"
-    if isinstance(value, str):
-        return {"not": "a string"}
-    if isinstance(value, list):
-        return "not a list"
+    for kinds, other in ((bool, "not a boolean"), ((int, float), "not a number"), (str, {"not": "a string"}),
+                         (list, "not a list")):
+        if isinstance(value, kinds):
+            return other
     return "not an object"
 
 

@@ -115,13 +115,9 @@ class DownstreamChecks(BenchRuns):
             return
         for line, key, text in faults:
             place = self._fresh(f"mistyped-{report.check}-{key}")
-            if folder:  # the whole run folder (report and export read run.json beside the results)
-                run = place / "run"
-                shutil.copytree(results.parent, run)
-                path = run / results.name
-            else:
-                path = place / results.name
-                run = path
+            # the whole run folder when asked (report and export read run.json beside the results)
+            run = shutil.copytree(results.parent, place / "run") if folder else place / results.name
+            path = run / results.name if folder else run
             lines = results.read_text(encoding="utf-8").splitlines(keepends=True)
             lines[line - 1] = text
             path.write_text("".join(lines), encoding="utf-8")

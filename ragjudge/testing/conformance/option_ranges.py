@@ -45,7 +45,7 @@ def _out_of_range_values(info: Any) -> Iterator[tuple[str, str]]:
     """(value just outside the range, the range as the CLI states it) for each bound of a numeric option."""
     from ragjudge.engine.bench_options import _bounds, _range
 
-    for kind, metadata, _ in _numeric_members(info.annotation, info.metadata):
+    for kind, metadata in _numeric_members(info.annotation, info.metadata):
         bounds = _bounds(metadata)
         if not bounds:
             continue
@@ -56,26 +56,24 @@ def _out_of_range_values(info: Any) -> Iterator[tuple[str, str]]:
             yield (str(int(value)) if kind is int else repr(float(value))), text
 
 
-def _numeric_members(annotation: Any, metadata: Sequence[Any]) -> Iterator[tuple[type, list[Any], bool]]:
-    """(int or float, bound metadata, is a list item) for each numeric part of an option's type."""
+def _numeric_members(annotation: Any, metadata: Sequence[Any]) -> Iterator[tuple[type, list[Any]]]:
+    """(int or float, bound metadata) for each numeric part of an option's type (list items included)."""
     from ragjudge.engine.bench_options import _flatten, _strip_optional
 
     annotation = _strip_optional(annotation)
     origin = get_origin(annotation)
     if annotation in (int, float):
-        yield annotation, list(metadata), False
+        yield annotation, list(metadata)
     elif origin is typing.Annotated:
         base, *meta = get_args(annotation)
-        for kind, bounds, _ in _numeric_members(base, [*metadata, *_flatten(meta)]):
-            yield kind, bounds, False
+        yield from _numeric_members(base, [*metadata, *_flatten(meta)])
     elif origin in (Union, types.UnionType):
         for member in get_args(annotation):
             yield from _numeric_members(member, metadata)
     elif origin in (list, tuple):
         items = [a for a in get_args(annotation) if a is not Ellipsis]
         if items:
-            for kind, bounds, _ in _numeric_members(items[0], []):
-                yield kind, bounds, True
+            yield from _numeric_members(items[0], [])
 
 
 def _without_option(args: list[str], key: str) -> list[str]:

@@ -62,8 +62,7 @@ class ResumeCheck(BenchRuns):
                                    + "; ".join(diff[:8]))
             return
         for journal in JOURNALS:
-            want = journal_keys(clean.out / journal)
-            got = journal_keys(folder / journal)
+            want, got = journal_keys(clean.out / journal), journal_keys(folder / journal)
             if sorted(got) != sorted(want):
                 dup = len(got) - len(set(got))
                 report.problems.append(f"{label}: {journal} after resuming holds {len(got)} records ({dup} "
@@ -106,11 +105,7 @@ class ResumeCheck(BenchRuns):
 
 def journal_records(path: Path) -> list[bytes]:
     """The complete lines of a journal (a torn last line left out)."""
-    if not path.is_file():
-        return []
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    return [line for line in lines[:-1] if line.strip()]
+    return [line for line in path.read_bytes().split(b"\n")[:-1] if line.strip()] if path.is_file() else []
 
 
 def journal_keys(path: Path) -> list[tuple[str, str]]:

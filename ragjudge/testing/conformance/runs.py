@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import re
+import shlex
 import shutil
 import sys
 import tempfile
@@ -86,6 +87,10 @@ class CleanRun:
     state: list[list[str]] = field(default_factory=list)
     """Per engine run of the text invocation: the bench instance's attributes it changed (read by check_state)."""
 
+    @property
+    def where(self) -> str:
+        return f"system {self.system} (`{shlex.join(self.args)}`)"
+
 
 class BenchRuns:
     """Runs one `BenchCase` under `workdir`: a context manager (it may register the bench and start a local LLM
@@ -158,13 +163,11 @@ class BenchRuns:
     # -- running ----------------------------------------------------------------------------------------
 
     def _copy_data(self, dest: Path) -> Path:
-        if dest.exists():
-            shutil.rmtree(dest)
         source = Path(self.case.data)
         if not source.is_dir():
             raise ValueError(f"{source}: the case's data must be a folder")
-        shutil.copytree(source, dest)
-        return dest
+        shutil.rmtree(dest, ignore_errors=True)
+        return shutil.copytree(source, dest)
 
     def _fill(self, args: Sequence[str], data: Path) -> list[str]:
         api_base = self._server.base_url if self._server is not None else ""

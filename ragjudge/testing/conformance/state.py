@@ -9,8 +9,6 @@ and after the run.
 
 from __future__ import annotations
 
-import shlex
-
 from ragjudge.testing.conformance.case import CheckReport
 from ragjudge.testing.conformance.runs import BenchRuns
 
@@ -22,13 +20,11 @@ class StateCheck(BenchRuns):
         report = CheckReport("state", self.name)
         for system in range(len(self.case.systems)):
             run = self.clean(system)
-            where = f"system {system} (`{shlex.join(run.args)}`)"
-            if not run.state:
-                report.problems.append(f"{where}: the engine never ran (nothing to watch)")
-            elif changed := sorted({c for run_changes in run.state for c in run_changes}):
-                report.problems.append(f"{where}: the run changed the bench instance: {', '.join(changed)}; keep "
-                                       "run state off self (return `Loaded(samples, data)` from load, read "
-                                       "`ctx.data` / `ctx.facts` in the hooks)")
-            else:
-                report.passed.append(where)
+            changed = sorted({c for run_changes in run.state for c in run_changes})
+            problems = [] if run.state else ["the engine never ran (nothing to watch)"]
+            if changed:
+                problems.append(f"the run changed the bench instance: {', '.join(changed)}; keep run state off "
+                                "self (return `Loaded(samples, data)` from load, read `ctx.data` / `ctx.facts` in the "
+                                "hooks)")
+            report.add(run.where, problems)
         return report

@@ -38,10 +38,8 @@ def validate(data: Any, model: Any, schema: dict[str, Any], where: str) -> list[
 
 
 def without_time(summary: dict[str, Any]) -> dict[str, Any]:
-    out = dict(summary)
-    if isinstance(out.get("run"), dict):
-        out["run"] = {k: v for k, v in out["run"].items() if k != "seconds"}
-    return out
+    run = summary.get("run")
+    return {**summary, "run": {k: v for k, v in run.items() if k != "seconds"}} if isinstance(run, dict) else summary
 
 
 def differences(want: dict[str, Any], got: dict[str, Any], volatile: Callable[[str, Mapping[str, Any]], bool],
