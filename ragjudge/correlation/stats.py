@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy import stats as sps
 
-from ragjudge.metrics.bootstrap import draw_counts
+from ragjudge.metrics.bootstrap import draw_counts, percentile_interval
 
 STATS = ("spearman", "kendall", "pearson")
 WEIGHTINGS = ("none", "inverse-frequency")
@@ -50,7 +50,7 @@ class Estimate:
     p: float | None = None
 
     def as_dict(self) -> dict[str, float | None]:
-        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "p": self.p}
+        return asdict(self)
 
 
 def finite(value: float | None) -> float | None:
@@ -244,17 +244,8 @@ def bootstrap(judge: np.ndarray, human: np.ndarray, task_draws: np.ndarray, *, w
             collected[stat].append(rows[stat])
         if on_batch:
             on_batch(m.shape[0])
-    tail = (1 - confidence) / 2 * 100
-    out = {}
-    for stat in STATS:
-        values = np.concatenate(collected[stat]) if collected[stat] else np.array([])
-        values = values[np.isfinite(values)]
-        if values.size < 2:
-            out[stat] = (None, None)
-        else:
-            low, high = np.percentile(values, [tail, 100 - tail])
-            out[stat] = (float(low), float(high))
-    return out
+    return {stat: percentile_interval(np.concatenate(collected[stat]) if collected[stat] else np.array([]),
+                                      confidence) or (None, None) for stat in STATS}
 
 
 def correlate(judge: np.ndarray, human: np.ndarray, *, tasks: np.ndarray | None = None,

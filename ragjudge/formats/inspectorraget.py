@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -25,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import read_text, writing
+from ragjudge.formats.files import atomic_output, read_text
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.models import normalize_task_id
 
@@ -309,18 +308,7 @@ def annotation_number(data: InspectorRAGetFile, metric: Metric, index: int, anno
 
 def write_inspectorraget(path: str | Path, data: InspectorRAGetFile) -> None:
     """Write atomically, v1 schema, NaN-free."""
-    path = Path(path)
     payload = to_jsonable(data.model_dump(mode="json", exclude_none=True))
-    text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
-    tmp = path.with_name(path.name + ".tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+    with atomic_output(path) as tmp:
+        tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
 
-
-# Fields of an MTRAG record that become InspectorRAGet task fields rather than enrichments.

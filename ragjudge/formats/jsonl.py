@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import iter_lines, read_text, writing
+from ragjudge.formats.files import atomic_output, iter_lines, read_text, writing
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -121,18 +121,8 @@ def dumps(obj: Any) -> str:
 
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     """Write atomically: a reader never sees a half-written results file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                for row in rows:
-                    fh.write(dumps(row) + "\n")
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+        fh.writelines(dumps(row) + "\n" for row in rows)
 
 
 class JsonlAppender:

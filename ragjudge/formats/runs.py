@@ -14,14 +14,13 @@ converts to ranx at evaluation time.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import first_line, iter_lines, writing
+from ragjudge.formats.files import atomic_output, first_line, iter_lines
 from ragjudge.formats.jsonl import dumps, read_jsonl
 from ragjudge.models import normalize_task_id
 
@@ -364,14 +363,5 @@ def _check_token(value: str, what: str) -> None:
 
 
 def _atomic_write(path: str | Path, lines: Iterable[str]) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                fh.writelines(lines)
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+        fh.writelines(lines)
