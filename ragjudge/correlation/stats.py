@@ -201,9 +201,8 @@ def scipy_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, tuple[float | 
 # --------------------------------------------------------------------------- bootstrap
 
 
-def draw_tasks(n_tasks: int, resamples: int, seed: int | None) -> np.ndarray:
-    """(resamples, n_tasks): how many times each task is drawn in each bootstrap resample."""
-    return draw_counts(n_tasks, resamples, seed)
+draw_tasks = draw_counts
+"""(resamples, n_tasks): how many times each task is drawn in each bootstrap resample."""
 
 
 def _resample_weights(human: np.ndarray, weighting: str) -> Callable[[np.ndarray], np.ndarray] | None:

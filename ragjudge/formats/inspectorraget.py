@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,7 +24,7 @@ from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field
 
 from ragjudge.errors import InputError
 from ragjudge.formats.files import atomic_output, read_text
-from ragjudge.formats.jsonl import to_jsonable
+from ragjudge.formats.jsonl import json_path, to_jsonable
 from ragjudge.models import normalize_task_id
 
 SYSTEM = "system"
@@ -218,13 +217,6 @@ class InspectorRAGetFile(BaseModel):
 # ---------------------------------------------------------------------------------------------- reading
 
 
-def _json_path(loc: Sequence[str | int]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
     """The newer schema renames evaluations→results, annotations→scores, model_response→output."""
     if "evaluations" not in raw and isinstance(raw.get("results"), list):
@@ -259,7 +251,7 @@ def parse_inspectorraget(raw: Any, *, file: str) -> InspectorRAGetFile:
         data = InspectorRAGetFile.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InputError(err["msg"], file=file, field=_json_path(err["loc"])) from None
+        raise InputError(err["msg"], file=file, field=json_path(err["loc"])) from None
     _check(data, file)
     return data
 

@@ -91,6 +91,14 @@ def json_type(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+def json_path(loc: Iterable[str | int]) -> str:
+    """A pydantic error's location as a JSON path (`evaluations[3].annotations`), what errors name as the field."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
 def missing(value: Any, *, empty: bool = False, na: frozenset[str] = frozenset()) -> bool:
     """Whether a field holds no value: None or NaN (a table's empty cell); with `empty`, also "" and [];
     a text in `na` (a file's own "N/A") too, spaces aside."""

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.json_schema import SkipJsonSchema
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable, write_jsonl
+from ragjudge.formats.jsonl import json_path, json_type, read_jsonl, to_jsonable, write_jsonl
 from ragjudge.formats.run_layout import SAMPLE_LOG, OutputPaths
 from ragjudge.models import Passage
 
@@ -248,11 +248,8 @@ def read_samples(path: Path) -> list[Sample]:
 
 def _input_error(exc: ValidationError, path: Path, line: int) -> InputError:
     err = exc.errors()[0]
-    loc = [p for p in err["loc"] if p not in ("str", "list[Message]", "list[str]", "function-after[_finite(), "
-                                             "nullable[float]]")]
-    where = ""
-    for part in loc:
-        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    where = json_path(p for p in err["loc"] if p not in ("str", "list[Message]", "list[str]",
+                                                          "function-after[_finite(), nullable[float]]"))
     return InputError(_message(err), file=str(path), line=line, field=where or None)
 
 

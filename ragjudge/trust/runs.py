@@ -142,7 +142,7 @@ def agreement_with_labels(run: str | Path | list[Sample], labels: str | Path | l
     bootstrap intervals), the disagreements (linked to their sample in `report`), and the mean three ways."""
     from ragjudge.trust.agreement import agreement
 
-    label_list = read_labels(labels) if isinstance(labels, (str, Path)) else list(labels)
+    label_list = _labels(labels)
     source = str(labels) if isinstance(labels, (str, Path)) else "labels"
     samples = run_samples(run)
     known = {s.id for s in samples}
@@ -172,14 +172,12 @@ def agreement_with_labels(run: str | Path | list[Sample], labels: str | Path | l
             figures = agreement(x, y, pass_fail=pass_fail, resamples=resamples, seed=seed, confidence=confidence)
             decisions = figures.pop("decisions", None)
             row["agreement"] = figures
-            if decisions is not None:
-                wrong = [k for k, d, h in zip(keys, decisions, y.astype(bool), strict=True) if d != h]
-                row["disagreements"] = [{"sample_id": k, "judge": judge[k], "label": bool(labelled[metric][k]),
-                                         "link": f"{report}#task={k}"} for k in wrong]
+            if decisions is not None:  # pass/fail: every sample the judge decided otherwise
+                shown = [k for k, d, h in zip(keys, decisions, y.astype(bool), strict=True) if d != h]
             else:
-                worst = sorted(keys, key=lambda k: -abs(judge[k] - labelled[metric][k]))[:DISAGREEMENTS_SHOWN]
-                row["disagreements"] = [{"sample_id": k, "judge": judge[k], "label": labelled[metric][k],
-                                         "link": f"{report}#task={k}"} for k in worst]
+                shown = sorted(keys, key=lambda k: -abs(judge[k] - labelled[metric][k]))[:DISAGREEMENTS_SHOWN]
+            row["disagreements"] = [{"sample_id": k, "judge": judge[k], "label": bool(labelled[metric][k]) if pass_fail
+                                     else labelled[metric][k], "link": f"{report}#task={k}"} for k in shown]
         else:
             row["agreement"] = None
             row["disagreements"] = []
