@@ -174,12 +174,8 @@ def weighted_correlations(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict[s
     """{stat: (value, approximate p)} with item weights w (see the module docstring)."""
     x, y, w = (np.asarray(a, dtype=float) for a in (x, y, w))
     ones = np.ones((1, len(x)))
-    rows = _all_rows(x, y, ones, lambda m: m * w[None, :])
-    out = {}
-    for stat in STATS:
-        value = finite(rows[stat][0])
-        out[stat] = (value, _approx_p(stat, value, w))
-    return out
+    values = {stat: finite(row[0]) for stat, row in _all_rows(x, y, ones, lambda m: m * w[None, :]).items()}
+    return {stat: (value, _approx_p(stat, value, w)) for stat, value in values.items()}
 
 
 def scipy_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, tuple[float | None, float | None]]:
@@ -191,11 +187,9 @@ def scipy_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, tuple[float | 
             "kendall": sps.kendalltau(x, y, variant="b"),
             "pearson": sps.pearsonr(x, y),
         }
-    out = {}
-    for stat, res in results.items():
-        value = finite(float(res.statistic))
-        out[stat] = (value, finite(float(res.pvalue)) if value is not None else None)
-    return out
+    values = {stat: finite(float(res.statistic)) for stat, res in results.items()}
+    return {stat: (value, finite(float(results[stat].pvalue)) if value is not None else None)
+            for stat, value in values.items()}
 
 
 # --------------------------------------------------------------------------- bootstrap

@@ -20,7 +20,8 @@ import math
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, AliasGenerator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
 from ragjudge.errors import InputError
 from ragjudge.formats.files import atomic_output, read_text
@@ -62,21 +63,24 @@ def is_missing(value: Any) -> bool:
         isinstance(value, float) and math.isnan(value))
 
 
-class MetricValue(BaseModel):
+class _Open(BaseModel):
+    """Published files add fields of their own (kept) and some write names in camelCase (`taskId`)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, alias_generator=AliasGenerator(
+        validation_alias=lambda name: AliasChoices(name, to_camel(name))))
+
+
+class MetricValue(_Open):
     """One category of a categorical metric; `numeric_value` places it on a numeric scale."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
     value: str | int | float | bool
-    numeric_value: float | None = Field(default=None, validation_alias=AliasChoices("numeric_value", "numericValue"))
-    display_value: str | None = Field(default=None, validation_alias=AliasChoices("display_value", "displayValue"))
+    numeric_value: float | None = None
+    display_value: str | None = None
 
 
-class Metric(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
+class Metric(_Open):
     name: Id
-    display_name: str | None = Field(default=None, validation_alias=AliasChoices("display_name", "displayName"))
+    display_name: str | None = None
     description: str | None = None
     author: Literal["human", "algorithm"]
     type: Literal["numerical", "categorical", "text"]
@@ -133,38 +137,30 @@ class Metric(BaseModel):
         return number
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    model_id: Id = Field(validation_alias=AliasChoices("model_id", "modelId"))
+class Model(_Open):
+    model_id: Id
     name: str | None = None
 
 
-class Document(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    document_id: Id = Field(validation_alias=AliasChoices("document_id", "documentId"))
+class Document(_Open):
+    document_id: Id
     text: str | None = None
     title: str | None = None
 
 
-class ContextRef(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    document_id: Id = Field(validation_alias=AliasChoices("document_id", "documentId"))
+class ContextRef(_Open):
+    document_id: Id
 
 
 TASK_FIELDS = {"task_id", "taskId", "task_type", "taskType", "input", "contexts", "targets", "annotations",
                "comments", "flagged"}
 
 
-class Task(BaseModel):
+class Task(_Open):
     """A task; every field beyond the standard ones is an enrichment (Answerability, Turn, ...)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    task_id: Id = Field(validation_alias=AliasChoices("task_id", "taskId"))
-    task_type: str | None = Field(default=None, validation_alias=AliasChoices("task_type", "taskType"))
+    task_id: Id
+    task_type: str | None = None
     input: Any = None
     contexts: list[ContextRef] = Field(default_factory=list)
     targets: list[Any] = Field(default_factory=list)
@@ -174,9 +170,7 @@ class Task(BaseModel):
         return {k: v for k, v in (self.model_extra or {}).items() if k not in TASK_FIELDS}
 
 
-class Annotation(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+class Annotation(_Open):
     value: Any = None
     timestamp: float | None = None
     duration: float | None = None
@@ -186,19 +180,15 @@ def _annotation(value: Any) -> Any:
     return value if isinstance(value, (dict, BaseModel)) else {"value": value}  # tolerate a bare value
 
 
-class Evaluation(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    task_id: Id = Field(validation_alias=AliasChoices("task_id", "taskId"))
-    model_id: Id = Field(validation_alias=AliasChoices("model_id", "modelId"))
+class Evaluation(_Open):
+    task_id: Id
+    model_id: Id
     model_response: str | None = None
     annotations: dict[str, dict[str, Annotated[Annotation, BeforeValidator(_annotation)]]] = Field(
         default_factory=dict)
 
 
-class InspectorRAGetFile(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+class InspectorRAGetFile(_Open):
     name: str | None = None
     description: str | None = None
     models: list[Model] = Field(default_factory=list)

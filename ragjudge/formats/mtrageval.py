@@ -83,11 +83,9 @@ def retrieval_lines(run_path: Path) -> list[dict[str, Any]]:
             break
 
     run = read_any_run(run_path)
-    lines = []
-    for query_id, hits in run.rankings.items():
-        lines.append({"task_id": run.ids[query_id], "Collection": run.collections.get(query_id),
-                      "contexts": [{"document_id": h.doc_id, "score": float(h.score)} for h in hits[:MAX_CONTEXTS]]})
-    return lines
+    return [{"task_id": run.ids[query_id], "Collection": run.collections.get(query_id),
+             "contexts": [{"document_id": h.doc_id, "score": float(h.score)} for h in hits[:MAX_CONTEXTS]]}
+            for query_id, hits in run.rankings.items()]
 
 
 def generation_lines(samples: Iterable[tuple[int, Sample]], task: str, source: Path) -> list[dict[str, Any]]:

@@ -222,15 +222,8 @@ def write_mtrag_run(run: Run, path: str | Path, *, depth: int | None = None) -> 
 def mtrag_run_lines(run: Run, *, depth: int | None = None) -> list[str]:
     lines = []
     for key, hits in run.rankings.items():
-        contexts = []
-        for hit in hits[:depth]:
-            ctx: dict[str, Any] = {"document_id": hit.doc_id, "score": hit.score}
-            if hit.text is not None:
-                ctx["text"] = hit.text
-            if hit.title is not None:
-                ctx["title"] = hit.title
-            ctx.update(hit.extra)
-            contexts.append(ctx)
+        contexts = [{k: v for k, v in (("document_id", hit.doc_id), ("score", hit.score), ("text", hit.text),
+                                       ("title", hit.title)) if v is not None} | hit.extra for hit in hits[:depth]]
         record: dict[str, Any] = {"task_id": run.ids.get(key, key)}
         if key in run.collections:
             record["Collection"] = run.collections[key]

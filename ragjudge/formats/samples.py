@@ -211,13 +211,8 @@ def mtrag_turns(sample_input: str | list[Message]) -> list[dict[str, Any]]:
     as MTRAG-UN keeps it): what MTRAG's own tools and submissions read."""
     if isinstance(sample_input, str):
         return [{"speaker": "user", "text": sample_input}]
-    out = []
-    for m in sample_input:
-        turn: dict[str, Any] = {"speaker": "agent" if m.role == "assistant" else m.role, "text": m.content}
-        if m.metadata:
-            turn["metadata"] = m.metadata
-        out.append(turn)
-    return out
+    return [{"speaker": "agent" if m.role == "assistant" else m.role, "text": m.content,
+             **({"metadata": m.metadata} if m.metadata else {})} for m in sample_input]
 
 
 def write_samples(path: Path, samples: Iterable[Sample]) -> None:
@@ -316,12 +311,10 @@ def _judged(path: Path) -> bool:
     return False
 
 
-def json_schema() -> dict[str, Any]:
-    """The published JSON Schema of a sample record (`ragjudge schema sample`)."""
-    schema = Sample.model_json_schema(by_alias=True)
-    schema["$id"] = SCHEMA_ID
-    schema["title"] = "ragjudge sample"
-    return schema
+def json_schema(model: type[BaseModel] = Sample, schema_id: str = SCHEMA_ID, title: str = "ragjudge sample"
+                ) -> dict[str, Any]:
+    """The published JSON Schema of a record: a sample's (`ragjudge schema sample`), or `model`'s."""
+    return {**model.model_json_schema(by_alias=True), "$id": schema_id, "title": title}
 
 
 def contexts_of(passages: Sequence[Mapping[str, Any]]) -> list[Passage]:
