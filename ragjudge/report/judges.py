@@ -84,8 +84,7 @@ def judge_report(samples: Sequence[dict[str, Score]]) -> JudgeReport:
 
 def panel_agreement(ratings: dict[int, dict[str, float]]) -> dict[str, Any]:
     """MTRAG's agreement, exact agreement and ordinal Krippendorff's alpha of the members, as `ragjudge
-    correlate` measures annotators (`correlation.agreement`). Cohen's kappa is left to `ragjudge correlate`:
-    it needs scikit-learn, whose import alone takes seconds."""
+    correlate` measures annotators (`correlation.agreement`); Cohen's kappa is left to `ragjudge correlate`."""
     from ragjudge.correlation.aggregate import Scale
     from ragjudge.correlation.agreement import krippendorff_alpha, mtrag_agreement, reliability_matrix
 
