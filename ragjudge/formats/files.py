@@ -57,12 +57,9 @@ class InputLog:
         """[{path, sha256}] in the order first read; a file gone since is listed without its hash."""
         out = []
         for path in self.paths:
-            digest = hashlib.sha256()
             try:
                 with path.open("rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(block)
-                out.append({"path": str(path), "sha256": digest.hexdigest()})
+                    out.append({"path": str(path), "sha256": hashlib.file_digest(fh, "sha256").hexdigest()})
             except OSError:
                 out.append({"path": str(path), "sha256": None})
         return out

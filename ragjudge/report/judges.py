@@ -63,9 +63,7 @@ def spread(judges: dict[str, Score]) -> float | None:
 
 def judge_report(samples: Sequence[dict[str, Score]]) -> JudgeReport:
     """`samples`: each sample's judges (name → Score, its `metric` set), as the run's view reads them."""
-    names: list[str] = []
-    for judges in samples:
-        names += [n for n in judges if n not in names]
+    names = list(dict.fromkeys(n for judges in samples for n in judges))
     stats, panels, values = [], [], {}
     for name in names:
         results = [j[name] for j in samples if name in j]

@@ -70,17 +70,14 @@ class TextTable:
     """Long strings stored once; `walk` replaces each by {"$": index}."""
 
     def __init__(self) -> None:
-        self.items: list[str] = []
         self._index: dict[str, int] = {}
 
+    @property
+    def items(self) -> list[str]:
+        return list(self._index)  # in the order first seen, each at its index
+
     def ref(self, text: str) -> str | dict[str, int]:
-        if len(text) < MIN_INTERNED:
-            return text
-        index = self._index.get(text)
-        if index is None:
-            index = self._index[text] = len(self.items)
-            self.items.append(text)
-        return {"$": index}
+        return text if len(text) < MIN_INTERNED else {"$": self._index.setdefault(text, len(self._index))}
 
     def walk(self, value: Any) -> Any:
         kind = type(value)
@@ -105,23 +102,18 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
               directions: dict[str, bool | None]) -> dict[str, Any]:
     """Everything the task list and the task detail need, for every run."""
     texts = TextTable()
-    ids: list[str] = []
     where: dict[str, tuple[int, int]] = {}  # sample id → (run, position) of its first appearance
     for r, s in enumerate(samples):
         for pos, sid in enumerate(s.ids):
-            if sid not in where:
-                where[sid] = (r, pos)
-                ids.append(sid)
+            where.setdefault(sid, (r, pos))
+    ids = list(where)
     rows = [{sid: pos for pos, sid in enumerate(s.ids)} for s in samples]
 
-    facet_values: dict[str, list[str]] = {}
+    facet_values: dict[str, dict[str, None]] = {}  # name → its values, in the order first seen
     for sid in ids:
         r, pos = where[sid]
         for name, value in samples[r].facets[pos].items():
-            bucket = facet_values.setdefault(name, [])
-            for v in value if isinstance(value, list) else [value]:
-                if v not in bucket:
-                    bucket.append(v)
+            facet_values.setdefault(name, {}).update(dict.fromkeys(value if isinstance(value, list) else [value]))
     kept = [n for n, vals in facet_values.items() if is_categorical(len(vals), len(ids))]
     facets = []
     for name in kept:
@@ -135,10 +127,7 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
                               else code[value])
         facets.append({"name": name, "values": values, "codes": per_sample})
 
-    flag_names: list[str] = []
-    for s in samples:
-        for flags in s.flags:
-            flag_names += [f for f in flags if f not in flag_names]
+    flag_names = list(dict.fromkeys(f for s in samples for flags in s.flags for f in flags))
 
     shared_raw = [[b for b in samples[where[sid][0]].blocks[where[sid][1]] if b.get("shared")] for sid in ids]
     shared = [texts.walk(blocks) for blocks in shared_raw]
