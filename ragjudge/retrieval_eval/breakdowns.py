@@ -44,8 +44,6 @@ def _norm(name: str) -> str:
 def read_labels(path: str | Path) -> Labels:
     """Per-query labels: normalised query id -> {field name: value}."""
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
     labels: Labels = {}
     first_line: dict[str, int] = {}
     for number, record in _records(path):
