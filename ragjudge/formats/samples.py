@@ -116,9 +116,7 @@ class Score(_Model):
             if key in data and not isinstance(data[key], str):
                 data[key] = str(data[key])
         value = record.get("value")
-        if isinstance(value, bool):
-            data["value"] = float(value)
-        elif isinstance(value, (int, float)) and math.isfinite(value):
+        if isinstance(value, (int, float)) and math.isfinite(value):  # true/false as 1/0
             data["value"] = float(value)
         elif isinstance(value, str) and "label" not in data:
             data["label"] = value
