@@ -42,19 +42,13 @@ Id = Annotated[str, BeforeValidator(_to_str)]
 
 def as_number(value: Any) -> float | None:
     """A number from a number or a numeric string; None for missing values (None, "", NaN)."""
-    if value is None or isinstance(value, bool):
-        return None if value is None else float(value)
-    if isinstance(value, (int, float)):
-        return None if math.isnan(value) else float(value)
     if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
         try:
-            number = float(text)
+            value = float(value)  # spaces around are ignored; "" is no number
         except ValueError:
             return None
-        return None if math.isnan(number) else number
+    if isinstance(value, (int, float)):  # true/false too: 1/0
+        return None if math.isnan(value) else float(value)
     return None
 
 

@@ -159,10 +159,8 @@ class Sample(_Model):
         """The question asked: `input` itself, or the conversation's last user message."""
         if isinstance(self.input, str):
             return self.input
-        for message in reversed(self.input):
-            if message.role == "user":
-                return message.content
-        return self.input[-1].content if self.input else ""
+        return next((m.content for m in reversed(self.input) if m.role == "user"),
+                    self.input[-1].content if self.input else "")
 
     @property
     def reference(self) -> str | None:

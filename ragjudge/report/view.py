@@ -152,11 +152,8 @@ def conversation_block(turns: list[dict[str, Any]], title: str = "Conversation",
                        current_last_user: bool = False) -> Block:
     out = [{"speaker": str(t.get("speaker", t.get("role", ""))), "text": str(t.get("text", t.get("content", "")))}
            for t in turns]
-    if current_last_user:
-        for turn in reversed(out):
-            if turn["speaker"] == "user":
-                turn["current"] = True
-                break
+    if current_last_user and (last := next((t for t in reversed(out) if t["speaker"] == "user"), None)):
+        last["current"] = True
     return {"kind": "conversation", "title": title, "turns": out, "shared": shared}
 
 
