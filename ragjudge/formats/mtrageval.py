@@ -149,8 +149,5 @@ def submission(task: str, source: Path, tasks_file: Path | None,
     """The submission lines of task A (from the retrieval run at `source`) or B and C (from `samples`, a judged
     run's); see the module's docstring."""
     tasks = task_collections(tasks_file) if tasks_file is not None else None
-    if task == "A":
-        lines = retrieval_lines(source)
-    else:
-        lines = generation_lines(samples, task, source)
+    lines = retrieval_lines(source) if task == "A" else generation_lines(samples, task, source)
     return match_tasks(lines, tasks, source=source, tasks_file=tasks_file, needs_collection=task in ("A", "C"))

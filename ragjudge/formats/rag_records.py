@@ -287,10 +287,8 @@ def _table_row(row: Mapping[str, Any], file: str | None, line: int | None) -> di
         if missing(cell) or cell == "":
             continue
         field = NAMES.get(str(name))
-        if isinstance(cell, str) and (field in LIST_FIELDS or (field == "question" and cell.lstrip().startswith("["))):
-            out[str(name)] = _literal(cell, file, line, str(name))
-        else:
-            out[str(name)] = cell
+        listed = isinstance(cell, str) and (field in LIST_FIELDS or field == "question" and cell.lstrip()[:1] == "[")
+        out[str(name)] = _literal(cell, file, line, str(name)) if listed else cell
     return out
 
 
