@@ -62,8 +62,7 @@ def report_tables(report: dict[str, Any]) -> list[LaidOutTable]:
             parts = [f"{label} {_num(g['accuracy'])} ({g['scored']})"
                      for label, g in acc["by_answerability"].items() if g["scored"]]
             idk.rows.append([judge, acc["n"], acc["accuracy"], ", ".join(parts)])
-        asks_by = {acc.get("underspecified_by") for acc in report["idk_accuracy"].values()} - {None}
-        if asks_by:
+        if asks_by := {acc.get("underspecified_by") for acc in report["idk_accuracy"].values()} - {None}:
             idk.notes.append(f"UNDERSPECIFIED tasks scored as MTRAG-UN's official conditioning does: right when the "
                              f"response asks for clarification ({', '.join(sorted(asks_by))} == 1), whatever the IDK "
                              f"judge says")

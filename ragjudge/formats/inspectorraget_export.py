@@ -40,8 +40,7 @@ def _task(sample: Sample) -> Task:
     (`formats.mtrag.task_record`)."""
     record = task_record(sample)
     enrichments: dict[str, Any] = {}
-    answerability = _as_list(record.get("answerability", record.get("Answerability")))
-    if answerability:
+    if answerability := _as_list(record.get("answerability", record.get("Answerability"))):
         enrichments["Answerability"] = [str(a) for a in answerability]
     for name in ("Question Type", "Multi-Turn"):
         if _as_list(record.get(name)):

@@ -137,8 +137,7 @@ def match_tasks(lines: list[dict[str, Any]], tasks: dict[str, tuple[str, str | N
             raise UsageError(f"{source}: task {out['task_id']!r} has no Collection: pass --tasks TASK_FILE (the "
                              "task's input file) to take it from there")
     if tasks is not None:
-        missing = [written for key, (written, _) in tasks.items() if key not in seen]
-        if missing:
+        if missing := [written for key, (written, _) in tasks.items() if key not in seen]:
             raise InputError(f"{len(missing)} task(s) of the task file {tasks_file} have no prediction here "
                              f"(first: {missing[0]!r}); a submission must answer every task", file=str(source))
     return lines

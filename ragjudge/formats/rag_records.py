@@ -168,8 +168,7 @@ def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = N
     if rid is not None and (isinstance(rid[1], bool) or not isinstance(rid[1], (str, int))):
         raise InputError(f"must be text or a whole number, got {json_type(rid[1])}", field=rid[0], **where)
     passages = _passages(values.get("contexts"), "retrieved", where)
-    ids = _strings(values.get("retrieved_context_ids"), where)
-    if ids:
+    if ids := _strings(values.get("retrieved_context_ids"), where):
         if passages and len(ids) != len(passages):
             raise InputError(f"has {len(ids)} ids for {len(passages)} contexts", field="retrieved_context_ids",
                              **where)

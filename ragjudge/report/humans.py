@@ -34,8 +34,7 @@ def load_correlate(path: str | Path) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON ({exc}); pass the output of `ragjudge correlate --format json` or its "
                          "--heatmap PNG", file=str(path)) from None
-    missing = [k for k in REQUIRED if not isinstance(report, dict) or k not in report]
-    if missing:
+    if missing := [k for k in REQUIRED if not isinstance(report, dict) or k not in report]:
         raise InputError(f"not a `ragjudge correlate --format json` output (no {', '.join(missing)})",
                          file=str(path), field=missing[0])
     return correlate_section(report, str(path))

@@ -154,8 +154,7 @@ def settings(run: LoadedRun, s: RunSamples) -> dict[str, Any]:
     for judge, models in (info.get("judges") or {}).items():
         rows.append([f"judge {judge}", ", ".join(map(str, models)) if isinstance(models, list) and models
                      else display(models, 200) if models else "offline"])
-    options = {k: v for k, v in (info.get("options") or {}).items() if v not in (None, "", [], {}, False)}
-    if options:
+    if options := {k: v for k, v in (info.get("options") or {}).items() if v not in (None, "", [], {}, False)}:
         rows.append(["bench options", display(options, 600)])
     for key, value in info.items():
         if key not in SKIP_INFO and value not in (None, "", [], {}):

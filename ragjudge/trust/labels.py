@@ -125,8 +125,7 @@ def _read_table(path: Path, delimiter: str) -> Iterable[Label]:
         extras = {k.strip().lower(): (v or "").strip() or None for k, v in row.items()
                   if k and k.strip().lower() in EXTRA_COLUMNS}
         for metric in metrics:
-            cell = (row.get(metric) or "").strip()
-            if cell:
+            if cell := (row.get(metric) or "").strip():
                 yield Label(sample_id=sample_id, metric=metric.strip(), value=_cell(cell, path, line, metric),
                             **extras)
 

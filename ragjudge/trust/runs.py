@@ -86,8 +86,7 @@ def label_sample(run: str | Path, *, n: int = 50, seed: int = 0, strata: str | N
     by_stratum = None
     if strata:
         by_stratum = {s.id: _stratum(s, strata) for s in samples}
-        missing = [i for i, v in by_stratum.items() if v is None]
-        if missing:
+        if missing := [i for i, v in by_stratum.items() if v is None]:
             known = sorted({k for s in samples for k in (*s.labels, *s.metadata)})
             raise UsageError(f"--strata {strata}: sample {missing[0]!r} has no label or metadata field {strata!r} "
                              f"(fields: {', '.join(known) or 'none'})")
@@ -146,8 +145,7 @@ def agreement_with_labels(run: str | Path | list[Sample], labels: str | Path | l
     source = str(labels) if isinstance(labels, (str, Path)) else "labels"
     samples = run_samples(run)
     known = {s.id for s in samples}
-    unknown = sorted({label.sample_id for label in label_list} - known)
-    if unknown:
+    if unknown := sorted({label.sample_id for label in label_list} - known):
         raise InputError(f"sample {unknown[0]!r} is not in {_name(run)}" + (f" (and {len(unknown) - 1} more)"
                                                                      if len(unknown) > 1 else ""),
                          file=source, field="sample_id")
