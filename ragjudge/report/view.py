@@ -192,11 +192,9 @@ def judge_item(name: str, score: Score) -> dict[str, Any]:
     result = score.model_dump(mode="json", exclude_defaults=True, exclude={"members"})
     if score.metric is not None:
         result = {"metric": score.metric, **result}
-    item: dict[str, Any] = {"name": name}
-    for key in ("metric", "value", "label", "rationale", "raw", "error", "model", "prompt_tokens",
-                "completion_tokens", "latency"):
-        if result.get(key) is not None and result.get(key) != "":
-            item[key] = result[key]
+    item: dict[str, Any] = {"name": name} | {key: result[key] for key in (
+        "metric", "value", "label", "rationale", "raw", "error", "model", "prompt_tokens", "completion_tokens",
+        "latency") if result.get(key) not in (None, "")}
     if details := {k: v for k, v in (result.get("details") or {}).items() if k != "cached"}:
         item["details"] = display(details, 2000)
     if extra := {k: v for k, v in result.items() if k not in item and k not in ("details", "members", "judge")}:
