@@ -110,9 +110,7 @@ def in_memory_run(summary: Summary, samples: list[Sample], run_info: dict[str, A
 
 
 def default_label(samples: Path) -> str:
-    if samples.name == FILE_NAME:
-        return samples.parent.name
-    return samples.name.removesuffix("." + FILE_NAME)
+    return samples.parent.name if samples.name == FILE_NAME else samples.name.removesuffix("." + FILE_NAME)
 
 
 def find_view(name: str, run_info: dict[str, Any]) -> tuple[ReportView, list[str]]:
