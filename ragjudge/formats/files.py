@@ -15,7 +15,7 @@ import os
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
@@ -329,10 +329,8 @@ def atomic_output(path: str | Path, action: str = "write") -> Iterator[Path]:
             yield tmp
             os.replace(tmp, path)
         finally:
-            try:
+            with suppress(OSError):
                 tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
 
 
 def _check_parents(folder: Path, target: Path) -> None:

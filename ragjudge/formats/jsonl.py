@@ -8,6 +8,7 @@ import math
 import os
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -162,15 +163,12 @@ class JsonlAppender:
         if self._fh.closed:
             return
         try:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-        except OSError:  # the disk filled while the last line was buffered: the append already said so
-            pass
+            with suppress(OSError):  # the disk filled while the last line was buffered: the append already said so
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
         finally:
-            try:
+            with suppress(OSError):
                 self._fh.close()
-            except OSError:
-                pass
 
     def __enter__(self) -> JsonlAppender:
         return self
