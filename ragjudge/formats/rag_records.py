@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -292,10 +293,8 @@ def _table_row(row: Mapping[str, Any], file: str | None, line: int | None) -> di
 
 
 def _literal(cell: str, file: str | None, line: int | None, name: str) -> Any:
-    try:
+    with suppress(json.JSONDecodeError, RecursionError):
         return json.loads(cell)
-    except (json.JSONDecodeError, RecursionError):
-        pass
     try:
         return ast.literal_eval(cell)
     except (ValueError, SyntaxError, MemoryError, RecursionError):
