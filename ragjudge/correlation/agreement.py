@@ -10,8 +10,7 @@
 - Krippendorff's alpha, ordinal, from the `krippendorff` package (raters × items, missing ratings
   allowed; items with one rating are unpairable and do not count).
 - Cohen's kappa for every pair of raters on the items both rated (unweighted and quadratic-weighted),
-  from scikit-learn when it is installed, else the same formula here; the summary is the mean over
-  pairs weighted by the number of shared items.
+  scikit-learn's formula; the summary is the mean over pairs weighted by the number of shared items.
 """
 
 from __future__ import annotations
@@ -74,13 +73,14 @@ def krippendorff_alpha(matrix: np.ndarray, level: str = "ordinal") -> float | No
 
 
 def _kappa_formula(a: Sequence[Any], b: Sequence[Any], quadratic: bool) -> float:
+    """scikit-learn's `cohen_kappa_score`, operation for operation (the same float), without its import (seconds)."""
     labels = sorted(set(a) | set(b))
     index = {label: i for i, label in enumerate(labels)}
     k = len(labels)
     observed = np.zeros((k, k))
     for x, y in zip(a, b, strict=True):
         observed[index[x], index[y]] += 1
-    expected = np.outer(observed.sum(axis=1), observed.sum(axis=0)) / observed.sum()
+    expected = np.outer(observed.sum(axis=0), observed.sum(axis=1)) / observed.sum()
     i, j = np.indices((k, k))
     weights = ((i - j) ** 2).astype(float) if quadratic else (i != j).astype(float)
     denominator = (weights * expected).sum()
@@ -89,14 +89,8 @@ def _kappa_formula(a: Sequence[Any], b: Sequence[Any], quadratic: bool) -> float
 
 def cohen_kappa(a: Sequence[Any], b: Sequence[Any], *, quadratic: bool = False) -> float | None:
     """Cohen's kappa of two raters' labels on the same items; None when undefined (no variation)."""
-    try:
-        from sklearn.metrics import cohen_kappa_score
-    except ImportError:  # optional dependency: the same formula
+    with np.errstate(divide="ignore", invalid="ignore"):
         value = _kappa_formula(a, b, quadratic)
-    else:
-        with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
-            warnings.simplefilter("ignore")
-            value = float(cohen_kappa_score(a, b, weights="quadratic" if quadratic else None))
     return value if math.isfinite(value) else None
 
 

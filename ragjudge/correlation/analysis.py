@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ragjudge.correlation.agreement import rater_agreement
-from ragjudge.correlation.dataset import Dataset, ItemKey
+from ragjudge.correlation.dataset import Dataset, ItemKey, MetricData
 from ragjudge.correlation.idk import CLARIFICATION_METRICS, IDK_METRICS, clarification_agreement, idk_accuracy
 from ragjudge.correlation.stats import MIN_ITEMS, STATS, correlate, draw_tasks, scipy_correlations
 
@@ -47,16 +47,16 @@ class CorrelateOptions:
     filters: dict[str, Any] = field(default_factory=dict)
 
 
-def _joint(a: dict[ItemKey, float], b: dict[ItemKey, float]) -> list[ItemKey]:
-    return sorted(set(a) & set(b))
+def _paired(a: MetricData, b: MetricData) -> tuple[list[ItemKey], np.ndarray, np.ndarray]:
+    """The items both metrics rated, and each metric's values on them."""
+    keys = sorted(set(a.values) & set(b.values))
+    return keys, np.array([a.values[k] for k in keys]), np.array([b.values[k] for k in keys])
 
 
 def judge_vs_judge(ds: Dataset) -> list[dict[str, Any]]:
     rows = []
     for a, b in combinations(ds.judges, 2):
-        keys = _joint(ds.judges[a].values, ds.judges[b].values)
-        x = np.array([ds.judges[a].values[k] for k in keys])
-        y = np.array([ds.judges[b].values[k] for k in keys])
+        keys, x, y = _paired(ds.judges[a], ds.judges[b])
         row: dict[str, Any] = {"a": a, "b": b, "n": len(keys),
                                "exact_match": float(np.mean(np.isclose(x, y))) if keys else None}
         stats = scipy_correlations(x, y) if len(keys) >= MIN_ITEMS else {s: (None, None) for s in STATS}
@@ -78,9 +78,7 @@ def analyze(ds: Dataset, options: CorrelateOptions,
                else None)
     correlations = []
     for judge, human in pairs:
-        keys = _joint(ds.judges[judge].values, ds.humans[human].values)
-        x = np.array([ds.judges[judge].values[k] for k in keys])
-        y = np.array([ds.humans[human].values[k] for k in keys])
+        keys, x, y = _paired(ds.judges[judge], ds.humans[human])
         t = np.array([task_index[k.task] for k in keys], dtype=int)
         estimates = correlate(x, y, tasks=t, task_draws=draws, weighting=options.weighting,
                               confidence=options.confidence, on_batch=advance)

@@ -185,13 +185,8 @@ def _field_values(value: Any) -> tuple[str, ...]:
 
 
 def _fields(enrichments: dict[str, Any], task_id: str, model_id: str) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    for key, value in enrichments.items():
-        values = _field_values(value)
-        if values:
-            out[field_name(key)] = values
-    out["task_id"] = (task_id,)
-    out["model"] = (model_id,)
+    out = {field_name(key): values for key, value in enrichments.items() if (values := _field_values(value))}
+    out.update(task_id=(task_id,), model=(model_id,))
     if "domain" not in out and out.get("collection"):
         out["domain"] = tuple(d for d in (domain_of(c) for c in out["collection"]) if d)
     return out
@@ -234,11 +229,8 @@ def _load_ir(ds: Dataset, data: InspectorRAGetFile, file: str, roles: set[str]) 
             target = ds.humans if role == HUMAN else ds.judges
             data_ = target.setdefault(name, MetricData(name, role, file, normalize_aggregator(metric.aggregator),
                                                        tuple(metric.levels() or ()) or None, metric.step()))
-            raters = {}
-            for rater, annotation in by_rater.items():
-                value = annotation_number(data, metric, i, rater, annotation.value, file=file)
-                if value is not None:
-                    raters[rater] = value
+            raters = {rater: value for rater, annotation in by_rater.items()
+                      if (value := annotation_number(data, metric, i, rater, annotation.value, file=file)) is not None}
             people = {r: v for r, v in raters.items() if r not in (SYSTEM, COMPOSITE)}
             if SYSTEM in raters:
                 value = raters[SYSTEM]

@@ -62,8 +62,7 @@ def report_tables(report: dict[str, Any]) -> list[LaidOutTable]:
             parts = [f"{label} {_num(g['accuracy'])} ({g['scored']})"
                      for label, g in acc["by_answerability"].items() if g["scored"]]
             idk.rows.append([judge, acc["n"], acc["accuracy"], ", ".join(parts)])
-        asks_by = {acc.get("underspecified_by") for acc in report["idk_accuracy"].values()} - {None}
-        if asks_by:
+        if asks_by := {acc.get("underspecified_by") for acc in report["idk_accuracy"].values()} - {None}:
             idk.notes.append(f"UNDERSPECIFIED tasks scored as MTRAG-UN's official conditioning does: right when the "
                              f"response asks for clarification ({', '.join(sorted(asks_by))} == 1), whatever the IDK "
                              f"judge says")
@@ -78,14 +77,19 @@ def report_tables(report: dict[str, Any]) -> list[LaidOutTable]:
             clar.rows.append([judge, c["n"], c["agreement"], c["precision"], c["recall"], ", ".join(parts)])
         tables.append(clar)
     if len(report["judges"]) >= 2:  # columns are numbered (#1, #2...) so that the matrix fits the width
-        pair: dict[tuple[str, str], float | None] = {}
-        for r in report["judge_vs_judge"]:
-            pair[(r["a"], r["b"])] = pair[(r["b"], r["a"])] = r[stat]["value"]
         judges = report["judges"]
         tables.append(LaidOutTable(f"{STAT_NAMES[stat]} between judges", ["judge", *(f"#{i}" for i in range(1, len(judges) + 1))],
-                            [[f"#{i} {a}", *(1.0 if a == b else pair.get((a, b)) for b in judges)]
-                             for i, a in enumerate(judges, start=1)]))
+                                   [[f"#{i} {a}", *row] for i, (a, row) in
+                                    enumerate(zip(judges, judge_matrix(report), strict=True), start=1)]))
     return tables
+
+
+def judge_matrix(report: dict[str, Any]) -> list[list[float | None]]:
+    """Judges × judges: the report's statistic between each two (1 on the diagonal, None where not measured)."""
+    pair: dict[tuple[str, str], float | None] = {}
+    for r in report.get("judge_vs_judge") or []:
+        pair[(r["a"], r["b"])] = pair[(r["b"], r["a"])] = (r.get(report["stat"]) or {}).get("value")
+    return [[1.0 if a == b else pair.get((a, b)) for b in report["judges"]] for a in report["judges"]]
 
 
 def print_report(report: dict[str, Any], console: Console) -> None:

@@ -3,11 +3,10 @@ InspectorRAGet files."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
 from ragjudge.errors import InputError, UsageError
-from ragjudge.formats.files import read_text
-from ragjudge.formats.jsonl import read_jsonl
+from ragjudge.formats.jsonl import read_json, read_jsonl
 from ragjudge.formats.samples import FILE_NAME, Sample, iter_samples, locate_run, run_sample_log, samples_file
 
 
@@ -50,7 +49,7 @@ def read_results(path: Path) -> list[tuple[int, Sample]]:
     the samples the MTRAG bench would have logged (`formats.mtrag_results.sample_from_result`)."""
     from ragjudge.formats.mtrag_results import sample_from_result
 
-    if path.name != FILE_NAME and not path.name.endswith("." + FILE_NAME) and is_mtrag_results(path):
+    if is_mtrag_results(path):
         rows = [(line, sample_from_result(record, file=str(path), line=line)) for line, record in read_jsonl(path)]
     else:
         rows = list(iter_samples(path))
@@ -64,15 +63,12 @@ def default_model_id(path: Path) -> str:
     folder's name for a results.jsonl, else the results file's name without `.judged`."""
     results = results_file(path)
     _, _, run_json = locate_run(results)
-    for run_json in (run_json,):
-        if not run_json.exists():
-            continue
-        try:
-            generator = json.loads(read_text(run_json, "run.json")).get("generator")
-        except (json.JSONDecodeError, AttributeError, RecursionError, InputError):
-            generator = None
-        if isinstance(generator, str) and generator:
-            return generator
+    try:
+        generator = read_json(run_json, "run.json").get("generator") if run_json.exists() else None
+    except (AttributeError, InputError):
+        generator = None
+    if isinstance(generator, str) and generator:
+        return generator
     if results.name == FILE_NAME:
         return results.parent.resolve().name
     return results.name.removesuffix("." + FILE_NAME).removesuffix(".judged")

@@ -28,12 +28,12 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy import stats as sps
 
-from ragjudge.metrics.bootstrap import draw_counts
+from ragjudge.metrics.bootstrap import draw_counts, percentile_interval
 
 STATS = ("spearman", "kendall", "pearson")
 WEIGHTINGS = ("none", "inverse-frequency")
@@ -50,7 +50,7 @@ class Estimate:
     p: float | None = None
 
     def as_dict(self) -> dict[str, float | None]:
-        return {"value": self.value, "ci_low": self.ci_low, "ci_high": self.ci_high, "p": self.p}
+        return asdict(self)
 
 
 def finite(value: float | None) -> float | None:
@@ -174,12 +174,8 @@ def weighted_correlations(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> dict[s
     """{stat: (value, approximate p)} with item weights w (see the module docstring)."""
     x, y, w = (np.asarray(a, dtype=float) for a in (x, y, w))
     ones = np.ones((1, len(x)))
-    rows = _all_rows(x, y, ones, lambda m: m * w[None, :])
-    out = {}
-    for stat in STATS:
-        value = finite(rows[stat][0])
-        out[stat] = (value, _approx_p(stat, value, w))
-    return out
+    values = {stat: finite(row[0]) for stat, row in _all_rows(x, y, ones, lambda m: m * w[None, :]).items()}
+    return {stat: (value, _approx_p(stat, value, w)) for stat, value in values.items()}
 
 
 def scipy_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, tuple[float | None, float | None]]:
@@ -191,19 +187,16 @@ def scipy_correlations(x: np.ndarray, y: np.ndarray) -> dict[str, tuple[float | 
             "kendall": sps.kendalltau(x, y, variant="b"),
             "pearson": sps.pearsonr(x, y),
         }
-    out = {}
-    for stat, res in results.items():
-        value = finite(float(res.statistic))
-        out[stat] = (value, finite(float(res.pvalue)) if value is not None else None)
-    return out
+    values = {stat: finite(float(res.statistic)) for stat, res in results.items()}
+    return {stat: (value, finite(float(results[stat].pvalue)) if value is not None else None)
+            for stat, value in values.items()}
 
 
 # --------------------------------------------------------------------------- bootstrap
 
 
-def draw_tasks(n_tasks: int, resamples: int, seed: int | None) -> np.ndarray:
-    """(resamples, n_tasks): how many times each task is drawn in each bootstrap resample."""
-    return draw_counts(n_tasks, resamples, seed)
+draw_tasks = draw_counts
+"""(resamples, n_tasks): how many times each task is drawn in each bootstrap resample."""
 
 
 def _resample_weights(human: np.ndarray, weighting: str) -> Callable[[np.ndarray], np.ndarray] | None:
@@ -244,17 +237,8 @@ def bootstrap(judge: np.ndarray, human: np.ndarray, task_draws: np.ndarray, *, w
             collected[stat].append(rows[stat])
         if on_batch:
             on_batch(m.shape[0])
-    tail = (1 - confidence) / 2 * 100
-    out = {}
-    for stat in STATS:
-        values = np.concatenate(collected[stat]) if collected[stat] else np.array([])
-        values = values[np.isfinite(values)]
-        if values.size < 2:
-            out[stat] = (None, None)
-        else:
-            low, high = np.percentile(values, [tail, 100 - tail])
-            out[stat] = (float(low), float(high))
-    return out
+    return {stat: percentile_interval(np.concatenate(collected[stat]) if collected[stat] else np.array([]),
+                                      confidence) or (None, None) for stat in STATS}
 
 
 def correlate(judge: np.ndarray, human: np.ndarray, *, tasks: np.ndarray | None = None,

@@ -10,14 +10,13 @@ Readers name the file, line and field of anything malformed (InputError); writer
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import csv_rows, writing
+from ragjudge.formats.files import atomic_output, csv_rows
 from ragjudge.formats.jsonl import json_type, read_jsonl, write_jsonl
 from ragjudge.models import Passage
 
@@ -120,14 +119,7 @@ def read_qrels(path: str | Path) -> Qrels:
 
 
 def write_qrels(path: str | Path, qrels: Qrels) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tmp.open("w", encoding="utf-8", newline="") as fh:
-            writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
-            writer.writerow(["query-id", "corpus-id", "score"])
-            for qid, docs in qrels.items():
-                for pid, grade in docs.items():
-                    writer.writerow([qid, pid, grade])
-        os.replace(tmp, path)
+    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh, delimiter="\t", lineterminator="\n")
+        writer.writerow(["query-id", "corpus-id", "score"])
+        writer.writerows([qid, pid, grade] for qid, docs in qrels.items() for pid, grade in docs.items())

@@ -15,7 +15,7 @@ import os
 import threading
 import zlib
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any
@@ -57,12 +57,9 @@ class InputLog:
         """[{path, sha256}] in the order first read; a file gone since is listed without its hash."""
         out = []
         for path in self.paths:
-            digest = hashlib.sha256()
             try:
                 with path.open("rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 20), b""):
-                        digest.update(block)
-                out.append({"path": str(path), "sha256": digest.hexdigest()})
+                    out.append({"path": str(path), "sha256": hashlib.file_digest(fh, "sha256").hexdigest()})
             except OSError:
                 out.append({"path": str(path), "sha256": None})
         return out
@@ -332,10 +329,8 @@ def atomic_output(path: str | Path, action: str = "write") -> Iterator[Path]:
             yield tmp
             os.replace(tmp, path)
         finally:
-            try:
+            with suppress(OSError):
                 tmp.unlink(missing_ok=True)
-            except OSError:
-                pass
 
 
 def _check_parents(folder: Path, target: Path) -> None:

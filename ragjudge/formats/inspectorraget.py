@@ -17,16 +17,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, AliasGenerator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic.alias_generators import to_camel
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import read_text, writing
-from ragjudge.formats.jsonl import to_jsonable
+from ragjudge.formats.files import atomic_output, read_text
+from ragjudge.formats.jsonl import json_path, to_jsonable
 from ragjudge.models import normalize_task_id
 
 SYSTEM = "system"
@@ -43,19 +42,13 @@ Id = Annotated[str, BeforeValidator(_to_str)]
 
 def as_number(value: Any) -> float | None:
     """A number from a number or a numeric string; None for missing values (None, "", NaN)."""
-    if value is None or isinstance(value, bool):
-        return None if value is None else float(value)
-    if isinstance(value, (int, float)):
-        return None if math.isnan(value) else float(value)
     if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return None
         try:
-            number = float(text)
+            value = float(value)  # spaces around are ignored; "" is no number
         except ValueError:
             return None
-        return None if math.isnan(number) else number
+    if isinstance(value, (int, float)):  # true/false too: 1/0
+        return None if math.isnan(value) else float(value)
     return None
 
 
@@ -64,21 +57,24 @@ def is_missing(value: Any) -> bool:
         isinstance(value, float) and math.isnan(value))
 
 
-class MetricValue(BaseModel):
+class _Open(BaseModel):
+    """Published files add fields of their own (kept) and some write names in camelCase (`taskId`)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, alias_generator=AliasGenerator(
+        validation_alias=lambda name: AliasChoices(name, to_camel(name))))
+
+
+class MetricValue(_Open):
     """One category of a categorical metric; `numeric_value` places it on a numeric scale."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
     value: str | int | float | bool
-    numeric_value: float | None = Field(default=None, validation_alias=AliasChoices("numeric_value", "numericValue"))
-    display_value: str | None = Field(default=None, validation_alias=AliasChoices("display_value", "displayValue"))
+    numeric_value: float | None = None
+    display_value: str | None = None
 
 
-class Metric(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
+class Metric(_Open):
     name: Id
-    display_name: str | None = Field(default=None, validation_alias=AliasChoices("display_name", "displayName"))
+    display_name: str | None = None
     description: str | None = None
     author: Literal["human", "algorithm"]
     type: Literal["numerical", "categorical", "text"]
@@ -135,38 +131,30 @@ class Metric(BaseModel):
         return number
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    model_id: Id = Field(validation_alias=AliasChoices("model_id", "modelId"))
+class Model(_Open):
+    model_id: Id
     name: str | None = None
 
 
-class Document(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    document_id: Id = Field(validation_alias=AliasChoices("document_id", "documentId"))
+class Document(_Open):
+    document_id: Id
     text: str | None = None
     title: str | None = None
 
 
-class ContextRef(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    document_id: Id = Field(validation_alias=AliasChoices("document_id", "documentId"))
+class ContextRef(_Open):
+    document_id: Id
 
 
 TASK_FIELDS = {"task_id", "taskId", "task_type", "taskType", "input", "contexts", "targets", "annotations",
                "comments", "flagged"}
 
 
-class Task(BaseModel):
+class Task(_Open):
     """A task; every field beyond the standard ones is an enrichment (Answerability, Turn, ...)."""
 
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    task_id: Id = Field(validation_alias=AliasChoices("task_id", "taskId"))
-    task_type: str | None = Field(default=None, validation_alias=AliasChoices("task_type", "taskType"))
+    task_id: Id
+    task_type: str | None = None
     input: Any = None
     contexts: list[ContextRef] = Field(default_factory=list)
     targets: list[Any] = Field(default_factory=list)
@@ -176,9 +164,7 @@ class Task(BaseModel):
         return {k: v for k, v in (self.model_extra or {}).items() if k not in TASK_FIELDS}
 
 
-class Annotation(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+class Annotation(_Open):
     value: Any = None
     timestamp: float | None = None
     duration: float | None = None
@@ -188,19 +174,15 @@ def _annotation(value: Any) -> Any:
     return value if isinstance(value, (dict, BaseModel)) else {"value": value}  # tolerate a bare value
 
 
-class Evaluation(BaseModel):
-    model_config = ConfigDict(extra="allow", populate_by_name=True)
-
-    task_id: Id = Field(validation_alias=AliasChoices("task_id", "taskId"))
-    model_id: Id = Field(validation_alias=AliasChoices("model_id", "modelId"))
+class Evaluation(_Open):
+    task_id: Id
+    model_id: Id
     model_response: str | None = None
     annotations: dict[str, dict[str, Annotated[Annotation, BeforeValidator(_annotation)]]] = Field(
         default_factory=dict)
 
 
-class InspectorRAGetFile(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
+class InspectorRAGetFile(_Open):
     name: str | None = None
     description: str | None = None
     models: list[Model] = Field(default_factory=list)
@@ -217,13 +199,6 @@ class InspectorRAGetFile(BaseModel):
 
 
 # ---------------------------------------------------------------------------------------------- reading
-
-
-def _json_path(loc: Sequence[str | int]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
 
 
 def _upgrade(raw: dict[str, Any]) -> dict[str, Any]:
@@ -260,7 +235,7 @@ def parse_inspectorraget(raw: Any, *, file: str) -> InspectorRAGetFile:
         data = InspectorRAGetFile.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InputError(err["msg"], file=file, field=_json_path(err["loc"])) from None
+        raise InputError(err["msg"], file=file, field=json_path(err["loc"])) from None
     _check(data, file)
     return data
 
@@ -309,18 +284,7 @@ def annotation_number(data: InspectorRAGetFile, metric: Metric, index: int, anno
 
 def write_inspectorraget(path: str | Path, data: InspectorRAGetFile) -> None:
     """Write atomically, v1 schema, NaN-free."""
-    path = Path(path)
     payload = to_jsonable(data.model_dump(mode="json", exclude_none=True))
-    text = json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n"
-    tmp = path.with_name(path.name + ".tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+    with atomic_output(path) as tmp:
+        tmp.write_text(json.dumps(payload, ensure_ascii=False, indent=1, allow_nan=False) + "\n", encoding="utf-8")
 
-
-# Fields of an MTRAG record that become InspectorRAGet task fields rather than enrichments.

@@ -40,8 +40,7 @@ def _task(sample: Sample) -> Task:
     (`formats.mtrag.task_record`)."""
     record = task_record(sample)
     enrichments: dict[str, Any] = {}
-    answerability = _as_list(record.get("answerability", record.get("Answerability")))
-    if answerability:
+    if answerability := _as_list(record.get("answerability", record.get("Answerability"))):
         enrichments["Answerability"] = [str(a) for a in answerability]
     for name in ("Question Type", "Multi-Turn"):
         if _as_list(record.get(name)):
@@ -108,10 +107,8 @@ class _MetricSummary:
                           values=[MetricValue(value=label, display_value=label, numeric_value=number)
                                   for label, number in ordered])
         low, high = (min(self.values), max(self.values)) if self.values else (0.0, 1.0)
-        if 0.0 <= low and high <= 1.0:
-            value_range = [0.0, 1.0, 0.1]
-        else:
-            value_range = [low, high, (high - low) / 10 if high > low else 1.0]
+        value_range = [0.0, 1.0, 0.1] if 0.0 <= low and high <= 1.0 else \
+            [low, high, (high - low) / 10 if high > low else 1.0]
         return Metric(name=self.name, display_name=self.name, description=description, author="algorithm",
                       type="numerical", aggregator="median" if self.panel else "average", range=value_range)
 
@@ -145,11 +142,8 @@ def from_samples(runs: Iterable[tuple[str, Iterable[Sample]]], *, name: str,
                 summary = summaries.setdefault(metric, _MetricSummary(metric))
                 summary.add(score.value, score if score.judge is not None else None)
                 members = [m for m in score.members if m.value is not None] if score.judge is not None else []
-                if members:
-                    annotations[metric] = {m.model or f"member{i}": Annotation(value=m.value)
-                                           for i, m in enumerate(members)}
-                else:
-                    annotations[metric] = {SYSTEM: Annotation(value=score.value)}
+                annotations[metric] = {m.model or f"member{i}": Annotation(value=m.value)
+                                       for i, m in enumerate(members)} or {SYSTEM: Annotation(value=score.value)}
             evaluations.append(Evaluation(task_id=sample.id, model_id=model_id, model_response=sample.output,
                                           annotations=annotations))
     metrics = [s.declare() for s in summaries.values()]

@@ -8,11 +8,12 @@ import math
 import os
 import time
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import iter_lines, read_text, writing
+from ragjudge.formats.files import atomic_output, iter_lines, read_text, writing
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -91,6 +92,14 @@ def json_type(value: Any) -> str:
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
+def json_path(loc: Iterable[str | int]) -> str:
+    """A pydantic error's location as a JSON path (`evaluations[3].annotations`), what errors name as the field."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
 def missing(value: Any, *, empty: bool = False, na: frozenset[str] = frozenset()) -> bool:
     """Whether a field holds no value: None or NaN (a table's empty cell); with `empty`, also "" and [];
     a text in `na` (a file's own "N/A") too, spaces aside."""
@@ -121,18 +130,8 @@ def dumps(obj: Any) -> str:
 
 def write_jsonl(path: str | Path, rows: Iterable[dict[str, Any]]) -> None:
     """Write atomically: a reader never sees a half-written results file."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                for row in rows:
-                    fh.write(dumps(row) + "\n")
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+        fh.writelines(dumps(row) + "\n" for row in rows)
 
 
 class JsonlAppender:
@@ -164,15 +163,12 @@ class JsonlAppender:
         if self._fh.closed:
             return
         try:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-        except OSError:  # the disk filled while the last line was buffered: the append already said so
-            pass
+            with suppress(OSError):  # the disk filled while the last line was buffered: the append already said so
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
         finally:
-            try:
+            with suppress(OSError):
                 self._fh.close()
-            except OSError:
-                pass
 
     def __enter__(self) -> JsonlAppender:
         return self

@@ -24,7 +24,6 @@ _KNOWN = {
     "task_id", "conversation_id", "turn", "Collection", "collection", "input", "contexts", "targets",
     "answerability", "Answerability", "Question Type", "Multi-Turn", "predictions",
 }
-MTRAG_SUFFIXES = (".jsonl", ".json")
 
 
 _NOT_APPLICABLE = frozenset({"", "N/A", "NA", "n/a", "None", "null", "nan", "NaN"})  # older MTRAG files: "N/A" on turn 1
@@ -261,11 +260,6 @@ def task_of(sample: Sample, *, file: str, line: int) -> Task:
     """The MTRAG task a sample answers (`task_record` with the sample's conversation), read as `task_from_record`
     reads a task: its fields normalised, a malformed one an InputError naming file, line and field."""
     return task_from_record({**task_record(sample), "input": mtrag_turns(sample.input)}, file=file, line=line)
-
-
-def iter_task_records(tasks: Iterable[Task]) -> Iterable[dict[str, Any]]:
-    for task in tasks:
-        yield dict(task.raw)
 
 
 def require_questions(tasks: list[Task], source: str | Path,

@@ -83,11 +83,9 @@ def retrieval_lines(run_path: Path) -> list[dict[str, Any]]:
             break
 
     run = read_any_run(run_path)
-    lines = []
-    for query_id, hits in run.rankings.items():
-        lines.append({"task_id": run.ids[query_id], "Collection": run.collections.get(query_id),
-                      "contexts": [{"document_id": h.doc_id, "score": float(h.score)} for h in hits[:MAX_CONTEXTS]]})
-    return lines
+    return [{"task_id": run.ids[query_id], "Collection": run.collections.get(query_id),
+             "contexts": [{"document_id": h.doc_id, "score": float(h.score)} for h in hits[:MAX_CONTEXTS]]}
+            for query_id, hits in run.rankings.items()]
 
 
 def generation_lines(samples: Iterable[tuple[int, Sample]], task: str, source: Path) -> list[dict[str, Any]]:
@@ -139,8 +137,7 @@ def match_tasks(lines: list[dict[str, Any]], tasks: dict[str, tuple[str, str | N
             raise UsageError(f"{source}: task {out['task_id']!r} has no Collection: pass --tasks TASK_FILE (the "
                              "task's input file) to take it from there")
     if tasks is not None:
-        missing = [written for key, (written, _) in tasks.items() if key not in seen]
-        if missing:
+        if missing := [written for key, (written, _) in tasks.items() if key not in seen]:
             raise InputError(f"{len(missing)} task(s) of the task file {tasks_file} have no prediction here "
                              f"(first: {missing[0]!r}); a submission must answer every task", file=str(source))
     return lines
@@ -151,8 +148,5 @@ def submission(task: str, source: Path, tasks_file: Path | None,
     """The submission lines of task A (from the retrieval run at `source`) or B and C (from `samples`, a judged
     run's); see the module's docstring."""
     tasks = task_collections(tasks_file) if tasks_file is not None else None
-    if task == "A":
-        lines = retrieval_lines(source)
-    else:
-        lines = generation_lines(samples, task, source)
+    lines = retrieval_lines(source) if task == "A" else generation_lines(samples, task, source)
     return match_tasks(lines, tasks, source=source, tasks_file=tasks_file, needs_collection=task in ("A", "C"))

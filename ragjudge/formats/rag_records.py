@@ -28,6 +28,7 @@ from __future__ import annotations
 import ast
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -162,17 +163,13 @@ def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = N
         if not missing(value):
             values[field] = (str(name), value)
 
-    def value(field: str) -> tuple[str, Any] | None:
-        return values.get(field)
-
-    answer = value("answer")
-    turns, replied = _turns(value("messages"), value("question"), answer is not None, where)
-    rid = value("id")
+    answer = values.get("answer")
+    turns, replied = _turns(values.get("messages"), values.get("question"), answer is not None, where)
+    rid = values.get("id")
     if rid is not None and (isinstance(rid[1], bool) or not isinstance(rid[1], (str, int))):
         raise InputError(f"must be text or a whole number, got {json_type(rid[1])}", field=rid[0], **where)
-    passages = _passages(value("contexts"), "retrieved", where)
-    ids = _strings(value("retrieved_context_ids"), where)
-    if ids:
+    passages = _passages(values.get("contexts"), "retrieved", where)
+    if ids := _strings(values.get("retrieved_context_ids"), where):
         if passages and len(ids) != len(passages):
             raise InputError(f"has {len(ids)} ids for {len(passages)} contexts", field="retrieved_context_ids",
                              **where)
@@ -180,10 +177,10 @@ def rag_record(record: Mapping[str, Any], position: int, *, file: str | None = N
             if passages else [Passage(id=i, text="") for i in ids]
     return RagRecord(id=str(rid[1]) if rid is not None else str(position), turns=turns,
                      answer=replied if replied is not None else _text(answer, where), contexts=passages,
-                     reference=_text(value("reference"), where),
-                     reference_contexts=_passages(value("reference_contexts"), "reference", where),
-                     reference_context_ids=_strings(value("reference_context_ids"), where),
-                     labels=_labels(value("labels"), where), metadata=_object(value("metadata"), where))
+                     reference=_text(values.get("reference"), where),
+                     reference_contexts=_passages(values.get("reference_contexts"), "reference", where),
+                     reference_context_ids=_strings(values.get("reference_context_ids"), where),
+                     labels=_labels(values.get("labels"), where), metadata=_object(values.get("metadata"), where))
 
 
 def rag_records(records: Iterable[Mapping[str, Any]], *, file: str | None = None,
@@ -290,18 +287,14 @@ def _table_row(row: Mapping[str, Any], file: str | None, line: int | None) -> di
         if missing(cell) or cell == "":
             continue
         field = NAMES.get(str(name))
-        if isinstance(cell, str) and (field in LIST_FIELDS or (field == "question" and cell.lstrip().startswith("["))):
-            out[str(name)] = _literal(cell, file, line, str(name))
-        else:
-            out[str(name)] = cell
+        listed = isinstance(cell, str) and (field in LIST_FIELDS or field == "question" and cell.lstrip()[:1] == "[")
+        out[str(name)] = _literal(cell, file, line, str(name)) if listed else cell
     return out
 
 
 def _literal(cell: str, file: str | None, line: int | None, name: str) -> Any:
-    try:
+    with suppress(json.JSONDecodeError, RecursionError):
         return json.loads(cell)
-    except (json.JSONDecodeError, RecursionError):
-        pass
     try:
         return ast.literal_eval(cell)
     except (ValueError, SyntaxError, MemoryError, RecursionError):

@@ -14,14 +14,13 @@ converts to ranx at evaluation time.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import InputError
-from ragjudge.formats.files import first_line, iter_lines, writing
+from ragjudge.formats.files import atomic_output, first_line, iter_lines
 from ragjudge.formats.jsonl import dumps, read_jsonl
 from ragjudge.models import normalize_task_id
 
@@ -223,15 +222,8 @@ def write_mtrag_run(run: Run, path: str | Path, *, depth: int | None = None) -> 
 def mtrag_run_lines(run: Run, *, depth: int | None = None) -> list[str]:
     lines = []
     for key, hits in run.rankings.items():
-        contexts = []
-        for hit in hits[:depth]:
-            ctx: dict[str, Any] = {"document_id": hit.doc_id, "score": hit.score}
-            if hit.text is not None:
-                ctx["text"] = hit.text
-            if hit.title is not None:
-                ctx["title"] = hit.title
-            ctx.update(hit.extra)
-            contexts.append(ctx)
+        contexts = [{k: v for k, v in (("document_id", hit.doc_id), ("score", hit.score), ("text", hit.text),
+                                       ("title", hit.title)) if v is not None} | hit.extra for hit in hits[:depth]]
         record: dict[str, Any] = {"task_id": run.ids.get(key, key)}
         if key in run.collections:
             record["Collection"] = run.collections[key]
@@ -249,37 +241,29 @@ def read_qrels(path: str | Path) -> Qrels:
     if first is None:
         raise InputError("the qrels file is empty", file=str(path))
     if len(first.split("\t")) == 3:
-        return _read_beir_qrels(path)
+        return _read_qrels_as(path, "beir")
     if len(first.split()) == 4:
-        return _read_trec_qrels(path)
+        return _read_qrels_as(path, "trec")
     raise InputError("not a qrels file: expected BEIR 'query-id<TAB>corpus-id<TAB>score' or TREC "
                      "'qid 0 docid relevance' lines", file=str(path), line=1)
 
 
-def _read_beir_qrels(path: Path) -> Qrels:
+_QRELS_FORMATS = {"beir": ("\t", "tab", BEIR_QRELS_FIELDS, (0, 1, 2)),
+                  "trec": (None, "whitespace", TREC_QRELS_FIELDS, (0, 2, 3))}
+"""How each qrels format splits a line, and which of its columns are the query, the document and the grade."""
+
+
+def _read_qrels_as(path: Path, fmt: str) -> Qrels:
+    split_on, kind, names, used = _QRELS_FORMATS[fmt]
     qrels = Qrels(sources=[str(path)])
-    first = True
-    for number, parts in _columns(path, split_on="\t"):
-        if first and len(parts) == 3 and _relevance(parts[2]) is None:
-            first = False
+    for i, (number, parts) in enumerate(_columns(path, split_on=split_on)):
+        if fmt == "beir" and i == 0 and len(parts) == 3 and _relevance(parts[2]) is None:
             continue  # the header (BEIR writes `query-id corpus-id score`; any names are accepted)
-        first = False
         where = {"file": str(path), "line": number}
-        if len(parts) != 3:
-            raise InputError(f"expected 3 tab-separated fields ({' '.join(BEIR_QRELS_FIELDS)}), got {len(parts)}",
+        if len(parts) != len(names):
+            raise InputError(f"expected {len(names)} {kind}-separated fields ({' '.join(names)}), got {len(parts)}",
                              **where)
-        _add_judgment(qrels, *parts, where=where, fields=("query-id", "corpus-id", "score"))
-    return _non_empty(qrels, path)
-
-
-def _read_trec_qrels(path: Path) -> Qrels:
-    qrels = Qrels(sources=[str(path)])
-    for number, parts in _columns(path, split_on=None):
-        where = {"file": str(path), "line": number}
-        if len(parts) != 4:
-            raise InputError(f"expected 4 whitespace-separated fields ({' '.join(TREC_QRELS_FIELDS)}), got "
-                             f"{len(parts)}", **where)
-        _add_judgment(qrels, parts[0], parts[2], parts[3], where=where, fields=("qid", "docid", "relevance"))
+        _add_judgment(qrels, *(parts[c] for c in used), where=where, fields=tuple(names[c] for c in used))
     return _non_empty(qrels, path)
 
 
@@ -364,14 +348,5 @@ def _check_token(value: str, what: str) -> None:
 
 
 def _atomic_write(path: str | Path, lines: Iterable[str]) -> None:
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with writing(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            with tmp.open("w", encoding="utf-8") as fh:
-                fh.writelines(lines)
-            os.replace(tmp, path)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+    with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
+        fh.writelines(lines)

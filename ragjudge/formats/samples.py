@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.json_schema import SkipJsonSchema
 
 from ragjudge.errors import InputError
-from ragjudge.formats.jsonl import json_type, read_jsonl, to_jsonable, write_jsonl
+from ragjudge.formats.jsonl import json_path, json_type, read_jsonl, to_jsonable, write_jsonl
 from ragjudge.formats.run_layout import SAMPLE_LOG, OutputPaths
 from ragjudge.models import Passage
 
@@ -116,9 +116,7 @@ class Score(_Model):
             if key in data and not isinstance(data[key], str):
                 data[key] = str(data[key])
         value = record.get("value")
-        if isinstance(value, bool):
-            data["value"] = float(value)
-        elif isinstance(value, (int, float)) and math.isfinite(value):
+        if isinstance(value, (int, float)) and math.isfinite(value):  # true/false as 1/0
             data["value"] = float(value)
         elif isinstance(value, str) and "label" not in data:
             data["label"] = value
@@ -161,10 +159,8 @@ class Sample(_Model):
         """The question asked: `input` itself, or the conversation's last user message."""
         if isinstance(self.input, str):
             return self.input
-        for message in reversed(self.input):
-            if message.role == "user":
-                return message.content
-        return self.input[-1].content if self.input else ""
+        return next((m.content for m in reversed(self.input) if m.role == "user"),
+                    self.input[-1].content if self.input else "")
 
     @property
     def reference(self) -> str | None:
@@ -211,13 +207,8 @@ def mtrag_turns(sample_input: str | list[Message]) -> list[dict[str, Any]]:
     as MTRAG-UN keeps it): what MTRAG's own tools and submissions read."""
     if isinstance(sample_input, str):
         return [{"speaker": "user", "text": sample_input}]
-    out = []
-    for m in sample_input:
-        turn: dict[str, Any] = {"speaker": "agent" if m.role == "assistant" else m.role, "text": m.content}
-        if m.metadata:
-            turn["metadata"] = m.metadata
-        out.append(turn)
-    return out
+    return [{"speaker": "agent" if m.role == "assistant" else m.role, "text": m.content,
+             **({"metadata": m.metadata} if m.metadata else {})} for m in sample_input]
 
 
 def write_samples(path: Path, samples: Iterable[Sample]) -> None:
@@ -248,11 +239,8 @@ def read_samples(path: Path) -> list[Sample]:
 
 def _input_error(exc: ValidationError, path: Path, line: int) -> InputError:
     err = exc.errors()[0]
-    loc = [p for p in err["loc"] if p not in ("str", "list[Message]", "list[str]", "function-after[_finite(), "
-                                             "nullable[float]]")]
-    where = ""
-    for part in loc:
-        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    where = json_path(p for p in err["loc"] if p not in ("str", "list[Message]", "list[str]",
+                                                          "function-after[_finite(), nullable[float]]"))
     return InputError(_message(err), file=str(path), line=line, field=where or None)
 
 
@@ -319,12 +307,10 @@ def _judged(path: Path) -> bool:
     return False
 
 
-def json_schema() -> dict[str, Any]:
-    """The published JSON Schema of a sample record (`ragjudge schema sample`)."""
-    schema = Sample.model_json_schema(by_alias=True)
-    schema["$id"] = SCHEMA_ID
-    schema["title"] = "ragjudge sample"
-    return schema
+def json_schema(model: type[BaseModel] = Sample, schema_id: str = SCHEMA_ID, title: str = "ragjudge sample"
+                ) -> dict[str, Any]:
+    """The published JSON Schema of a record: a sample's (`ragjudge schema sample`), or `model`'s."""
+    return {**model.model_json_schema(by_alias=True), "$id": schema_id, "title": title}
 
 
 def contexts_of(passages: Sequence[Mapping[str, Any]]) -> list[Passage]:

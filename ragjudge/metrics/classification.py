@@ -36,12 +36,9 @@ def per_label(gold: Sequence[str], pred: Sequence[str], labels: Iterable[str]) -
     out = {}
     for label in labels:
         tp = sum(g == label and p == label for g, p in zip(gold, pred))
-        n_pred = sum(p == label for p in pred)
         n_gold = sum(g == label for g in gold)
-        precision = tp / n_pred if n_pred else 0.0
-        recall = tp / n_gold if n_gold else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        out[label] = {"precision": precision, "recall": recall, "f1": f1, "support": n_gold}
+        precision, recall = ratio(tp, sum(p == label for p in pred)) or 0.0, ratio(tp, n_gold) or 0.0
+        out[label] = {"precision": precision, "recall": recall, "f1": f1_of(precision, recall), "support": n_gold}
     return out
 
 

@@ -140,7 +140,7 @@ def _environment() -> Any:
     env.filters["num"] = _num
     env.filters["signed"] = lambda v, d=3: "–" if v is None else f"{v:+.{d}f}"
     env.filters["pvalue"] = _pvalue
-    env.filters["cell"] = _cell
+    env.filters["cell"] = _num  # a bench's own table: numbers as the terminal shows them
     env.filters["metric"] = _metric
     env.filters["slug"] = lambda s: "".join(c if c.isalnum() else "-" for c in str(s)).strip("-").lower()
     return env
@@ -173,10 +173,3 @@ def _pvalue(value: float | None) -> str:
     if value is None:
         return "–"
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def _cell(value: Any) -> str:
-    """A table cell of a bench's own table: numbers like the terminal shows them."""
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return _num(value)

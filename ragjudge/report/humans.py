@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ragjudge.correlation.render import STAT_NAMES
+from ragjudge.correlation.render import STAT_NAMES, judge_matrix
 from ragjudge.engine.render import LaidOutTable
 from ragjudge.errors import InputError
 from ragjudge.report.charts import heatmap
@@ -34,8 +34,7 @@ def load_correlate(path: str | Path) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"invalid JSON ({exc}); pass the output of `ragjudge correlate --format json` or its "
                          "--heatmap PNG", file=str(path)) from None
-    missing = [k for k in REQUIRED if not isinstance(report, dict) or k not in report]
-    if missing:
+    if missing := [k for k in REQUIRED if not isinstance(report, dict) or k not in report]:
         raise InputError(f"not a `ragjudge correlate --format json` output (no {', '.join(missing)})",
                          file=str(path), field=missing[0])
     return correlate_section(report, str(path))
@@ -81,14 +80,7 @@ def correlate_section(report: dict[str, Any], source: str) -> dict[str, Any]:
                             ["judge", "n", "agreement", "precision", "recall", "tp", "fp", "fn", "tn"],
                             [[judge, c.get("n"), c.get("agreement"), c.get("precision"), c.get("recall"), c.get("tp"),
                               c.get("fp"), c.get("fn"), c.get("tn")] for judge, c in report["clarification"].items()]))
-    judge_heatmap = ""
-    pairs = report.get("judge_vs_judge") or []
-    if len(judges) >= 2 and pairs:
-        value = {}
-        for p in pairs:
-            v = (p.get(stat) or {}).get("value")
-            value[(p["a"], p["b"])] = value[(p["b"], p["a"])] = v
-        judge_heatmap = heatmap(f"{name} between judges", judges, judges,
-                                [[1.0 if a == b else value.get((a, b)) for b in judges] for a in judges])
+    judge_heatmap = heatmap(f"{name} between judges", judges, judges, judge_matrix(report)) \
+        if len(judges) >= 2 and report.get("judge_vs_judge") else ""
     return {"source": source, "title": title, "heatmap": heatmap(title, judges, humans, matrix, report.get("best")),
             "image": "", "tables": tables, "judge_heatmap": judge_heatmap}

@@ -63,9 +63,7 @@ def spread(judges: dict[str, Score]) -> float | None:
 
 def judge_report(samples: Sequence[dict[str, Score]]) -> JudgeReport:
     """`samples`: each sample's judges (name → Score, its `metric` set), as the run's view reads them."""
-    names: list[str] = []
-    for judges in samples:
-        names += [n for n in judges if n not in names]
+    names = list(dict.fromkeys(n for judges in samples for n in judges))
     stats, panels, values = [], [], {}
     for name in names:
         results = [j[name] for j in samples if name in j]
@@ -84,8 +82,7 @@ def judge_report(samples: Sequence[dict[str, Score]]) -> JudgeReport:
 
 def panel_agreement(ratings: dict[int, dict[str, float]]) -> dict[str, Any]:
     """MTRAG's agreement, exact agreement and ordinal Krippendorff's alpha of the members, as `ragjudge
-    correlate` measures annotators (`correlation.agreement`). Cohen's kappa is left to `ragjudge correlate`:
-    it needs scikit-learn, whose import alone takes seconds."""
+    correlate` measures annotators (`correlation.agreement`); Cohen's kappa is left to `ragjudge correlate`."""
     from ragjudge.correlation.aggregate import Scale
     from ragjudge.correlation.agreement import krippendorff_alpha, mtrag_agreement, reliability_matrix
 

@@ -16,8 +16,7 @@ LABELS_SCHEMA = "ragjudge.labels/1"  # ragjudge.trust.labels.SCHEMA_ID, the form
 def labelling_data(run: LoadedRun, samples: RunSamples, to_label: list[str]) -> dict[str, Any]:
     """{"ids": drawn ids, in the order drawn, "metrics": labellable metrics, "key": the browser storage key}."""
     known = set(samples.ids)
-    missing = [i for i in to_label if i not in known]
-    if missing:
+    if missing := [i for i in to_label if i not in known]:
         raise InputError(f"the samples to label include {missing[0]!r}, which is not in this run"
                          + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else "")
                          + ": draw them from this run with `ragjudge label-sample`", file=str(run.path))

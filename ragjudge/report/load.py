@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,10 +87,8 @@ def load_run(path: str | Path, label: str | None = None) -> LoadedRun:
         raise InputError("not a ragjudge run folder (it has no summary.json or samples.jsonl)", file=str(path))
     summary = read_summary(summary_path, Path(path))
     samples_path = run_sample_log(Path(path))
-    samples, lines = [], []
-    for line, sample in iter_samples(samples_path):
-        samples.append(sample)
-        lines.append(line)
+    rows = list(iter_samples(samples_path))
+    samples, lines = [s for _, s in rows], [n for n, _ in rows]
     if not samples:
         raise InputError("no samples in this file", file=str(samples_path))
     run_info = _read_json(run_path)
@@ -111,9 +110,7 @@ def in_memory_run(summary: Summary, samples: list[Sample], run_info: dict[str, A
 
 
 def default_label(samples: Path) -> str:
-    if samples.name == FILE_NAME:
-        return samples.parent.name
-    return samples.name.removesuffix("." + FILE_NAME)
+    return samples.parent.name if samples.name == FILE_NAME else samples.name.removesuffix("." + FILE_NAME)
 
 
 def find_view(name: str, run_info: dict[str, Any]) -> tuple[ReportView, list[str]]:
@@ -137,9 +134,7 @@ def find_view(name: str, run_info: dict[str, Any]) -> tuple[ReportView, list[str
 
 def unique_labels(runs: list[LoadedRun]) -> None:
     """Two runs named alike (two folders called `run`) get their parent folder's name too, then a number."""
-    seen: dict[str, int] = {}
-    for run in runs:
-        seen[run.label] = seen.get(run.label, 0) + 1
+    seen = Counter(run.label for run in runs)
     for run in runs:
         if seen[run.label] > 1:
             run.label = f"{run.path.parent.parent.name}/{run.label}" if run.path.name == FILE_NAME \

@@ -68,10 +68,9 @@ def metric_meta(summaries: list[Summary]) -> dict[str, Metric]:
 
 def headline_metrics(summary: Summary) -> list[str]:
     """What the compare tab leads with: the headline's metric, then what the first breakdown shows."""
-    names = [summary.headline.metric] if summary.headline else []
-    for breakdown in summary.breakdowns.values():
-        names += [m for m in breakdown.columns if m not in names]
-        break
+    first = next(iter(summary.breakdowns.values()), None)
+    names = list(dict.fromkeys([*([summary.headline.metric] if summary.headline else []),
+                                *(first.columns if first else [])]))
     return (names or list(summary.metrics))[:4]
 
 
@@ -105,17 +104,13 @@ def build_overview(runs: list[LoadedRun], samples: list[RunSamples]) -> Overview
 def breakdowns(runs: list[LoadedRun], meta: dict[str, Metric]) -> list[Breakdown]:
     """Every breakdown of every run, their groups together, each metric a column per run; a chart of the scores
     and rates among the breakdown's columns (the first when comparing runs), every group drawn."""
-    dims: list[str] = []
-    for run in runs:
-        dims += [d for d in run.summary.breakdowns if d not in dims and run.summary.breakdowns[d].groups]
+    dims = list(dict.fromkeys(d for run in runs for d, b in run.summary.breakdowns.items() if b.groups))
     multi = len(runs) > 1
     out = []
     for dim in dims:
         found = [run.summary.breakdowns.get(dim) for run in runs]
         first = next(b for b in found if b is not None)
-        values: list[str] = []
-        for b in found:
-            values += [v for v in (b.groups if b else {}) if v not in values]
+        values = list(dict.fromkeys(v for b in found if b for v in b.groups))
         shown = first.columns or list(dict.fromkeys(m for b in found if b for g in b.groups.values() for m in g.metrics))
         columns = ["n" + (f" ({run.label})" if multi else "") for run in runs]
         columns += [f"{m} {ARROWS[meta[m].higher_is_better]}" + (f" ({run.label})" if multi else "")
@@ -159,8 +154,7 @@ def settings(run: LoadedRun, s: RunSamples) -> dict[str, Any]:
     for judge, models in (info.get("judges") or {}).items():
         rows.append([f"judge {judge}", ", ".join(map(str, models)) if isinstance(models, list) and models
                      else display(models, 200) if models else "offline"])
-    options = {k: v for k, v in (info.get("options") or {}).items() if v not in (None, "", [], {}, False)}
-    if options:
+    if options := {k: v for k, v in (info.get("options") or {}).items() if v not in (None, "", [], {}, False)}:
         rows.append(["bench options", display(options, 600)])
     for key, value in info.items():
         if key not in SKIP_INFO and value not in (None, "", [], {}):

@@ -70,17 +70,14 @@ class TextTable:
     """Long strings stored once; `walk` replaces each by {"$": index}."""
 
     def __init__(self) -> None:
-        self.items: list[str] = []
         self._index: dict[str, int] = {}
 
+    @property
+    def items(self) -> list[str]:
+        return list(self._index)  # in the order first seen, each at its index
+
     def ref(self, text: str) -> str | dict[str, int]:
-        if len(text) < MIN_INTERNED:
-            return text
-        index = self._index.get(text)
-        if index is None:
-            index = self._index[text] = len(self.items)
-            self.items.append(text)
-        return {"$": index}
+        return text if len(text) < MIN_INTERNED else {"$": self._index.setdefault(text, len(self._index))}
 
     def walk(self, value: Any) -> Any:
         kind = type(value)
@@ -105,62 +102,41 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
               directions: dict[str, bool | None]) -> dict[str, Any]:
     """Everything the task list and the task detail need, for every run."""
     texts = TextTable()
-    ids: list[str] = []
     where: dict[str, tuple[int, int]] = {}  # sample id → (run, position) of its first appearance
     for r, s in enumerate(samples):
         for pos, sid in enumerate(s.ids):
-            if sid not in where:
-                where[sid] = (r, pos)
-                ids.append(sid)
+            where.setdefault(sid, (r, pos))
+    ids = list(where)
     rows = [{sid: pos for pos, sid in enumerate(s.ids)} for s in samples]
 
-    facet_values: dict[str, list[str]] = {}
+    facet_values: dict[str, dict[str, None]] = {}  # name → its values, in the order first seen
     for sid in ids:
         r, pos = where[sid]
         for name, value in samples[r].facets[pos].items():
-            bucket = facet_values.setdefault(name, [])
-            for v in value if isinstance(value, list) else [value]:
-                if v not in bucket:
-                    bucket.append(v)
+            facet_values.setdefault(name, {}).update(dict.fromkeys(value if isinstance(value, list) else [value]))
     kept = [n for n, vals in facet_values.items() if is_categorical(len(vals), len(ids))]
     facets = []
     for name in kept:
         values = sorted(facet_values[name], key=_natural)
         code = {v: k for k, v in enumerate(values)}
-        per_sample = []
-        for sid in ids:
-            r, pos = where[sid]
-            value = samples[r].facets[pos].get(name)
-            per_sample.append(None if value is None else [code[v] for v in value] if isinstance(value, list)
-                              else code[value])
-        facets.append({"name": name, "values": values, "codes": per_sample})
+        facets.append({"name": name, "values": values, "codes": [
+            None if (value := samples[r].facets[pos].get(name)) is None else [code[v] for v in value]
+            if isinstance(value, list) else code[value] for r, pos in where.values()]})
 
-    flag_names: list[str] = []
-    for s in samples:
-        for flags in s.flags:
-            flag_names += [f for f in flags if f not in flag_names]
+    flag_names = list(dict.fromkeys(f for s in samples for flags in s.flags for f in flags))
 
-    shared_raw = [[b for b in samples[where[sid][0]].blocks[where[sid][1]] if b.get("shared")] for sid in ids]
+    shared_raw = [[b for b in samples[r].blocks[pos] if b.get("shared")] for r, pos in where.values()]
     shared = [texts.walk(blocks) for blocks in shared_raw]
     out_runs = []
     for r, (run, s) in enumerate(zip(runs, samples, strict=True)):
         index = rows[r]
         present = [index.get(sid) for sid in ids]
         detail = []
-        for k, pos in enumerate(present):
-            if pos is None:
-                detail.append(None)
-                continue
+        for k, pos in enumerate(present):  # a shared block is shown once, from the shared list, unless it differs
             first_run = where[ids[k]][0] == r
-            own = []
-            for block in s.blocks[pos]:
-                if block.get("shared"):
-                    if first_run or block in shared_raw[k]:
-                        continue  # shown once, from the shared list
-                    own.append({**texts.walk(block), "shared": False})
-                else:
-                    own.append(texts.walk(block))
-            detail.append(own)
+            detail.append(None if pos is None else [
+                {**texts.walk(b), "shared": False} if b.get("shared") else texts.walk(b) for b in s.blocks[pos]
+                if not (b.get("shared") and (first_run or b in shared_raw[k]))])
         out_runs.append({
             "label": run.label, "bench": run.bench,
             "values": [[None if pos is None else _round(s.metrics[pos].get(m)) for pos in present] for m in metrics],
@@ -172,7 +148,7 @@ def page_data(runs: list[LoadedRun], samples: list[RunSamples], metrics: list[st
         })
     return {
         "ids": ids,
-        "titles": [texts.ref(_one_line(samples[where[sid][0]].titles[where[sid][1]])) for sid in ids],
+        "titles": [texts.ref(_one_line(samples[r].titles[pos])) for r, pos in where.values()],
         "facets": facets,
         "metrics": [{"name": m, "dir": directions.get(m, True), "headline": m in headline} for m in metrics],
         "flags": flag_names,

@@ -86,11 +86,9 @@ class ReportView:
             blocks.append(text_block("Answer", sample.output if sample.output is not None else "(no answer)"))
         for i, reference in enumerate([sample.target] if isinstance(sample.target, str) else sample.target or []):
             blocks.append(text_block("Reference" if i == 0 else f"Reference {i + 1}", reference, shared=True))
-        metrics = self.metrics(sample)
-        if metrics:
+        if metrics := self.metrics(sample):
             blocks.append({"kind": "metrics", "title": "Metrics", "items": [[k, v] for k, v in metrics.items()]})
-        judges = self.judges(sample)
-        if judges:
+        if judges := self.judges(sample):
             blocks.append(judges_block(judges))
         if shown := self.metadata(sample):
             blocks += generic_blocks(shown)
@@ -152,11 +150,8 @@ def conversation_block(turns: list[dict[str, Any]], title: str = "Conversation",
                        current_last_user: bool = False) -> Block:
     out = [{"speaker": str(t.get("speaker", t.get("role", ""))), "text": str(t.get("text", t.get("content", "")))}
            for t in turns]
-    if current_last_user:
-        for turn in reversed(out):
-            if turn["speaker"] == "user":
-                turn["current"] = True
-                break
+    if current_last_user and (last := next((t for t in reversed(out) if t["speaker"] == "user"), None)):
+        last["current"] = True
     return {"kind": "conversation", "title": title, "turns": out, "shared": shared}
 
 
@@ -197,16 +192,12 @@ def judge_item(name: str, score: Score) -> dict[str, Any]:
     result = score.model_dump(mode="json", exclude_defaults=True, exclude={"members"})
     if score.metric is not None:
         result = {"metric": score.metric, **result}
-    item: dict[str, Any] = {"name": name}
-    for key in ("metric", "value", "label", "rationale", "raw", "error", "model", "prompt_tokens",
-                "completion_tokens", "latency"):
-        if result.get(key) is not None and result.get(key) != "":
-            item[key] = result[key]
-    details = {k: v for k, v in (result.get("details") or {}).items() if k != "cached"}
-    if details:
+    item: dict[str, Any] = {"name": name} | {key: result[key] for key in (
+        "metric", "value", "label", "rationale", "raw", "error", "model", "prompt_tokens", "completion_tokens",
+        "latency") if result.get(key) not in (None, "")}
+    if details := {k: v for k, v in (result.get("details") or {}).items() if k != "cached"}:
         item["details"] = display(details, 2000)
-    extra = {k: v for k, v in result.items() if k not in item and k not in ("details", "members", "judge")}
-    if extra:
+    if extra := {k: v for k, v in result.items() if k not in item and k not in ("details", "members", "judge")}:
         item["details"] = (item.get("details", "") + " " + display(extra, 2000)).strip()
     if score.members:
         item["members"] = [judge_item(m.model or f"member {i + 1}", m) for i, m in enumerate(score.members)]

@@ -44,8 +44,6 @@ def _norm(name: str) -> str:
 def read_labels(path: str | Path) -> Labels:
     """Per-query labels: normalised query id -> {field name: value}."""
     path = Path(path)
-    if not path.exists():
-        raise InputError("file not found", file=str(path))
     labels: Labels = {}
     first_line: dict[str, int] = {}
     for number, record in _records(path):
@@ -119,9 +117,7 @@ def resolve_dimensions(by: str | None, labels: Labels | None) -> list[str]:
     """`--by` -> dimensions; the default is turn and domain, plus standalone when the labels give it."""
     if by is not None:
         dims = [d.strip() for d in by.split(",") if d.strip()]
-        if dims == ["none"] or not dims:
-            return []
-        return dims
+        return [] if dims == ["none"] else dims
     dims = ["turn", "domain"]
     if labels and any(_field(f, STANDALONE_FIELDS) is not None for f in labels.values()):
         dims.append("standalone")

@@ -91,9 +91,8 @@ def pass_fail_agreement(judge: np.ndarray, human: np.ndarray, *, resamples: int 
     draws = draw_counts(len(judge), resamples, seed) if resamples else np.zeros((0, len(judge)))
     rows = binary_rows(decisions, human, draws)
     for name in ("balanced_accuracy", "kappa", "tpr", "fpr"):
-        value = finite(point[name][0])
-        if name == "kappa":
-            value = cohen_kappa(list(decisions.astype(int)), list(human.astype(int)))
+        value = cohen_kappa(list(decisions.astype(int)), list(human.astype(int))) if name == "kappa" \
+            else finite(point[name][0])
         low, high = _interval(rows[name], confidence)
         out[name] = {"value": value, "ci_low": low, "ci_high": high}
     out["confusion"] = {"tp": int(np.sum(decisions & human)), "fp": int(np.sum(decisions & ~human)),
@@ -120,6 +119,5 @@ def numeric_agreement(judge: np.ndarray, human: np.ndarray, *, resamples: int = 
 def agreement(judge: np.ndarray, human: np.ndarray, *, pass_fail: bool, resamples: int = 1000, seed: int = 0,
               confidence: float = 0.95) -> dict[str, Any]:
     """Every agreement figure of one judge against one metric's labels (same samples, same order)."""
-    if pass_fail:
-        return pass_fail_agreement(judge, human, resamples=resamples, seed=seed, confidence=confidence)
-    return numeric_agreement(judge, human, resamples=resamples, seed=seed, confidence=confidence)
+    figures = pass_fail_agreement if pass_fail else numeric_agreement
+    return figures(judge, human, resamples=resamples, seed=seed, confidence=confidence)

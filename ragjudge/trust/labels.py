@@ -21,6 +21,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ragjudge.errors import InputError
+from ragjudge.formats import samples
 from ragjudge.formats.jsonl import json_type, read_jsonl
 
 SCHEMA_ID = "ragjudge.labels/1"
@@ -62,10 +63,7 @@ class Label(BaseModel):
 
 def json_schema() -> dict[str, Any]:
     """The published JSON Schema of a label record (`ragjudge schema labels`)."""
-    schema = Label.model_json_schema(by_alias=True)
-    schema["$id"] = SCHEMA_ID
-    schema["title"] = "ragjudge label"
-    return schema
+    return samples.json_schema(Label, SCHEMA_ID, "ragjudge label")
 
 
 def read_labels(path: str | Path) -> list[Label]:
@@ -127,8 +125,7 @@ def _read_table(path: Path, delimiter: str) -> Iterable[Label]:
         extras = {k.strip().lower(): (v or "").strip() or None for k, v in row.items()
                   if k and k.strip().lower() in EXTRA_COLUMNS}
         for metric in metrics:
-            cell = (row.get(metric) or "").strip()
-            if cell:
+            if cell := (row.get(metric) or "").strip():
                 yield Label(sample_id=sample_id, metric=metric.strip(), value=_cell(cell, path, line, metric),
                             **extras)
 

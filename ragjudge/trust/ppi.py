@@ -22,10 +22,12 @@ Every function works on rows: arrays of shape (n,) or (trials, n), so a simulati
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.stats import norm
 
-from ragjudge.trust.intervals import Interval
+from ragjudge.trust.intervals import Interval, Method
 
 
 def _z(confidence: float) -> float:
@@ -69,10 +71,8 @@ def ppi_mean(y: np.ndarray, f_lab: np.ndarray, f_unl: np.ndarray, *, confidence:
              lam: float | None = None) -> Interval:
     """The PPI++ estimate of the labels' mean over all samples, with its interval."""
     estimate, se, lams = ppi_rows(y, f_lab, f_unl, lam=lam)
-    half = _z(confidence) * float(se[0])
     n, unl = np.asarray(y).shape[-1], np.asarray(f_unl).shape[-1]
-    return Interval(float(estimate[0]), float(estimate[0]) - half, float(estimate[0]) + half, "ppi++",
-                    confidence, n_labels=n, n_samples=n + unl, lam=float(lams[0]))
+    return _interval(estimate, se, "ppi++", confidence, n_labels=n, n_samples=n + unl, lam=float(lams[0]))
 
 
 def labels_only_rows(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -82,11 +82,15 @@ def labels_only_rows(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def labels_only_mean(y: np.ndarray, *, confidence: float = 0.95) -> Interval:
-    mean, se = labels_only_rows(y)
-    half = _z(confidence) * float(se[0])
     n = int(np.asarray(y).shape[-1])
-    return Interval(float(mean[0]), float(mean[0]) - half, float(mean[0]) + half, "labels only", confidence,
-                    n_labels=n, n_samples=n)
+    return _interval(*labels_only_rows(y), "labels only", confidence, n_labels=n, n_samples=n)
+
+
+def _interval(estimate: np.ndarray, se: np.ndarray, method: Method, confidence: float, **counts: Any) -> Interval:
+    """The first row's estimate ± z · se."""
+    half = _z(confidence) * float(se[0])
+    return Interval(float(estimate[0]), float(estimate[0]) - half, float(estimate[0]) + half, method, confidence,
+                    **counts)
 
 
 def ppi_paired_difference(y_a: np.ndarray, y_b: np.ndarray, f_lab_a: np.ndarray, f_lab_b: np.ndarray,

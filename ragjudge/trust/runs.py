@@ -86,8 +86,7 @@ def label_sample(run: str | Path, *, n: int = 50, seed: int = 0, strata: str | N
     by_stratum = None
     if strata:
         by_stratum = {s.id: _stratum(s, strata) for s in samples}
-        missing = [i for i, v in by_stratum.items() if v is None]
-        if missing:
+        if missing := [i for i, v in by_stratum.items() if v is None]:
             known = sorted({k for s in samples for k in (*s.labels, *s.metadata)})
             raise UsageError(f"--strata {strata}: sample {missing[0]!r} has no label or metadata field {strata!r} "
                              f"(fields: {', '.join(known) or 'none'})")
@@ -142,12 +141,11 @@ def agreement_with_labels(run: str | Path | list[Sample], labels: str | Path | l
     bootstrap intervals), the disagreements (linked to their sample in `report`), and the mean three ways."""
     from ragjudge.trust.agreement import agreement
 
-    label_list = read_labels(labels) if isinstance(labels, (str, Path)) else list(labels)
+    label_list = _labels(labels)
     source = str(labels) if isinstance(labels, (str, Path)) else "labels"
     samples = run_samples(run)
     known = {s.id for s in samples}
-    unknown = sorted({label.sample_id for label in label_list} - known)
-    if unknown:
+    if unknown := sorted({label.sample_id for label in label_list} - known):
         raise InputError(f"sample {unknown[0]!r} is not in {_name(run)}" + (f" (and {len(unknown) - 1} more)"
                                                                      if len(unknown) > 1 else ""),
                          file=source, field="sample_id")
@@ -172,14 +170,12 @@ def agreement_with_labels(run: str | Path | list[Sample], labels: str | Path | l
             figures = agreement(x, y, pass_fail=pass_fail, resamples=resamples, seed=seed, confidence=confidence)
             decisions = figures.pop("decisions", None)
             row["agreement"] = figures
-            if decisions is not None:
-                wrong = [k for k, d, h in zip(keys, decisions, y.astype(bool), strict=True) if d != h]
-                row["disagreements"] = [{"sample_id": k, "judge": judge[k], "label": bool(labelled[metric][k]),
-                                         "link": f"{report}#task={k}"} for k in wrong]
+            if decisions is not None:  # pass/fail: every sample the judge decided otherwise
+                shown = [k for k, d, h in zip(keys, decisions, y.astype(bool), strict=True) if d != h]
             else:
-                worst = sorted(keys, key=lambda k: -abs(judge[k] - labelled[metric][k]))[:DISAGREEMENTS_SHOWN]
-                row["disagreements"] = [{"sample_id": k, "judge": judge[k], "label": labelled[metric][k],
-                                         "link": f"{report}#task={k}"} for k in worst]
+                shown = sorted(keys, key=lambda k: -abs(judge[k] - labelled[metric][k]))[:DISAGREEMENTS_SHOWN]
+            row["disagreements"] = [{"sample_id": k, "judge": judge[k], "label": bool(labelled[metric][k]) if pass_fail
+                                     else labelled[metric][k], "link": f"{report}#task={k}"} for k in shown]
         else:
             row["agreement"] = None
             row["disagreements"] = []
