@@ -46,10 +46,8 @@ def type_table(systems: dict[str, Any]) -> Table:
 
 
 def picks_table(systems: dict[str, Any]) -> Table:
-    rows = []
-    for name, entry in systems.items():
-        if len(entry["settings"]) > 1:
-            rows += [[name, key, count] for key, count in entry["picks"].items()]
+    rows = [[name, key, count] for name, entry in systems.items() if len(entry["settings"]) > 1
+            for key, count in entry["picks"].items()]
     return Table(title="Parameters picked on the validation halves", columns=["system", "setting", "splits"],
                  rows=rows)
 
