@@ -11,9 +11,8 @@ from pydantic import Field
 
 from ragjudge.bench.cxm.bench import CxmBench, CxmOptions
 from ragjudge.bench.cxm.models import Article
-from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, index_notes,
-                                         pipeline_for)
-from ragjudge.retrieval.corpus import ChunkingSpec
+from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, chunking_for,
+                                         index_notes, pipeline_for)
 
 if TYPE_CHECKING:
     from ragjudge.bench.cxm.summary import TaskReport
@@ -40,14 +39,14 @@ Cutoffs = list[Annotated[int, Field(ge=1)]]
 
 
 class KbRetrievalBench(CxmBench[R], Generic[R]):
-    """A CXMArena bench whose system under test is a retrieval pipeline over the knowledge base."""
-
-    chunking: ChunkingSpec | None
+    """A CXMArena bench whose system under test is a retrieval pipeline over the knowledge base (`-T chunk`
+    splitting its articles)."""
 
     def __init__(self, options: R, *, label: str | None = None):
         super().__init__(options, label=label)
         self.spec = pipeline_for(options.pipeline, options.pipeline_dir)
         check_standalone(self.spec, options.pipeline)
+        self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
 
     def open_index(self, ctx: RunContext) -> KbIndex:
         """The index over the run's articles (`ctx.data.articles`: built once, then reused), described in

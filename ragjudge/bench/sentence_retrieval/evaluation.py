@@ -30,12 +30,6 @@ DIALOGUE_METRICS = ("AP", "nDCG@5", "RR")
 """A dialogue's figures, whose means over dialogues are MAP, nDCG@5 and MRR."""
 
 
-def metric_dict(values: Sequence[float]) -> dict[str, float]:
-    """A dialogue's AP, nDCG@5 and RR by name."""
-    assert len(DIALOGUE_METRICS) == len(METRICS)
-    return dict(zip(DIALOGUE_METRICS, values, strict=True))
-
-
 @dataclass(frozen=True)
 class Protocol:
     """How the run is evaluated: its splits (None: every dialogue at once, `-T no_splits`) and the metric tuned on."""
@@ -78,10 +72,6 @@ class Evaluation:
     scored: list[Scored]
     """Every system, in `--pipeline` order."""
     with_splits: bool
-
-    @property
-    def dialogues(self) -> list[Dialogue]:
-        return [r.sample for r in self.ok]
 
     @property
     def n_splits(self) -> int:
@@ -127,7 +117,7 @@ def dialogue_figures(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
         for s in evaluation.scored:
             values = s.outcome.per_dialogue[i]
             systems[s.name] = {"pick": s.settings[s.modal_pick],
-                               "tested": None if np.isnan(values[0]) else metric_dict(values.tolist())}
+                               "tested": None if np.isnan(values[0]) else dict(zip(DIALOGUE_METRICS, values.tolist(), strict=True))}
         out[r.sample.id] = {"best": best, "test_halves": int(halves[i]), "systems": systems}
     return out
 

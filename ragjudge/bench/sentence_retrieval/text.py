@@ -26,9 +26,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragjudge.errors import UsageError
+from ragjudge.retrieval import bm25
 
-WORDS = re.compile(r"\w\w+")
+WORDS = re.compile(bm25.WORDS)
 
 
 def _stopword_list(stopwords: Literal["en", "none"] | list[str]) -> set[str]:
@@ -39,18 +39,6 @@ def _stopword_list(stopwords: Literal["en", "none"] | list[str]) -> set[str]:
 
         return set(STOPWORDS_EN)
     return {w.lower() for w in stopwords}
-
-
-def _stemmer(language: str | None) -> Any:
-    if language is None:
-        return None
-    import Stemmer
-
-    try:
-        return Stemmer.Stemmer(language)
-    except KeyError:
-        raise UsageError(f"unknown stemmer language {language!r} (available: {', '.join(Stemmer.algorithms())})"
-                         ) from None
 
 
 class _WordIds(dict):
@@ -78,7 +66,7 @@ class Analyzer:
     drop them) and candidates (which may keep them)."""
 
     def __init__(self, stemmer: str | None = "english", stopwords: Literal["en", "none"] | list[str] = "en"):
-        self._stem = _stemmer(stemmer)
+        self._stem = bm25._stemmer(stemmer)
         self._stop = _stopword_list(stopwords)
         self._word_ids = _WordIds(self)
         self._term_ids: dict[str, int] = {}
