@@ -61,7 +61,8 @@ class KbRetrievalBench(CxmBench[R], Generic[R]):
         opened one."""
         if (index := ctx.facts.get(INDEX)) is None:
             return False
-        report.metrics.update(index_metrics(index))
+        if index["truncation"]:  # passages a local encoder cut (none for BM25)
+            report.metrics["passages truncated by the encoder"] = sum(t["truncated"] for t in index["truncation"])
         report.notes += index_notes(index)
         return True
 
@@ -76,11 +77,3 @@ def embedding_models(spec: Any) -> list[str]:
         return [str(m["options"]["model"]) for m in members if isinstance(m, dict) and m.get("retriever") == "dense"
                 and (m.get("options") or {}).get("encoder") == "litellm"]
     return []
-
-
-def index_metrics(info: dict[str, Any]) -> dict[str, Any]:
-    """What the index adds to the metrics: passages a local encoder cut (none for BM25)."""
-    out: dict[str, Any] = {}
-    for t in info["truncation"]:
-        out["passages truncated by the encoder"] = out.get("passages truncated by the encoder", 0) + t["truncated"]
-    return out
