@@ -80,12 +80,8 @@ class Evaluation:
     @property
     def best(self) -> str:
         """The system with the highest MAP (test-half mean); the first in --pipeline order on a tie."""
-        best = self.scored[0]
-        for s in self.scored[1:]:
-            value, top = s.mean("MAP"), best.mean("MAP")
-            if value is not None and (top is None or value > top):
-                best = s
-        return best.name
+        measured = [s for s in self.scored if s.mean("MAP") is not None] or self.scored[:1]
+        return max(measured, key=lambda s: s.mean("MAP") or 0.0).name
 
 
 def evaluate(results: Sequence[SampleResult[Dialogue]], systems: Sequence[str], plan: Protocol) -> Evaluation | None:

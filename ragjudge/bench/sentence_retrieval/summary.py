@@ -43,10 +43,8 @@ def summarize(bench: Bench[Any, Dialogue], results: Sequence[SampleResult[Dialog
     dialogues = [r.sample for r in ok]
     excluded = len(results) - len(ok)
     counts = {t: sum(d.type == t for d in dialogues) for t in TYPES}
-    details: dict[str, Any] = {"n_dialogues": {"scored": len(ok), "excluded": excluded, **counts}}
-    details["labels"] = label_facts([r.sample for r in results])
-    facts = query_facts(ok)
-    details.update(facts)
+    details: dict[str, Any] = {"n_dialogues": {"scored": len(ok), "excluded": excluded, **counts},
+                               "labels": label_facts([r.sample for r in results]), **(facts := query_facts(ok))}
     warnings = run_warnings(facts, excluded)
     catalog = bench.catalog
     if evaluation is None:
@@ -71,8 +69,7 @@ def summarize(bench: Bench[Any, Dialogue], results: Sequence[SampleResult[Dialog
     shown = [tables.main_table(systems, len(ok), n_splits, plan.tune_on), tables.type_table(systems)]
     if any(len(e["settings"]) > 1 for e in systems.values()):
         shown.append(tables.picks_table(systems))
-    tests = tables.significance_table(details["significance"])
-    if tests is not None:
+    if (tests := tables.significance_table(details["significance"])) is not None:
         shown.append(tests)
     shown.append(paper.data_table(dialogues))
     which = f"{best}, the best of {len(systems)} systems by MAP" if len(systems) > 1 else best
