@@ -1,21 +1,13 @@
 """The run's `Summary` (the result contract), from its evaluation (`evaluation.py`: tuning and testing over the
-splits): every system's figures, significance over splits and over dialogues, the data's facts.
+splits): every system's figures, significance over splits and over dialogues, the data's facts (what each part holds:
+docs/benches/sentence-retrieval.md, The summary).
 
-One run compares several systems (`--pipeline initial,bm25_rerank,...`) and writes one summary:
-
-- the `system` breakdown has every system's MAP, nDCG@5 and MRR (test-half means over the splits, with their
-  standard deviation over the splits): the paper's Table 3, one group per system;
-- the top-level metrics are the best system's (highest MAP; the first in `--pipeline` order on a tie), and the
-  headline is its MAP over the dialogues scored. Not `system/MAP` names: a breakdown's metrics must be top-level
-  metrics, so with per-system names the breakdown could not hold plain MAP, nDCG@5 and MRR, and every reader of
-  the summary (the terminal's main table, charts, `ragjudge report`, a script comparing runs) would have to know
-  this bench's naming to find "the" MAP. With the best system on top, MAP means the same as in every other
-  retrieval summary, and a one-system run is simply that system. The best is picked on the test halves' means,
-  so it is the run's best, not a tuned choice: the details say which system it is, and the breakdown shows all;
-- the `type` breakdown splits the best system's figures by dialogue type (ungrounded, grounded); every
-  system's MAP by type (the paper's Table 4) is a table;
-- significance tests, the parameters picked on each validation half and the protocol are `details` (and
-  tables (`tables.py`); the paper's Tables 3 and 4 are `reference`.
+One run compares several systems and writes one summary: every system's figures are the `system` breakdown, and the
+top-level metrics are the best system's (highest MAP on the test halves' means; the first in `--pipeline` order on a
+tie). Not `system/MAP` names: a breakdown's metrics must be top-level metrics, and every reader of a summary (the
+terminal, charts, `ragjudge report`, a script comparing runs) would have to know this bench's naming to find "the"
+MAP; with the best system on top, MAP means what it means in every retrieval summary, and a one-system run is simply
+that system.
 """
 
 from __future__ import annotations

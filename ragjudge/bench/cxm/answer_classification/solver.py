@@ -33,10 +33,8 @@ async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[
 
 
 class ReplySolver(EachSolver[RagCase]):
-    """Retrieve k articles for each conversation as multi-turn retrieval does (`queries.ConversationSearch`: the
-    same query strategies, LLM query formation and chunked search), then let the model reply to the last message
-    from them. The retrieval is redone before each run (LLM queries come from the response cache); a reply is
-    reused only for the same articles."""
+    """The retrieval is redone before each run (LLM queries come from the response cache); a reply is reused only
+    for the same articles."""
 
     def __init__(self, search: ConversationSearch, k: int, articles: dict[str, Article], model: str,
                  book: P.PromptBook):
