@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 from pydantic import Field
 
 from ragjudge.bench.cxm.bench import CxmBench, CxmOptions
-from ragjudge.bench.cxm.models import Article
 from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, chunking_for,
                                          index_notes, pipeline_for)
 
