@@ -112,8 +112,8 @@ def dialogue_figures(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
         systems = {}
         for s in evaluation.scored:
             values = s.outcome.per_dialogue[i]
-            systems[s.name] = {"pick": s.settings[s.modal_pick],
-                               "tested": None if np.isnan(values[0]) else dict(zip(DIALOGUE_METRICS, values.tolist(), strict=True))}
+            tested = None if np.isnan(values[0]) else dict(zip(DIALOGUE_METRICS, values.tolist(), strict=True))
+            systems[s.name] = {"pick": s.settings[s.modal_pick], "tested": tested}
         out[r.sample.id] = {"best": best, "test_halves": int(halves[i]), "systems": systems}
     return out
 

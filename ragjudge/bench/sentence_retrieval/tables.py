@@ -60,9 +60,7 @@ def significance_table(sig: dict[str, Any]) -> Table | None:
     perms = sig["permutations"]
     index = {u: {(t["a"], t["b"], t["metric"]): t for t in sig[u]["tests"]} for u in units}
     keys = list(index[units[0]])
-    columns = ["systems", "metric", "diff"]
-    for u in units:
-        columns += [f"p ({u})", "Bonferroni", "Holm"]
+    columns = ["systems", "metric", "diff", *(c for u in units for c in (f"p ({u})", "Bonferroni", "Holm"))]
     rows = []
     for key in keys:
         row: list[Any] = [f"{key[0]} vs {key[1]}", key[2], f"{index[units[0]][key]['diff']:+.3f}"]
