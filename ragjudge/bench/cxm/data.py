@@ -111,14 +111,14 @@ def load_articles(folder: Path, kind: str) -> dict[str, Article]:
     names, release = ARTICLE_FILES[kind]
     path = require_file(folder, f"{kind} articles", names, release)
     articles: dict[str, Article] = {}
+    seen: set[str] = set()
     for line, row in read_rows(path, "articles"):
         article_id = id_of(row, ("id", "document_id", "article_id"), path, line)
         text = field(row, "text", "document_content", "content")
         if article_id is None or not isinstance(text, str):
             raise InputError("an article needs id (or document_id) and text (or document_content)",
                              file=str(path), line=line, field="id" if article_id is None else "text")
-        if article_id in articles:
-            raise InputError(f"article id {article_id!r} repeats", file=str(path), line=line, field="id")
+        new_id(seen, article_id, "article", path, line, "id")
         title = text_cell(field(row, "title", "document_title"), path, line, "title")
         articles[article_id] = Article(id=article_id, text=text, title=title or None)
     return articles

@@ -42,30 +42,22 @@ TASK_CONFIGS = {
 
 
 def _hf_load(repo: str, config: str) -> Any:
-    try:
-        from datasets import load_dataset
-    except ImportError:  # pragma: no cover - datasets ships with ragas
-        raise RagjudgeError("fetching CXMArena needs the `datasets` package (pip install datasets)") from None
+    from datasets import load_dataset  # a dependency of ragas, as huggingface_hub is of transformers
+
     return load_dataset(repo, config)
 
 
 def _endpoint() -> str:
     """The hub `datasets` will call: huggingface_hub's endpoint ($HF_ENDPOINT, else https://huggingface.co)."""
-    try:
-        from huggingface_hub import constants
+    from huggingface_hub import constants
 
-        return str(constants.ENDPOINT).rstrip("/")
-    except ImportError:  # pragma: no cover - datasets depends on huggingface_hub
-        return "https://huggingface.co"
+    return str(constants.ENDPOINT).rstrip("/")
 
 
 def _offline() -> bool:
-    try:
-        from huggingface_hub import constants
+    from huggingface_hub import constants
 
-        return bool(constants.HF_HUB_OFFLINE)
-    except ImportError:  # pragma: no cover
-        return False
+    return bool(constants.HF_HUB_OFFLINE)
 
 
 def _by_hand(repo: str) -> str:
@@ -100,10 +92,8 @@ def check_hub(repo: str = REPO) -> None:
     when the hub cannot be reached. Any answer, even an error, means it can: `datasets` then says what is wrong."""
     if _offline():  # no request at all: datasets reads its cache, or says it has nothing
         return
-    try:
-        from huggingface_hub import HfApi
-    except ImportError:  # pragma: no cover
-        return
+    from huggingface_hub import HfApi
+
     try:
         HfApi(endpoint=_endpoint()).dataset_info(repo, timeout=PROBE_TIMEOUT)
     except Exception as exc:

@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 from pydantic import Field
 
 from ragjudge.bench.cxm.bench import CxmBench, CxmOptions
-from ragjudge.bench.cxm.models import Article
-from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, index_notes,
-                                         pipeline_for)
-from ragjudge.retrieval.corpus import ChunkingSpec
+from ragjudge.bench.cxm.retrieve import (CHUNK_HELP, OVERLAP_HELP, Chunk, KbIndex, check_standalone, chunking_for,
+                                         index_notes, pipeline_for)
 
 if TYPE_CHECKING:
     from ragjudge.bench.cxm.summary import TaskReport
@@ -40,14 +38,14 @@ Cutoffs = list[Annotated[int, Field(ge=1)]]
 
 
 class KbRetrievalBench(CxmBench[R], Generic[R]):
-    """A CXMArena bench whose system under test is a retrieval pipeline over the knowledge base."""
-
-    chunking: ChunkingSpec | None
+    """A CXMArena bench whose system under test is a retrieval pipeline over the knowledge base (`-T chunk`
+    splitting its articles)."""
 
     def __init__(self, options: R, *, label: str | None = None):
         super().__init__(options, label=label)
         self.spec = pipeline_for(options.pipeline, options.pipeline_dir)
         check_standalone(self.spec, options.pipeline)
+        self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
 
     def open_index(self, ctx: RunContext) -> KbIndex:
         """The index over the run's articles (`ctx.data.articles`: built once, then reused), described in
@@ -62,7 +60,8 @@ class KbRetrievalBench(CxmBench[R], Generic[R]):
         opened one."""
         if (index := ctx.facts.get(INDEX)) is None:
             return False
-        report.metrics.update(index_metrics(index))
+        if index["truncation"]:  # passages a local encoder cut (none for BM25)
+            report.metrics["passages truncated by the encoder"] = sum(t["truncated"] for t in index["truncation"])
         report.notes += index_notes(index)
         return True
 
@@ -77,11 +76,3 @@ def embedding_models(spec: Any) -> list[str]:
         return [str(m["options"]["model"]) for m in members if isinstance(m, dict) and m.get("retriever") == "dense"
                 and (m.get("options") or {}).get("encoder") == "litellm"]
     return []
-
-
-def index_metrics(info: dict[str, Any]) -> dict[str, Any]:
-    """What the index adds to the metrics: passages a local encoder cut (none for BM25)."""
-    out: dict[str, Any] = {}
-    for t in info["truncation"]:
-        out["passages truncated by the encoder"] = out.get("passages truncated by the encoder", 0) + t["truncated"]
-    return out

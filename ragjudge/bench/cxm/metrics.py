@@ -104,10 +104,6 @@ def _norm_value(value: Any) -> Any:
     return value
 
 
-def arguments_equal(gold: dict[str, Any], pred: dict[str, Any] | None) -> bool:
-    return pred is not None and _norm_value(gold) == _norm_value(pred)
-
-
 def arguments_match(gold_calls: Sequence[tuple[str, dict[str, Any] | None]],
                     pred_calls: Sequence[tuple[str, dict[str, Any] | None]]) -> bool | None:
     """Every gold call with arguments is matched by a distinct predicted call of the same tool with equal
@@ -118,7 +114,7 @@ def arguments_match(gold_calls: Sequence[tuple[str, dict[str, Any] | None]],
     unused = list(pred_calls)
     for name, args in wanted:
         for i, (p_name, p_args) in enumerate(unused):
-            if p_name == name and arguments_equal(args, p_args):
+            if p_name == name and p_args is not None and _norm_value(args) == _norm_value(p_args):
                 del unused[i]
                 break
         else:

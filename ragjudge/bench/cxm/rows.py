@@ -8,7 +8,7 @@ without a prediction are left out of the metrics and counted as problems.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,25 +63,19 @@ ROW_FIELDS: dict[str, dict[str, str]] = {
 }
 """The fields of a task's prediction rows (in a predictions file, or a run's results.jsonl) and their types."""
 
-_EXPECTED = {"id": "an id (text or a number)", "text": "text", "bool": "true, false or null",
-             "objects": "a list of objects", "ids": "a list of ids (text or numbers)",
-             "size": "a whole number >= 1"}
+def _is_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool) and bool(str(value).strip())
 
 
-def _fits(kind: str, value: Any) -> bool:
-    scalar = isinstance(value, (str, int)) and not isinstance(value, bool)
-    if kind == "id":
-        return scalar and bool(str(value).strip())
-    if kind == "text":
-        return isinstance(value, str)
-    if kind == "bool":
-        return isinstance(value, bool)
-    if kind == "objects":
-        return isinstance(value, list) and all(isinstance(v, dict) for v in value)
-    if kind == "ids":
-        return isinstance(value, list) and all(isinstance(v, (str, int)) and not isinstance(v, bool)
-                                               and str(v).strip() for v in value)
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1  # size
+_KINDS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "id": ("an id (text or a number)", _is_id),
+    "text": ("text", lambda v: isinstance(v, str)),
+    "bool": ("true, false or null", lambda v: isinstance(v, bool)),
+    "objects": ("a list of objects", lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v)),
+    "ids": ("a list of ids (text or numbers)", lambda v: isinstance(v, list) and all(map(_is_id, v))),
+    "size": ("a whole number >= 1", lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 1),
+}
+"""What each kind of field holds: (how an error says it, the check)."""
 
 
 def check_row(task: str, row: Any, path: Path | None, line: int) -> None:
@@ -92,5 +86,6 @@ def check_row(task: str, row: Any, path: Path | None, line: int) -> None:
         raise bad(path, line, "", "a prediction row is a JSON object")
     for key, kind in ROW_FIELDS[task].items():
         value = row.get(key)
-        if value is not None and not _fits(kind, value):
-            raise bad(path, line, key, f"{key} must be {_EXPECTED[kind]}, got {value!r}"[:160])
+        expected, fits = _KINDS[kind]
+        if value is not None and not fits(value):
+            raise bad(path, line, key, f"{key} must be {expected}, got {value!r}"[:160])

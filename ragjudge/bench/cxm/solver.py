@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.engine.bench import Record, Solver
 from ragjudge.llm import LLMError, LLMGateway, LLMResponse
 
@@ -18,18 +17,22 @@ if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
 
 
-class FileRowsSolver(Solver[FileRow]):
-    """Predictions already made: each row is its own output; nothing to journal."""
+class FileRowsSolver(Solver[Any]):
+    """Outputs already made: a predictions file's rows (each row its own output; `given` says so for other items);
+    nothing to journal."""
 
     journaled = False
     name = "predictions"
 
-    def fingerprint(self, sample: FileRow) -> str:
-        return "file"
+    def fingerprint(self, sample: Any) -> str:
+        return self.name
 
-    async def solve(self, samples: Sequence[FileRow], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
+    def given(self, sample: Any) -> tuple[str, Record]:
+        return sample.id, dict(sample.row)
+
+    async def solve(self, samples: Sequence[Any], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
         for sample in samples:
-            yield sample.id, dict(sample.row)
+            yield self.given(sample)
 
 
 async def complete(gateway: LLMGateway, model: str, msgs: list[dict[str, Any]],

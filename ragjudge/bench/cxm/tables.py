@@ -10,36 +10,18 @@ from __future__ import annotations
 import ast
 import io
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import EnvironmentFault, InputError
 from ragjudge.formats.files import decode_text, input_file, open_binary
-from ragjudge.formats.jsonl import read_json, read_jsonl
+from ragjudge.formats.jsonl import read_json, read_jsonl, to_jsonable
 
 EXTENSIONS = (".jsonl", ".json", ".parquet", ".csv")
 
 Row = tuple[int, dict[str, Any]]
 """(line or row number, record). For CSV the number is the file line (header is line 1)."""
-
-
-def _plain(value: Any) -> Any:
-    """pandas/numpy cells → plain Python (NaN → None, arrays → lists)."""
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        return _plain(value.tolist())
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        return value.item()
-    return value
 
 
 def read_rows(path: Path, what: str | None = None) -> list[Row]:
@@ -95,7 +77,7 @@ def _table_rows(path: Path, suffix: str) -> list[Row]:
         raise InputError(f"not a readable {kind} ({first})", file=str(path),
                          line=int(line.group(1)) if line else None) from None
     offset = 2 if suffix == ".csv" else 1
-    return [(i + offset, {str(k): _plain(v) for k, v in row.items()})
+    return [(i + offset, {str(k): to_jsonable(v) for k, v in row.items()})
             for i, row in enumerate(frame.to_dict(orient="records"))]
 
 

@@ -1,17 +1,10 @@
 """`--bench sentence-retrieval`: rerank the 50 candidate Wikipedia sentences of each Reddit dialogue of
-Harel et al. (SIGIR 2022) with any number of systems, tuned and tested over the paper's 50 splits.
+Harel et al. (SIGIR 2022) with any number of systems, tuned and tested over the paper's 50 splits (one summary for
+all of them: `summary.py` says how).
 
-A run writes one summary for all its systems: every system's MAP, nDCG@5 and MRR in the `system` breakdown,
-the best system's (highest MAP) as the top-level metrics and the headline, and the best system's figures by
-dialogue type in the `type` breakdown; why the best system and not `system/MAP` names is said in
-`ragjudge.bench.sentence_retrieval.summary`.
-
-The parts: `data` (the dataset and its splits, checked), `lineup` (the systems compared), `solver` (each dialogue's
-queries), `scorers` (each system's rankings and their figures), `evaluation` (the paper's protocol over the whole
-run), `summary` and `tables`, `samples` (each dialogue in the sample log), `trec` (the TREC files `retrieval-eval`
-reads), `paper` (the paper's figures). The bench holds what its options build (the systems' specs); the run's own
-state is its `SentenceRun` (`ctx.data`: the splits `load` read, the systems `prepare` builds over the dialogues, the
-rankings they share), and each dialogue's figures over the whole run are the run's facts (`evaluation.FIGURES`).
+The bench holds what its options build (the systems' specs, `lineup`); the run's own state is its `SentenceRun`
+(`ctx.data`: the splits `load` read, the systems the solver's `prepare` builds over the dialogues, the rankings they
+share), and each dialogue's figures over the whole run are the run's facts (`evaluation.FIGURES`).
 """
 
 from __future__ import annotations

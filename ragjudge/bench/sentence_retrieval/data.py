@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ragjudge.errors import InputError, UsageError
 from ragjudge.formats.files import read_text
@@ -29,34 +29,28 @@ TYPES: tuple[DialogueType, ...] = ("ungrounded", "grounded")
 SPLITS_FILE = "val_test_splits.json"
 
 
+Text = Annotated[str, BeforeValidator(lambda value: "" if value is None else value)]
+"""Text the dataset may write as null."""
+
+
 class Turn(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     body: str
-    author_id: str | None = None
-
-    @field_validator("author_id", mode="before")
-    @classmethod
-    def _author(cls, value: Any) -> Any:
-        return None if value is None else str(value)
+    author_id: Annotated[str | None, BeforeValidator(lambda value: None if value is None else str(value))] = None
 
 
 class Candidate(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     id: str = Field(min_length=1)
-    title: str = ""
+    title: Text = ""
     body: str
     score: float | None = None
     label: int
     """1 relevant, 0 not: the dataset's definition ("label - 1 if relevant; otherwise non-relevant")."""
     other_label: str | None = Field(None, exclude=True)
     """The label as written when it was neither 0 nor 1 (read as non-relevant, and counted in the summary)."""
-
-    @field_validator("title", mode="before")
-    @classmethod
-    def _title(cls, value: Any) -> Any:
-        return "" if value is None else value
 
     @field_validator("label", mode="before")
     @classmethod
@@ -87,18 +81,13 @@ class Dialogue(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     id: str = Field(min_length=1)
-    subreddit: str = ""
-    title: str = ""
+    subreddit: Text = ""
+    title: Text = ""
     context: list[Turn] = Field(min_length=1)
     candidates: list[Candidate]
     type: DialogueType = "ungrounded"
     source: str = Field("", exclude=True)
     line: int = Field(0, exclude=True)
-
-    @field_validator("subreddit", "title", mode="before")
-    @classmethod
-    def _text(cls, value: Any) -> Any:
-        return "" if value is None else value
 
     @property
     def labels(self) -> list[int]:

@@ -30,12 +30,6 @@ DIALOGUE_METRICS = ("AP", "nDCG@5", "RR")
 """A dialogue's figures, whose means over dialogues are MAP, nDCG@5 and MRR."""
 
 
-def metric_dict(values: Sequence[float]) -> dict[str, float]:
-    """A dialogue's AP, nDCG@5 and RR by name."""
-    assert len(DIALOGUE_METRICS) == len(METRICS)
-    return dict(zip(DIALOGUE_METRICS, values, strict=True))
-
-
 @dataclass(frozen=True)
 class Protocol:
     """How the run is evaluated: its splits (None: every dialogue at once, `-T no_splits`) and the metric tuned on."""
@@ -80,22 +74,14 @@ class Evaluation:
     with_splits: bool
 
     @property
-    def dialogues(self) -> list[Dialogue]:
-        return [r.sample for r in self.ok]
-
-    @property
     def n_splits(self) -> int:
         return int(self.masks.test.shape[0]) if self.with_splits else 0
 
     @property
     def best(self) -> str:
         """The system with the highest MAP (test-half mean); the first in --pipeline order on a tie."""
-        best = self.scored[0]
-        for s in self.scored[1:]:
-            value, top = s.mean("MAP"), best.mean("MAP")
-            if value is not None and (top is None or value > top):
-                best = s
-        return best.name
+        measured = [s for s in self.scored if s.mean("MAP") is not None] or self.scored[:1]
+        return max(measured, key=lambda s: s.mean("MAP") or 0.0).name
 
 
 def evaluate(results: Sequence[SampleResult[Dialogue]], systems: Sequence[str], plan: Protocol) -> Evaluation | None:
@@ -126,8 +112,8 @@ def dialogue_figures(evaluation: Evaluation) -> dict[str, dict[str, Any]]:
         systems = {}
         for s in evaluation.scored:
             values = s.outcome.per_dialogue[i]
-            systems[s.name] = {"pick": s.settings[s.modal_pick],
-                               "tested": None if np.isnan(values[0]) else metric_dict(values.tolist())}
+            tested = None if np.isnan(values[0]) else dict(zip(DIALOGUE_METRICS, values.tolist(), strict=True))
+            systems[s.name] = {"pick": s.settings[s.modal_pick], "tested": tested}
         out[r.sample.id] = {"best": best, "test_halves": int(halves[i]), "systems": systems}
     return out
 

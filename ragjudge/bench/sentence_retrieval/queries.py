@@ -1,20 +1,10 @@
-"""Query strategies: how a dialogue's history becomes what a reranker matches sentences against.
+"""Query strategies: how a dialogue's history becomes what a reranker matches sentences against (each strategy:
+docs/benches/sentence-retrieval.md, Query strategies; `turn_mixture` is the paper's Eq. 2).
 
-A query is a list of (weight, text) parts; a reranker scores each part and sums the weighted scores
-(for the language model this is exactly scoring with the mixture of the parts' language models, Eq. 2).
-
-- `last_turn`: t_n alone, what the paper's rerankers (LM, Okapi, BERT) used;
-- `all_turns`: every turn, concatenated, the subreddit and title prefixed to the first (as the paper
-  enriches t_1);
-- `turn_mixture`: Eq. 2 of the paper, (1 - beta) on t_n and beta * alpha_i on each earlier turn t_i, with
-  alpha_i = delta exp(-delta |T - i|) / sum_j delta exp(-delta |T - j|), T = n - 1, j in 1..n-1; the paper's
-  initial ranker used beta = 0.3, delta = 0.01;
-- `title_last_turn`: the dialogue's title and t_n;
-- `rewrite`: an LLM rewrites t_n into a standalone query given the earlier turns (ragjudge's rewrite
-  strategy, through the run's cached LLM gateway); a failed or malformed answer falls back to t_n.
-
-Only the history (`context`, the subreddit and the title) is read: the dialogue model does not even hold
-the `target` turn, and candidates' labels are never passed here.
+A query is a list of (weight, text) parts; a reranker scores each part and sums the weighted scores (for the
+language model this is exactly scoring with the mixture of the parts' language models). Only the history
+(`context`, the subreddit and the title) is read: the dialogue model does not even hold the `target` turn, and
+candidates' labels are never passed here.
 """
 
 from __future__ import annotations

@@ -1,29 +1,11 @@
-"""A dialogue's result as the sample log's record, and as a row of results.csv.
+"""A dialogue's result as the sample log's record, and as a row of results.csv (the fields:
+docs/benches/sentence-retrieval.md, Outputs).
 
-A run compares several systems on the same dialogues; a record is one dialogue, with every system's figures on it
-and the best system's ranking to read:
-
-- `input`: the thread's turns, oldest first, each under its author's id (a multi-party Reddit thread; `user` where
-  the data names none); the subreddit and the thread's title are metadata (the queries prefix them to the first
-  turn). The reply that was actually written (`target` in the data) is never read, so never shown;
-- `target_contexts`: the candidates labelled relevant (grade 1), each with its page title and sentence;
-- `contexts`: the candidates as the run's best system (the headline's: highest MAP) ranks them at the setting it
-  picked on most validation halves (its `run.<system>.trec`), each with its page title, sentence and place in the
-  initial ranking (the systems' own scores are not kept: the order is the ranking);
-- `scores`: the best system's figures on the dialogue under the summary's top-level names (`MAP`, `nDCG@5`, `MRR`:
-  the dialogue's AP, nDCG@5 and RR at the settings picked, averaged over the test halves that hold it, as the
-  significance test over dialogues compares them: their mean over the dialogues is near the summary's figure, a mean
-  over the splits of the test halves' means, not equal to it), and every system's under `MAP[<system>]`,
-  `nDCG@5[<system>]`, `MRR[<system>]` (the groups of the summary's `system` breakdown); a system that failed on the
-  dialogue keeps its error under `MAP[<system>]`; a dialogue no test half holds has no figures;
-- `labels`: `type` (ungrounded, grounded) and `system` (every system compared: each dialogue is in every group of
-  the `system` breakdown);
-- `metadata`: the subreddit and title, the queries each strategy built (and the LLM rewrites), the best system,
-  each system's most picked setting, the number of test halves holding the dialogue, and the other systems'
-  rankings at their most picked settings (candidate ids, best first).
-
-The whole-run figures (picks, best system, figures over the test halves) are the dialogue's entry of the run's
-evaluation (`evaluation.dialogue_figures`; `evaluation.py` says why it is the run's), None when it was not scored.
+One record per dialogue however many systems ran: every system's figures on it under `MAP[<system>]` (the groups of
+the summary's `system` breakdown), the best system's also under the top-level names and its ranking as `contexts`.
+The reply actually written (the data's `target`) is never read, so never shown. The whole-run figures (picks, best
+system, figures over the test halves) are the dialogue's entry of `evaluation.dialogue_figures` (`evaluation.py` says
+why they are the run's), None when it was not scored.
 """
 
 from __future__ import annotations

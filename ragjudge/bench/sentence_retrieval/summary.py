@@ -1,21 +1,13 @@
 """The run's `Summary` (the result contract), from its evaluation (`evaluation.py`: tuning and testing over the
-splits): every system's figures, significance over splits and over dialogues, the data's facts.
+splits): every system's figures, significance over splits and over dialogues, the data's facts (what each part holds:
+docs/benches/sentence-retrieval.md, The summary).
 
-One run compares several systems (`--pipeline initial,bm25_rerank,...`) and writes one summary:
-
-- the `system` breakdown has every system's MAP, nDCG@5 and MRR (test-half means over the splits, with their
-  standard deviation over the splits): the paper's Table 3, one group per system;
-- the top-level metrics are the best system's (highest MAP; the first in `--pipeline` order on a tie), and the
-  headline is its MAP over the dialogues scored. Not `system/MAP` names: a breakdown's metrics must be top-level
-  metrics, so with per-system names the breakdown could not hold plain MAP, nDCG@5 and MRR, and every reader of
-  the summary (the terminal's main table, charts, `ragjudge report`, a script comparing runs) would have to know
-  this bench's naming to find "the" MAP. With the best system on top, MAP means the same as in every other
-  retrieval summary, and a one-system run is simply that system. The best is picked on the test halves' means,
-  so it is the run's best, not a tuned choice: the details say which system it is, and the breakdown shows all;
-- the `type` breakdown splits the best system's figures by dialogue type (ungrounded, grounded); every
-  system's MAP by type (the paper's Table 4) is a table;
-- significance tests, the parameters picked on each validation half and the protocol are `details` (and
-  tables (`tables.py`); the paper's Tables 3 and 4 are `reference`.
+One run compares several systems and writes one summary: every system's figures are the `system` breakdown, and the
+top-level metrics are the best system's (highest MAP on the test halves' means; the first in `--pipeline` order on a
+tie). Not `system/MAP` names: a breakdown's metrics must be top-level metrics, and every reader of a summary (the
+terminal, charts, `ragjudge report`, a script comparing runs) would have to know this bench's naming to find "the"
+MAP; with the best system on top, MAP means what it means in every retrieval summary, and a one-system run is simply
+that system.
 """
 
 from __future__ import annotations
@@ -43,10 +35,8 @@ def summarize(bench: Bench[Any, Dialogue], results: Sequence[SampleResult[Dialog
     dialogues = [r.sample for r in ok]
     excluded = len(results) - len(ok)
     counts = {t: sum(d.type == t for d in dialogues) for t in TYPES}
-    details: dict[str, Any] = {"n_dialogues": {"scored": len(ok), "excluded": excluded, **counts}}
-    details["labels"] = label_facts([r.sample for r in results])
-    facts = query_facts(ok)
-    details.update(facts)
+    details: dict[str, Any] = {"n_dialogues": {"scored": len(ok), "excluded": excluded, **counts},
+                               "labels": label_facts([r.sample for r in results]), **(facts := query_facts(ok))}
     warnings = run_warnings(facts, excluded)
     catalog = bench.catalog
     if evaluation is None:
@@ -71,8 +61,7 @@ def summarize(bench: Bench[Any, Dialogue], results: Sequence[SampleResult[Dialog
     shown = [tables.main_table(systems, len(ok), n_splits, plan.tune_on), tables.type_table(systems)]
     if any(len(e["settings"]) > 1 for e in systems.values()):
         shown.append(tables.picks_table(systems))
-    tests = tables.significance_table(details["significance"])
-    if tests is not None:
+    if (tests := tables.significance_table(details["significance"])) is not None:
         shown.append(tests)
     shown.append(paper.data_table(dialogues))
     which = f"{best}, the best of {len(systems)} systems by MAP" if len(systems) > 1 else best

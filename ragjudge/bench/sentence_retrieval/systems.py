@@ -213,10 +213,7 @@ class RRFSystem(System):
         super().__init__(spec, [s.model_copy(update={"key": key}) for _, s, key in combos])
 
     def query_configs(self) -> list[QueryConfig]:
-        found: dict[str, QueryConfig] = {}
-        for m in self.members:
-            found.update({q.key(): q for q in m.query_configs()})
-        return list(found.values())
+        return list({q.key(): q for m in self.members for q in m.query_configs()}.values())
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "members": [m.identity() for m in self.members]}

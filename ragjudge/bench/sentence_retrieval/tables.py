@@ -46,10 +46,8 @@ def type_table(systems: dict[str, Any]) -> Table:
 
 
 def picks_table(systems: dict[str, Any]) -> Table:
-    rows = []
-    for name, entry in systems.items():
-        if len(entry["settings"]) > 1:
-            rows += [[name, key, count] for key, count in entry["picks"].items()]
+    rows = [[name, key, count] for name, entry in systems.items() if len(entry["settings"]) > 1
+            for key, count in entry["picks"].items()]
     return Table(title="Parameters picked on the validation halves", columns=["system", "setting", "splits"],
                  rows=rows)
 
@@ -62,9 +60,7 @@ def significance_table(sig: dict[str, Any]) -> Table | None:
     perms = sig["permutations"]
     index = {u: {(t["a"], t["b"], t["metric"]): t for t in sig[u]["tests"]} for u in units}
     keys = list(index[units[0]])
-    columns = ["systems", "metric", "diff"]
-    for u in units:
-        columns += [f"p ({u})", "Bonferroni", "Holm"]
+    columns = ["systems", "metric", "diff", *(c for u in units for c in (f"p ({u})", "Bonferroni", "Holm"))]
     rows = []
     for key in keys:
         row: list[Any] = [f"{key[0]} vs {key[1]}", key[2], f"{index[units[0]][key]['diff']:+.3f}"]

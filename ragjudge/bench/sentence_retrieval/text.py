@@ -1,18 +1,11 @@
 """Words for the lexical rerankers: tokens, stop words, stems, and the collection statistics they score with.
 
-Tokenisation is the `bm25` retriever's (bm25s's splitter: runs of two or more word characters, lowercased;
-bm25s's English stop words; Snowball stemming through PyStemmer), so a reranker and a retriever see the
-same words. Each word is stemmed once and mapped to an integer id; texts become int32 arrays.
-
-The paper removes stop words from the dialogue only, not from sentences ("stopword removal only for
-dialogues"): by default a candidate keeps its stop words, which count in its length (BM25's |d|, the
-LM's |s|), while queries drop theirs. The paper stems with Krovetz, which has no maintained Python
-package; Snowball is the documented difference.
-
-Collection statistics (document frequency, collection term frequency, average length) come either from
-the candidate pool (every distinct candidate sentence of the loaded dialogues, by id) or from the 50
-candidates of each dialogue; the paper's own statistics are those of its Wikipedia sentence index, which
-is not public.
+Tokens and stems are the `bm25` retriever's, so a reranker and a retriever see the same words (how they differ from
+the paper's, Krovetz stems and its Wikipedia index's statistics: docs/benches/sentence-retrieval.md, Systems). Each
+word is stemmed once and mapped to an integer id; texts become int32 arrays. Stop words are dropped from the
+dialogue only, as the paper does: by default a candidate keeps its own, which count in its length (BM25's |d|, the
+LM's |s|). Collection statistics come from the candidate pool (every distinct candidate of the loaded dialogues, by
+id) or from each dialogue's candidates.
 """
 
 from __future__ import annotations
@@ -26,9 +19,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ragjudge.errors import UsageError
+from ragjudge.retrieval import bm25
 
-WORDS = re.compile(r"\w\w+")
+WORDS = re.compile(bm25.WORDS)
 
 
 def _stopword_list(stopwords: Literal["en", "none"] | list[str]) -> set[str]:
@@ -39,18 +32,6 @@ def _stopword_list(stopwords: Literal["en", "none"] | list[str]) -> set[str]:
 
         return set(STOPWORDS_EN)
     return {w.lower() for w in stopwords}
-
-
-def _stemmer(language: str | None) -> Any:
-    if language is None:
-        return None
-    import Stemmer
-
-    try:
-        return Stemmer.Stemmer(language)
-    except KeyError:
-        raise UsageError(f"unknown stemmer language {language!r} (available: {', '.join(Stemmer.algorithms())})"
-                         ) from None
 
 
 class _WordIds(dict):
@@ -78,7 +59,7 @@ class Analyzer:
     drop them) and candidates (which may keep them)."""
 
     def __init__(self, stemmer: str | None = "english", stopwords: Literal["en", "none"] | list[str] = "en"):
-        self._stem = _stemmer(stemmer)
+        self._stem = bm25._stemmer(stemmer)
         self._stop = _stopword_list(stopwords)
         self._word_ids = _WordIds(self)
         self._term_ids: dict[str, int] = {}

@@ -23,7 +23,7 @@ from ragjudge.bench.cxm.data import load_rag
 from ragjudge.bench.cxm.kb_retrieval import INDEX, KbRetrievalBench, embedding_models
 from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
                                         query_strategy)
-from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking
+from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, describe_chunking
 from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Scorer, Solver
@@ -83,7 +83,6 @@ class AnswerClassificationBench(KbRetrievalBench[ClassificationOptions]):
         if o.gen is None and o.rewrite_model:
             raise UsageError("--rewrite-model writes the retrieval queries of generated replies: give --gen MODEL")
         self.strategy = query_strategy(o, scoring_file=o.gen is None)
-        self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
 
     def load(self) -> Loaded[Any, CxmData]:

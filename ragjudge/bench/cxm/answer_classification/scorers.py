@@ -39,8 +39,7 @@ async def classify_response(gateway: LLMGateway, case: RagCase, given: dict[str,
     """Label one reply Correct / Incorrect / Hallucination / Refusal. `given`: the row with `response` (and
     `ranking`, the articles the replier saw besides the gold ones; `retrieved_ids` in rows written before)."""
     gold = [{"id": i, "text": articles[i].text} for i in case.kb_ids if i in articles]
-    seen = given.get("ranking") if given.get("ranking") is not None else given.get("retrieved_ids")
-    others = [{"id": i, "text": articles[i].text} for i in seen or []
+    others = [{"id": i, "text": articles[i].text} for i in ranking_of(given) or []
               if i in articles and i not in case.kb_ids]
     variables = {"conversation": render_conversation(case.messages, with_ids=False),
                  "response": given["response"], "reference": case.reference or "",

@@ -4,15 +4,15 @@ last message from the top `-T k`; or, without a replier, the replies the data al
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.bench.cxm import prompts as P
 from ragjudge.bench.cxm.conversation import chat_messages
 from ragjudge.bench.cxm.models import Article, RagCase
 from ragjudge.bench.cxm.queries import ConversationSearch
-from ragjudge.bench.cxm.solver import complete, usage
-from ragjudge.engine.bench import EachSolver, Record, Solver
+from ragjudge.bench.cxm.solver import FileRowsSolver, complete, usage
+from ragjudge.engine.bench import EachSolver, Record
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
 
@@ -33,10 +33,8 @@ async def generate_response(gateway: LLMGateway, case: RagCase, retrieved: list[
 
 
 class ReplySolver(EachSolver[RagCase]):
-    """Retrieve k articles for each conversation as multi-turn retrieval does (`queries.ConversationSearch`: the
-    same query strategies, LLM query formation and chunked search), then let the model reply to the last message
-    from them. The retrieval is redone before each run (LLM queries come from the response cache); a reply is
-    reused only for the same articles."""
+    """The retrieval is redone before each run (LLM queries come from the response cache); a reply is reused only
+    for the same articles."""
 
     def __init__(self, search: ConversationSearch, k: int, articles: dict[str, Article], model: str,
                  book: P.PromptBook):
@@ -67,15 +65,10 @@ class ReplySolver(EachSolver[RagCase]):
         return {**row, **query}
 
 
-class GivenRepliesSolver(Solver[RagCase]):
+class GivenRepliesSolver(FileRowsSolver):
     """The replies the data already holds."""
 
-    journaled = False
     name = "data replies"
 
-    def fingerprint(self, sample: RagCase) -> str:
-        return "data"
-
-    async def solve(self, samples: Sequence[RagCase], ctx: RunContext) -> AsyncIterator[tuple[str, Record]]:
-        for c in samples:
-            yield c.case_id, {"case_id": c.case_id, "response": c.response, "ranking": c.retrieved_ids}
+    def given(self, sample: RagCase) -> tuple[str, Record]:
+        return sample.case_id, {"case_id": sample.case_id, "response": sample.response, "ranking": sample.retrieved_ids}

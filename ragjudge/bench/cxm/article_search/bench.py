@@ -14,7 +14,6 @@ from ragjudge.bench.cxm.article_search.summary import score_search
 from ragjudge.bench.cxm.bench import DATA_HELP, CxmData
 from ragjudge.bench.cxm.data import load_articles, optional_articles
 from ragjudge.bench.cxm.kb_retrieval import INDEX, Cutoffs, KbRetrievalBench, RetrievalOptions, embedding_models
-from ragjudge.bench.cxm.retrieve import chunking_for
 from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
@@ -52,10 +51,6 @@ class ArticleSearchBench(KbRetrievalBench[SearchOptions]):
     breakdowns = ()
     unit = "queries"
     key = "query_id"
-
-    def __init__(self, options: SearchOptions, *, label: str | None = None):
-        super().__init__(options, label=label)
-        self.chunking = chunking_for(self.spec, options.chunk, options.chunk_overlap)
 
     def load(self) -> Loaded[Any, CxmData]:
         """The queries (or a predictions file's rows), with the queries by id and the articles as `ctx.data`."""

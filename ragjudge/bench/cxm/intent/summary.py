@@ -157,21 +157,14 @@ def _figures(parts: Sequence[_Part], protocol: str) -> tuple[dict[str, Any], dic
     return metrics, ns, errors
 
 
-def _problems(metrics: dict[str, Any]) -> int:
-    return metrics["errors"] + metrics["missing"] + metrics["verification errors"]
-
-
-def _describe(taxonomy: Taxonomy) -> str:
-    return f"{taxonomy.name}, {len(taxonomy.entries)} intents"
-
-
 def _report(parts: list[_Part], protocol: str) -> TaskReport:
     metrics, ns, errors = _figures(parts, protocol)
     leading = PAPER_ACCURACY if protocol == "paper" else EXACT
     taxonomies = {p.taxonomy.name: {"intents": len(p.taxonomy.entries), "two_level": p.taxonomy.two_level}
                   for p in parts}
-    report = TaskReport(task=f"intent prediction ({'; '.join(_describe(p.taxonomy) for p in parts)})",
-                        metrics=metrics, problems=_problems(metrics), ns=ns, errors=errors,
+    described = "; ".join(f"{p.taxonomy.name}, {len(p.taxonomy.entries)} intents" for p in parts)
+    report = TaskReport(task=f"intent prediction ({described})", metrics=metrics, ns=ns, errors=errors,
+                        problems=metrics["errors"] + metrics["missing"] + metrics["verification errors"],
                         details={"taxonomies": taxonomies})
     if len(parts) == 1:
         report.tables, report.notes = parts[0].tables, [*parts[0].notes, MAPPING_NOTE]

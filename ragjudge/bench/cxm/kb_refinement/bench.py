@@ -1,13 +1,7 @@
-"""`cxm-kb-refinement`: find similar and contradictory article pairs in a knowledge base.
-
-The baseline is the paper's (Table 2) and CXMArena's predictor's method: embed every article (bundled MiniLM,
-any sentence-transformers model, or an embeddings API through litellm and the run's gateway), take each
-article's k nearest neighbours, and predict "similar" for the pairs whose cosine similarity reaches a fixed
-threshold (0.9, the predictor's default). Unlike the predictor, a pair counts whichever of its two articles
-finds the other. Embeddings cannot tell a contradiction from an agreement, so contradictory pairs are predicted
-only by an LLM pair judge (`--judge-models`, spec `cxm_contradiction`) reading the nearest-neighbour pairs, or
-not at all. The threshold sweep, a threshold picked on held-out articles, and the oracle pick are reported as
-an analysis beside the result (`scorers.baseline_analysis`).
+"""`cxm-kb-refinement`: find similar and contradictory article pairs in a knowledge base, with the paper's embedding
+baseline (Table 2, CXMArena's predictor's method: `scorers.py`; docs/benches/cxmarena.md, KB refinement). Unlike the
+predictor, a pair counts whichever of its two articles finds the other. Embeddings cannot tell a contradiction from
+an agreement, so contradictory pairs are predicted only by an LLM pair judge (`--judge-models`), or not at all.
 """
 
 from __future__ import annotations

@@ -35,14 +35,6 @@ def baseline_metric(baseline: str, what: str) -> str:
     return f"{baseline} {what}"
 
 
-def read_predicted_pairs(rows: Rows, path: Path | None = None) -> dict[str, set[frozenset[str]]]:
-    out: dict[str, set[frozenset[str]]] = {}
-    for line, row in rows:
-        kind, pair = predicted_pair(row, path, line)
-        out.setdefault(kind, set()).add(pair)
-    return out
-
-
 def _analysis_tables(analysis: dict[str, Any], label: str, baseline: str, metrics: dict[str, Any],
                      notes: list[str]) -> list[Any]:
     oracle, held = analysis["oracle"], analysis["held_out"]
@@ -76,7 +68,10 @@ def score_pairs(gold: dict[str, set[frozenset[str]]], rows: Rows | None, path: P
     tables = []
     notes: list[str] = []
     if rows is not None:
-        pred = read_predicted_pairs(rows, path)
+        pred: dict[str, set[frozenset[str]]] = {}
+        for line, row in rows:
+            kind, pair = predicted_pair(row, path, line)
+            pred.setdefault(kind, set()).add(pair)
         pair_rows = []
         for kind in kinds:
             if kind not in gold and kind not in pred:

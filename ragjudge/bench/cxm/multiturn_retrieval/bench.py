@@ -21,7 +21,7 @@ from ragjudge.bench.cxm.multiturn_retrieval.solver import RetrievalSolver
 from ragjudge.bench.cxm.multiturn_retrieval.summary import score_multiturn
 from ragjudge.bench.cxm.queries import (LLM_QUERY, ConversationQueryOptions, ConversationSearch, query_formation,
                                         query_strategy)
-from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, chunking_for, describe_chunking
+from ragjudge.bench.cxm.retrieve import CHUNK_HELP, Chunk, describe_chunking
 from ragjudge.bench.cxm.rows import FileRow
 from ragjudge.bench.cxm.summary import TaskReport
 from ragjudge.engine.bench import Loaded, MetricInfo, SampleResult, Solver
@@ -71,7 +71,6 @@ class MultiTurnRetrievalBench(KbRetrievalBench[MultiTurnOptions]):
         super().__init__(options, label=label)
         o = options
         self.strategy = query_strategy(o, scoring_file=o.predictions is not None)
-        self.chunking = chunking_for(self.spec, o.chunk, o.chunk_overlap)
         self.book = P.PromptBook(o.judge_dir)
 
     def load(self) -> Loaded[Any, TurnData]:

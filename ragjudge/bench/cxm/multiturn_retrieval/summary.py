@@ -14,15 +14,10 @@ from typing import Any
 
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import Article, RagCase
-from ragjudge.bench.cxm.multiturn_retrieval.scorers import paper_protocol
+from ragjudge.bench.cxm.multiturn_retrieval.scorers import paper_protocol, turn_figures
 from ragjudge.bench.cxm.article_search.summary import read_rankings, unknown_note
 from ragjudge.bench.cxm.rows import Rows
 from ragjudge.bench.cxm.summary import TaskReport, table
-
-
-def _mean_recall(rows: Sequence[tuple[Sequence[str], Sequence[str]]], k: int, empty_as_zero: bool) -> float | None:
-    values = [M.recall_at_k(r, g, k) for r, g in rows if g or empty_as_zero]
-    return M.ratio(sum(values), len(values))
 
 
 def score_multiturn(cases: Sequence[RagCase], rows: Rows, ks: Sequence[int], path: Path | None = None,
@@ -34,28 +29,22 @@ def score_multiturn(cases: Sequence[RagCase], rows: Rows, ks: Sequence[int], pat
     failed = {str(r.get("case_id")) for r in errors.values()}
     missing = [c.case_id for c in cases if c.case_id not in rankings and c.case_id not in failed]
     scored = [c for c in cases if c.case_id in rankings]
-    pairs = [(rankings[c.case_id], c.kb_ids) for c in scored]
     no_gold = sum(not c.kb_ids for c in scored)
     protocol = paper_protocol([c.case_id in chunks for c in scored], [bool(c.kb_ids) for c in scored])
     official = protocol == "official"
     metrics: dict[str, Any] = {"turns": len(cases), "ranked": len(scored), "turns with gold articles":
                                len(scored) - no_gold}
-    columns = ["k", "recall@k", "hit@k"]
-    table_rows = []
-    for k in ks:
-        recall = _mean_recall(pairs, k, empty_as_zero=False)
-        hit = M.ratio(sum(M.hit_at_k(r, g, k) for r, g in pairs if g), len(scored) - no_gold)
-        metrics[f"R@{k}"] = recall
-        metrics[f"hit@{k}"] = hit
-        row: list[Any] = [k, recall, hit]
-        if protocol is not None:
-            ranked = [(M.official_ranking(chunks[c.case_id], k), c.kb_ids) for c in scored] if official else pairs
-            metrics[f"R@{k} (paper protocol)"] = paper = _mean_recall(ranked, k, empty_as_zero=True)
-            row.append(paper)
-        table_rows.append(row)
-    if protocol is not None:
-        columns.append("recall@k, paper protocol")
-    metrics["MRR"] = M.ratio(sum(M.reciprocal_rank(r, g) for r, g in pairs if g), len(scored) - no_gold)
+    figures = [turn_figures(rankings[c.case_id], c.kb_ids, ks, chunks.get(c.case_id), protocol) for c in scored]
+
+    def mean(name: str) -> float | None:  # over the turns that have the figure (`turn_figures` says which)
+        values = [f[name] for f in figures if name in f]
+        return M.ratio(sum(values), len(values))
+
+    names = ["R@{}", "hit@{}", *(["R@{} (paper protocol)"] if protocol is not None else [])]
+    metrics.update({n.format(k): mean(n.format(k)) for k in ks for n in names})
+    table_rows = [[k, *(metrics[n.format(k)] for n in names)] for k in ks]
+    columns = ["k", "recall@k", "hit@k", *(["recall@k, paper protocol"] if protocol is not None else [])]
+    metrics["MRR"] = mean("MRR")
     metrics.update({"errors": len(errors), "missing": len(missing)})
     notes = [f"no ranking for {len(missing)} turn(s), e.g. {missing[0]}"] if missing else []
     if errors:

@@ -18,20 +18,18 @@ from ragjudge.bench.cxm.tables import field, id_list, require_file, structured
 from ragjudge.errors import InputError
 
 
+_ANSWERS = {**dict.fromkeys(("true", "yes", "y", "1"), True), **dict.fromkeys(("false", "no", "n", "0"), False),
+            **dict.fromkeys(("na", "n/a", "not applicable", "none", "null", ""), None)}
+
+
 def parse_answer(value: Any) -> bool | None:
     """True/False/NA from booleans or text (Yes/No/NA as the release writes them). ValueError otherwise."""
-    if isinstance(value, bool):
+    if isinstance(value, bool) or value is None:
         return value
-    if value is None:
-        return None
     text = str(value).strip().lower().rstrip(".")
-    if text in ("true", "yes", "y", "1"):
-        return True
-    if text in ("false", "no", "n", "0"):
-        return False
-    if text in ("na", "n/a", "not applicable", "none", "null", ""):
-        return None
-    raise ValueError(f"{value!r} is not True, False or NA")
+    if text not in _ANSWERS:
+        raise ValueError(f"{value!r} is not True, False or NA")
+    return _ANSWERS[text]
 
 
 def _questions(row: dict[str, Any], path: Path, line: int) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from typing import Any
 from ragjudge.bench.cxm import metrics as M
 from ragjudge.bench.cxm.models import QualityCase
 from ragjudge.bench.cxm.quality.scorers import Answers, paper_outcomes, question_outcomes, read_answers
-from ragjudge.bench.cxm.quality.summary import PAPER_ACCURACY
+from ragjudge.bench.cxm.quality.summary import figures as figures_of
 from ragjudge.bench.cxm.samples import CALL_FACTS, conversation, error_of, facts
 from ragjudge.engine.bench import Record
 from ragjudge.formats.samples import Sample, Score
@@ -22,15 +22,7 @@ def _said(value: Any) -> str:
 
 def figures(case: QualityCase, answers: Answers, unreadable: set[str]) -> dict[str, float]:
     """The case's own figures, by the summary's names (those with nothing to average over left out)."""
-    outcomes = question_outcomes(case, answers)
-    paper = paper_outcomes(case, answers, unreadable)
-    prf, evidence = M.binary_prf(outcomes), M.evidence_prf(outcomes)
-    values: dict[str, Any] = {
-        "question accuracy": M.question_accuracy(outcomes), PAPER_ACCURACY: M.ratio(sum(paper), len(paper)),
-        "question precision (true)": prf["precision"], "question recall (true)": prf["recall"],
-        "question F1 (true)": prf["f1"], "case accuracy (all questions right)": M.case_accuracy(outcomes),
-        "evidence precision": evidence["precision"], "evidence recall": evidence["recall"],
-        "evidence F1": evidence["f1"]}
+    values = figures_of(question_outcomes(case, answers), paper_outcomes(case, answers, unreadable))
     return {name: float(v) for name, v in values.items() if v is not None}
 
 

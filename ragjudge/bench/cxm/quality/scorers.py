@@ -43,12 +43,8 @@ def read_answers(case: QualityCase, row: dict[str, Any], path: Path | None, line
 
 def question_outcomes(case: QualityCase, answers: Answers) -> list[M.QuestionOutcome]:
     """Every question of the case, answered or not (an unanswered one is `M.UNPARSABLE`: wrong)."""
-    out = []
-    for q in case.questions:
-        answer, evidence = answers.get(q.question_id, (M.UNPARSABLE, ()))
-        out.append(M.QuestionOutcome(case.case_id, q.answer, answer,
-                                     tuple(q.evidence) if q.evidence is not None else None, evidence))
-    return out
+    return [M.QuestionOutcome(case.case_id, q.answer, (given := answers.get(q.question_id, (M.UNPARSABLE, ())))[0],
+                              None if q.evidence is None else tuple(q.evidence), given[1]) for q in case.questions]
 
 
 def paper_outcomes(case: QualityCase, answers: Answers, unreadable: set[str]) -> list[bool]:
@@ -56,10 +52,5 @@ def paper_outcomes(case: QualityCase, answers: Answers, unreadable: set[str]) ->
     as it goes), except that a response with no readable answer at all counts every question wrong."""
     if not answers and not unreadable:
         return [False] * len(case.questions)
-    out = []
-    for q in case.questions:
-        if q.question_id in unreadable:
-            out.append(False)
-        elif q.question_id in answers:
-            out.append(answers[q.question_id][0] == q.answer)
-    return out
+    return [q.question_id not in unreadable and answers[q.question_id][0] == q.answer for q in case.questions
+            if q.question_id in unreadable or q.question_id in answers]

@@ -22,6 +22,19 @@ def _answer_name(value: bool | None | str) -> str:
 PAPER_ACCURACY = "question accuracy (paper protocol: unanswered skipped)"
 
 
+def figures(outcomes: Sequence[M.QuestionOutcome], paper: Sequence[bool], protocol: str = "ragjudge"
+            ) -> dict[str, Any]:
+    """The figures over questions (the run's, or one case's in the sample log), both accuracies in `protocol`'s
+    order; None where there is nothing to average over."""
+    prf, evidence = M.binary_prf(outcomes), M.evidence_prf(outcomes)
+    accuracy = {"question accuracy": M.question_accuracy(outcomes), PAPER_ACCURACY: M.ratio(sum(paper), len(paper))}
+    return {**(dict(reversed(accuracy.items())) if protocol == "paper" else accuracy),
+            "question precision (true)": prf["precision"], "question recall (true)": prf["recall"],
+            "question F1 (true)": prf["f1"], "case accuracy (all questions right)": M.case_accuracy(outcomes),
+            "evidence precision": evidence["precision"], "evidence recall": evidence["recall"],
+            "evidence F1": evidence["f1"]}
+
+
 def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = None,
                   protocol: str = "ragjudge") -> TaskReport:
     by_id = {c.case_id: c for c in cases}
@@ -48,19 +61,10 @@ def score_quality(cases: Sequence[QualityCase], rows: Rows, path: Path | None = 
         for q, outcome in zip(case.questions, mine, strict=True):
             by_text.setdefault(q.text, []).append(outcome.correct)
     spoiled = [q for c in cases for q in c.questions if q.evidence_error]
-    prf = M.binary_prf(outcomes)
     ev = M.evidence_prf(outcomes)
-    ours = M.question_accuracy(outcomes)
-    theirs = M.ratio(sum(paper), len(paper))
-    first = {PAPER_ACCURACY: theirs, "question accuracy": ours} if protocol == "paper" else \
-        {"question accuracy": ours, PAPER_ACCURACY: theirs}
     metrics = {
         "cases": len(cases), "scored cases": len({o.case_id for o in outcomes}),
-        "questions": len(outcomes), **first, "questions answered": len(paper),
-        "question precision (true)": prf["precision"], "question recall (true)": prf["recall"],
-        "question F1 (true)": prf["f1"],
-        "case accuracy (all questions right)": M.case_accuracy(outcomes),
-        "evidence precision": ev["precision"], "evidence recall": ev["recall"], "evidence F1": ev["f1"],
+        "questions": len(outcomes), "questions answered": len(paper), **figures(outcomes, paper, protocol),
         "questions with gold evidence": ev["questions"],
         "unreadable answers": sum(o.pred == M.UNPARSABLE for o in outcomes),
         "questions with malformed gold evidence": len(spoiled), "errors": len(errors), "missing": len(missing),
