@@ -50,7 +50,7 @@ from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample, Score
-from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime, judges_models, require_judge_models
 from ragjudge.models import Prediction, Task
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
@@ -118,10 +118,7 @@ class MtragBench(Bench[MtragOptions, Task]):
         if len(clarifying) > 1:
             raise UsageError(f"judges {' and '.join(clarifying)} both write {CLARIFICATION_METRIC}: choose one")
         self.judges: list[Judge] = self.registry.build_many(names, {"bertscore_model": o.bertscore_model})
-        needing = [j.name for j in self.judges if j.needs_llm]
-        if needing and not o.judge_models:
-            raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
-                             f"(offline judges: {', '.join(self.offline_judges)})")
+        require_judge_models(self.judges, o.judge_models, self.offline_judges)
         if o.min_panel is not None and o.min_panel > len(o.judge_models):
             raise UsageError(f"--min-panel {o.min_panel}: the panel has {len(o.judge_models)} judge model(s) "
                              f"(--judge-models); ask for at most {len(o.judge_models)} answers" if o.judge_models else
@@ -198,12 +195,8 @@ class MtragBench(Bench[MtragOptions, Task]):
 
     def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
         return self.summary(results, **summary_parts(self.outcomes(results), metric_names(self.judges), self.catalog,
-                                                     judges=self.judge_models(ctx),
+                                                     judges=judges_models(self.judges, self.options.judge_models),
                                                      retrieval=ctx.facts.get(RETRIEVAL_FACTS)))
-
-    def judge_models(self, ctx: RunContext) -> dict[str, list[str]]:
-        judge_ctx = self.judge_context(ctx)
-        return {j.name: j.describe_models(judge_ctx) for j in self.judges}
 
     def sample(self, result: SampleResult[Task], ctx: RunContext) -> Sample:
         return outcome_sample(self.outcome(result), metric_names(self.judges), self.setting,
@@ -219,7 +212,7 @@ class MtragBench(Bench[MtragOptions, Task]):
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
-        judges = {j.name: j.describe_models(JudgeContext(judge_models=o.judge_models)) for j in self.judges}
+        judges = judges_models(self.judges, o.judge_models)
         return {"source": str(ctx.data.source) if ctx.data else None, "generator": o.gen, "setting": self.setting,
                 "pipeline": ctx.facts.get(RETRIEVAL_FACTS), "judges": judges, "judge_models": o.judge_models,
                 "conversational_as_unanswerable": o.conversational_as_unanswerable,

@@ -19,10 +19,9 @@ from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Scorer, Sol
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
-from ragjudge.errors import UsageError
 from ragjudge.formats.rag_records import RagRecord, records_stem
 from ragjudge.formats.samples import Sample
-from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime, judges_models, require_judge_models
 from ragjudge.judges.criterion import CriterionOption
 
 OFFLINE_JUDGES = ("rb_alg",)
@@ -71,10 +70,7 @@ class RagBench(Bench[RagOptions, RagRecord]):
         self.judges: list[Judge] = self.registry.build_many(self._judge_names(),
                                                             {"bertscore_model": options.bertscore_model,
                                                              "no_passages": "not_applicable"})
-        needing = [j.name for j in self.judges if j.needs_llm]
-        if needing and not options.judge_models:
-            raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
-                             f"(offline judges: {', '.join(OFFLINE_JUDGES)})")
+        require_judge_models(self.judges, options.judge_models, OFFLINE_JUDGES)
 
     def _judge_names(self) -> list[str]:
         """The judges named (else the defaults), then each criterion: a criterion adds to them, never replaces."""
@@ -135,8 +131,7 @@ class RagBench(Bench[RagOptions, RagRecord]):
         return record_sample(result, self.judges)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
-        judges = {j.name: j.describe_models(JudgeContext(judge_models=self.options.judge_models))
-                  for j in self.judges}
+        judges = judges_models(self.judges, self.options.judge_models)
         return {"judges": judges, "models": {"judges": judges}, **judge_runtime(self.judges)}
 
     def out_slug(self) -> list[str]:
