@@ -30,6 +30,13 @@ class JudgeContext:
     """The run's cache folder (None: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge); RB_alg keeps embeddings there."""
     use_cache: bool = True
 
+    @classmethod
+    def of_run(cls, run: Any, judge_models: list[str], min_panel: int | None) -> JudgeContext:
+        """A bench run's (`run`: the engine's RunContext, whose gateway and cache options the judges use)."""
+        o = run.options
+        return cls(gateway=run.gateway, judge_models=judge_models, retry_errors=o.retry_errors, min_panel=min_panel,
+                   cache_dir=Path(o.cache_dir) if o.cache_dir else None, use_cache=o.use_cache)
+
 
 class Judge(ABC):
     """Base of all judges. Subclasses implement `judge`; batching across items is theirs to exploit."""

@@ -52,9 +52,8 @@ def candidates(text: str) -> list[Any]:
     fences = list(_FENCE.finditer(text))
     for fence in sorted(fences, key=lambda m: m.group(1).lower() != "json"):  # json fences first, stable
         out.extend(reversed(_embedded(fence.group(2))))
-    stripped = text.strip()
     try:
-        out.append(json.loads(stripped))
+        out.append(json.loads(text.strip()))
     except json.JSONDecodeError:
         pass
     out.extend(reversed(_embedded(text)))

@@ -1,11 +1,6 @@
 """`--bench mtrag`: generate answers to MTRAG's multi-turn tasks (or read predictions) and judge them with
-the paper's judge layer, IDK conditioning and breakdowns.
-
-The parts (MTRAG-UN's bench, `un/bench.py`, is this one with its own summary additions and paper figures):
-`data.py` finds and reads the tasks, `settings.py` says which passages the generator sees, `solver.py` generates
-(or reads a predictions file), `scorers.py` runs the judges, `metrics.py` turns verdicts into the official metrics
-(IDK conditioning), `summary.py` the means and the paper's breakdowns, `samples.py` a task as the sample log's record,
-`records.py` the official evaluation records (results.jsonl), `view.py` the report's IDK-vs-RB flags.
+the paper's judge layer, IDK conditioning and breakdowns (each part in the module of its name; `settings.py`: which
+passages the generator sees, `metrics.py`: IDK conditioning, `records.py`: the official results.jsonl records).
 """
 
 from __future__ import annotations
@@ -19,32 +14,13 @@ from pydantic import Field
 from ragjudge.bench.mtrag import data as mtrag_data
 from ragjudge.bench.mtrag.data import MtragData
 from ragjudge.bench.mtrag.items import output_item
-from ragjudge.bench.mtrag.metrics import (
-    CLARIFICATION_METRIC,
-    METRIC_INFOS,
-    TaskOutcome,
-    assemble,
-    metric_names,
-)
+from ragjudge.bench.mtrag.metrics import CLARIFICATION_METRIC, METRIC_INFOS, TaskOutcome, assemble, metric_names
 from ragjudge.bench.mtrag.records import official_records
 from ragjudge.bench.mtrag.samples import outcome_sample
 from ragjudge.bench.mtrag.settings import check_setting
-from ragjudge.bench.mtrag.solver import (
-    RETRIEVAL_FACTS,
-    GeneratorSolver,
-    PredictionsSolver,
-    retrieval_pipeline,
-)
+from ragjudge.bench.mtrag.solver import RETRIEVAL_FACTS, GeneratorSolver, PredictionsSolver, retrieval_pipeline
 from ragjudge.bench.mtrag.summary import summary_parts, tidy_table
-from ragjudge.engine.bench import (
-    Bench,
-    BenchOptions,
-    Loaded,
-    MetricInfo,
-    SampleResult,
-    Scorer,
-    Solver,
-)
+from ragjudge.engine.bench import Bench, BenchOptions, Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary
@@ -160,14 +136,8 @@ class MtragBench(Bench[MtragOptions, Task]):
             build_generator(o.gen, gateway=ctx.require_gateway())
         return GeneratorSolver(generator, o.setting, self.pipeline, o.corpus)
 
-    def judge_context(self, ctx: RunContext) -> JudgeContext:
-        return JudgeContext(gateway=ctx.gateway, judge_models=self.options.judge_models,
-                            retry_errors=ctx.options.retry_errors, min_panel=self.options.min_panel,
-                            cache_dir=Path(ctx.options.cache_dir) if ctx.options.cache_dir else None,
-                            use_cache=ctx.options.use_cache)
-
     def scorers(self, ctx: RunContext) -> list[Scorer[Task]]:
-        judge_ctx = self.judge_context(ctx)
+        judge_ctx = JudgeContext.of_run(ctx, self.options.judge_models, self.options.min_panel)
         return [JudgeScorer(judge, judge_ctx, output_item) for judge in self.judges]
 
     def outcome(self, result: SampleResult[Task]) -> TaskOutcome:
@@ -182,15 +152,9 @@ class MtragBench(Bench[MtragOptions, Task]):
     @property
     def catalog(self) -> MetricCatalog:
         """The declared metrics, and each judge's own (a judge spec of yours names its metric and direction)."""
-        declared = MetricCatalog(self.metrics, self.name)
-        extra = []
-        for judge in self.judges:
-            try:
-                declared.info(judge.metric)
-            except KeyError:
-                spec = judge.spec
-                extra.append(MetricInfo(spec.metric, spec.description.split(". ")[0].rstrip("."),
-                                        higher_is_better=spec.higher_is_better, kind=spec.metric_kind))
+        extra = [MetricInfo(j.metric, j.spec.description.split(". ")[0].rstrip("."),
+                            higher_is_better=j.spec.higher_is_better, kind=j.spec.metric_kind)
+                 for j in self.judges if not any(info.matches(j.metric) for info in self.metrics)]
         return MetricCatalog([*self.metrics, *extra], self.name)
 
     def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
