@@ -183,9 +183,8 @@ def domain_of(collection: str | None) -> str | None:
     if not collection:
         return None
     parts = collection.split("-")
-    if len(parts) >= 3 and parts[0] == "mt" and parts[1] == "rag":
-        return _DOMAIN_ALIASES.get(parts[2], parts[2])
-    return _DOMAIN_ALIASES.get(collection, collection)
+    name = parts[2] if len(parts) >= 3 and parts[:2] == ["mt", "rag"] else collection
+    return _DOMAIN_ALIASES.get(name, name)
 
 
 _DOMAIN_ALIASES = {"ibmcloud": "cloud"}

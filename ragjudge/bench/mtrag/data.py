@@ -11,6 +11,7 @@ from typing import Any
 
 from ragjudge.bench.mtrag.settings import needs_retrieval, tasks_for_setting
 from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.formats.files import atomic_output
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.formats.mtrag import predictions_of, read_predictions, read_tasks, require_questions, tasks_of
 from ragjudge.llm.cache import default_cache_dir
@@ -80,7 +81,6 @@ def download_mtrag(folder: Path, urls: tuple[str, ...], timeout: float = 30.0, *
         return target
     import httpx
 
-    folder.mkdir(parents=True, exist_ok=True)
     reasons = []
     for url in urls:
         try:
@@ -89,9 +89,8 @@ def download_mtrag(folder: Path, urls: tuple[str, ...], timeout: float = 30.0, *
         except httpx.HTTPError as exc:
             reasons.append(f"{url}: {type(exc).__name__}")
             continue
-        tmp = target.with_suffix(".part")
-        tmp.write_bytes(response.content)
-        tmp.replace(target)
+        with atomic_output(target) as tmp:
+            tmp.write_bytes(response.content)
         return target
     raise RagjudgeError(
         "could not download the MTRAG tasks (" + "; ".join(reasons) + f"). Offline? Get {upstream} from the "
