@@ -18,11 +18,8 @@ class InputError(RagjudgeError):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        where = ""
-        if self.file:
-            where = self.file + (f":{self.line}" if self.line is not None else "")
-        parts = [p for p in (where, f"field '{self.field}'" if self.field else "", self.message) if p]
-        return ": ".join(parts)
+        where = self.file + (f":{self.line}" if self.line is not None else "") if self.file else ""
+        return ": ".join(p for p in (where, f"field '{self.field}'" if self.field else "", self.message) if p)
 
 
 class UsageError(RagjudgeError):

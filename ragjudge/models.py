@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 Speaker = Literal["user", "agent"]
 Answerability = Literal["ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED"]
-ANSWERABILITY_VALUES: tuple[str, ...] = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED")
+ANSWERABILITY_VALUES: tuple[str, ...] = get_args(Answerability)
 
 
 class Turn(BaseModel):
@@ -119,8 +119,7 @@ class Task(BaseModel):
 
     @property
     def reference(self) -> str | None:
-        texts = [t.text for t in self.targets if t.text]
-        return texts[0] if texts else None
+        return next((t.text for t in self.targets if t.text), None)
 
     @property
     def domain(self) -> str | None:
@@ -165,18 +164,12 @@ class JudgedItem:
 
 def question_of(turns: list[Turn]) -> str:
     """The conversation's last user turn."""
-    for turn in reversed(turns):
-        if turn.speaker == "user":
-            return turn.text
-    return ""
+    return next((turn.text for turn in reversed(turns) if turn.speaker == "user"), "")
 
 
 def history_of(turns: list[Turn]) -> list[Turn]:
     """The conversation before its last user turn."""
-    for i in range(len(turns) - 1, -1, -1):
-        if turns[i].speaker == "user":
-            return turns[:i]
-    return list(turns)
+    return next((turns[:i] for i in reversed(range(len(turns))) if turns[i].speaker == "user"), list(turns))
 
 
 def normalize_task_id(task_id: str) -> str:
@@ -190,9 +183,8 @@ def domain_of(collection: str | None) -> str | None:
     if not collection:
         return None
     parts = collection.split("-")
-    if len(parts) >= 3 and parts[0] == "mt" and parts[1] == "rag":
-        return _DOMAIN_ALIASES.get(parts[2], parts[2])
-    return _DOMAIN_ALIASES.get(collection, collection)
+    name = parts[2] if len(parts) >= 3 and parts[:2] == ["mt", "rag"] else collection
+    return _DOMAIN_ALIASES.get(name, name)
 
 
 _DOMAIN_ALIASES = {"ibmcloud": "cloud"}

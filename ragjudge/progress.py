@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -55,15 +56,9 @@ def progress_console(jupyter: bool | None = None) -> Console:
     console = Console(stderr=True)
     if jupyter is None:
         jupyter = console.is_jupyter
-    if jupyter and not _has_ipywidgets():
+    if jupyter and importlib.util.find_spec("ipywidgets") is None:
         return Console(stderr=True, force_jupyter=False, force_terminal=False)
     return console if jupyter == console.is_jupyter else Console(stderr=True, force_jupyter=jupyter)
-
-
-def _has_ipywidgets() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("ipywidgets") is not None
 
 
 @contextmanager

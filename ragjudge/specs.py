@@ -20,9 +20,7 @@ _PACKAGE = Path(__file__).resolve().parent
 def builtin_spec_dir(kind: str) -> Path:
     """`judges` or `pipelines`: inside the wheel (force-included) or beside the package in a checkout."""
     installed = _PACKAGE / "_specs" / kind
-    if installed.is_dir():
-        return installed
-    return _PACKAGE.parent / kind
+    return installed if installed.is_dir() else _PACKAGE.parent / kind
 
 
 def spec_search_path(kind: str, extra: list[str | Path] | None = None) -> list[Path]:

@@ -15,9 +15,7 @@ _BENCH = ("Bench", "BenchOptions", "EachScorer", "EachSolver", "Loaded", "Metric
           "Scorer", "Solver", "fingerprint")
 _SUMMARY = ("Breakdown", "Group", "Headline", "Metric", "Reference", "Stat", "Summary", "Table", "stat")
 
-__all__ = ["Bench", "BenchOptions", "Breakdown", "EachScorer", "EachSolver", "Group", "Headline", "Loaded", "Metric",
-           "MetricInfo", "Record", "Reference", "SampleResult", "Scorer", "Solver", "Stat", "Summary", "Table",
-           "fingerprint", "stat"]
+__all__ = sorted([*_BENCH, *_SUMMARY])
 
 
 def __getattr__(name: str) -> Any:

@@ -37,8 +37,6 @@ class ExtractiveGenerator(Generator):
     def answer(self, item: GenerationInput) -> str:
         question = content_words(item.task.question)
         history = set().union(*(content_words(t.text) for t in item.task.history if t.speaker == "user")) - question
-        if not question or not item.passages:
-            return f"{IDK_SENTENCE} to answer that."
         scored: list[tuple[float, int, str]] = []
         for p_index, passage in enumerate(item.passages):
             for s_index, sentence in enumerate(_SENTENCE.split(passage.text.strip())):
@@ -47,7 +45,7 @@ class ExtractiveGenerator(Generator):
                     continue
                 score = len(words & question) + self.history_weight * len(words & history)
                 scored.append((score, p_index * 1000 + s_index, sentence.strip()))
-        if not scored:
+        if not question or not scored:
             return f"{IDK_SENTENCE} to answer that."
         scored.sort(key=lambda s: (-s[0], s[1]))
         best = scored[0][0]

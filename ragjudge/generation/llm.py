@@ -22,14 +22,9 @@ INSTRUCTION = (
 
 
 def generation_messages(item: GenerationInput) -> list[dict[str, str]]:
-    system = INSTRUCTION
-    if item.passages:
-        blocks = [f"PASSAGE {i}\n{p.text}" for i, p in enumerate(item.passages, start=1)]
-        system += "\n\n" + "\n\n".join(blocks)
-    messages = [{"role": "system", "content": system}]
-    for turn in item.task.input:
-        messages.append({"role": "user" if turn.speaker == "user" else "assistant", "content": turn.text})
-    return messages
+    system = INSTRUCTION + "".join(f"\n\nPASSAGE {i}\n{p.text}" for i, p in enumerate(item.passages, start=1))
+    return [{"role": "system", "content": system},
+            *({"role": "user" if t.speaker == "user" else "assistant", "content": t.text} for t in item.task.input)]
 
 
 class LLMGenerator(Generator):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Score
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.llm import LLMGateway
@@ -27,6 +29,13 @@ class JudgeContext:
     cache_dir: Path | None = None
     """The run's cache folder (None: $RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge); RB_alg keeps embeddings there."""
     use_cache: bool = True
+
+    @classmethod
+    def of_run(cls, run: Any, judge_models: list[str], min_panel: int | None) -> JudgeContext:
+        """A bench run's (`run`: the engine's RunContext, whose gateway and cache options the judges use)."""
+        o = run.options
+        return cls(gateway=run.gateway, judge_models=judge_models, retry_errors=o.retry_errors, min_panel=min_panel,
+                   cache_dir=Path(o.cache_dir) if o.cache_dir else None, use_cache=o.use_cache)
 
 
 class Judge(ABC):
@@ -81,3 +90,37 @@ def judge_runtime(judges: Iterable[Judge]) -> dict[str, Any]:
     """`{"judge_runtime": {judge: {device, backend}}}` for the judges that ran a local model; {} when none did."""
     ran = {j.name: facts for j in judges if (facts := j.runtime())}
     return {"judge_runtime": ran} if ran else {}
+
+
+def require_judge_models(judges: Iterable[Judge], judge_models: list[str], offline: Iterable[str]) -> None:
+    """A judge that needs an LLM without a judge model is refused before any work (`offline`: those that need none)."""
+    needing = [j.name for j in judges if j.needs_llm]
+    if needing and not judge_models:
+        raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
+                         f"(offline judges: {', '.join(offline)})")
+
+
+def judges_models(judges: Iterable[Judge], judge_models: list[str]) -> dict[str, list[str]]:
+    """Judge name -> the model(s) behind its scores (what run.json and the summary record)."""
+    ctx = JudgeContext(judge_models=judge_models)
+    return {j.name: j.describe_models(ctx) for j in judges}
+
+
+class LexicalJudge(Judge):
+    """An offline judge reading each answer with its spec's regexes: `classify` gives a label of `values`, and why."""
+
+    values: dict[str, float]
+
+    @abstractmethod
+    def classify(self, text: str) -> tuple[str, str]: ...
+
+    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
+        results = [self.result(value=self.values[label], label=label, rationale=why, model="patterns")
+                   for label, why in map(self.classify, (item.answer for item in items))]
+        ctx.on_progress(len(items))
+        return results
+
+
+def unconditional(pattern: re.Pattern[str] | None, text: str, condition: re.Pattern[str]) -> bool:
+    """A match of `pattern` in `text` that no condition opened before it governs (`condition` ends at the match)."""
+    return pattern is not None and any(not condition.search(text, 0, m.start()) for m in pattern.finditer(text))

@@ -19,9 +19,7 @@ ANSWERABILITY_ACCURACY = "answerability_acc"
 def _kind(answerability: str | None, conversational_as_unanswerable: bool) -> str | None:
     if answerability in ("ANSWERABLE", "PARTIAL"):
         return "answerable"
-    if answerability == "UNANSWERABLE":
-        return "unanswerable"
-    if answerability == "CONVERSATIONAL" and conversational_as_unanswerable:
+    if answerability == "UNANSWERABLE" or (answerability == "CONVERSATIONAL" and conversational_as_unanswerable):
         return "unanswerable"
     return None  # conversational (by default), underspecified, unknown: not conditioned
 
@@ -32,12 +30,9 @@ def condition(value: float | None, idk: float | None, answerability: str | None,
     kind = _kind(answerability, conversational_as_unanswerable)
     if kind is None or idk is None:
         return None
-    declined = idk == IDK_YES
     if kind == "unanswerable":
-        return 1.0 if declined else 0.0
-    if declined:
-        return 0.0
-    return value
+        return 1.0 if idk == IDK_YES else 0.0
+    return 0.0 if idk == IDK_YES else value
 
 
 def answerability_correct(idk: float | None, answerability: str | None,
@@ -46,8 +41,7 @@ def answerability_correct(idk: float | None, answerability: str | None,
     kind = _kind(answerability, conversational_as_unanswerable)
     if kind is None or idk is None:
         return None
-    declined = idk == IDK_YES
-    return 1.0 if declined == (kind == "unanswerable") else 0.0
+    return 1.0 if (idk == IDK_YES) == (kind == "unanswerable") else 0.0
 
 
 def condition_underspecified(value: float | None, idk: float | None, underspecified: float | None,
@@ -68,6 +62,4 @@ def condition_underspecified(value: float | None, idk: float | None, underspecif
         return None
     if answerability in ("UNANSWERABLE", "CONVERSATIONAL"):
         return 1.0 if idk == IDK_YES else 0.0
-    if idk == IDK_YES:
-        return 0.0
-    return value
+    return 0.0 if idk == IDK_YES else value

@@ -175,14 +175,11 @@ class CriterionJudge(LLMJudge):
             score, how = written_score(response.text, self.criterion.scale), "the number written"
         common: dict[str, Any] = dict(raw=response.text, model=model, prompt_tokens=response.prompt_tokens,
                                       completion_tokens=response.completion_tokens, latency=response.latency)
-        if score is None:
-            low, high = self.criterion.scale
-            return self.result(error=f"unparsable judge output: no whole number from {low} to {high}", **common)
         low, high = self.criterion.scale
-        value = (score - low) / (high - low)
-        return self.result(value=value, label=f"{score:g}", rationale=how, details={"score": score,
-                                                                                   "cached": response.cached},
-                           **common)
+        if score is None:
+            return self.result(error=f"unparsable judge output: no whole number from {low} to {high}", **common)
+        return self.result(value=(score - low) / (high - low), label=f"{score:g}", rationale=how,
+                           details={"score": score, "cached": response.cached}, **common)
 
 
 def weighted_score(top_logprobs: list[dict[str, float]], scale: tuple[int, int]) -> tuple[float | None, str]:
@@ -195,13 +192,11 @@ def weighted_score(top_logprobs: list[dict[str, float]], scale: tuple[int, int])
             text = token.strip()
             if text.isdigit() and low <= int(text) <= high:
                 probs[int(text)] = probs.get(int(text), 0.0) + math.exp(logprob)
-        if probs:
+        if probs:  # else a word (or a space) before the number: the next position
             total = sum(probs.values())
             score = sum(s * p for s, p in probs.items()) / total
             shown = ", ".join(f"{s}: {p / total:.2f}" for s, p in sorted(probs.items()))
             return score, f"probability-weighted ({shown})"
-        if any(token.strip() for token in position):  # a word before the number: no score at this position
-            continue
     return None, ""
 
 

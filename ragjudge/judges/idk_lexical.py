@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 
 from ragjudge.errors import InputError
-from ragjudge.formats.samples import Score
-from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
+from ragjudge.judges.base import LexicalJudge, unconditional
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.normalize import normalize_for_matching
 
@@ -33,10 +32,10 @@ _CONDITION = re.compile(r"\b(?:if|when|whenever|unless|in case)\b[^,;:]*$")
 """A condition opened before a match, with no comma in between, makes it hypothetical ("if it is not available")."""
 
 
-
-
-class LexicalIDKJudge(Judge):
+class LexicalIDKJudge(LexicalJudge):
     """yes: the response only declines; partial: it declines part and answers part; no: it answers."""
+
+    values = {"yes": 1.0, "partial": 0.5, "no": 0.0}
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
@@ -49,13 +48,6 @@ class LexicalIDKJudge(Judge):
             raise InputError(f"must be a whole number, got {words!r}", file=spec.source,
                              field="options.min_answer_words")
         self.min_answer_words = words
-        self.values = {"yes": 1.0, "partial": 0.5, "no": 0.0}
-
-    def _declines(self, pattern: re.Pattern[str] | None, clause: str) -> bool:
-        """A match of `pattern` in the normalised clause that no condition governs."""
-        if pattern is None:
-            return False
-        return any(not _CONDITION.search(clause, 0, m.start()) for m in pattern.finditer(clause))
 
     def _apologises(self, clause: str) -> bool:
         return self.apology is not None and self.apology.match(clause.lstrip(" \"'(-")) is not None
@@ -68,8 +60,8 @@ class LexicalIDKJudge(Judge):
             for clause in (c for c in _CLAUSE.split(sentence) if c and c.strip()):
                 norm = normalize_for_matching(clause)
                 apologises = self._apologises(norm)
-                if self._declines(self.pattern, norm) or (
-                        (apologises or after_apology) and self._declines(self.after_apology, norm)):
+                if unconditional(self.pattern, norm, _CONDITION) or (
+                        (apologises or after_apology) and unconditional(self.after_apology, norm, _CONDITION)):
                     if sentence not in declining:
                         declining.append(sentence)
                 elif not (self.filler is not None and self.filler.fullmatch(norm.strip(" .!?,;:"))):
@@ -80,11 +72,3 @@ class LexicalIDKJudge(Judge):
         if answer_words >= self.min_answer_words:
             return "partial", f"declines ({declining[0]!r}) but also answers with {answer_words} words"
         return "yes", f"declines: {declining[0]!r}"
-
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
-        results = []
-        for item in items:
-            label, why = self.classify(item.answer)
-            results.append(self.result(value=self.values[label], label=label, rationale=why, model="patterns"))
-        ctx.on_progress(len(items))
-        return results

@@ -31,18 +31,14 @@ def _embedded(text: str) -> list[Any]:
     """Every top-level JSON object/array found in the text, in order (nested ones are not listed twice)."""
     decoder = json.JSONDecoder()
     found: list[Any] = []
-    i = 0
-    while i < len(text):
-        if text[i] in "{[":
+    end = 0
+    for start, char in enumerate(text):
+        if start >= end and char in "{[":
             try:
-                value, end = decoder.raw_decode(text, i)
+                value, end = decoder.raw_decode(text, start)
             except json.JSONDecodeError:
-                i += 1
                 continue
             found.append(value)
-            i = end
-        else:
-            i += 1
     return found
 
 
@@ -52,9 +48,8 @@ def candidates(text: str) -> list[Any]:
     fences = list(_FENCE.finditer(text))
     for fence in sorted(fences, key=lambda m: m.group(1).lower() != "json"):  # json fences first, stable
         out.extend(reversed(_embedded(fence.group(2))))
-    stripped = text.strip()
     try:
-        out.append(json.loads(stripped))
+        out.append(json.loads(text.strip()))
     except json.JSONDecodeError:
         pass
     out.extend(reversed(_embedded(text)))

@@ -25,7 +25,7 @@ from pathlib import Path
 from ragjudge.formats.samples import Score as Judgement
 from ragjudge.judges.base import JudgeContext, JudgedItem
 from ragjudge.judges.registry import JudgeRegistry
-from ragjudge.models import Prediction, Task, Turn
+from ragjudge.models import Task, Turn
 
 HALVES = ("rules", "held-out")
 """The half used to write a judge's rules, and the half kept out of it."""
@@ -53,11 +53,8 @@ class Labelled:
 
 def reference_answers(tasks: Iterable[Task], positives: Sequence[str], negatives: Sequence[str]) -> list[Labelled]:
     """The reference answer of every task whose answerability is in `positives` (positive) or `negatives`."""
-    out = []
-    for task in tasks:
-        if task.reference and task.answerability in (*positives, *negatives):
-            out.append(Labelled(task, task.reference, task.answerability in positives))
-    return out
+    return [Labelled(task, task.reference, task.answerability in positives) for task in tasks
+            if task.reference and task.answerability in (*positives, *negatives)]
 
 
 @dataclass(frozen=True)
@@ -98,19 +95,18 @@ class Score:
     false_alarms: list[Verdict] = field(default_factory=list)
 
     def add(self, verdict: Verdict) -> None:
-        side = "positive" if verdict.item.positive else "negative"
+        positive, flagged = verdict.item.positive, verdict.flagged
+        side = self.labels["positive" if positive else "negative"]
         label = verdict.result.label or ("error" if verdict.result.error else str(verdict.result.value))
-        self.labels[side][label] = self.labels[side].get(label, 0) + 1
-        if verdict.item.positive:
+        side[label] = side.get(label, 0) + 1
+        if positive:
             self.positives += 1
-            self.true_positives += verdict.flagged
-            if not verdict.flagged:
-                self.misses.append(verdict)
+            self.true_positives += flagged
         else:
             self.negatives += 1
-            self.false_positives += verdict.flagged
-            if verdict.flagged:
-                self.false_alarms.append(verdict)
+            self.false_positives += flagged
+        if positive != flagged:
+            (self.misses if positive else self.false_alarms).append(verdict)
 
     @property
     def precision(self) -> float | None:
@@ -159,12 +155,9 @@ def idk_prompt_examples(registry: JudgeRegistry | None = None) -> list[Labelled]
     positive when labelled yes, with the label (yes / partial / no) as `expected`."""
     prompt = (registry or JudgeRegistry()).spec("idk").prompt
     assert prompt is not None
-    out = []
-    for i, (inquiry, response, label) in enumerate(_EXAMPLE.findall(prompt.user)):
-        task = Task(task_id=f"idk-prompt::{i + 1}", conversation_id="idk-prompt", turn=i + 1,
-                    input=[Turn(speaker="user", text=inquiry)])
-        out.append(Labelled(task, response, label == "yes", expected=label))
-    return out
+    return [Labelled(Task(task_id=f"idk-prompt::{i}", conversation_id="idk-prompt", turn=i,
+                          input=[Turn(speaker="user", text=inquiry)]), response, label == "yes", expected=label)
+            for i, (inquiry, response, label) in enumerate(_EXAMPLE.findall(prompt.user), 1)]
 
 
 def idk_labelled_predictions(path: str | Path) -> list[Labelled]:

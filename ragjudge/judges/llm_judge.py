@@ -20,10 +20,9 @@ _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newlin
 
 def template_variables(item: JudgedItem) -> dict[str, Any]:
     """What a judge prompt template can refer to."""
-    lines = [f"{t.speaker}: {t.text}" for t in item.messages]
     history = history_of(item.messages)
     return {
-        "conversation_lines": "\n".join(lines),
+        "conversation_lines": "\n".join(f"{t.speaker}: {t.text}" for t in item.messages),
         "previous_conversation": "\n".join(f"{t.speaker}: {t.text}" for t in history),
         "question": item.question,
         "history": [t.model_dump() for t in history],
@@ -90,19 +89,15 @@ class LLMJudge(Judge):
         if (reason := self.not_applicable(item)) is not None:
             return self.result(details={"skipped": reason})
         messages = self.messages(item)
-        models = self.models(ctx)
-        members = await asyncio.gather(*(self._ask(m, messages, ctx) for m in models))
-        if not self.spec.panel:
-            return members[0]
-        return self._combine(members, ctx.min_panel)
+        members = await asyncio.gather(*(self._ask(m, messages, ctx) for m in self.models(ctx)))
+        return self._combine(members, ctx.min_panel) if self.spec.panel else members[0]
 
     def _combine(self, members: list[Score], min_panel: int | None = None) -> Score:
         ok = [m.value for m in members if m.ok]
         needed = min(len(members), min_panel) if min_panel else len(members) // 2 + 1  # default: a majority
-        tokens_in = sum(m.prompt_tokens or 0 for m in members)
-        tokens_out = sum(m.completion_tokens or 0 for m in members)
         common = dict(members=members, model=",".join(m.model or "" for m in members),
-                      prompt_tokens=tokens_in, completion_tokens=tokens_out,
+                      prompt_tokens=sum(m.prompt_tokens or 0 for m in members),
+                      completion_tokens=sum(m.completion_tokens or 0 for m in members),
                       latency=max((m.latency or 0.0) for m in members),
                       details={"members_ok": len(ok), "members_total": len(members)})
         if len(ok) < needed:

@@ -74,25 +74,15 @@ class RBAlgJudge(Judge):
         return results
 
     def score_batch(self, items: list[JudgedItem], scorer: CachedBertScorer) -> list[Score]:
-        candidates: list[str] = []
-        references: list[str] = []
-        owners: list[tuple[int, str]] = []  # (item index, "ref" | "psg") for each scored pair
-        for i, item in enumerate(items):
-            if self.not_applicable(item):
-                continue
-            candidates.append(item.answer)
-            references.append(item.reference or "")
-            owners.append((i, "ref"))
-            for passage in item.contexts:
-                candidates.append(item.answer)
-                references.append(passage.text)
-                owners.append((i, "psg"))
-        precision, recall, _ = scorer.score(candidates, references)
-
+        # Each judged item's answer against its reference (passage None), then against each of its passages.
+        pairs = [(i, passage) for i, item in enumerate(items) if not self.not_applicable(item)
+                 for passage in [None, *item.contexts]]
+        precision, recall, _ = scorer.score([items[i].answer for i, _ in pairs],
+                                            [items[i].reference or "" if p is None else p.text for i, p in pairs])
         recall_by_item: dict[int, float] = {}
         kprec_by_item: dict[int, float] = {}
-        for (i, kind), p, r in zip(owners, precision, recall, strict=True):
-            if kind == "ref":
+        for (i, passage), p, r in zip(pairs, precision, recall, strict=True):
+            if passage is None:
                 recall_by_item[i] = r
             else:
                 kprec_by_item[i] = max(p, kprec_by_item.get(i, float("-inf")))

@@ -80,10 +80,10 @@ class JudgeSpec(BaseModel):
     higher_is_better: bool | None = True
     """Which way the metric is better (None: neither, e.g. how often an answer declines): shown in every table."""
     metric_kind: Literal["score", "rate", "number"] = "score"
+    """What the metric's values are: a score or a rate in [0, 1], or another number (see ragjudge.engine.summary)."""
     bench: str | None = None
     """Whose samples this judge reads: none for an answer to a conversation with passages (MTRAG, `ragjudge
     judge`, the pytest plugin); a bench's name (`cxm`, `dialsim`) for judges of that bench's own items."""
-    """What the metric's values are: a score or a rate in [0, 1], or another number (see ragjudge.engine.summary)."""
     kind: Literal["llm", "python"]
     implementation: str | None = None
     """For kind=python: `module:Class`."""

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import re
 
-from ragjudge.formats.samples import Score
-from ragjudge.judges.base import Judge, JudgeContext, JudgedItem
+from ragjudge.judges.base import LexicalJudge, unconditional
 from ragjudge.judges.spec import JudgeSpec
 from ragjudge.normalize import normalize_for_matching
 
@@ -33,14 +32,14 @@ _TRAILING = " \"')]*_"
 """Stripped from a sentence's end before looking for its question mark: `"Which one?"`, `(which one?)`."""
 
 
-
-
 def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(text.strip()) if s and s.strip()]
 
 
-class LexicalUnderspecifiedJudge(Judge):
+class LexicalUnderspecifiedJudge(LexicalJudge):
     """yes (1): the response asks the user to clarify or to provide what is missing; no (0): it does not."""
+
+    values = {"yes": 1.0, "no": 0.0}
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
@@ -48,20 +47,14 @@ class LexicalUnderspecifiedJudge(Judge):
         self.requests = spec.patterns("requests", required=True)
         self.not_clarification = spec.patterns("not_clarification")
 
-    @staticmethod
-    def _unconditional(pattern: re.Pattern[str] | None, sentence: str) -> bool:
-        if pattern is None:
-            return False
-        return any(not _CONDITION.search(sentence, 0, m.start()) for m in pattern.finditer(sentence))
-
     def clarifying_sentence(self, text: str) -> str | None:
         """The first sentence of `text` (as written) that asks the user for clarification, or None."""
         for sentence in sentences(text):
             norm = normalize_for_matching(sentence)
             if self.not_clarification is not None and self.not_clarification.search(norm):
                 continue
-            asks = norm.rstrip(_TRAILING).endswith("?") and self._unconditional(self.questions, norm)
-            if asks or self._unconditional(self.requests, norm):
+            asks = norm.rstrip(_TRAILING).endswith("?") and unconditional(self.questions, norm, _CONDITION)
+            if asks or unconditional(self.requests, norm, _CONDITION):
                 return sentence
         return None
 
@@ -70,12 +63,3 @@ class LexicalUnderspecifiedJudge(Judge):
         if found is None:
             return "no", "no clarification question or request found"
         return "yes", f"asks for clarification: {found!r}"
-
-    async def judge(self, items: list[JudgedItem], ctx: JudgeContext) -> list[Score]:
-        results = []
-        for item in items:
-            label, why = self.classify(item.answer)
-            results.append(self.result(value=1.0 if label == "yes" else 0.0, label=label, rationale=why,
-                                       model="patterns"))
-        ctx.on_progress(len(items))
-        return results

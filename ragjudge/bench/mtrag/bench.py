@@ -1,11 +1,6 @@
 """`--bench mtrag`: generate answers to MTRAG's multi-turn tasks (or read predictions) and judge them with
-the paper's judge layer, IDK conditioning and breakdowns.
-
-The parts (MTRAG-UN's bench, `un/bench.py`, is this one with its own summary additions and paper figures):
-`data.py` finds and reads the tasks, `settings.py` says which passages the generator sees, `solver.py` generates
-(or reads a predictions file), `scorers.py` runs the judges, `metrics.py` turns verdicts into the official metrics
-(IDK conditioning), `summary.py` the means and the paper's breakdowns, `samples.py` a task as the sample log's record,
-`records.py` the official evaluation records (results.jsonl), `view.py` the report's IDK-vs-RB flags.
+the paper's judge layer, IDK conditioning and breakdowns (each part in the module of its name; `settings.py`: which
+passages the generator sees, `metrics.py`: IDK conditioning, `records.py`: the official results.jsonl records).
 """
 
 from __future__ import annotations
@@ -19,38 +14,19 @@ from pydantic import Field
 from ragjudge.bench.mtrag import data as mtrag_data
 from ragjudge.bench.mtrag.data import MtragData
 from ragjudge.bench.mtrag.items import output_item
-from ragjudge.bench.mtrag.metrics import (
-    CLARIFICATION_METRIC,
-    METRIC_INFOS,
-    TaskOutcome,
-    assemble,
-    metric_names,
-)
+from ragjudge.bench.mtrag.metrics import CLARIFICATION_METRIC, METRIC_INFOS, TaskOutcome, assemble, metric_names
 from ragjudge.bench.mtrag.records import official_records
 from ragjudge.bench.mtrag.samples import outcome_sample
 from ragjudge.bench.mtrag.settings import check_setting
-from ragjudge.bench.mtrag.solver import (
-    RETRIEVAL_FACTS,
-    GeneratorSolver,
-    PredictionsSolver,
-    retrieval_pipeline,
-)
+from ragjudge.bench.mtrag.solver import RETRIEVAL_FACTS, GeneratorSolver, PredictionsSolver, retrieval_pipeline
 from ragjudge.bench.mtrag.summary import summary_parts, tidy_table
-from ragjudge.engine.bench import (
-    Bench,
-    BenchOptions,
-    Loaded,
-    MetricInfo,
-    SampleResult,
-    Scorer,
-    Solver,
-)
+from ragjudge.engine.bench import Bench, BenchOptions, Loaded, MetricInfo, SampleResult, Scorer, Solver
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary
 from ragjudge.errors import UsageError
 from ragjudge.formats.samples import Sample, Score
-from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime, judges_models, require_judge_models
 from ragjudge.models import Prediction, Task
 
 OFFLINE_JUDGES = ["idk_lexical", "rb_alg"]
@@ -118,10 +94,7 @@ class MtragBench(Bench[MtragOptions, Task]):
         if len(clarifying) > 1:
             raise UsageError(f"judges {' and '.join(clarifying)} both write {CLARIFICATION_METRIC}: choose one")
         self.judges: list[Judge] = self.registry.build_many(names, {"bertscore_model": o.bertscore_model})
-        needing = [j.name for j in self.judges if j.needs_llm]
-        if needing and not o.judge_models:
-            raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
-                             f"(offline judges: {', '.join(self.offline_judges)})")
+        require_judge_models(self.judges, o.judge_models, self.offline_judges)
         if o.min_panel is not None and o.min_panel > len(o.judge_models):
             raise UsageError(f"--min-panel {o.min_panel}: the panel has {len(o.judge_models)} judge model(s) "
                              f"(--judge-models); ask for at most {len(o.judge_models)} answers" if o.judge_models else
@@ -163,14 +136,8 @@ class MtragBench(Bench[MtragOptions, Task]):
             build_generator(o.gen, gateway=ctx.require_gateway())
         return GeneratorSolver(generator, o.setting, self.pipeline, o.corpus)
 
-    def judge_context(self, ctx: RunContext) -> JudgeContext:
-        return JudgeContext(gateway=ctx.gateway, judge_models=self.options.judge_models,
-                            retry_errors=ctx.options.retry_errors, min_panel=self.options.min_panel,
-                            cache_dir=Path(ctx.options.cache_dir) if ctx.options.cache_dir else None,
-                            use_cache=ctx.options.use_cache)
-
     def scorers(self, ctx: RunContext) -> list[Scorer[Task]]:
-        judge_ctx = self.judge_context(ctx)
+        judge_ctx = JudgeContext.of_run(ctx, self.options.judge_models, self.options.min_panel)
         return [JudgeScorer(judge, judge_ctx, output_item) for judge in self.judges]
 
     def outcome(self, result: SampleResult[Task]) -> TaskOutcome:
@@ -185,25 +152,15 @@ class MtragBench(Bench[MtragOptions, Task]):
     @property
     def catalog(self) -> MetricCatalog:
         """The declared metrics, and each judge's own (a judge spec of yours names its metric and direction)."""
-        declared = MetricCatalog(self.metrics, self.name)
-        extra = []
-        for judge in self.judges:
-            try:
-                declared.info(judge.metric)
-            except KeyError:
-                spec = judge.spec
-                extra.append(MetricInfo(spec.metric, spec.description.split(". ")[0].rstrip("."),
-                                        higher_is_better=spec.higher_is_better, kind=spec.metric_kind))
+        extra = [MetricInfo(j.metric, j.spec.description.split(". ")[0].rstrip("."),
+                            higher_is_better=j.spec.higher_is_better, kind=j.spec.metric_kind)
+                 for j in self.judges if not any(info.matches(j.metric) for info in self.metrics)]
         return MetricCatalog([*self.metrics, *extra], self.name)
 
     def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
         return self.summary(results, **summary_parts(self.outcomes(results), metric_names(self.judges), self.catalog,
-                                                     judges=self.judge_models(ctx),
+                                                     judges=judges_models(self.judges, self.options.judge_models),
                                                      retrieval=ctx.facts.get(RETRIEVAL_FACTS)))
-
-    def judge_models(self, ctx: RunContext) -> dict[str, list[str]]:
-        judge_ctx = self.judge_context(ctx)
-        return {j.name: j.describe_models(judge_ctx) for j in self.judges}
 
     def sample(self, result: SampleResult[Task], ctx: RunContext) -> Sample:
         return outcome_sample(self.outcome(result), metric_names(self.judges), self.setting,
@@ -219,7 +176,7 @@ class MtragBench(Bench[MtragOptions, Task]):
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
         o = self.options
-        judges = {j.name: j.describe_models(JudgeContext(judge_models=o.judge_models)) for j in self.judges}
+        judges = judges_models(self.judges, o.judge_models)
         return {"source": str(ctx.data.source) if ctx.data else None, "generator": o.gen, "setting": self.setting,
                 "pipeline": ctx.facts.get(RETRIEVAL_FACTS), "judges": judges, "judge_models": o.judge_models,
                 "conversational_as_unanswerable": o.conversational_as_unanswerable,

@@ -11,23 +11,18 @@ from typing import Any
 
 from ragjudge.bench.mtrag.settings import needs_retrieval, tasks_for_setting
 from ragjudge.errors import RagjudgeError, UsageError
+from ragjudge.formats.files import atomic_output
 from ragjudge.formats.jsonl import to_jsonable
 from ragjudge.formats.mtrag import predictions_of, read_predictions, read_tasks, require_questions, tasks_of
 from ragjudge.llm.cache import default_cache_dir
 from ragjudge.models import Prediction, Task
 
-# The benchmark moved its files once; try the current layout first.
-MTRAG_TASK_URLS = (
-    "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/mtrag-human/generation_tasks/reference.jsonl",
-    "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/human/generation_tasks/reference.jsonl",
-)
-MTRAG_FILE = "mtrag-reference.jsonl"
-MTRAG_UN_TASK_URLS = (
-    "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/mtragun-human/generation_tasks/reference.jsonl",
-)
-MTRAG_UN_FILE = "mtrag-un-reference.jsonl"
-DOWNLOADS = {"mtrag": (MTRAG_TASK_URLS, MTRAG_FILE, "mtrag-human/generation_tasks/reference.jsonl"),
-             "mtrag-un": (MTRAG_UN_TASK_URLS, MTRAG_UN_FILE, "mtragun-human/generation_tasks/reference.jsonl")}
+REPOSITORY = "https://raw.githubusercontent.com/IBM/mt-rag-benchmark/main/"
+DOWNLOADS = {"mtrag": (("mtrag-human/generation_tasks/reference.jsonl", "human/generation_tasks/reference.jsonl"),
+                       "mtrag-reference.jsonl"),
+             "mtrag-un": (("mtragun-human/generation_tasks/reference.jsonl",), "mtrag-un-reference.jsonl")}
+"""Bench -> the tasks' paths in the benchmark's repository (it moved them once: the current layout first) and the
+file they are kept in, in the cache."""
 
 
 @dataclass(frozen=True)
@@ -70,22 +65,22 @@ def resolve_bench(bench: str, data: str | None = None) -> Path:
             if not path.exists():
                 raise UsageError(f"--data/RAGJUDGE_DATA points to {path}, which does not exist")
             return path
-        urls, name, upstream = DOWNLOADS[bench]
-        return download_mtrag(default_cache_dir() / "data", urls, file_name=name, upstream=upstream)
+        paths, name = DOWNLOADS[bench]
+        return download_mtrag(default_cache_dir() / "data", tuple(REPOSITORY + p for p in paths), file_name=name,
+                              upstream=paths[0])
     path = Path(bench)
     if path.exists():
         return path
     raise UsageError(f"unknown bench {bench!r}: use 'mtrag' or a path to MTRAG-format tasks (file or folder)")
 
 
-def download_mtrag(folder: Path, urls: tuple[str, ...] = MTRAG_TASK_URLS, timeout: float = 30.0, *,
-                   file_name: str = MTRAG_FILE, upstream: str = DOWNLOADS["mtrag"][2]) -> Path:
+def download_mtrag(folder: Path, urls: tuple[str, ...], timeout: float = 30.0, *,
+                   file_name: str = DOWNLOADS["mtrag"][1], upstream: str = DOWNLOADS["mtrag"][0][0]) -> Path:
     target = folder / file_name
     if target.exists() and target.stat().st_size > 0:
         return target
     import httpx
 
-    folder.mkdir(parents=True, exist_ok=True)
     reasons = []
     for url in urls:
         try:
@@ -94,9 +89,8 @@ def download_mtrag(folder: Path, urls: tuple[str, ...] = MTRAG_TASK_URLS, timeou
         except httpx.HTTPError as exc:
             reasons.append(f"{url}: {type(exc).__name__}")
             continue
-        tmp = target.with_suffix(".part")
-        tmp.write_bytes(response.content)
-        tmp.replace(target)
+        with atomic_output(target) as tmp:
+            tmp.write_bytes(response.content)
         return target
     raise RagjudgeError(
         "could not download the MTRAG tasks (" + "; ".join(reasons) + f"). Offline? Get {upstream} from the "

@@ -4,6 +4,7 @@ conditioning when a clarification judge ran too."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ragjudge.engine.summary import MetricInfo
@@ -87,23 +88,15 @@ def assemble(task: Task, prediction: Prediction, results: dict[str, Score], *,
     if idk_result is not None:
         idk = idk_result.value
         opts = {"conversational_as_unanswerable": conversational_as_unanswerable}
-        for metric in CONDITIONED_METRICS:
-            if not any(r.metric == metric for r in results.values()):
-                continue
-            value = condition(outcome.metrics.get(metric), idk, task.answerability, **opts)
-            if value is not None:
-                outcome.metrics[metric + CONDITIONED_SUFFIX] = value
-        correct = answerability_correct(idk, task.answerability, **opts)
-        if correct is not None:
-            outcome.metrics[ANSWERABILITY_ACCURACY] = correct
+        judged = [m for m in CONDITIONED_METRICS if any(r.metric == m for r in results.values())]
         clarification = next((r for r in results.values() if r.metric == CLARIFICATION_METRIC), None)
+        found = {m + CONDITIONED_SUFFIX: condition(outcome.metrics.get(m), idk, task.answerability, **opts)
+                 for m in judged}
+        found[ANSWERABILITY_ACCURACY] = answerability_correct(idk, task.answerability, **opts)
         if clarification is not None:
-            for metric in CONDITIONED_METRICS:
-                if any(r.metric == metric for r in results.values()):
-                    value = condition_underspecified(outcome.metrics.get(metric), idk, clarification.value,
-                                                     task.answerability)
-                    if value is not None:
-                        outcome.metrics[metric + UNDERSPECIFIED_SUFFIX] = value
+            found.update({m + UNDERSPECIFIED_SUFFIX: condition_underspecified(
+                outcome.metrics.get(m), idk, clarification.value, task.answerability) for m in judged})
+        outcome.metrics.update({name: value for name, value in found.items() if value is not None})
     return outcome
 
 
@@ -124,10 +117,5 @@ def metric_names(judges: list[Judge]) -> list[str]:
 def partial_panels(outcomes: list[TaskOutcome]) -> dict[str, int]:
     """Per panel metric with any, how many scores came from fewer members than were asked (e.g. the median of 2 of
     3); a metric whose panels all answered in full is absent, so nothing warns about zero."""
-    counts: dict[str, int] = {}
-    for o in outcomes:
-        for r in o.results.values():
-            if r.members and r.error is None:
-                if r.details.get("members_ok", len(r.members)) < r.details.get("members_total", len(r.members)):
-                    counts[r.metric] = counts.get(r.metric, 0) + 1
-    return counts
+    return dict(Counter(r.metric for o in outcomes for r in o.results.values() if r.members and r.error is None and
+                        r.details.get("members_ok", len(r.members)) < r.details.get("members_total", len(r.members))))

@@ -22,7 +22,7 @@ from typing import Any
 
 from ragjudge.bench.mtrag.metrics import TaskOutcome
 from ragjudge.bench.mtrag.settings import reference_passages
-from ragjudge.bench.mtrag.summary import standalone_label
+from ragjudge.bench.mtrag.summary import multi_turns, standalone_label
 from ragjudge.formats.mtrag import RECORD_FIELDS
 from ragjudge.formats.samples import Sample, Score, messages
 from ragjudge.models import Passage, Task
@@ -69,6 +69,6 @@ def labels(task: Task) -> dict[str, str | list[str]]:
     found: dict[str, str | list[str]] = {
         "answerability": task.answerability or "", "turn": "first" if task.turn == 1 else "later",
         "domain": task.domain or "", "question_type": list(task.question_types),
-        "multi_turn": list(task.multi_turns or ([task.multi_turn] if task.multi_turn else [])),
+        "multi_turn": multi_turns(task),
         "standalone": standalone_label(task) or ""}
     return {k: v for k, v in found.items() if v}

@@ -28,9 +28,7 @@ def needs_retrieval(setting: str) -> bool:
 def tasks_for_setting(tasks: list[Task], setting: str) -> list[Task]:
     """reference+rag keeps only tasks with at most two reference passages (room for retrieved ones)."""
     check_setting(setting)
-    if setting == "reference+rag":
-        return [t for t in tasks if len(t.contexts) <= MAX_REFERENCES_FOR_TOP_UP]
-    return list(tasks)
+    return [t for t in tasks if setting != "reference+rag" or len(t.contexts) <= MAX_REFERENCES_FOR_TOP_UP]
 
 
 def reference_passages(task: Task) -> list[Passage]:

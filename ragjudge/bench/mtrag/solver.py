@@ -7,16 +7,11 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragjudge.bench.mtrag.settings import (
-    MAX_REFERENCES_FOR_TOP_UP,
-    RAG_PASSAGES,
-    generation_inputs,
-    needs_retrieval,
-)
+from ragjudge.bench.mtrag.settings import MAX_REFERENCES_FOR_TOP_UP, RAG_PASSAGES, generation_inputs, needs_retrieval
 from ragjudge.engine.bench import EachSolver, Record, Solver
 from ragjudge.errors import UsageError
 from ragjudge.generation import GenerationInput, Generator
-from ragjudge.models import Passage, Prediction, Task
+from ragjudge.models import Prediction, Task
 
 if TYPE_CHECKING:
     from ragjudge.engine.context import RunContext
@@ -25,10 +20,6 @@ if TYPE_CHECKING:
 
 RETRIEVAL_FACTS = "retrieval"
 """`ctx.facts` key of what the generator's retrieval did (the pipeline as opened, the query strategy's counts)."""
-
-
-def passage_ids(passages: list[Passage] | None) -> list[str] | None:
-    return None if passages is None else [p.document_id for p in passages]
 
 
 def retrieval_pipeline(o: Any) -> Pipeline | None:
@@ -85,7 +76,7 @@ class GeneratorSolver(EachSolver[Task]):
     def fingerprint(self, sample: Task) -> str:
         if self.pipeline is None:
             return f"{self.generator.name}/{self.setting}"
-        shown = passage_ids(self.inputs[sample.key].passages)
+        shown = [p.document_id for p in self.inputs[sample.key].passages]
         return str([self.generator.name, self.setting, self.pipeline.spec.record(), self.pipeline.index_identity(),
                     shown])
 

@@ -3,37 +3,33 @@ retrieval did."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.bench.mtrag.metrics import TaskOutcome, partial_panels
-from ragjudge.engine.summary import (
-    Breakdown,
-    Group,
-    Metric,
-    MetricCatalog,
-    headline_of,
-    stat,
-)
+from ragjudge.engine.summary import Breakdown, Group, Metric, MetricCatalog, headline_of, stat
 
 if TYPE_CHECKING:  # pandas loads on first use: listing benches must not pay for it
     import pandas as pd
 
-# Breakdown dimensions (MTRAG Table 5 / Table 16 / Figure 3) → tidy-table column.
+    from ragjudge.models import Task
+
 BREAKDOWNS = {
-    "answerability": "answerability",
-    "turn": "turn_position",
-    "domain": "domain",
-    "question_type": "question_type",
-    "multi_turn": "multi_turn",
-    "standalone": "standalone",
+    "answerability": ("answerability", "By answerability", ""),
+    "turn": ("turn_position", "First vs later turns", ""),
+    "domain": ("domain", "By domain", ""),
+    "question_type": ("question_type", "By question type", "a task with several question types counts under each"),
+    "multi_turn": ("multi_turn", "By multi-turn type", "a task with several multi-turn types counts under each"),
+    "standalone": ("standalone", "Standalone vs non-standalone questions", ""),
 }
+"""Breakdown dimension (MTRAG Table 5 / Table 16 / Figure 3) -> its tidy-table column, title and note."""
 MULTI_LABEL = ("question_type", "multi_turn")
 """Columns holding several labels joined by "|": a task counts once under each."""
 STANDALONE_FIELDS = ("Standalone Type", "Standalone", "standalone")
 
 
-def standalone_label(task: Any) -> str | None:
+def standalone_label(task: Task) -> str | None:
     """standalone / non-standalone where the task says (MTRAG's `Standalone Type`), else None (MTRAG-UN's release
     does not label it)."""
     value = next((task.enrichments[f] for f in STANDALONE_FIELDS if f in task.enrichments), None)
@@ -48,41 +44,27 @@ def standalone_label(task: Any) -> str | None:
         "standalone" if label in ("standalone", "yes", "true") else value.strip()
 
 
+def multi_turns(task: Task) -> list[str]:
+    """Every `Multi-Turn` label of a task (MTRAG writes one, MTRAG-UN a list)."""
+    return task.multi_turns or ([task.multi_turn] if task.multi_turn else [])
+
+
 def tidy_table(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str]) -> pd.DataFrame:
     """One row per task: identifiers, enrichments, the prediction, one column per metric, errors."""
-    rows: list[dict[str, Any]] = []
-    for o in outcomes:
-        t = o.task
-        row: dict[str, Any] = {
-            "task_id": t.task_id,
-            "conversation_id": t.conversation_id,
-            "turn": t.turn,
-            "turn_position": "first" if t.turn == 1 else "later",
-            "collection": t.collection,
-            "domain": t.domain,
-            "answerability": t.answerability,
-            "question_type": "|".join(t.question_types) or None,
-            "multi_turn": "|".join(t.multi_turns or ([t.multi_turn] if t.multi_turn else [])) or None,
-            "standalone": standalone_label(t),
-            "prediction": o.prediction.text,
-        }
-        for name in metric_names:
-            row[name] = o.metrics.get(name)
-        row["errors"] = "; ".join(f"{k}: {v}" for k, v in o.errors.items()) or None
-        rows.append(row)
     import pandas as pd
 
-    frame = pd.DataFrame(rows)
+    frame = pd.DataFrame([{
+        "task_id": (t := o.task).task_id, "conversation_id": t.conversation_id, "turn": t.turn,
+        "turn_position": "first" if t.turn == 1 else "later", "collection": t.collection, "domain": t.domain,
+        "answerability": t.answerability, "question_type": "|".join(t.question_types) or None,
+        "multi_turn": "|".join(multi_turns(t)) or None, "standalone": standalone_label(t),
+        "prediction": o.prediction.text, **{name: o.metrics.get(name) for name in metric_names},
+        "errors": "; ".join(f"{k}: {v}" for k, v in o.errors.items()) or None} for o in outcomes])
     for name in metric_names:
         frame[name] = pd.to_numeric(frame[name], errors="coerce")
     return frame
 
 
-BREAKDOWN_TITLES = {"answerability": "By answerability", "turn": "First vs later turns", "domain": "By domain",
-                    "question_type": "By question type", "multi_turn": "By multi-turn type",
-                    "standalone": "Standalone vs non-standalone questions"}
-BREAKDOWN_NOTES = {"question_type": "a task with several question types counts under each",
-                   "multi_turn": "a task with several multi-turn types counts under each"}
 CONDITIONED_UNDERSPECIFIED = ("RB_agg_idk_underspecified", "RB_llm_idk_underspecified", "RL_F_idk_underspecified",
                               "answerability_acc")
 """MTRAG-UN's official conditioning, shown when a clarification judge ran: every class has a value (and, by
@@ -112,7 +94,7 @@ def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str], erro
     shown = _shown(CONDITIONED_UNDERSPECIFIED, metrics, first=3) or _shown(CONDITIONED, metrics) or \
         _shown(RAW, metrics) or list(metrics)[:6]
     breakdowns: dict[str, Breakdown] = {}
-    for dimension, column in BREAKDOWNS.items():
+    for dimension, (column, title, note) in BREAKDOWNS.items():
         data = frame
         if column in MULTI_LABEL:  # multi-label: a task counts once under each of its labels
             data = frame.assign(**{column: frame[column].str.split("|")}).explode(column)
@@ -123,9 +105,8 @@ def summarize(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str], erro
         for value, group in data.groupby(column, sort=True):
             groups[str(value)] = Group(n=int(len(group)), metrics={
                 name: stat(_mean(values := group[name].dropna()), n=int(values.size)) for name in metric_names})
-        breakdowns[dimension] = Breakdown(title=BREAKDOWN_TITLES[dimension], label=dimension, groups=groups,
-                                          columns=shown + _also(dimension, shown, metrics),
-                                          note=BREAKDOWN_NOTES.get(dimension, ""))
+        breakdowns[dimension] = Breakdown(title=title, label=dimension, groups=groups, note=note,
+                                          columns=shown + _also(dimension, shown, metrics))
     return metrics, breakdowns
 
 
@@ -150,11 +131,7 @@ def summary_parts(outcomes: Sequence[TaskOutcome], metric_names: Sequence[str], 
     """The keyword arguments of `Bench.summary` for a run: the metrics (each with the tasks its judge failed on) and
     breakdowns, panels some member did not answer, the judges' models and, when the generator retrieved, the
     pipeline and its query rewrites (fallbacks are reported, never hidden)."""
-    error_counts: dict[str, int] = {}
-    for o in outcomes:
-        for r in o.results.values():
-            if r.error:
-                error_counts[r.metric] = error_counts.get(r.metric, 0) + 1
+    error_counts = Counter(r.metric for o in outcomes for r in o.results.values() if r.error)
     metrics, breakdowns = summarize(outcomes, metric_names, error_counts, catalog)
     warnings = []
     for metric, partial in partial_panels(list(outcomes)).items():

@@ -6,12 +6,11 @@ records' labels."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from ragjudge.bench.rag.data import absent, check_fields, load_records, no_answer
+from ragjudge.bench.rag.data import absent, check_fields, no_answer
 from ragjudge.bench.rag.samples import record_sample
 from ragjudge.bench.rag.solver import RecordedAnswers
 from ragjudge.bench.rag.summary import breakdowns, catalog, metrics
@@ -19,17 +18,15 @@ from ragjudge.engine.bench import Bench, BenchOptions, SampleResult, Scorer, Sol
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.judge_scorer import JudgeScorer
 from ragjudge.engine.summary import MetricCatalog, Summary, headline_of
-from ragjudge.errors import UsageError
-from ragjudge.formats.rag_records import RagRecord, records_stem
+from ragjudge.formats.rag_records import RagRecord, read_rag_records, records_stem
 from ragjudge.formats.samples import Sample
-from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime
+from ragjudge.judges import Judge, JudgeContext, JudgeRegistry, judge_runtime, judges_models, require_judge_models
 from ragjudge.judges.criterion import CriterionOption
 
 OFFLINE_JUDGES = ("rb_alg",)
 """Without a judge model: what needs none (RB_alg: BERTScore and ROUGE-L against the reference)."""
 LLM_JUDGES = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "answer_correctness")
 """With judge models: RAGAS's metrics, those the records have the fields for."""
-NEEDS_REFERENCE = ("rb_alg", "context_recall", "answer_correctness")
 
 
 class RagOptions(BenchOptions):
@@ -71,27 +68,21 @@ class RagBench(Bench[RagOptions, RagRecord]):
         self.judges: list[Judge] = self.registry.build_many(self._judge_names(),
                                                             {"bertscore_model": options.bertscore_model,
                                                              "no_passages": "not_applicable"})
-        needing = [j.name for j in self.judges if j.needs_llm]
-        if needing and not options.judge_models:
-            raise UsageError(f"judge(s) {', '.join(needing)} need an LLM: pass --judge-models MODEL[,MODEL...] "
-                             f"(offline judges: {', '.join(OFFLINE_JUDGES)})")
+        require_judge_models(self.judges, options.judge_models, OFFLINE_JUDGES)
 
     def _judge_names(self) -> list[str]:
         """The judges named (else the defaults), then each criterion: a criterion adds to them, never replaces."""
         o = self.options
-        criteria = [c.name for c in o.criteria]
-        if o.judges is not None:
-            named = list(o.judges)
-        else:
-            named = [n for n in (LLM_JUDGES if o.judge_models else OFFLINE_JUDGES) if n in self.registry.specs]
-        return [*named, *(c for c in criteria if c not in named)]
+        named = list(o.judges) if o.judges is not None else \
+            [n for n in (LLM_JUDGES if o.judge_models else OFFLINE_JUDGES) if n in self.registry.specs]
+        return [*named, *(c.name for c in o.criteria if c.name not in named)]
 
     @property
     def catalog(self) -> MetricCatalog:
         return catalog(self.judges, self.name)
 
     def load(self) -> list[RagRecord]:
-        records = self.given if self.given is not None else load_records(self.options.data)
+        records = self.given if self.given is not None else read_rag_records(self.options.data)
         check_fields(records, self.options.data, self.needed_fields(records))
         return records
 
@@ -117,26 +108,20 @@ class RagBench(Bench[RagOptions, RagRecord]):
         return RecordedAnswers()
 
     def scorers(self, ctx: RunContext) -> list[Scorer[RagRecord]]:
-        o = self.options
-        judge_ctx = JudgeContext(gateway=ctx.gateway, judge_models=o.judge_models,
-                                 retry_errors=ctx.options.retry_errors, min_panel=o.min_panel,
-                                 cache_dir=Path(ctx.options.cache_dir) if ctx.options.cache_dir else None,
-                                 use_cache=ctx.options.use_cache)
+        judge_ctx = JudgeContext.of_run(ctx, self.options.judge_models, self.options.min_panel)
         return [JudgeScorer(judge, judge_ctx, item_of=lambda record, output: record.item(), skipped=no_answer)
                 for judge in self.judges]
 
     def summarize(self, results: Sequence[SampleResult[RagRecord]], ctx: RunContext) -> Summary:
-        found = metrics(results, self.judges, self.catalog)
-        names = list(found)  # every judge's figure on the headline line, in the order the judges were named
+        found = metrics(results, self.judges, self.catalog)  # every judge's figure on the headline line, in order
         return self.summary(results, found, breakdowns=breakdowns(results, self.judges),
-                            headline=headline_of(found, names, self.unit, also=names))
+                            headline=headline_of(found, list(found), self.unit, also=list(found)))
 
     def sample(self, result: SampleResult[RagRecord], ctx: RunContext) -> Sample:
         return record_sample(result, self.judges)
 
     def run_info(self, ctx: RunContext) -> dict[str, Any]:
-        judges = {j.name: j.describe_models(JudgeContext(judge_models=self.options.judge_models))
-                  for j in self.judges}
+        judges = judges_models(self.judges, self.options.judge_models)
         return {"judges": judges, "models": {"judges": judges}, **judge_runtime(self.judges)}
 
     def out_slug(self) -> list[str]:

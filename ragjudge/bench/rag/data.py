@@ -7,15 +7,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ragjudge.errors import InputError
-from ragjudge.formats.rag_records import FIELDS, RagRecord, read_rag_records
+from ragjudge.formats.rag_records import FIELDS, RagRecord
 
 PRESENT = {"answer": lambda r: r.answer is not None, "reference": lambda r: bool(r.reference),
            "contexts": lambda r: bool(r.contexts)}
 """Whether a record has a field the judges read."""
-
-
-def load_records(path: str | Path) -> list[RagRecord]:
-    return read_rag_records(path)
 
 
 def absent(records: Sequence[RagRecord], requires: Sequence[str]) -> str | None:

@@ -35,11 +35,8 @@ def not_applicable(score: Mapping[str, Any] | None) -> str | None:
 
 def values(results: Sequence[SampleResult[RagRecord]], judge: Judge) -> list[float | None]:
     """Each record's value of one judge (None: failed, not judged or not applicable)."""
-    out = []
-    for r in results:
-        value = r.scores.get(judge.name, {}).get("value")
-        out.append(float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None)
-    return out
+    found = [r.scores.get(judge.name, {}).get("value") for r in results]
+    return [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for v in found]
 
 
 def metrics(results: Sequence[SampleResult[RagRecord]], judges: Sequence[Judge],

@@ -19,23 +19,12 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.mtrag.retrieval import data as retrieval_data
-from ragjudge.bench.mtrag.retrieval.data import (
-    QUERIES,
-    QueryKind,
-    RetrievalData,
-    RetrievalQuery,
-)
+from ragjudge.bench.mtrag.retrieval.data import QUERIES, QueryKind, RetrievalData, RetrievalQuery
 from ragjudge.bench.mtrag.retrieval.paper import paper_tables
 from ragjudge.bench.mtrag.retrieval.samples import query_sample
 from ragjudge.bench.mtrag.retrieval.scorers import METRICS, RankingScorer
 from ragjudge.bench.mtrag.retrieval.solver import PipelineSolver
-from ragjudge.bench.mtrag.retrieval.summary import (
-    SHOWN,
-    evaluate,
-    rows,
-    runs,
-    summary_parts,
-)
+from ragjudge.bench.mtrag.retrieval.summary import SHOWN, evaluate, rows, runs, summary_parts
 from ragjudge.engine.bench import Bench, BenchOptions, Loaded, SampleResult, Scorer, Solver
 from ragjudge.engine.summary import Reference, Summary
 from ragjudge.errors import UsageError

@@ -110,7 +110,8 @@ def load(folder: Path, domain: str, kinds: Iterable[str], prepare: Callable[[str
         files[kind] = find(folder, [f"{kind}.jsonl", f"{domain}_{kind}.jsonl"], f"{kind} queries")
         read[kind] = read_queries(files[kind])
     last = read.get("lastturn")
-    if last is None and (path := _optional(folder, ["lastturn.jsonl", f"{domain}_lastturn.jsonl"])) is not None:
+    names = ["lastturn.jsonl", f"{domain}_lastturn.jsonl"]
+    if last is None and (path := next((folder / n for n in names if (folder / n).is_file()), None)) is not None:
         last = read_queries(path)  # not searched: read for the turn as the user asked it
     asked = {normalize_task_id(q.id): strip_speaker_tags(q.text) for q in last or []}
     queries = []
@@ -122,7 +123,3 @@ def load(folder: Path, domain: str, kinds: Iterable[str], prepare: Callable[[str
             queries.append(RetrievalQuery(id=f"{kind}/{query.id}", kind=kind, query_id=query.id, text=query.text,
                                           question=asked.get(normalize_task_id(query.id))))
     return RetrievalData(with_labels(queries, qrels, None), qrels, files)
-
-
-def _optional(folder: Path, names: list[str]) -> Path | None:
-    return next((folder / n for n in names if (folder / n).is_file()), None)

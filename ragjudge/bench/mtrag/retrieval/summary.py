@@ -69,10 +69,7 @@ def summary_parts(reports: dict[str, Summary], *, domain: str, pipeline: str, ta
 
 def rows(results: Sequence[SampleResult[RetrievalQuery]], domain: str) -> list[dict[str, Any]]:
     """The tidy per-query table: the query, its kind and what the solver added, and its figures."""
-    out = []
-    for r in results:
-        extra = {k: v for k, v in r.output.items() if k not in ("contexts", "error")}
-        figures = (r.scores.get("ranking") or {}).get("metrics") or {}
-        out.append({"task_id": r.sample.query_id, "queries": r.sample.kind, "query": r.sample.text,
-                    "Collection": collection_of(r.sample, domain), **extra, **figures})
-    return out
+    return [{"task_id": r.sample.query_id, "queries": r.sample.kind, "query": r.sample.text,
+             "Collection": collection_of(r.sample, domain),
+             **{k: v for k, v in r.output.items() if k not in ("contexts", "error")},
+             **((r.scores.get("ranking") or {}).get("metrics") or {})} for r in results]

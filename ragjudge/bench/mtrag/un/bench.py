@@ -26,6 +26,7 @@ from ragjudge.engine.bench import SampleResult
 from ragjudge.engine.context import RunContext
 from ragjudge.engine.summary import Summary
 from ragjudge.formats.samples import Sample
+from ragjudge.judges import judges_models
 from ragjudge.models import Task
 
 __all__ = ["MtragUnBench", "MtragUnOptions", "has_underspecified_tasks"]
@@ -55,7 +56,7 @@ class MtragUnBench(MtragBench):
 
     def summarize(self, results: Sequence[SampleResult[Task]], ctx: RunContext) -> Summary:
         return add_to_summary(super().summarize(results, ctx), self.outcomes(results), self.setting,
-                              self.judge_models(ctx))
+                              judges_models(self.judges, self.options.judge_models))
 
     def sample(self, result: SampleResult[Task], ctx: RunContext) -> Sample:
         """MTRAG's, with how an answer to an UNDERSPECIFIED task asks (`metadata.response_type`, Table 5's types)."""

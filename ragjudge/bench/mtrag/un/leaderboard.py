@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from ragjudge.engine.summary import Reference
 
 OVERVIEW = "SemEval-2026 Task 8 MTRAGEval overview (ACL Anthology 2026.semeval-1.447)"
-PARTICIPATION = ("107 registered teams, 92 submissions (task A 38, task B 26, task C 29)", OVERVIEW)
+PARTICIPATION = f"107 registered teams, 92 submissions (task A 38, task B 26, task C 29) ({OVERVIEW}); each row's " \
+    "source is in its last column"
 
 GENERATION_COLUMNS = ["rank", "team", "task score", "RB_agg", "RL_F", "RB_llm", "source"]
 TASK_B = [
@@ -107,7 +108,7 @@ def generation_reference(task: str) -> Reference:
         notes=["task score: harmonic mean of the corpus-level means of the conditioned RB_agg, RL_F, RB_llm "
                "(*_idk_underspecified); the organisers judged with gpt-oss-120b, so a run with other judge "
                "models compares in method, not model",
-               f"{PARTICIPATION[0]} ({PARTICIPATION[1]}); each row's source is in its last column"])
+               PARTICIPATION])
 
 
 def retrieval_reference(domain: str) -> Reference:
@@ -118,4 +119,4 @@ def retrieval_reference(domain: str) -> Reference:
                    "corpus (which ragjudge cannot check: a smaller corpus makes the figure higher): the leaderboard's "
                    "nDCG@5 pools the released domains (each domain's mean weighted by its queries, as the "
                    "official run_retrieval_eval.py does), so this domain's figure is one term of that mean",
-        notes=[f"{PARTICIPATION[0]} ({PARTICIPATION[1]}); each row's source is in its last column"])
+        notes=[PARTICIPATION])

@@ -72,11 +72,10 @@ def add_task_score(summary: Summary) -> TaskScore | None:
     if not any(label in summary.metrics or name in summary.metrics for label, name in RANKED.items()):
         return None
     found = task_score(summary.metrics)
-    rows = [[label, s.value, s.n] for label, s in found.conditioned.items()]
-    rows += [[label, s.value, s.n] for label, s in found.pre_conditioned.items()]
+    both = {**found.conditioned, **found.pre_conditioned}
+    rows = [[label, s.value, s.n] for label, s in both.items()]
     summary.details["mtrageval"] = {"score": found.score, "missing": [RANKED[m] for m in found.missing],
-                                    **{label: s.value for label, s in found.conditioned.items()},
-                                    **{label: s.value for label, s in found.pre_conditioned.items()}}
+                                    **{label: s.value for label, s in both.items()}}
     if found.score is None:
         summary.notes.append(missing_note(found.missing, summary.metrics))
         return found

@@ -19,12 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field
 
 from ragjudge.bench.mtrag.retrieval.bench import MtragRetrievalBench, RetrievalOptions
-from ragjudge.bench.mtrag.retrieval.data import (
-    KIND_NAMES,
-    QUERIES,
-    QueryKind,
-    RetrievalData,
-)
+from ragjudge.bench.mtrag.retrieval.data import KIND_NAMES, QUERIES, QueryKind, RetrievalData
 from ragjudge.bench.mtrag.un_retrieval import data as un_data
 from ragjudge.bench.mtrag.un_retrieval.data import DOMAINS
 from ragjudge.bench.mtrag.un_retrieval.paper import retrieval_reference

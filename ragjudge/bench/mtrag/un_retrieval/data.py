@@ -7,12 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ragjudge.bench.mtrag.retrieval.data import (
-    RetrievalData,
-    RetrievalQuery,
-    find,
-    with_labels,
-)
+from ragjudge.bench.mtrag.retrieval.data import RetrievalData, RetrievalQuery, find, with_labels
 from ragjudge.errors import InputError
 from ragjudge.formats.mtrag import read_tasks
 from ragjudge.formats.runs import read_qrels
