@@ -1,10 +1,8 @@
 """A pipeline = a spec's retriever over one corpus, its index built once and reused, plus its query strategy.
 
-Index once, search many: an index lives in `<index dir>/<retriever>-<key>`, where the key hashes the
-corpus bytes, the chunking and the retriever options that shape the index. The next run over the same
-corpus and settings finds the folder and loads it (no tokenising, no encoding); any change gives a new
-key and a new index. A folder is written under a temporary name and renamed when complete, so a killed
-run never leaves a half index that a later run would trust.
+An index lives in `<index dir>/<retriever>-<key>`, the key hashing the corpus bytes, the chunking and the retriever
+options that shape the index; it is written under a temporary name and renamed when complete, so a killed run never
+leaves a half index a later run would trust.
 """
 
 from __future__ import annotations
