@@ -1,8 +1,5 @@
-"""The one small interface every retriever implements, and the passage store local indexes share.
-
-A retriever is built from its spec options, then either `index`es passages (and can `save` itself to a
-folder) or `load`s a folder it saved before. `search_many` is the workhorse: engines are much faster
-scoring a batch of queries than one query at a time.
+"""The one small interface every retriever implements, and the passage store local indexes share. `search_many` is
+the workhorse: engines are much faster scoring a batch of queries than one at a time.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """`--bench dialsim`: an agent plays a TV show's main character through LongDialQA's sessions and answers
-questions about the past (DialSim, Kim et al.), with the paper's memory strategies and answer formats.
-
-The options and the wiring of the parts: `data.py` reads the shows and plans the questions (`plan.py`), `solver.py`
-answers them from each show's memory (`memory.py`, `agents.py`), `scorers.py` scores each answer (`metrics.py`,
-`judge.py`), `summary.py` aggregates, `paper.py` sets the paper's figures beside ours, `samples.py` writes the
-sample log. What `load()` reads, the `Simulation` (timelines, plan, memories), is the one thing the bench keeps
-after a hook: no hook leaves a result on `self` for another (the solver writes its session summaries itself;
-`summarize` and `sample` read the results).
+questions about the past (DialSim, Kim et al.), with the paper's memory strategies and answer formats
+(docs/benches/dialsim.md). The options and the wiring of the parts; `load()`'s `Simulation` (timelines, plan,
+memories) is the run's `ctx.data`, and no hook leaves a result on `self` for another.
 """
 
 from __future__ import annotations
