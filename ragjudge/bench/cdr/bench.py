@@ -1,9 +1,5 @@
-"""`--bench cdr`: conversational data retrieval (Lee et al., 2025), finding conversations in a haystack.
-
-Each query ("Conversation where the user shifts from skepticism to trust") is searched with a ragjudge
-retrieval pipeline over the corpus cut into units (`-T unit=`); each conversation scores its best unit, and
-the conversation ranking is scored with the paper's metrics through ranx, beside the paper's 16 models. What the
-summary holds (ragjudge's retrieval vocabulary: the paper's ACC@k is `hit@k`) is in docs/benches/cdr.md.
+"""`--bench cdr`: conversational data retrieval (Lee et al., 2025), finding conversations in a haystack; each
+conversation scores its best unit. What it runs and what the summary holds: docs/benches/cdr.md.
 """
 
 from __future__ import annotations
