@@ -103,7 +103,6 @@ class Pipeline:
         """Models the query strategy calls (the caller builds the gateway with them)."""
         return [self.spec.query.model] if self.spec.query.strategy == "rewrite" and self.spec.query.model else []
 
-    # -- index -----------------------------------------------------------------------------------
     def index_key(self, corpus_digest: str, retriever: Retriever | None = None) -> str:
         """The retriever's (default: the pipeline's) index over this corpus with this chunking."""
         return fingerprint(INDEX_FORMAT, (retriever or self.retriever).identity(), self._chunking(), corpus_digest)
@@ -204,7 +203,6 @@ class Pipeline:
         """What the results depend on besides the spec: the index key (corpus + settings) and retriever."""
         return {"key": self.key, "retriever": self.retriever.identity()}
 
-    # -- search ----------------------------------------------------------------------------------
     def prepare(self, text: str) -> str:
         return strip_speaker_tags(text) if self.spec.strip_speaker_tags else text.strip()
 

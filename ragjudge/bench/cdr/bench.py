@@ -92,7 +92,6 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         self.pipeline = Pipeline(spec, extra_dirs=o.pipeline_dir, index_dir=self.index_dir)
         self.other = OtherRun(o.compare) if o.compare else None
 
-    # -- Bench ------------------------------------------------------------------------------------------
 
     def load(self) -> Loaded[CdrQuery, CdrInputs]:
         """The queries, with the data, its units and the unit file as the run's `ctx.data`."""
@@ -122,7 +121,6 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         inputs: CdrInputs = ctx.data
         return query_sample(result, inputs.data.corpus, inputs.unit_text, inputs.data.category_file is not None)
 
-    # -- outputs ----------------------------------------------------------------------------------------
 
     def rows(self, results: Sequence[SampleResult[CdrQuery]], ctx: RunContext) -> list[dict[str, Any]]:
         return [row(r) for r in results]

@@ -127,7 +127,6 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         self.spec = retriever_spec(o.retriever or "bm25", o.pipeline_dir) if retrieval else None
         self.k = o.k or DEFAULT_K.get(o.memory, 0)
 
-    # -- data ---------------------------------------------------------------------------------------
 
     def load(self) -> Loaded[PlannedQuestion, Simulation]:
         """The planned questions, with the simulation they are asked in (its shows' memories) as the run's `ctx.data`
@@ -147,7 +146,6 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         o = self.options
         return context_budget(o.gen or "", o.context_tokens, self.offline) if o.memory == "recent" else 0
 
-    # -- solver and scorers -------------------------------------------------------------------------
 
     def llm_models(self) -> list[str]:
         o = self.options
@@ -179,7 +177,6 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         judge = AnswerJudge.load(self.judge_model, ctx.gateway, self.options.judge_dir) if self.judge_model else None
         return [AnswerScorer(self.options.format, self.judge_kind, judge)]
 
-    # -- outputs -----------------------------------------------------------------------------------
 
     def summarize(self, results: Sequence[SampleResult[PlannedQuestion]], ctx: RunContext) -> Summary:
         simulation: Simulation = ctx.data
