@@ -1,7 +1,7 @@
 """`--bench dialsim`: an agent plays a TV show's main character through LongDialQA's sessions and answers
 questions about the past (DialSim, Kim et al.), with the paper's memory strategies and answer formats
-(docs/benches/dialsim.md). The options and the wiring of the parts; `load()`'s `Simulation` (timelines, plan,
-memories) is the run's `ctx.data`, and no hook leaves a result on `self` for another.
+(docs/benches/dialsim.md). Here: the options and the wiring of the parts; `load()`'s `Simulation` (timelines,
+plan, memories) is the run's `ctx.data`, and no hook leaves a result on `self` for another.
 """
 
 from __future__ import annotations
