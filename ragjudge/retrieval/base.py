@@ -1,8 +1,5 @@
-"""The one small interface every retriever implements, and the passage store local indexes share.
-
-A retriever is built from its spec options, then either `index`es passages (and can `save` itself to a
-folder) or `load`s a folder it saved before. `search_many` is the workhorse: engines are much faster
-scoring a batch of queries than one query at a time.
+"""The one small interface every retriever implements, and the passage store local indexes share. `search_many` is
+the workhorse: engines are much faster scoring a batch of queries than one at a time.
 """
 
 from __future__ import annotations
@@ -48,7 +45,6 @@ class Retriever(ABC):
             raise InputError(f"{cls.kind} retriever: {err['msg']}", file=source,
                              field=f"retriever.options.{where}" if where else "retriever.options") from None
 
-    # -- identity --------------------------------------------------------------------------------
     def identity(self) -> dict[str, Any]:
         """What determines the index's content: same identity + same corpus = reusable index."""
         return {"retriever": self.kind, "options": self.options.model_dump(mode="json")}
@@ -57,7 +53,6 @@ class Retriever(ABC):
         """Recorded with runs and results."""
         return self.identity()
 
-    # -- lifecycle -------------------------------------------------------------------------------
     @abstractmethod
     def index(self, passages: Sequence[Passage], bars: ProgressBars | None = None) -> None:
         """Build the index over `passages` (replacing any previous content)."""
@@ -73,7 +68,6 @@ class Retriever(ABC):
     def close(self) -> None:
         """Release connections or memory maps."""
 
-    # -- search ----------------------------------------------------------------------------------
     @abstractmethod
     def _search_many(self, queries: list[str], k: int) -> list[list[Passage]]:
         """Top-k passages per query, best first, each with `score` set."""

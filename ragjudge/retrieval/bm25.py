@@ -1,13 +1,6 @@
-"""`bm25`: embedded, in-process BM25 on bm25s, persisted on disk.
-
-Why bm25s: it precomputes every BM25 term score at indexing time into a sparse matrix, so a query is
-a sparse row lookup and a top-k instead of a pass over the corpus; on 200k passages it indexes and
-answers 1,000 queries far faster than rank-bm25 (see benchmarks/bench_bm25.py and the README), it
-saves to plain numpy files that load memory-mapped, and it needs only numpy/scipy (numba optional).
-
-Defaults follow Lucene/Elasticsearch BM25 (the MTRAG baseline): Lucene's scoring variant, b=0.75.
-English stop words are dropped and words are Snowball-stemmed (PyStemmer) unless the spec says not to:
-stemming raises clapnq Recall@10 by about 3 points on the MTRAG pools.
+"""`bm25`: embedded, in-process BM25 on bm25s, persisted on disk. Why bm25s, and its defaults (Lucene's, the MTRAG
+baseline's): docs/pipelines.md. bm25s also saves numpy files that load memory-mapped and needs only numpy/scipy
+(numba optional); stemming raises clapnq Recall@10 by about 3 points on the MTRAG pools.
 """
 
 from __future__ import annotations
@@ -137,13 +130,9 @@ class BM25Retriever(Retriever):
                 for row_list, score_list in zip(rows.tolist(), scores.tolist(), strict=True)]
 
 
-# -- fast indexing -------------------------------------------------------------------------------
-# bm25s tokenises and builds its score matrix with a Python loop per word and per document, which is
-# most of its indexing time (2-3x its search time for 1,000 queries over 200k passages). These two
-# functions produce exactly what `Tokenizer.tokenize` + `BM25.index` produce (same vocabulary, ids and
-# score matrix: tests/test_retrieval_bm25.py checks equality against bm25s itself), with a dictionary
-# lookup per word done in C (`map`) and the matrix computed with array operations. Search, scoring
-# variants, saving and loading stay bm25s's own.
+# -- fast indexing: bm25s loops in Python per word and per document (2-3x its search time for 1,000 queries over
+# 200k passages). These give exactly its `Tokenizer.tokenize` + `BM25.index` output (tests/test_retrieval_bm25.py
+# checks), with the word lookups in C (`map`) and the matrix by array operations; the rest stays bm25s's.
 
 class Vocabulary(dict):
     """word -> token id (-1 for a stop word); a new word gets its id on first lookup, which is what lets

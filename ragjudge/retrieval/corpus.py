@@ -1,10 +1,6 @@
-"""Corpus ingestion: documents → overlapping passages with stable ids, as MTRAG built its corpora.
-
-MTRAG split documents into passages of 512 tokens with a 100-token overlap and named each passage
-`<document id>_<start>-<end>` after its character offsets in the document. We do the same, so a
-passage id never changes while the document and the chunking settings do not, whatever else is
-added to the corpus. Offsets come from the tokenizer's own offset mapping, so a passage's text is
-an exact slice of the document.
+"""Corpus ingestion: documents → overlapping passages with stable ids, as MTRAG built its corpora (docs/pipelines.md,
+Corpus): an id never changes while the document and the chunking do not, whatever else the corpus gains. Offsets
+come from the tokenizer's own offset mapping, so a passage's text is an exact slice of the document.
 """
 
 from __future__ import annotations
@@ -77,10 +73,8 @@ CHARACTERS = "characters"
 
 
 class ChunkingSpec(BaseModel):
-    """How documents are split; part of an index's identity (changing it re-indexes).
-
-    `tokenizer: characters` counts `size` and `overlap` in characters and splits as CXMArena's own
-    predictor does (LangChain's RecursiveCharacterTextSplitter: paragraphs, then lines, then words)."""
+    """How documents are split; part of an index's identity. `tokenizer: characters` counts in characters and splits
+    as CXMArena's predictor does (LangChain's RecursiveCharacterTextSplitter: paragraphs, then lines, then words)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -96,11 +90,8 @@ class ChunkingSpec(BaseModel):
 
 
 def chunk_document(document: Passage, tokenizer: SpanTokenizer, size: int = 512, overlap: int = 100) -> list[Passage]:
-    """Windows of `size` tokens, each starting `size - overlap` tokens after the previous one.
-
-    The last window ends at the last token (it may be shorter); a document of at most `size` tokens is
-    one passage. A document without any token yields no passage.
-    """
+    """Windows of `size` tokens every `size - overlap`; the last ends at the last token (it may be shorter), and a
+    document without any token yields no passage."""
     if overlap >= size:
         raise UsageError(f"chunk overlap ({overlap}) must be smaller than chunk size ({size})")
     spans = tokenizer.spans(document.text)

@@ -1,8 +1,6 @@
-"""`dense`: embed passages once, keep the matrix on disk, score queries by dot product (cosine).
-
-Exact search over a float32 matrix: on one machine's corpora (up to a few hundred thousand passages)
-a matrix product is fast enough and has no recall loss; corpora beyond that belong in Elasticsearch
-(`elasticsearch` retriever, mode knn). The matrix is saved as `embeddings.npy` and memory-mapped on load.
+"""`dense`: embed passages once, keep the matrix on disk (`embeddings.npy`, memory-mapped), score queries by dot
+product (cosine). Exact search: up to a few hundred thousand passages a matrix product is fast enough and loses no
+recall; beyond that, the `elasticsearch` retriever's knn mode.
 """
 
 from __future__ import annotations

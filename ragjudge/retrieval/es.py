@@ -1,14 +1,7 @@
-"""`elasticsearch`: BM25, ELSER (learned sparse) or kNN dense retrieval on an Elasticsearch cluster.
-
-For corpora that outgrow one machine. ragjudge creates the index and, for ELSER, its ingest pipeline, bulk-indexes
-with retries (`helpers.streaming_bulk` backs off and resends documents rejected with 429) and searches in batches
-with `_msearch`; kNN vectors come from the `dense` retriever's encoders. The settings, modes and credentials a user
-sets are described in docs/pipelines.md.
-
-The cluster is the spec's `url` option, else $RAGJUDGE_ES_URL; with neither, building the retriever is a usage error
-(exit 2, before any work), never a silent try of localhost. A cluster that cannot be reached is the machine or the
-network saying no (`ElasticsearchUnreachable`, an EnvironmentFault: exit 3). Credentials are never printed (errors
-name the URL without them) nor saved in the index manifest.
+"""`elasticsearch`: BM25, ELSER (learned sparse) or kNN dense retrieval on a cluster, for corpora that outgrow one
+machine. Modes, settings, credentials and the missing-URL error: docs/pipelines.md. Beyond them: the spec's `url`
+wins over $RAGJUDGE_ES_URL; searches go in batches through `_msearch`; kNN vectors come from the `dense` retriever's
+encoders; an unreachable cluster is exit 3 (the network, not the input); credentials are not in the index manifest.
 """
 
 from __future__ import annotations

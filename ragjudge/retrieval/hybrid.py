@@ -1,8 +1,5 @@
-"""`hybrid`: reciprocal rank fusion (Cormack et al., 2009) of any retrievers.
-
-RRF scores a passage by sum over retrievers of weight / (rrf_k + rank); it needs no score calibration
-between engines (BM25 scores and cosines live on different scales), which is why it is the usual way
-to combine lexical and dense retrieval.
+"""`hybrid`: reciprocal rank fusion (Cormack et al., 2009) of any retrievers: a passage scores the sum of weight /
+(rrf_k + rank), which needs no calibration between engines whose scores (BM25, cosine) live on different scales.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """A pipeline = a spec's retriever over one corpus, its index built once and reused, plus its query strategy.
 
-Index once, search many: an index lives in `<index dir>/<retriever>-<key>`, where the key hashes the
-corpus bytes, the chunking and the retriever options that shape the index. The next run over the same
-corpus and settings finds the folder and loads it (no tokenising, no encoding); any change gives a new
-key and a new index. A folder is written under a temporary name and renamed when complete, so a killed
-run never leaves a half index that a later run would trust.
+An index lives in `<index dir>/<retriever>-<key>`, the key hashing the corpus bytes, the chunking and the retriever
+options that shape the index; it is written under a temporary name and renamed when complete, so a killed run never
+leaves a half index a later run would trust.
 """
 
 from __future__ import annotations
@@ -105,7 +103,6 @@ class Pipeline:
         """Models the query strategy calls (the caller builds the gateway with them)."""
         return [self.spec.query.model] if self.spec.query.strategy == "rewrite" and self.spec.query.model else []
 
-    # -- index -----------------------------------------------------------------------------------
     def index_key(self, corpus_digest: str, retriever: Retriever | None = None) -> str:
         """The retriever's (default: the pipeline's) index over this corpus with this chunking."""
         return fingerprint(INDEX_FORMAT, (retriever or self.retriever).identity(), self._chunking(), corpus_digest)
@@ -206,7 +203,6 @@ class Pipeline:
         """What the results depend on besides the spec: the index key (corpus + settings) and retriever."""
         return {"key": self.key, "retriever": self.retriever.identity()}
 
-    # -- search ----------------------------------------------------------------------------------
     def prepare(self, text: str) -> str:
         return strip_speaker_tags(text) if self.spec.strip_speaker_tags else text.strip()
 

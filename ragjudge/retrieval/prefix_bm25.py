@@ -1,13 +1,10 @@
 """BM25 over a growing collection: tokenise once, search any prefix exactly.
 
-A conversational memory grows one item at a time, and a question asked at item n may only see items
-before n (plus, say, the part of the current session heard so far). Rebuilding an index after every
-utterance, as DialSim's official simulator does with rank-bm25, costs O(n^2) tokenising. Here the whole
-collection is tokenised once into postings; a search over the first n items (and a few extra texts)
-computes document frequencies, the average length and BM25 scores for exactly that sub-collection from
-the postings of the query's terms. Scores equal those of a `bm25` index built over just those items
-(same tokenizer options: stop words, Snowball stemming; same Lucene/Robertson/ATIRE formulas from bm25s),
-which tests/test_prefix_bm25.py checks against bm25s itself.
+A question asked at memory item n may see only the items before it (plus, say, the current session so far);
+rebuilding an index per utterance, as DialSim's official simulator does, costs O(n^2) tokenising. Here the collection
+is tokenised once into postings, and a search computes document frequencies, average length and scores for exactly
+the sub-collection: equal to a `bm25` index over just those items (same tokenizer options and bm25s's formulas;
+tests/test_prefix_bm25.py checks against bm25s).
 """
 
 from __future__ import annotations

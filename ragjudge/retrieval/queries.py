@@ -1,12 +1,6 @@
-"""Query strategies: how a multi-turn conversation becomes one retrieval query.
-
-- `last_turn`: the current user question alone (MTRAG's "last turn" baseline);
-- `all_user_turns`: every user turn so far, one per line (MTRAG's "questions");
-- `full_conversation`: every turn so far, user and agent, each marked with its speaker;
-- `rewrite`: an LLM rewrites the current question into a standalone one using the conversation
-  (MTRAG's "rewrite"), and says whether the question was standalone already. Calls go through the
-  LLM gateway, so they are cached: a rerun costs nothing. An answer that is not the expected JSON falls
-  back to the last turn; fallbacks are counted and reported, never hidden.
+"""Query strategies: how a multi-turn conversation becomes one retrieval query (docs/pipelines.md, Query
+strategies). `last_turn`, `all_user_turns` and `rewrite` are MTRAG's "last turn", "questions" and "rewrite";
+`all_user_turns` puts one turn a line, `full_conversation` marks each turn with its speaker.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Declarative pipeline specs (YAML in `pipelines/`): which retriever, with which options, fed by which
-query strategy, returning how many passages, over a corpus chunked how.
-
-A spec is found by name in the user's spec folders (`--pipeline-dir`, $RAGJUDGE_PIPELINES_PATH) and then
-the built-in `pipelines/` folder, or given as a path to a YAML file. The file name is the spec's name.
+"""Declarative pipeline specs (YAML; where they are found: docs/pipelines.md). The user's folders are searched before
+the built-in `pipelines/`; the file name is the spec's name.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""The files and batches endpoints of the test server: OpenAI's batch API, emulated.
-
-Why: `ragjudge --batch` sends its requests through litellm's files + batches calls; tests must drive the real
-client stack against something that behaves like the provider: an uploaded JSONL of requests, a batch that stays
-`in_progress` for a while (its counts growing), then an output file and an error file, batches listed newest
-first with their metadata, cancellation. Each line is answered by the server's responder, and the chat fault
-queue (`fail_next`, `garbage_next`) applies to batch lines too, so a test can make one item of a batch fail.
-`submitted` keeps every custom id of every batch created, to prove that nothing is submitted twice.
-
-Standard library only, like the server.
+"""The files and batches endpoints of the test server: OpenAI's batch API, emulated (stdlib only), so `--batch`
+tests drive litellm's real files + batches calls: a batch stays `in_progress` a while (counts growing), then has an
+output and an error file; batches list newest first; cancellation works. The chat fault queue applies to batch lines
+too (one item of a batch can fail); `submitted` keeps every custom id, to prove nothing is submitted twice.
 """
 
 from __future__ import annotations

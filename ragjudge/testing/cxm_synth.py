@@ -1,10 +1,7 @@
-"""Release-shaped CXMArena data, made up offline for tests and benchmarks: knowledge-base articles of the
-release's length (2-4 KB of markdown/HTML-flavoured text with a brand's recurring boilerplate), multi-turn
-conversations in the release's transcript format (IVR lines, fragments, one turn per line) whose gold
-articles are known, and KB-refinement pairs made the way the paper made them (a segment of one article
-inserted into a related one).
-
-Deterministic for a seed; nothing is downloaded.
+"""Release-shaped CXMArena data, made up offline and deterministic for a seed: knowledge-base articles of the
+release's length (2-4 KB with a brand's recurring boilerplate), multi-turn conversations in the release's transcript
+format (IVR lines, fragments) with known gold articles, and KB-refinement pairs made as the paper made them (a
+segment of one article inserted into a related one).
 """
 
 from __future__ import annotations

@@ -1,15 +1,9 @@
-"""The test server's lexical judge mode (`--judge-mode lexical`): a stand-in judge model for every built-in judge.
-
-Why: a user's CI (and ragjudge's own docs test) must run an evaluation that calls a judge model without a key, a
-bill or a network, and still see a wrong answer score lower than a right one. This responder recognises each
-built-in judge's prompt by the instruction text the judge itself carries (read from ragas's prompt classes, the
-judge specs and the criterion's templates: a reworded prompt fails loudly here instead of matching nothing) and
-answers it the way the judge's parser expects, from the texts in the prompt, by a simple rule of word overlap
-(each judge's rule: the table in docs/testing-offline.md; RAGAS's metrics as `ragjudge.testing.ragas_model` answers
-them).
-
-Any other prompt (a model-under-test prompt, a judge of your own) gets HTTP 400 naming its first words, never a
-made-up answer: the judge records an error. The same prompt always gets the same answer.
+"""The test server's lexical judge mode (`--judge-mode lexical`): a stand-in judge model for every built-in judge,
+so CI can run an evaluation with no key, bill or network and see a wrong answer score lower (what each judge is
+answered, and the HTTP 400 for any other prompt: docs/testing-offline.md; RAGAS's metrics as
+`ragjudge.testing.ragas_model` answers them). Prompts are recognised by the instruction text the judge itself
+carries (ragas's prompt classes, the judge specs, the criterion's templates), so a reworded prompt fails loudly
+instead of matching nothing. The same prompt always gets the same answer.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Two real runs of the examples/mini bench for report tests and the README screenshot, offline.
-
-The extractive generator answers every task twice: from the reference passages (`ref`) and from the top 5
-BM25 passages of the mini corpus (`rag`); the MTRAG judges are played by `scripted_judges.judge_panel`
-behind the local OpenAI-compatible server, so every judge has a model, a rationale and raw output, the
-RB_llm panel disagrees like real panels, and one member fails now and then.
+"""Two real runs of the examples/mini bench for report tests and the README screenshot, offline: the extractive
+generator from the reference passages (`ref`) and from the top 5 BM25 passages (`rag`), judged by
+`scripted_judges.judge_panel` behind the local server (rationales, raw output, a disagreeing and flaky panel).
 """
 
 from __future__ import annotations

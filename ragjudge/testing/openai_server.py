@@ -1,20 +1,8 @@
-"""A local, scriptable OpenAI-compatible HTTP server for tests.
-
-Why: every LLM call in ragjudge goes through litellm, so tests should exercise the
-real client stack (litellm -> openai SDK -> HTTP) instead of patching internals.
-This server speaks enough of the OpenAI wire protocol (chat completions, incl. SSE
-streaming and tool calls, embeddings, model listing, files and batches; at OpenAI's paths and at
-Azure OpenAI's, `/openai/deployments/<name>/...`) for litellm to treat it as a real provider,
-while letting tests script replies and inject faults (rate limits, server errors, hangs,
-malformed bodies) deterministically.
-
-Standard library only, so it can be imported anywhere without extra dependencies.
-
-Typical use::
-
-    with OpenAIServer(scripted([(r"faithful", "YES")], default="NO")) as server:
-        litellm.completion(model="openai/judge-a", api_base=server.base_url,
-                           api_key="sk-test", messages=[...])
+"""A local, scriptable OpenAI-compatible HTTP server, so tests exercise the real client stack (litellm -> openai
+SDK -> HTTP) instead of patching internals. It speaks enough of the wire protocol (chat with SSE streaming and tool
+calls, embeddings, models, files, batches; at OpenAI's and Azure's `/openai/deployments/<name>/...` paths) for
+litellm to take it for a provider, with scripted replies and deterministic faults. Standard library only.
+Use: docs/testing-offline.md.
 """
 
 from __future__ import annotations
@@ -32,16 +20,13 @@ __all__ = ["Reply", "Request", "Responder", "OpenAIServer", "scripted", "by_mode
 
 
 class OpenAIServer:
-    """OpenAI-compatible server on 127.0.0.1 (free port) in a daemon thread.
+    """OpenAI-compatible server on 127.0.0.1 (free port) in a daemon thread; chat replies default to "OK".
 
-    ``responder`` decides replies for chat completions (default: "OK"); ``latency`` is added to
-    every chat/embedding request to model provider round-trips in concurrency benchmarks.
-    Fault injection (``fail_next``/``garbage_next``) affects chat completions only, so
-    interleaved embedding calls cannot consume a fault meant for a judge call;
-    ``hang_next`` affects any chat or embedding request. Faulted requests are still recorded.
-    ``judge_mode="lexical"`` makes it a stand-in judge model that answers every built-in judge's prompts by word
-    overlap (`ragjudge.testing.lexical_judge`); a ``responder`` given with it answers first, and the judge what it
-    passes on (by returning None).
+    ``latency`` is added to every chat/embedding request. ``fail_next``/``garbage_next`` hit chat completions only,
+    so an interleaved embedding call cannot consume a fault meant for a judge; ``hang_next`` hits either. Faulted
+    requests are still recorded. ``judge_mode="lexical"``: a stand-in judge answering every built-in judge's prompt
+    by word overlap (`ragjudge.testing.lexical_judge`); a ``responder`` given with it answers first, the judge what
+    it passes on (returning None).
     """
 
     JUDGE_MODES = ("lexical",)

@@ -84,10 +84,8 @@ class _Handler(BaseHTTPRequestHandler):
         return True
 
     def _route(self) -> str:
-        """Path without query string and optional /v1 prefix (tolerates api_base with or without /v1). Azure
-        OpenAI's paths are answered too: `/openai/deployments/<deployment>/chat/completions?api-version=...`
-        (the deployment is also the body's `model`, as the Azure SDK sends it) and `/openai/models`,
-        `/openai/files`, `/openai/batches`."""
+        """Path without query string and optional /v1 prefix; Azure's `/openai/deployments/<deployment>/...` (the
+        deployment taken as the body's `model`, as the Azure SDK sends it) and `/openai/<endpoint>` map to ours."""
         path = self.path.split("?", 1)[0].rstrip("/")
         if path.startswith("/openai/"):
             path = re.sub(r"^/openai/deployments/[^/]+/", "/", path).removeprefix("/openai")

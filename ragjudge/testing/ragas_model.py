@@ -1,13 +1,7 @@
-"""A deterministic judge model that answers RAGAS's prompts, for tests and benchmarks of the RAGAS-backed judges.
-
-`ragas_model()` is a responder for `OpenAIServer`: it recognises each prompt by ragas's own instruction text (read
-from ragas's classes, so a ragas upgrade that rewords a prompt fails loudly here rather than matching nothing) and
-answers it the way a careful model would, from the texts in the prompt, by word overlap: statements are the
-answer's sentences; a statement is supported / attributable / a true positive when most of its words are in the
-other text; a context is useful when enough of the answer's words are in it; the generated question is built
-from the answer's first sentence, and answers that decline are noncommittal; NVIDIA's context relevance rates
-0-2 by how much of the question the contexts cover, its two prompts with different thresholds (so they disagree
-now and then, as models do). The same prompt always gets the same answer.
+"""A deterministic judge model answering RAGAS's prompts by word overlap, for tests and benchmarks of the
+RAGAS-backed judges (each metric's rule: docs/testing-offline.md, the `--judge-mode lexical` table). Prompts are
+recognised by ragas's own instruction text, so a ragas upgrade that rewords one fails loudly instead of matching
+nothing. NVIDIA's two context-relevance prompts use different thresholds, so they disagree now and then, as models do.
 """
 
 from __future__ import annotations

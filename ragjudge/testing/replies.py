@@ -1,7 +1,4 @@
-"""What the test server answers: scripted replies, the recorded requests, deterministic embeddings.
-
-Standard library only, like the server itself.
-"""
+"""What the test server answers: scripted replies, the recorded requests, deterministic embeddings (stdlib only)."""
 
 from __future__ import annotations
 
@@ -19,12 +16,8 @@ EMBEDDING_DIM = 32
 
 @dataclass
 class Reply:
-    """What the server should answer to one request.
-
-    ``status != 200`` produces an OpenAI-style error body (``content`` becomes the error
-    message) and takes precedence over ``garbage``. Token counts default to rough word
-    counts so usage accounting code sees plausible, deterministic numbers.
-    """
+    """What the server should answer to one request. ``status != 200`` gives an OpenAI-style error (``content`` its
+    message) and wins over ``garbage``; token counts default to word counts: plausible and deterministic."""
 
     content: str | None = None
     tool_calls: list[dict[str, Any]] | None = None  # [{"name": ..., "arguments": {...} or "json"}]
@@ -41,10 +34,7 @@ class Reply:
 
 @dataclass
 class Request:
-    """One received HTTP request, as seen by responders and recorded in ``OpenAIServer.requests``.
-
-    ``headers`` never contains credential headers (Authorization etc.).
-    """
+    """One received HTTP request, as responders see it; ``headers`` never holds credentials (Authorization etc.)."""
 
     path: str
     method: str = "POST"
@@ -108,12 +98,8 @@ def _default_responder(request: Request) -> str:
 
 
 def scripted(rules: list[tuple[str, ReplySpec]], default: ReplySpec = "OK") -> Responder:
-    """Build a responder from ``(regex, reply)`` rules; the first match wins.
-
-    A rule matches if its regex (``re.DOTALL``) is found in the last user message or in the
-    whole concatenated prompt, so rules can key on the question or on injected context.
-    Replies may be str, Reply, or a Responder for dynamic answers.
-    """
+    """A responder from ``(regex, reply)`` rules, the first match winning: a regex (``re.DOTALL``) found in the last
+    user message or the whole prompt, so rules can key on the question or on injected context."""
     compiled = [(re.compile(pattern, re.DOTALL), reply) for pattern, reply in rules]
 
     def respond(request: Request) -> str | Reply:
@@ -127,12 +113,8 @@ def scripted(rules: list[tuple[str, ReplySpec]], default: ReplySpec = "OK") -> R
 
 
 def by_model(mapping: Mapping[str, ReplySpec], default: ReplySpec | None = None) -> Responder:
-    """Dispatch on the request's ``model`` so one server can play several judges/generators.
-
-    Keys may be given with or without a litellm provider prefix (``openai/judge-a`` and
-    ``judge-a`` both match, since litellm strips the prefix on the wire). Unknown models get
-    ``default``, or a 404 ``model_not_found`` error like the real API.
-    """
+    """Dispatch on the request's ``model`` so one server plays several judges/generators. Keys match with or without
+    a provider prefix (litellm strips it on the wire); unknown models get ``default``, else a 404 like the real API."""
     table = {key.split("/", 1)[1] if key.startswith("openai/") else key: value for key, value in mapping.items()}
 
     def respond(request: Request) -> str | Reply:
@@ -146,11 +128,8 @@ def by_model(mapping: Mapping[str, ReplySpec], default: ReplySpec | None = None)
 
 
 def embed_text(text: str, dim: int = EMBEDDING_DIM) -> list[float]:
-    """Deterministic bag-of-words embedding: unit vector built from hashed lowercase words.
-
-    Texts sharing words get positive cosine similarity, so retrieval code behaves
-    sensibly; identical texts give identical vectors across runs and processes.
-    """
+    """Deterministic bag-of-words unit vector of hashed lowercase words: texts sharing words get a positive cosine,
+    so retrieval behaves sensibly; the same text gives the same vector in every process."""
     vector = [0.0] * dim
     for word in re.findall(r"\w+", text.lower()):
         digest = hashlib.sha256(word.encode()).digest()

@@ -1,13 +1,9 @@
 """A deterministic stand-in for real judge models, for demos and tests that need *realistic* judge output offline.
 
-`judge_panel` answers the MTRAG judges' own prompts the way a careful model would, from the texts in the
-prompt: the IDK judge says yes/partial/no from how the response declines; RB_llm explains its rating and
-rates by word overlap with the reference, each panel model with its own bias (so panels disagree like real
-ones); RL_F answers ragas's statement-extraction and NLI prompts with JSON, a statement being supported when
-most of its words are in the passages. One model can be told to fail now and then (`flaky_model`), so that
-reports and tests see unparsable answers recorded as errors with their raw text.
-
-Use with `ragjudge.testing.openai_server.OpenAIServer(judge_panel())` and `--api-base server.base_url`.
+`judge_panel` answers the MTRAG judges' prompts from the texts in them: IDK yes/partial/no by how the response
+declines; RB_llm a rationale and a rating by word overlap with the reference, each panel model with its own bias
+(panels disagree like real ones); RL_F ragas's JSON, a statement supported when most of its words are in the
+passages. `flaky_model` fails now and then, so reports and tests see unparsable answers recorded as errors.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Synthetic MTRAG run folders with realistic sizes and repetition, for report benchmarks and tests.
-
-The records go through the MTRAG bench's own code (`assemble`, `official_records`, `outcome_sample`, `summarize`), so they have
-exactly the shape `ragjudge eval --bench mtrag` writes. Sizes follow MTRAG: conversations of about eight
-turns whose tasks each carry the whole conversation so far, agent turns of 60-140 words, reference passages
-of 512 tokens (about 390 words) drawn from a per-conversation pool (so later turns repeat earlier passages,
-as in MTRAG), and four judges: IDK, RB_alg, an RB_llm panel of three models with rationales, RL_F.
-Words come from the examples/mini corpus with Zipf-like frequencies.
+"""Synthetic MTRAG run folders with realistic sizes and repetition, for report benchmarks and tests, made by the
+MTRAG bench's own code so they have exactly the shape `ragjudge eval --bench mtrag` writes. Sizes follow MTRAG (the
+figures: docs/performance.md): agent turns of 60-140 words; passages drawn from a per-conversation pool, so later
+turns repeat earlier ones; words from the examples/mini corpus with Zipf-like frequencies.
 """
 
 from __future__ import annotations

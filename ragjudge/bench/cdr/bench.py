@@ -1,9 +1,5 @@
-"""`--bench cdr`: conversational data retrieval (Lee et al., 2025), finding conversations in a haystack.
-
-Each query ("Conversation where the user shifts from skepticism to trust") is searched with a ragjudge
-retrieval pipeline over the corpus cut into units (`-T unit=`); each conversation scores its best unit, and
-the conversation ranking is scored with the paper's metrics through ranx, beside the paper's 16 models. What the
-summary holds (ragjudge's retrieval vocabulary: the paper's ACC@k is `hit@k`) is in docs/benches/cdr.md.
+"""`--bench cdr`: conversational data retrieval (Lee et al., 2025), finding conversations in a haystack; each
+conversation scores its best unit. What it runs and what the summary holds: docs/benches/cdr.md.
 """
 
 from __future__ import annotations
@@ -96,7 +92,6 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         self.pipeline = Pipeline(spec, extra_dirs=o.pipeline_dir, index_dir=self.index_dir)
         self.other = OtherRun(o.compare) if o.compare else None
 
-    # -- Bench ------------------------------------------------------------------------------------------
 
     def load(self) -> Loaded[CdrQuery, CdrInputs]:
         """The queries, with the data, its units and the unit file as the run's `ctx.data`."""
@@ -126,7 +121,6 @@ class CdrBench(Bench[CdrOptions, CdrQuery]):
         inputs: CdrInputs = ctx.data
         return query_sample(result, inputs.data.corpus, inputs.unit_text, inputs.data.category_file is not None)
 
-    # -- outputs ----------------------------------------------------------------------------------------
 
     def rows(self, results: Sequence[SampleResult[CdrQuery]], ctx: RunContext) -> list[dict[str, Any]]:
         return [row(r) for r in results]

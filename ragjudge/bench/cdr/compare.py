@@ -1,10 +1,6 @@
-"""`-T compare=RUN_DIR`: this run against another CDR run, metric by metric, with the paired test that
-`ragjudge retrieval-eval --compare` uses (two-sided paired t-test over per-query scores).
-
-The other run is read from its folder as `ragjudge eval --bench cdr` wrote it: `run.json` (its options, and
-the sha256 of its data files, which must match ours: comparing runs over different data means nothing) and
-`run.trec` (its conversation rankings). Both runs are scored here with the same qrels, on the queries both
-ranked.
+"""`-T compare=RUN_DIR`: this run against another CDR run, metric by metric, with `ragjudge retrieval-eval
+--compare`'s two-sided paired t-test over per-query scores. The other run's `run.trec` is scored here with our qrels,
+on the queries both ranked; its `run.json` data sha256 must match ours (other data means nothing).
 """
 
 from __future__ import annotations

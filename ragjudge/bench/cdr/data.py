@@ -1,13 +1,6 @@
-"""The CDR files: where they are, what they hold, and what is wrong with them.
-
-The official release (github.com/l-yohai/CDR-Benchmark, `cdr_benchmark_data/test_dataset/data/test/`) is three
-JSON objects: `corpus.json` {"corpus_<n>": "user: ...\\nassistant: ..."}, `queries.json` {"query_<n>": text}
-and `relevant_docs.json` {"query_<n>": ["corpus_<m>", ...]}. Relevance is binary; a list may name a
-conversation twice, so lists are deduplicated (as a set-based evaluator does) and the duplicates counted.
-An optional query -> task-category file enables the per-category breakdown (the paper's Table 12).
-
-The files are not downloaded (part of the corpus is under non-commercial licences): they are read from
-`--data` (the repository root or the `test/` folder) or $RAGJUDGE_CDR_DATA. Each file's sha256 is recorded.
+"""The CDR files: where they are, what they hold, and what is wrong with them (the layout, where they are looked
+for, why they are not downloaded: docs/benches/cdr.md#the-data-and-how-to-get-it). Relevance is binary; repeated ids
+are deduplicated as a set-based evaluator does.
 """
 
 from __future__ import annotations

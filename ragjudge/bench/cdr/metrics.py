@@ -1,10 +1,6 @@
-"""CDR's metrics through ranx: hit rate (the paper's ACC), Precision, Recall, nDCG and MRR at 1, 5, 10, 20.
-
-The paper's ACC@k is sentence-transformers' accuracy@k, ranx's `hit_rate@k`. Metrics are named in ragjudge's one
-retrieval vocabulary (`hit@10`, `nDCG@10`); ranx's names (`RANX`) are used only to ask ranx, the paper's only in its
-transcribed tables. Scoring goes through `ragjudge.retrieval_eval.metrics.evaluate`, the code `ragjudge retrieval-eval`
-runs, so a CDR run written as TREC scores identically there. Every mean is over queries, so the query-weighted mean
-of the category means is the overall mean.
+"""CDR's metrics through `ragjudge.retrieval_eval.metrics.evaluate` (what they are: docs/benches/cdr.md, Metrics and
+outputs). The paper's ACC@k is sentence-transformers' accuracy@k, ranx's `hit_rate@k`; ranx's names (`RANX`) are
+used only to ask ranx, the paper's only in its transcribed tables.
 """
 
 from __future__ import annotations

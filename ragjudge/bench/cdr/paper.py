@@ -1,12 +1,9 @@
-"""The CDR paper's published figures (Lee, Song and Kim, 2025: "Finding Diamonds in Conversation Haystacks"),
-as the summary's `reference`, labelled as other models: Table 3 (nDCG/R/P@10 per setting, times), Tables 9-11
-(every metric per setting) and Table 12 (per task category), plus Table 2's dataset statistics (beside ours in
-the bench's "Data" table). A reference holds the published rows only: this run's figures are the summary's
-metrics and its `category` breakdown, under ragjudge's names (`hit@10` is the paper's ACC@10).
+"""The CDR paper's published figures (Lee, Song and Kim, 2025: "Finding Diamonds in Conversation Haystacks") as the
+summary's `reference`, published rows only (which tables: docs/benches/cdr.md#the-papers-figures-beside-ours).
 
 Transcribed from the paper's text, where rows of two models are sometimes merged into one line (their values
-interleaved); every row was checked against ACC@1 = P@1 = nDCG@1 = MRR@1 and against Table 3 (a test
-re-checks both). What the text gets wrong or leaves open is listed in `NOTES`, never silently fixed.
+interleaved); every row was checked against ACC@1 = P@1 = nDCG@1 = MRR@1 and against Table 3 (a test re-checks both).
+What the text gets wrong or leaves open is listed in `NOTES`, never silently fixed.
 """
 
 from __future__ import annotations

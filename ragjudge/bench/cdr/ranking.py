@@ -1,9 +1,6 @@
-"""From ranked units to ranked conversations: each conversation scores its best unit (max-passage).
-
-The retriever ranks units; a conversation takes the rank of its first (best) unit, so conversations are
-ordered by their best unit's score, and ties keep the retriever's own order. Retrieval goes deep enough to
-fill the cut-off with distinct conversations: queries whose top units come from too few conversations are
-searched again, twice as deep, until the cut-off is filled or every unit has been ranked.
+"""From ranked units to ranked conversations: each conversation scores its best unit (max-passage), ties in the
+retriever's order; too few distinct conversations, and the query is searched twice as deep (docs/benches/cdr.md,
+Ranking).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""The system under test: a ragjudge retrieval pipeline over the units.
-
-The pipeline's index is opened (built once, then reused) in `prepare`; `solve` searches the queries not yet
-in the journal, in batches (engines answer a batch far faster than single queries), and journals each
-query's conversation ranking with its share of the batch's time, so the inference time of a resumed run
-still adds up. What the run learns as a whole (the index, the units an encoder cut short, the queries searched now)
-goes to `ctx.facts["cdr"]`, where `summarize` reads it.
+"""The system under test: a ragjudge retrieval pipeline over the units, its index opened in `prepare`. Queries are
+searched in batches, each journaled with its share of the batch's time, so a resumed run's inference time still adds
+up; what the run learns as a whole (index, truncated units, queries searched now) goes to `ctx.facts["cdr"]`.
 """
 
 from __future__ import annotations

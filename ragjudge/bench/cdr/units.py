@@ -1,21 +1,7 @@
-"""Retrieval units: how a CDR conversation is cut before indexing (the paper's session / turn / sliding-chunk
-settings, and a few more).
-
-A CDR conversation is one string, `user: ...\\nassistant: ...`. Messages start at a line that begins with
-`user:` or `assistant:` (case-sensitive: a "User:" quoted inside an answer stays in that answer), and run
-until the next such line, so a message may span several lines. Units keep their role prefixes, empty
-messages (a bare `user:`) are dropped, and text before the first marker is kept as a message without role.
-
-- `session`    the whole conversation (the paper's session-based setting);
-- `message`    each message (the paper's turn-based setting: its "turns" are messages, 5.4 per conversation);
-- `exchange`   a user message with the replies that follow it;
-- `window:K[:STRIDE]` K consecutive messages every STRIDE messages (defaults 3 and 1: the paper's sliding
-               chunk, k=3); a conversation of fewer than K messages is one window, and the last messages are
-               always covered;
-- `user`       user messages only.
-
-Unit ids are for people and indexes; the conversation of a unit is looked up in `UnitTable.conversation_of`,
-never parsed back out of an id.
+"""Retrieval units: how a CDR conversation is cut before indexing. The kinds and how messages are found:
+docs/benches/cdr.md (Options, Units). Not said there: the paper's "turns" are messages (5.4 per conversation); text
+before the first role marker is a message without role; a window always covers the last messages; a unit's
+conversation is looked up in `UnitTable.conversation_of`, never parsed back out of its id (ids are for people).
 """
 
 from __future__ import annotations
@@ -187,11 +173,8 @@ UNITS_FORMAT = 1
 
 
 def write_units(table: UnitTable, folder: Path, corpus_sha256: str) -> Path:
-    """The units as a BEIR corpus (`{"_id", "title", "text"}` lines) that a ragjudge pipeline indexes.
-
-    The file is named after the corpus bytes and the unit spec and written once: the pipeline keys its
-    index on the file's bytes, so the same corpus and unit find the same index, and another unit (whose ids
-    and texts differ) gets its own."""
+    """The units as a BEIR corpus a pipeline indexes, named after the corpus bytes and the unit spec and written
+    once: the pipeline keys its index on the file's bytes, so each corpus and unit has one index."""
     path = folder / f"{corpus_sha256[:16]}-{table.spec.slug}-v{UNITS_FORMAT}.jsonl"
     if not path.is_file():
         with atomic_output(path) as tmp, tmp.open("w", encoding="utf-8") as fh:

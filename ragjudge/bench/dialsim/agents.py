@@ -1,12 +1,7 @@
-"""The agents that play the main character (`--gen`): any litellm model, or an offline baseline.
-
-- `mc-idk`: always "I don't know" ((E)): scores the unanswerable share, the floor every agent must beat;
-- `mc-random`: a seeded uniform pick among the five options: the paper's "Random Guessing" (20%);
-- `mc-lexical`: reads the recalled memory and picks the option (A-D) named in it most, weighting each
-  item by its retrieval rank (1/rank; all items alike for memories in date order), or (E) when no option
-  is named: a no-LLM check that memory and retrieval carry the answer.
-- a litellm model: the official prompt, system message "You are a helpful assistant.", temperature 0.2,
-  top-p 0.1 (the paper's settings).
+"""The agents that play the main character (`--gen`; each: docs/benches/dialsim.md#options). `mc-idk` scores the
+unanswerable share, the floor every agent must beat; `mc-random` is seeded; `mc-lexical` weights an item 1/rank (all
+alike for memories in date order), a no-LLM check that memory and retrieval carry the answer. A litellm model gets
+the system message "You are a helpful assistant.".
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
 """`--bench dialsim`: an agent plays a TV show's main character through LongDialQA's sessions and answers
-questions about the past (DialSim, Kim et al.), with the paper's memory strategies and answer formats.
-
-The options and the wiring of the parts: `data.py` reads the shows and plans the questions (`plan.py`), `solver.py`
-answers them from each show's memory (`memory.py`, `agents.py`), `scorers.py` scores each answer (`metrics.py`,
-`judge.py`), `summary.py` aggregates, `paper.py` sets the paper's figures beside ours, `samples.py` writes the
-sample log. What `load()` reads, the `Simulation` (timelines, plan, memories), is the one thing the bench keeps
-after a hook: no hook leaves a result on `self` for another (the solver writes its session summaries itself;
-`summarize` and `sample` read the results).
+questions about the past (DialSim, Kim et al.), with the paper's memory strategies and answer formats
+(docs/benches/dialsim.md). Here: the options and the wiring of the parts; `load()`'s `Simulation` (timelines,
+plan, memories) is the run's `ctx.data`, and no hook leaves a result on `self` for another.
 """
 
 from __future__ import annotations
@@ -132,7 +127,6 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         self.spec = retriever_spec(o.retriever or "bm25", o.pipeline_dir) if retrieval else None
         self.k = o.k or DEFAULT_K.get(o.memory, 0)
 
-    # -- data ---------------------------------------------------------------------------------------
 
     def load(self) -> Loaded[PlannedQuestion, Simulation]:
         """The planned questions, with the simulation they are asked in (its shows' memories) as the run's `ctx.data`
@@ -152,7 +146,6 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         o = self.options
         return context_budget(o.gen or "", o.context_tokens, self.offline) if o.memory == "recent" else 0
 
-    # -- solver and scorers -------------------------------------------------------------------------
 
     def llm_models(self) -> list[str]:
         o = self.options
@@ -184,7 +177,6 @@ class DialSimBench(Bench[DialSimOptions, PlannedQuestion]):
         judge = AnswerJudge.load(self.judge_model, ctx.gateway, self.options.judge_dir) if self.judge_model else None
         return [AnswerScorer(self.options.format, self.judge_kind, judge)]
 
-    # -- outputs -----------------------------------------------------------------------------------
 
     def summarize(self, results: Sequence[SampleResult[PlannedQuestion]], ctx: RunContext) -> Summary:
         simulation: Simulation = ctx.data

@@ -1,10 +1,6 @@
-"""Loading a DialSim run's data: each show's timeline from LongDialQA in any layout (`layouts.py`), the questions
-planned over them (drawn from seeds, or an earlier run's plan.jsonl), and what the data lets the plan do.
-
-The evidence-date rule: the official simulator skips a candidate question whose evidence session has not happened
-yet, which needs the oracle files' evidence dates. Without them (always for the Hugging Face parquet copy) every
-candidate is taken, and more questions, some unanswerable from the dialogue so far, are asked than the official
-simulator would ask: the run warns, records it, and shows no paper figure.
+"""Loading a DialSim run's data: each show's timeline in any layout (`layouts.py`), the questions planned over them
+(from seeds, or an earlier run's plan.jsonl), and whether the data allows the evidence-date rule (without oracle
+dates every candidate is taken: docs/benches/dialsim.md, Evidence dates).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The official LLM judge for natural-language answers, from the `dialsim_judge` spec.
 
-The official code does `json.loads(reply)["correct"]` with no error handling (a reply that is not JSON
-crashes the run, a reply saying neither is retried and then counted as wrong). Here a reply that is not
-JSON with boolean `correct` and `wrong`, or that says both or neither, is an error that keeps the raw
-text: counted and reported, never a verdict, and retried on the next run.
+The official `json.loads(reply)["correct"]` has no error handling (not JSON: the run crashes; neither: retried, then
+wrong). Here a reply not JSON with boolean `correct` and `wrong`, or saying both or neither, is an error keeping the
+raw text: reported, never a verdict, retried on the next run.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
-"""Finding and reading LongDialQA in its published layouts.
+"""Finding and reading LongDialQA in its published layouts (docs/benches/dialsim.md#the-data-and-how-to-get-it).
 
-- `{show}_dialsim.pickle` (the official release): `{episode: {scene: {date, script, hard_q, easy_q}}}`,
-  `hard_q = {type: [question]}`, `easy_q = {type: {id: question}}`, question = `{questions: {asker: text},
-  options, answer}`; beside it `{show}_oracle_tkg.pickle` (`[episode][scene][type][index]`, or keyed by the
-  question's first text) and `{show}_oracle_fan.pickle` (`[episode][scene][type][id]`) give evidence dates.
-- the same nested layout as JSON (`{show}_dialsim.json`, `{show}_oracle_*.json`): how examples ship;
-- the Hugging Face copy (`jiho283/dialsim-{show}`, parquet; read by `parquet_layout.py`), with oracle files
-  placed beside it joined too;
-- `{show}_dialsim.jsonl`: ragjudge's own (`ragjudge dialsim convert`).
-
-Pickles are read with an unpickler that builds plain data only (dicts, lists, text, numbers; numpy
-scalars) and refuses anything else, but a pickle is still code-adjacent: only load files you trust.
+The nested layout (pickle, or JSON as examples ship): `{episode: {scene: {date, script, hard_q, easy_q}}}`,
+`hard_q = {type: [question]}`, `easy_q = {type: {id: question}}`, question = `{questions: {asker: text}, options,
+answer}`; oracle dates: tkg `[episode][scene][type][index]` (or keyed by the question's first text), fan
+`[episode][scene][type][id]`. The unpickler builds plain data only (numpy scalars included).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""LongDialQA as ragjudge reads it: one record per session, questions with their evidence dates.
-
-`SessionData` is the canonical form every layout is read into (`layouts.py`): the published pickles,
-the same nested layout as JSON, the Hugging Face parquet copy, and ragjudge's own JSONL (one line per
-session, what `ragjudge dialsim convert` writes). Question ids are the keys the data uses (the index
-in a hard-question list, the key of an easy question), so the oracle pickles can be joined to them.
+"""LongDialQA as ragjudge reads it: `SessionData`, one record per session, the form every layout is read into
+(`layouts.py`) and the line `ragjudge dialsim convert` writes. Question ids are the data's keys (the index in a
+hard-question list, the key of an easy question), so the oracle pickles join to them.
 """
 
 from __future__ import annotations

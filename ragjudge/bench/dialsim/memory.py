@@ -1,15 +1,10 @@
-"""What the agent remembers when a question comes: the memory strategies of the paper (§5.2, Appendix G.2).
+"""What the agent remembers when a question comes: the paper's memory strategies (§5.2, Appendix G.2; the options:
+docs/benches/dialsim.md#options). `recent` leaves 500 tokens of the budget free and lists oldest first, as the
+official simulator; retrieval queries are `"{asker}: {question}"`; the oracle's evidence sessions come in date order.
 
-- `recent` ("Base LLM"): the newest whole sessions that fit the context budget (less 500 tokens, as the
-  official simulator leaves room), oldest first;
-- `utterance`, `session`, `summary` (RAG): items retrieved for `"{asker}: {question}"`, best first;
-- `oracle`: the sessions holding the evidence, ranked by BM25 against the question, in date order.
-
-Memory holds every earlier session plus the current one up to the agent's utterance the question follows,
-once. (The official simulator keeps a partial copy of the current session after every utterance at which
-it `continue`s, so the same session prefix appears many times in retrieval results.) Items carry the
-official labels: `[Date: September 22, 1994, Session #1]`, with `, Utterance #3` for utterances. Summaries
-exist for finished sessions only; the session in progress is shown as heard, as officially.
+Memory holds every earlier session plus the current one up to the question's utterance, once (the official code's
+copies at every `continue` are a defect fixed: docs/benches/dialsim.md). Items carry the official labels (`[Date:
+September 22, 1994, Session #1]`, `, Utterance #3`); summaries exist for finished sessions only, as officially.
 """
 
 from __future__ import annotations

@@ -1,17 +1,8 @@
-"""The per-answer metrics: pure functions that read the agent's answer, no LLM (`scorers.py` applies them,
-`summary.py` aggregates them).
-
-Multiple choice (`mc`), as the official `judge_eq`: correct iff the gold option token, e.g. `(B)`, appears
-and no other option token (upper or lower case) does; with another one it is *ambiguous* (counted wrong,
-reported). A bare letter or a lower-case `(b)` alone is wrong, as officially. The official *calibrated*
-reading (`calibrate`) re-reads ambiguous answers only: "none of the options" means (E); "the answer is
-(X)" names X ("answer is (A)" is checked first, then the `[EXPLANATION]` rule, then (B) to (E)); with an
-`[EXPLANATION]` section, the part before it decides. We match these phrases and option texts without
-regard to case (the official code compares option texts against an upper-cased answer, so "Paul" never
-matched "PAUL").
-
-Natural-language formats (`mc-nl`, `open`): the official exact match (`answer == gold` or `gold + "."`),
-then a judge: the official LLM judge (`judge.py`) or, offline, `lexical_verdict` here.
+"""The per-answer metrics: pure functions of the agent's answer, no LLM. The rules: docs/benches/dialsim.md (Scoring
+and the summary). Official orders kept here: `mc` is the official `judge_eq`, and other option tokens count in
+either case; `calibrate` checks "answer is (A)" first, then the `[EXPLANATION]` rule (the part before it decides),
+then (B) to (E). Phrases and option texts match regardless of case (officially option texts were compared against an
+upper-cased answer, so "Paul" never matched "PAUL"). The exact match is `answer == gold` or `gold + "."`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""Rescoring the official simulator's logs (`results/entire_log-*.json`) with ragjudge's scorers.
-
-The log holds parallel lists: `answer_list` (the model's replies), `gold_answer_list` ("(B)", or the answer
-text for the natural-language formats), `result_list` (the official verdicts: Correct, Wrong, Ambiguous,
-"Wrong (Timeout ...)"), and optionally `calibrated_result_list`, `result_time_list` (seconds, or a
-"<<<Timeout ...>>>" marker), `target_level_list` ([{"current_type"}]) and `ret_histories_question_answer_list`
-([memory, question as asked, gold, distilled answer]). The answer format is read from the golds and the
-question lines; multiple-choice option texts from the question lines, as the official `calibrate` does.
+"""Rescoring the official simulator's logs (`results/entire_log-*.json`) with ragjudge's scorers (the command:
+docs/benches/dialsim.md, Official logs). The log's parallel lists: `gold_answer_list` holds "(B)" or the answer text;
+`result_list` Correct, Wrong, Ambiguous or "Wrong (Timeout ...)"; `result_time_list` seconds or a "<<<Timeout ...>>>"
+marker; `target_level_list` [{"current_type"}]; `ret_histories_question_answer_list` [memory, question as asked,
+gold, distilled answer]. Option texts come from the question lines, as the official `calibrate` reads them.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""The paper's figures (paper.json: Table 3, Appendix H and J, §5.3) as `Reference`s beside ours.
-
-A paper cell is keyed by the conditions it was measured under, and shown only beside a run with the same ones:
-the model (`--gen` is one of the exact names of paper.json's alias table, never a nearby name), the show and
-names, the answer format and who scored it (multiple choice, by rule), no time limit, the memory strategy of
-its column (BM25, or OpenAI text-embedding-3-small for the embedding columns) with the paper's k, the whole
-simulation with the official share of temporal questions. A run whose conditions match no cell gets none, and
-one note line saying why.
+"""The paper's figures (paper.json: Table 3, Appendix H and J, §5.3) as `Reference`s beside ours: a cell only beside
+a run under its conditions, else one note line saying why (the conditions: docs/benches/dialsim.md, Reproducing the
+paper's tables).
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
-"""The simulation's questions, planned up front from a seed and saved as `plan.jsonl`.
+"""The simulation's questions, planned up front from a seed and saved as `plan.jsonl`; the draws, as the official
+simulator.py makes them: docs/benches/dialsim.md#the-simulation.
 
-The agent's answers never enter the dialogue, so which question is asked where depends on the data and
-the random draws only: planning first makes runs reproducible (the official simulator has no seed, and
-orders askers through `list(set(...))`, which Python's hash randomisation reshuffles between processes)
-and lets every agent be asked the same questions (`-T plan=FILE`).
-
-Per session, as the official simulator draws (simulator.py):
-1. temporal-knowledge-graph questions with probability `tkg_ratio` (0.7), else fan-quiz ones (whichever the
-   session has); the question type is drawn uniformly from the session's non-empty types after padding the
-   list with answerable types until future ('fu') types are under 21.5% of it (fan quiz: 'unans' types
-   under 27%), which caps the unanswerable share;
-2. twenty candidate questions of that type (temporal ones that name the current month or year are skipped);
-3. an utterance of the agent, not its first (unless it has only one); the asker is drawn from the other
-   speakers within three utterances of it (never the agent, never "All");
-4. the first candidate with a version in the asker's style (else the default one) whose evidence sessions
-   exist by then is asked right after that utterance; a session whose draws give no question asks none.
+Answers never enter the dialogue, so where a question is asked depends on the data and the draws only: planning
+first makes runs reproducible (the official simulator has no seed, and orders askers through `list(set(...))`, which
+hash randomisation reshuffles between processes) and asks every agent the same questions (`-T plan=FILE`). Beyond the
+docs: the type is drawn uniformly from the session's non-empty types; the asker is never "All"; a candidate whose
+evidence sessions do not exist yet is passed over; a session whose draws give no question asks none.
 """
 
 from __future__ import annotations

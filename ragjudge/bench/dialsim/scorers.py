@@ -1,8 +1,5 @@
-"""Scoring each answer: strict and calibrated multiple choice, or exact match then a judge (LLM or lexical).
-
-A score records the verdict (`correct`, `wrong`, `ambiguous`, `timeout`), the calibrated verdict, whether
-the agent declined ("I don't know") or committed to an answer, and what judged it.
-"""
+"""Scoring each answer: strict and calibrated multiple choice, or exact match then a judge (LLM or lexical); a score
+also records whether the agent declined ("I don't know") and what judged it."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""Search over a prefix of a memory (items heard before the question) plus a few extra texts.
-
-`bm25`: ragjudge's BM25 (`ragjudge.retrieval.prefix_bm25`: tokenised once, exact scores for any prefix).
-`dense`: ragjudge's dense retriever through a pipeline, so any encoder it has works (the bundled MiniLM,
-a sentence-transformers name, a litellm embeddings model) and the item vectors are computed once and kept
-in the index folder for the next run; a prefix is a slice of the matrix, extra texts are encoded on the fly.
+"""Search over a prefix of a memory (items heard before the question) plus a few extra texts: `bm25` through
+`ragjudge.retrieval.prefix_bm25`, `dense` through a pipeline (any of its encoders; vectors kept in the index folder,
+a prefix a slice of the matrix, extra texts encoded on the fly).
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The simulation as a solver: memories are built once, then every planned question is answered, all at once.
-
-The official simulator answers one question at a time while it replays the script; since an answer never
-changes the dialogue, every question can be answered concurrently (the gateway bounds the requests in
-flight). Each answer records the memory it was given, and its latency: retrieval plus the agent's reply,
-waiting for a free request slot included, as a deployed agent would wait. A reply from the response cache
-has no real latency (`cached`): time-limit figures leave it out. `-T time_limit=S` enforces a limit live:
-a slower answer is abandoned and counted as timed out (wrong), as the official simulator counts it.
-
-memory=summary: the sessions are summarised when the solver prepares, and the solver writes them to
-`summaries.jsonl` itself (nothing is kept for a later hook).
+"""The simulation as a solver: memories are built once, then every planned question is answered concurrently (an
+answer never changes the dialogue; the gateway bounds the requests in flight). An answer's latency is retrieval plus
+the agent's reply, waiting for a free request slot included, as a deployed agent would wait; a cached reply has none
+(`cached`). memory=summary: sessions are summarised when the solver prepares, and it writes `summaries.jsonl` itself.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Aggregates: the metrics DialSim declares, their breakdowns and the per-show figures the paper's tables are
-compared with. Shared by `--bench dialsim` and `ragjudge dialsim score` (official logs).
-
-`accuracy` (the headline) and `accuracy_calibrated` count a failed answer (LLM or judge error) wrong, as the paper
-and the official simulator do; `accuracy_answered` leaves it out (ragjudge's reading). Rates and scores are the mean
-over seeds of each seed's figure, with the sample standard deviation over seeds; `n` counts over all seeds. Replies
-from the response cache have no real latency: accuracy at a time limit leaves them out.
+"""Aggregates: the metrics DialSim declares (docs/benches/dialsim.md, Scoring and the summary), their breakdowns and
+the per-show figures the paper's tables are compared with; shared by `--bench dialsim` and `ragjudge dialsim score`.
+Rates are the mean over seeds of each seed's figure, with the sample std over seeds; `n` counts over all seeds.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""How `ragjudge report` shows DialSim samples: the generic view (the question with its options, the answer, the gold
-answer, accuracy and calibrated accuracy, the other fields), plus what only DialSim knows:
-
-- each answer's verdict (correct, wrong, ambiguous, timeout) as a facet to filter the task list by, since an
-  ambiguous answer and a wrong one both score 0;
-- the memory recalled always listed, each item with the label the agent saw and its retrieval score, the items from
-  an evidence session marked (the generic view folds passages whose ids are the references' into "the reference
-  passages above"; here several items may come from one session, and the evidence sessions carry no label).
+"""How `ragjudge report` shows DialSim samples: the generic view, plus each answer's verdict as a facet (ambiguous
+and wrong both score 0), and the recalled memory always listed with labels and scores, evidence-session items marked
+(the generic view would fold items whose ids are the references' into "the reference passages above", but several
+items may come from one session, and evidence sessions carry no label).
 """
 
 from __future__ import annotations

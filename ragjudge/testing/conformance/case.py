@@ -33,10 +33,8 @@ class FieldFault:
 
 @dataclass(frozen=True)
 class BenchCase:
-    """A bench and the small data it is checked on.
-
-    Every argument list may hold `{data}` (the data folder: a copy of `data` the kit owns) and `{api_base}`.
-    """
+    """A bench and the small data it is checked on; every argument list may hold `{data}` (the kit's copy of `data`)
+    and `{api_base}`."""
 
     bench: str | type[Bench[Any, Any]]
     """A registered name, or a Bench class (registered by the kit while it runs, if it is not yet)."""

@@ -1,5 +1,6 @@
 """Check 3 (`check_resume`): a run stopped part-way and rerun gives the clean run's figures, reusing what it had
-finished: its journals cut as a kill leaves them (`resume="truncate"`), or a real SIGKILL (`resume="kill"`)."""
+finished: its journals cut as a kill leaves them (`resume="truncate"`: no race with a fast bench), or a real SIGKILL
+(`resume="kill"`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""Check: a bench keeps no run state on itself (`check_state`).
-
-What a run reads is `Bench.load`'s `Loaded.data` and what it learns is `ctx.facts`, both the run's (`RunContext`);
-the bench instance holds its options and what they build. A bench that stores a hook's work on `self` for a later
-hook carries one run into the next (the API runs a prepared bench again, a test reuses it) and hides what each hook
-depends on. Each clean run is watched (`runs.watching_runs`): the instance's attributes when the engine receives it,
-and after the run.
+"""Check: a bench keeps no run state on itself (`check_state`); the instance holds its options and what they build.
+A hook's work stored on `self` for a later hook carries one run into the next (the API reruns a prepared bench, a
+test reuses it) and hides what each hook depends on. Each clean run is watched (`runs.watching_runs`).
 """
 
 from __future__ import annotations
