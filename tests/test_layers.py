@@ -11,7 +11,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "ragjudge"
 
 LAYERS: list[set[str]] = [
-    {"errors", "version", "models", "normalize", "progress", "specs", "formats"},
+    {"errors", "version", "defaults", "models", "normalize", "progress", "specs", "formats"},
     {"llm", "embeddings", "metrics"},
     {"retrieval", "generation", "judges"},
     {"engine"},
