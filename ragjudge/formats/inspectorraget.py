@@ -1,10 +1,8 @@
 """InspectorRAGet experiment files: read (human and algorithmic ratings) and write (ragjudge results).
 
-InspectorRAGet (IBM) is the UI in which MTRAG's human evaluation is published. A file holds `models`,
-`metrics` (author human|algorithm, type numerical|categorical|text, an aggregator, `values` with a
-`numeric_value` for categorical metrics, `range` for numerical ones), `documents`, `tasks` (with
-enrichments such as `Answerability`) and `evaluations`: one per (task, model) with `annotations`
-metric → annotator id (or "system" / "composite") → {"value", optional "timestamp", "duration"}.
+InspectorRAGet (IBM) is the UI in which MTRAG's human evaluation is published: `models`, `metrics`, `documents`,
+`tasks` (with enrichments such as `Answerability`) and `evaluations`, one per (task, model), whose `annotations`
+map metric → annotator id (or "system" / "composite") → {"value", ...}.
 
 Published files are not uniform, so reading is tolerant: values may be strings ("1"-"4") or numbers
 whatever the metric declares, items may have fewer annotators than others, categorical values are

@@ -1,11 +1,8 @@
-"""Paired significance test between two runs scored on the same queries.
+"""Paired significance test between two runs scored on the same queries: the two-sided paired t-test.
 
-The test is the two-sided paired Student's t-test over per-query scores (ranx's `paired_student_t_test`,
-scipy's `ttest_rel`). ranx also offers Fisher's randomization test, but its permutations run in numba
-threads whose random streams ignore the seed, so the same two runs give a different p-value on every
-call; the t-test is deterministic, exactly symmetric in its two runs, and agrees closely with the
-randomization test on IR metrics over tens of queries or more (Smucker et al., CIKM 2007). Each metric
-is tested on its own, with no correction for testing several.
+Not ranx's Fisher randomization test: its numba threads ignore the seed, so the same runs give a different p-value
+on every call; the t-test is deterministic, symmetric, and agrees closely with it on IR metrics over tens of
+queries or more (Smucker et al., CIKM 2007). Each metric is tested on its own, with no correction for several.
 """
 
 from __future__ import annotations
