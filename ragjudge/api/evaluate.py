@@ -1,9 +1,6 @@
-"""`evaluate` and `evaluate_async`: judge records (MTRAG-format tasks with `predictions`) as `ragjudge judge` does,
-or, with `gen=...`, generate the answers first as `ragjudge eval --bench mtrag --data ...` does.
-
-Every option is a typed keyword argument, validated by the same code as the CLI's flags, so a wrong one is one line
-naming the parameter. Without `out` nothing is written and the result is the run itself, in memory; with `out` the
-run folder is written as the CLI writes it, and rerunning resumes.
+"""`evaluate` and `evaluate_async`: judge records as `ragjudge judge` does, or, with `gen=...`, generate the answers
+first as `ragjudge eval --data ...` does. Every option is a typed keyword argument, validated by the same code as
+the CLI's flags, so a wrong one is one line naming the parameter.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """`EvalResult`: a finished run as Python objects: its summary (the result contract) and its samples (the sample
-log's records), read back from a run's files by `load_run` or handed over by `evaluate` directly.
-
-Whether it came from `evaluate` or from a CLI run folder, a DataFrame or a report made from it shows the same
-samples through the same view, so a figure in a notebook and one on the command line are the same figure.
+log's records), read back from a run's files by `load_run` or handed over by `evaluate` directly; either way a
+DataFrame or a report made from it shows the same samples through the same view.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Runs from Python: a bench prepared from its name and options (`prepare_run`), or MTRAG's judge over a predictions
-file (`prepare_judging`), then executed into an `EvalResult` (`PreparedRun.execute`). `ragjudge eval` and
+"""Runs from Python: a bench prepared from its name and options (`prepare_run`), or judges over answers already made
+(`prepare_judging`), then executed into an `EvalResult` (`PreparedRun.execute`). `ragjudge eval` and
 `ragjudge judge` are these same calls with the command line's spelling of errors; `run_bench` is both steps at once.
-
-Without an output folder a run writes nothing and its result is the engine's own outcome, in memory; with one, it
-journals as it goes (rerunning resumes) and writes the run folder the CLI writes.
+Without an output folder a run writes nothing (its result is the engine's own outcome, in memory).
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Benches by name: the built-in ones and third-party ones from the `ragjudge.benches` entry-point group.
-
-A package adds a bench with, in its pyproject.toml:
-
-    [project.entry-points."ragjudge.benches"]
-    support-chat = "my_package.bench:SupportChatBench"
+"""Benches by name: the built-in ones and third-party ones from the `ragjudge.benches` entry-point group
+(docs/extending.md shows the pyproject.toml lines).
 
 Classes are imported only when a bench is used or shown; listing the built-ins reads their cards (`bench_cards.py`).
 """

@@ -1,10 +1,7 @@
 """Run a bench: load, solve, score, summarize, write. The same loop for every benchmark.
 
-Resume is by journal (see journal.py): a sample's output is reused when the sample and the solver's
-fingerprint are unchanged; a score when the scorer's fingerprint and the output it judged are unchanged.
-The LLM response cache makes any repeated call free besides. Ctrl-C first lets the LLM calls in flight finish
-(interrupt.py: their answers are cached and journaled), then propagates as KeyboardInterrupt after the journals
-are closed: the CLI turns it into exit 130 and "rerun to resume".
+Resume is by journal (journal.py), Ctrl-C by interrupt.py; a KeyboardInterrupt propagates after the journals are
+closed: the CLI turns it into exit 130 and "rerun to resume".
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Assertion helpers for the common RAG checks; a failure explains itself in pytest's output.
 
-Each helper compares one or more judge scores with thresholds (explicit argument, else the session's
-configured threshold, else the built-in default) and raises AssertionError with the scores, the
-thresholds, the turn and each judge's rationale. A check whose LLM judge cannot run in this session
-(no judge model, or offline) does not stop the test: the remaining checks still run, and a test that
-otherwise passes is reported as skipped with the reason.
+Thresholds: the explicit argument, else the session's configured one, else the built-in default. A check whose LLM
+judge cannot run in this session (no judge model, or offline) does not stop the test: the remaining checks still
+run, and a test that otherwise passes is reported as skipped with the reason.
 
 PYTEST_DONT_REWRITE
 """

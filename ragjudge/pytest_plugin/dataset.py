@@ -1,8 +1,7 @@
-"""Dataset-driven tests: one test per task of a file of MTRAG tasks or of plain RAG records (question or messages,
-reference, contexts, under ragjudge's, RAGAS's or DeepEval's names), with the task id as the test id.
+"""Dataset-driven tests: one test per task of a file of MTRAG tasks or plain RAG records, the task id as test id.
 
-Either `@pytest.mark.parametrize("task", load_tasks(path))` or `@pytest.mark.ragjudge_dataset(path)`
-(the path relative to the test file). A bad file is a collection error naming file, line and field.
+Either `@pytest.mark.parametrize("task", load_tasks(path))` or `@pytest.mark.ragjudge_dataset(path)` (the path
+relative to the test file). A bad file is a collection error naming file, line and field.
 
 PYTEST_DONT_REWRITE
 """

@@ -1,7 +1,5 @@
-"""Turn what a test knows about one turn of a RAG app into ragjudge's Task and Prediction.
-
-Tests pass plain Python values (dicts, strings, OpenAI-style messages); the judges read ragjudge's
-data model. Bad values raise InputError naming the argument and position.
+"""Turn what a test knows about one turn of a RAG app (plain dicts, strings, OpenAI-style messages) into ragjudge's
+Task and Prediction; bad values raise InputError naming the argument and position.
 
 PYTEST_DONT_REWRITE
 """
