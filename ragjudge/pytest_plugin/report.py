@@ -1,7 +1,6 @@
-"""What the session judged: per-judge pass rates and means for the terminal, and the JSON report.
-
-A judgement passes when an assertion helper said so (its threshold), else when its score reaches the
-session's threshold for that judge; IDK judges pass when they agree with the expected answerability.
+"""What the session judged: per-judge pass rates and means for the terminal, and the JSON report. A judgement
+passes when an assertion helper said so, else when its score reaches the session's threshold for that judge; IDK
+judges pass when they agree with the expected answerability.
 
 PYTEST_DONT_REWRITE
 """
