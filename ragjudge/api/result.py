@@ -52,11 +52,8 @@ class EvalResult:
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample: `sample_id`, `question`, `answer`, `contexts` (the passages' texts, as RAGAS's
-        `retrieved_contexts`), `reference` when the samples have one, the breakdown labels (answerability, domain,
-        turn... for MTRAG; a label with several values is joined with `, `), then for each metric a sample was
-        scored on (even when no sample got a value) its value (NaN when it has none) and `<metric>_reason`, why it
-        has none: `error: ...` (the judge failed) or `not applicable: ...` (no passages, no reference, no answer);
-        empty where it has a value."""
+        `retrieved_contexts`), `reference` when the samples have one, the breakdown labels (a label with several values
+        joined with `, `), then each metric's value (NaN when none) and `<metric>_reason` (docs/python-api.md)."""
         import pandas as pd
 
         rows, labels, metrics = [], {}, {}

@@ -240,10 +240,8 @@ def bootstrap(judge: np.ndarray, human: np.ndarray, task_draws: np.ndarray, *, w
 def correlate(judge: np.ndarray, human: np.ndarray, *, tasks: np.ndarray | None = None,
               task_draws: np.ndarray | None = None, weighting: str = "none", confidence: float = 0.95,
               on_batch: Callable[[int], None] | None = None) -> dict[str, Estimate]:
-    """Every statistic with p-value and (when task_draws is given) a bootstrap CI.
-
-    `tasks[i]` is the column of item i's task in `task_draws` (shape: resamples × tasks).
-    """
+    """Every statistic with p-value and (when task_draws is given) a bootstrap CI; `tasks[i]` is the column of item
+    i's task in `task_draws` (resamples × tasks)."""
     judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     if len(judge) < MIN_ITEMS:
         return {s: Estimate() for s in STATS}

@@ -1,16 +1,10 @@
-"""The Bench interface: what every benchmark provides so that one engine can run it.
+"""The Bench interface: what every benchmark provides so that one engine can run it (walk-through:
+docs/extending.md).
 
-Modelled on Inspect AI's Task (dataset + solver + scorer, registered by name, logs as data):
-
-- `Options`  a pydantic model of the benchmark's parameters; the CLI validates `-T key=value` and the
-             common flags against it, and `run.json` records it;
-- `load()`   the samples, validated at the boundary (bad input → InputError naming file, line and field), with
-             what else the run needs (`Loaded`: a corpus, the cases by id, the splits), which every later hook
-             reads as `ctx.data`: a bench keeps no run state on `self` (the conformance kit checks it);
-- `solver()` the system under test: yields one JSON-able output per sample;
-- `scorers()` judges and metrics: each yields one JSON-able score per (sample, output);
-- `summarize()` the run's `Summary` (ragjudge.engine.summary, the one result contract): metrics with their
-             direction and kind, the headline, breakdowns and, where the paper publishes them, its figures.
+Modelled on Inspect AI's Task (dataset + solver + scorer, registered by name, logs as data): `Options` (validated
+`-T` keys and common flags, recorded in run.json), `load()` (the samples, validated at the boundary, with what else
+the run needs in a `Loaded`: every later hook reads it as `ctx.data`, a bench keeps no run state on `self`),
+`solver()`, `scorers()` and `summarize()` (the run's `Summary`, the one result contract).
 
 Outputs and scores are plain dicts so that the engine can journal them (resume) without knowing their
 shape; a dict with a non-empty `"error"` is a failure: counted, reported, never reused on resume.

@@ -64,9 +64,8 @@ def get(name: str) -> BenchEntry:
 
 
 def resolve(bench: str) -> tuple[type[Bench[Any, Any]], str, dict[str, Any]]:
-    """`--bench VALUE` → (bench class, label for default output folders, options the value implies).
-
-    A registered name wins; otherwise an existing path is MTRAG-format tasks (`--bench PATH`, as before)."""
+    """`--bench VALUE` → (bench class, label for default output folders, options the value implies): a registered
+    name, else an existing path of MTRAG-format tasks."""
     if bench in entries():
         return get(bench).load(), bench, {}
     path = Path(bench)

@@ -49,10 +49,9 @@ class RunOutcome:
 
 
 def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | None) -> RunOutcome:
-    """Everything a run does, in order: samples are loaded and every model checked before any paid work. What `load`
-    returned beside the samples is the run's `ctx.data`, closed (when it has a `close`) with the bench.
-
-    `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
+    """Everything a run does, in order: samples are loaded and every model checked before any paid work; what `load`
+    returned beside the samples is `ctx.data`, closed (when it has a `close`) with the bench. `paths=None` writes
+    nothing (no journal, no results): for scoring a file in place."""
     started = time.time()
     # Not inputs: the run's own folder, and the caches: --cache-dir, and where caches go without it
     # ($RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge: the LLM responses, indexes and the files they are built from)

@@ -49,10 +49,8 @@ def read_dataset(path: str | Path, *, answerability: str | Iterable[str] | None 
 
 def load_tasks(path: str | Path, *, answerability: str | Iterable[str] | None = None,
                limit: int | None = None) -> list[Any]:
-    """`pytest.param(task, id=task.task_id)` for each task, for `@pytest.mark.parametrize("task", ...)`.
-
-    A relative `path` is relative to the current directory; prefer `Path(__file__).parent / "tasks.jsonl"`.
-    """
+    """`pytest.param(task, id=task.task_id)` for each task, for `@pytest.mark.parametrize("task", ...)`. A relative
+    `path` is relative to the current directory: prefer `Path(__file__).parent / "tasks.jsonl"`."""
     __tracebackhide__ = True
     try:
         tasks = read_dataset(path, answerability=answerability, limit=limit)

@@ -32,11 +32,9 @@ def paired_test(a: Evaluation, b: Evaluation, *, alpha: float = 0.05) -> dict[st
 
 
 def paired_p_value(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Two-sided paired t-test p-value of per-item scores `x` and `y` (None for fewer than two pairs).
-
-    The statistic and p-value of scipy's `ttest_rel` (all ranx's `paired_student_t_test` calls), computed here
-    from Student's t distribution in scipy.special: importing ranx or scipy.stats takes seconds, which a
-    report or a comparison should not pay. A test checks the values against `ttest_rel`."""
+    """Two-sided paired t-test p-value of per-item scores `x` and `y` (None for fewer than two pairs): scipy's
+    `ttest_rel` (what ranx's `paired_student_t_test` calls), computed from Student's t in scipy.special, since importing
+    ranx or scipy.stats takes seconds a report should not pay. A test checks the values against `ttest_rel`."""
     from scipy.special import stdtr
 
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
