@@ -1,16 +1,13 @@
 """Correlation of a judge with a human dimension: Spearman, Kendall tau-b, Pearson; weights; bootstrap.
-
 Unweighted point estimates and p-values are scipy's (`spearmanr`, `kendalltau` (tau-b), `pearsonr`).
 
 Class-imbalance weighting (`inverse-frequency`, as MTRAG weighted its Spearman correlations): item i
 gets weight w_i = 1 / #{items whose human score equals item i's}, so every human score value carries
 the same total weight. With weights:
-
 - weighted Pearson  r_w = Σ w (x - x̄_w)(y - ȳ_w) / sqrt(Σ w (x - x̄_w)² · Σ w (y - ȳ_w)²),  x̄_w = Σ w x / Σ w;
 - weighted Spearman ρ_w = r_w of the ordinary mid-ranks of x and of y;
 - weighted Kendall  τ_w = Σ_{i<j} w_i w_j s^x_ij s^y_ij / sqrt(Σ_{i<j, x_i≠x_j} w_i w_j · Σ_{i<j, y_i≠y_j} w_i w_j),
   s^x_ij = sign(x_i - x_j): tau-b with every pair weighted by w_i w_j (equal weights give tau-b exactly).
-
 Weighted p-values use the effective sample size n_eff = (Σw)² / Σw² in the usual approximations (t with
 n_eff - 2 degrees of freedom for r and ρ; z = 3τ·sqrt(n_eff(n_eff-1)) / sqrt(2(2·n_eff+5)) for τ).
 

@@ -1,10 +1,9 @@
 """Ctrl-C during a run: the LLM calls on their way are paid for, so their answers are kept (docs/benches/index.md).
-
-After the first Ctrl-C the run stops with KeyboardInterrupt (the CLI's exit 130) once the requests in flight are
-answered, or `DRAIN_SECONDS` have passed; a run whose last calls were those in flight simply ends, its results whole.
-Python's own `asyncio.run` cancels everything on the first Ctrl-C, dropping answers that were about to arrive; so
-the run installs its own SIGINT handler, where it can (the main thread, Python's default handler in place: not
-under a host that handles Ctrl-C itself).
+The run stops with KeyboardInterrupt (the CLI's exit 130) once the requests in flight are answered or
+`DRAIN_SECONDS` have passed; a run whose last calls were those in flight simply ends, its results whole.
+Python's own `asyncio.run` cancels everything on the first Ctrl-C, dropping answers about to arrive; so the run
+installs its own SIGINT handler where it can (the main thread, Python's default handler in place: not under a host
+that handles Ctrl-C itself).
 """
 
 from __future__ import annotations

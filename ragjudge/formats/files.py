@@ -2,9 +2,8 @@
 missing file, a folder given for a file (or the reverse), bytes that are not UTF-8, an oversized line or an
 OS fault is one line naming the path (and line and byte offset), never a traceback.
 
-Text is read as bytes and decoded line by line: a bad byte is located exactly (`file:line: not UTF-8 text:
-byte 0xff at byte offset 1234`), and a huge line costs about its own size, not the whole file's. A file whose name
-ends in `.gz` is read decompressed, by every reader alike (offsets are then in the decompressed text).
+Text is read as bytes and decoded line by line, so a bad byte is located exactly and a huge line costs about its own
+size, not the whole file's. Every reader reads a `.gz` file decompressed (offsets are then in the decompressed text).
 """
 
 from __future__ import annotations
