@@ -85,11 +85,10 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
                     options: Mapping[str, Any] | None = None, spelling: Spelling = PYTHON,
                     records: Sequence[Any] | None = None, **settings: Unpack[RunSettings]) -> PreparedRun:
     """Judges over answers already made: plain RAG records (question, answer, contexts, reference; the `rag` bench)
-    or an MTRAG predictions file (MTRAG-format tasks with `predictions`: the `mtrag` bench, or `mtrag-un` when a task
-    is UNDERSPECIFIED), found from the file, or named by `bench`. `options`: the bench's own (`min_panel`,
-    `conversational_as_unanswerable`). `records`: records given in memory, judged as they are: RAG records already
-    read (`RagRecord`s, the `rag` bench, the default), or MTRAG-format tasks with `predictions` (`bench` mtrag or
-    mtrag-un, read as a file's lines); `predictions` then only names them."""
+    or MTRAG-format tasks with `predictions` (the `mtrag` bench, or `mtrag-un` when a task is UNDERSPECIFIED), found
+    from the file or named by `bench`. `options`: the bench's own (`min_panel`, `conversational_as_unanswerable`).
+    `records`: records given in memory, judged as they are (`RagRecord`s by default, or MTRAG-format tasks with
+    `bench` mtrag or mtrag-un, read as a file's lines); `predictions` then only names them."""
     from ragjudge.formats.rag_records import holds_mtrag_tasks
 
     if bench not in (None, "mtrag", "mtrag-un", "rag"):

@@ -2,9 +2,8 @@
 
 Its top-level shape is in docs/correlate.md. Beyond it: `judge_agreement` has the shape of `agreement`, for judges
 with several raters (panel members); `judge_vs_judge` rows are `{a, b, n, exact_match, spearman: {value, p},
-kendall, pearson}`; `idk_accuracy[judge]` is `{n, accuracy, by_answerability, underspecified_by}` (the clarification
-metric that scored its UNDERSPECIFIED items, None when none did); `clarification[judge]` is `{n, agreement, precision,
-recall, tp, fp, fn, tn, n_unlabelled, by_answerability: {label: {n, asks, share}}}`.
+kendall, pearson}`; `idk_accuracy` and `clarification` are `idk.py`'s, per judge, the former with `underspecified_by`
+(the clarification metric that scored its UNDERSPECIFIED items, None when none did).
 """
 
 from __future__ import annotations

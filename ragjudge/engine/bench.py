@@ -38,11 +38,9 @@ Record = dict[str, Any]
 
 
 class BenchOptions(BaseModel):
-    """Base of every bench's options. Fields carry `description=` (the help text `ragjudge benches show` prints).
-
-    Field names are the `-T` keys; the common flags (`--data`, `--gen`, `--judges`, `--pipeline`, ...) fill
-    the field of the same name, and are an error for a bench whose options have no such field.
-    """
+    """Base of every bench's options. Fields carry `description=` (the help text `ragjudge benches show` prints); their
+    names are the `-T` keys, and the common flags (`--data`, `--gen`, `--judges`, `--pipeline`, ...) fill the field of
+    the same name, an error for a bench whose options have no such field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -55,9 +53,8 @@ D = TypeVar("D")
 @dataclass(frozen=True)
 class Loaded(Generic[S, D]):
     """What `Bench.load` returns when the run needs more than the samples: `data`, of the bench's own type, reaches
-    every later hook as `ctx.data` (the run's, not the bench's: a bench instance holds no run state), and is closed
-    after the run when it has a `close()` (an index it opened). It iterates over its samples, so a caller that wants
-    the samples only reads it as them."""
+    every later hook as `ctx.data` (a bench instance holds no run state) and is closed after the run when it has a
+    `close()`. It iterates over its samples, so a caller that wants the samples only reads it as them."""
 
     samples: list[S]
     data: D

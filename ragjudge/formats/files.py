@@ -161,9 +161,8 @@ class _Gunzipped(gzip.GzipFile):
 
 
 def iter_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str, bool]]:
-    """(line number, text, ends with a newline) for every line, decoded as UTF-8 (a leading BOM is dropped).
-
-    Streams: memory is bounded by the longest line, which may not exceed `max_line_bytes()`."""
+    """(line number, text, ends with a newline) for every line, decoded as UTF-8 (a leading BOM is dropped), streamed:
+    memory is bounded by the longest line, which may not exceed `max_line_bytes()`."""
     limit = max_line_bytes()
     offset = 0
     with open_binary(path, what) as fh:

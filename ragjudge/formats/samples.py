@@ -1,5 +1,4 @@
 """The sample log (`samples.jsonl`, schema `ragjudge.sample/1`): one typed record per sample, for every bench.
-
 What Inspect AI's `EvalSample` is to its viewer: everything that reads a run's samples reads these, so none of them
 guesses a bench's record shape; the fields are described in docs/extending.md. Beyond it: `target` may be a gold
 label, `target_contexts` carry a relevant document's grade in `score`, and `contexts` are in rank order (for a

@@ -1,8 +1,6 @@
-"""ragjudge's pytest plugin: judge a RAG app's answers in its test suite (docs/pytest-plugin.md).
-
-Registered through the `pytest11` entry point `ragjudge.pytest_plugin`, so installing ragjudge is
-enough; `-p ragjudge.pytest_plugin` loads it where it is not installed (and is harmless where it is),
-`-p no:ragjudge.pytest_plugin` turns it off.
+"""ragjudge's pytest plugin: judge a RAG app's answers in its test suite (docs/pytest-plugin.md). Registered through
+the `pytest11` entry point, so installing ragjudge is enough; `-p ragjudge.pytest_plugin` loads it where it is not
+installed (and is harmless where it is), `-p no:ragjudge.pytest_plugin` turns it off.
 
 PYTEST_DONT_REWRITE
 """

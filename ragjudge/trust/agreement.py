@@ -1,9 +1,6 @@
-"""How a judge agrees with a person's labels, per metric, each figure with a seeded bootstrap interval.
-
-The figures (balanced accuracy, κ, rates and the cross-validated threshold for pass/fail; Spearman, Kendall and MAE
-for numbers and ordinals) are described in docs/trust.md. Intervals resample samples with replacement
-(`metrics.bootstrap.draw_counts`, one row of draw counts per resample, so every figure is computed for all resamples
-at once) and take percentiles.
+"""How a judge agrees with a person's labels, per metric, each figure with a seeded bootstrap interval; the figures
+are described in docs/trust.md. Intervals resample samples with replacement (`metrics.bootstrap.draw_counts`, one
+row of draw counts per resample, so every figure is computed for all resamples at once) and take percentiles.
 """
 
 from __future__ import annotations
