@@ -1,8 +1,6 @@
-"""The Python API: `evaluate`, `evaluate_async`, `run_bench` and `load_run`, for notebooks and scripts, and the two
-steps under them (`prepare_run` / `prepare_judging`, then `PreparedRun.execute`) that the CLI's `eval` and `judge`
-call: one option handling, one engine, so a figure from a notebook and one from the command line are the same.
-Every other command is a function here too (`retrieve`, `evaluate_retrieval`, `correlate`, `export`,
-`dialsim_convert`, `dialsim_score`): the command parses its flags, calls it and renders what it returns.
+"""The Python API (docs/python-api.md): every command is a function here, which the command only parses its flags
+for and renders; `eval` and `judge` are the two steps `prepare_run` / `prepare_judging`, then
+`PreparedRun.execute`, so a figure from a notebook and one from the command line are the same.
 """
 
 from __future__ import annotations

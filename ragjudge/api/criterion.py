@@ -9,12 +9,10 @@ from ragjudge.judges.criterion import Criterion
 
 
 def criterion(text: str, *, name: str, scale: tuple[int, int] = (1, 5), steps: str | None = None) -> Criterion:
-    """A criterion judge: `ragjudge.criterion("Does the answer cite the policy number?", name="cites_policy")`.
-
-    Use it where a judge name goes: `ragjudge.evaluate(rows, metrics=["faithfulness", cites], judge_models=[...])`,
-    `rag_judge.evaluate(..., judges=[cites])` with `assert_criterion` in a pytest test, or on the command line as
-    `--criterion cites_policy="Does the answer cite the policy number?"`. Its metric is `name`, a score in [0, 1]
-    (the scale mapped onto it). `steps`: evaluation steps of your own (default: written once by the judge model)."""
+    """A criterion judge: `ragjudge.criterion("Does the answer cite the policy number?", name="cites_policy")`, used
+    where a judge name goes (`evaluate(metrics=[...])`, `rag_judge.evaluate(judges=[...])` with `assert_criterion`, or
+    `--criterion NAME="..."`: docs/your-rag-app.md). Its metric is `name`, a score in [0, 1] (the scale mapped onto it).
+    `steps`: evaluation steps of your own (default: written once by the judge model)."""
     try:
         return Criterion(name=name, criterion=text, scale=scale, steps=steps)
     except ValidationError as exc:

@@ -1,6 +1,5 @@
-"""DialSim's commands from Python: `dialsim_convert` (LongDialQA, in any published layout, to ragjudge's JSONL) and
-`dialsim_score` (the official simulator's log rescored with ragjudge's scorers). `ragjudge dialsim convert|score`
-are these calls and a rendering of what they return; running the benchmark is `run_bench("dialsim", ...)`."""
+"""DialSim's commands from Python: `ragjudge dialsim convert|score` are `dialsim_convert` and `dialsim_score` and a
+rendering of what they return; running the benchmark is `run_bench("dialsim", ...)`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""`evaluate` and `evaluate_async`: judge records (MTRAG-format tasks with `predictions`) as `ragjudge judge` does,
-or, with `gen=...`, generate the answers first as `ragjudge eval --bench mtrag --data ...` does.
-
-Every option is a typed keyword argument, validated by the same code as the CLI's flags, so a wrong one is one line
-naming the parameter. Without `out` nothing is written and the result is the run itself, in memory; with `out` the
-run folder is written as the CLI writes it, and rerunning resumes.
+"""`evaluate` and `evaluate_async`: judge records as `ragjudge judge` does, or, with `gen=...`, generate the answers
+first as `ragjudge eval --data ...` does. Every option is a typed keyword argument, validated by the same code as
+the CLI's flags, so a wrong one is one line naming the parameter.
 """
 
 from __future__ import annotations
@@ -34,10 +31,11 @@ def evaluate(data: Data, judges: Judges = None, judge_models: Names = None, *, m
     """Judge `data` (a list of records, a DataFrame with their columns, or a path to a file or folder).
 
     `judges` (or `metrics`, the name RAGAS and DeepEval use): judge names, and criteria in one line
-    (`ragjudge.criterion(...)`); `judge_models`: litellm models (a panel judge takes the median of all). `bench`: mtrag or mtrag-un (default: mtrag-un when a task is UNDERSPECIFIED).
-    `gen`: generate the answers first with this generator. `options`: the bench's own options (`min_panel`,
-    `conversational_as_unanswerable`, `setting`...). `out`: the run folder (rerunning resumes); None: in memory.
-    `settings`: the run's (`limit`, `concurrency`, `use_cache`, `api_base`...: `RunSettings`)."""
+    (`ragjudge.criterion(...)`); `judge_models`: litellm models (a panel judge takes the median of all). `bench`: mtrag
+    or mtrag-un (default: mtrag-un when a task is UNDERSPECIFIED). `gen`: generate the answers first with this
+    generator. `options`: the bench's own options (`min_panel`, `conversational_as_unanswerable`, `setting`...). `out`:
+    the run folder (rerunning resumes); None: in memory. `settings`: the run's (`limit`, `concurrency`, `use_cache`,
+    `api_base`...: `RunSettings`)."""
     return blocking(lambda: _evaluate(data, bench, gen, out, show_progress, settings, judges=_judges(judges, metrics),
                                       judge_models=judge_models, judge_dir=judge_dir, bertscore_model=bertscore_model,
                                       options=options))

@@ -1,8 +1,6 @@
 """`EvalResult`: a finished run as Python objects: its summary (the result contract) and its samples (the sample
-log's records), read back from a run's files by `load_run` or handed over by `evaluate` directly.
-
-Whether it came from `evaluate` or from a CLI run folder, a DataFrame or a report made from it shows the same
-samples through the same view, so a figure in a notebook and one on the command line are the same figure.
+log's records), read back from a run's files by `load_run` or handed over by `evaluate` directly; either way a
+DataFrame or a report made from it shows the same samples through the same view.
 """
 
 from __future__ import annotations
@@ -54,11 +52,8 @@ class EvalResult:
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per sample: `sample_id`, `question`, `answer`, `contexts` (the passages' texts, as RAGAS's
-        `retrieved_contexts`), `reference` when the samples have one, the breakdown labels (answerability, domain,
-        turn... for MTRAG; a label with several values is joined with `, `), then for each metric a sample was
-        scored on (even when no sample got a value) its value (NaN when it has none) and `<metric>_reason`, why it
-        has none: `error: ...` (the judge failed) or `not applicable: ...` (no passages, no reference, no answer);
-        empty where it has a value."""
+        `retrieved_contexts`), `reference` when the samples have one, the breakdown labels (a label with several values
+        joined with `, `), then each metric's value (NaN when none) and `<metric>_reason` (docs/python-api.md)."""
         import pandas as pd
 
         rows, labels, metrics = [], {}, {}

@@ -1,6 +1,5 @@
-"""`evaluate_retrieval`: a retrieval run (a ragjudge run folder, MTRAG retrieval predictions or a TREC run) scored
-against qrels: R, nDCG, P, MRR, MAP and hit at k, with breakdowns (`ragjudge retrieval-eval` is this call and a
-rendering of its report)."""
+"""`evaluate_retrieval`: a retrieval run scored against qrels (`ragjudge retrieval-eval` is this call and a rendering
+of its report)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """`retrieve`: a pipeline's retriever over a corpus for a file of queries, written as a run file (`ragjudge retrieve`
 is this call and a rendering of its result).
 
-Queries are either ready-made (BEIR queries JSONL, `{"_id", "text"}`, as MTRAG publishes its retrieval tasks) or MTRAG
-tasks (conversations), to which the pipeline's query strategy is applied. The index is built on the first run and
-reused by every later run over the same corpus and settings.
+Queries are BEIR queries (`{"_id", "text"}`, as MTRAG publishes its retrieval tasks) or MTRAG tasks, to which the
+pipeline's query strategy is applied. The index is built once per corpus and settings and reused.
 """
 
 from __future__ import annotations

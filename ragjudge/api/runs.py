@@ -1,9 +1,7 @@
-"""Runs from Python: a bench prepared from its name and options (`prepare_run`), or MTRAG's judge over a predictions
-file (`prepare_judging`), then executed into an `EvalResult` (`PreparedRun.execute`). `ragjudge eval` and
+"""Runs from Python: a bench prepared from its name and options (`prepare_run`), or judges over answers already made
+(`prepare_judging`), then executed into an `EvalResult` (`PreparedRun.execute`). `ragjudge eval` and
 `ragjudge judge` are these same calls with the command line's spelling of errors; `run_bench` is both steps at once.
-
-Without an output folder a run writes nothing and its result is the engine's own outcome, in memory; with one, it
-journals as it goes (rerunning resumes) and writes the run folder the CLI writes.
+Without an output folder a run writes nothing (its result is the engine's own outcome, in memory).
 """
 
 from __future__ import annotations
@@ -87,11 +85,10 @@ def prepare_judging(predictions: str | Path, bench: str | None = None, *, judges
                     options: Mapping[str, Any] | None = None, spelling: Spelling = PYTHON,
                     records: Sequence[Any] | None = None, **settings: Unpack[RunSettings]) -> PreparedRun:
     """Judges over answers already made: plain RAG records (question, answer, contexts, reference; the `rag` bench)
-    or an MTRAG predictions file (MTRAG-format tasks with `predictions`: the `mtrag` bench, or `mtrag-un` when a task
-    is UNDERSPECIFIED), found from the file, or named by `bench`. `options`: the bench's own (`min_panel`,
-    `conversational_as_unanswerable`). `records`: records given in memory, judged as they are: RAG records already
-    read (`RagRecord`s, the `rag` bench, the default), or MTRAG-format tasks with `predictions` (`bench` mtrag or
-    mtrag-un, read as a file's lines); `predictions` then only names them."""
+    or MTRAG-format tasks with `predictions` (the `mtrag` bench, or `mtrag-un` when a task is UNDERSPECIFIED), found
+    from the file or named by `bench`. `options`: the bench's own (`min_panel`, `conversational_as_unanswerable`).
+    `records`: records given in memory, judged as they are (`RagRecord`s by default, or MTRAG-format tasks with
+    `bench` mtrag or mtrag-un, read as a file's lines); `predictions` then only names them."""
     from ragjudge.formats.rag_records import holds_mtrag_tasks
 
     if bench not in (None, "mtrag", "mtrag-un", "rag"):

@@ -1,6 +1,5 @@
-"""How far a judge can be trusted on your run, from Python: which samples to label (`label_sample`), the judge's
-agreement with a person's labels and each mean three ways (`agreement_with_labels`), the paired difference of two
-runs on the same samples (`paired_difference`). The statistics are `ragjudge.trust`'s; see docs/trust.md."""
+"""How far a judge can be trusted on your run, from Python: `label_sample`, `agreement_with_labels` (with each mean
+three ways) and `paired_difference`, over `ragjudge.trust`'s statistics; see docs/trust.md."""
 
 from __future__ import annotations
 

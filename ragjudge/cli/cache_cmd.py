@@ -1,8 +1,4 @@
-"""`ragjudge cache info` / `ragjudge cache clear`: what the cache folder holds, and making room.
-
-The folder holds the embedding store (free to recompute, but minutes to hours of encoding), retrieval indexes
-(rebuilt from the store in seconds), ONNX exports of local models (made again in seconds) and the LLM responses
-(paid for: cleared only when asked by name).
+"""`ragjudge cache info` / `ragjudge cache clear`: what the cache folder holds, and making room (docs/cache.md).
 """
 
 import json

@@ -1,9 +1,8 @@
 """`ragjudge cxm`: `score` every CXMArena task a system has predictions for at once, and `fetch` the public release.
 
-`ragjudge eval --bench cxm-TASK --data D -T predictions=FILE` is the way to score one task's predictions (and to run a
-model); `cxm score` is that same call for each task with a `<data>/predictions/<task>.jsonl`, with the same option
-names (`--data`, `-T KEY=VALUE`), writing nothing and printing one summary per task. Built on the Python API
-(`ragjudge.api.prepare_run`), as `eval` is.
+`cxm score` is `ragjudge eval --bench cxm-TASK --data D -T predictions=FILE` (`ragjudge.api.prepare_run`) for each
+task with a `<data>/predictions/<task>.jsonl`, with the same option names, writing nothing and printing one summary
+per task.
 """
 
 from pathlib import Path

@@ -1,7 +1,4 @@
-"""`ragjudge dialsim`: convert LongDialQA to JSONL once; rescore the official simulator's logs.
-
-Running the benchmark itself is `ragjudge eval --bench dialsim`. Built on `ragjudge.api.dialsim_convert` and
-`dialsim_score`: this module parses the flags and renders what they return.
+"""`ragjudge dialsim`: parses the flags for `ragjudge.api.dialsim_convert` and `dialsim_score`, renders their result.
 """
 
 import json

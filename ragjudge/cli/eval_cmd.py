@@ -1,8 +1,6 @@
 """`ragjudge eval --bench NAME [-T key=value ...]`: run any registered benchmark through the one engine.
 
-Built on the Python API (`ragjudge.api.prepare_run`, then `PreparedRun.execute`): bench options come from `-T`
-(Inspect AI's convention) and from the common flags, which fill the option of the same name; a flag the bench has no
-option for is an error. No benchmark is special-cased here.
+Built on `ragjudge.api.prepare_run` and `PreparedRun.execute`; no benchmark is special-cased here.
 """
 
 from pathlib import Path

@@ -1,6 +1,4 @@
-"""`ragjudge retrieve`: run a pipeline's retriever over a corpus for a file of queries, write a run file.
-
-Built on the Python API (`ragjudge.api.retrieve`): this module only parses the flags and renders the result.
+"""`ragjudge retrieve`: parses the flags for `ragjudge.api.retrieve` and renders the result.
 """
 
 import json

@@ -1,9 +1,5 @@
 """Judging the judges: how judges correlate with human ratings, and how raters agree with each other.
 
-`dataset` joins humans (InspectorRAGet files) and judges (ragjudge results, InspectorRAGet algorithm
-metrics) per (task, model); `stats` and `agreement` are pure statistics; `analysis` builds the report
-that `ragjudge correlate` prints, and `render` turns it into tables, CSV and a heatmap.
-
 The names below are imported on first use, so that `ragjudge.correlation.agreement` can be used without
 importing scipy.stats (seconds) through `analysis`.
 """

@@ -18,11 +18,8 @@ def normalize_aggregator(name: str | None) -> str:
 
 
 def aggregate(values: Sequence[float], aggregator: str | None = MEDIAN) -> float | None:
-    """Median (mean of the middle two for an even count), mean, or majority.
-
-    Majority is the most frequent value when one value is strictly most frequent; a tie (which
-    InspectorRAGet shows as "Indeterminate") falls back to the median so the item is not lost.
-    """
+    """Median (mean of the middle two for an even count), mean, or majority: the strictly most frequent value, else
+    (a tie, which InspectorRAGet shows as "Indeterminate") the median, so the item is not lost."""
     if not values:
         return None
     kind = normalize_aggregator(aggregator)
@@ -37,11 +34,9 @@ def aggregate(values: Sequence[float], aggregator: str | None = MEDIAN) -> float
 
 @dataclass(frozen=True)
 class Scale:
-    """Maps values to integer steps, so that "one step away" means adjacent points on the scale.
-
-    Categorical metrics use their declared categories (ordered by numeric value), numerical ones the
-    `range` step; otherwise the step is 1 for integer data, else the smallest gap between observed values.
-    """
+    """Maps values to integer steps, so that "one step away" means adjacent points on the scale: a categorical metric's
+    declared categories (by numeric value), a numerical one's `range` step, else 1 for integer data, else the smallest
+    gap between observed values."""
 
     levels: tuple[float, ...] | None = None
     step: float | None = None

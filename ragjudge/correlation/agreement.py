@@ -1,16 +1,10 @@
-"""Agreement between raters of one metric: human annotators, or the members of a judge panel.
+"""Agreement between raters of one metric: human annotators, or the members of a judge panel (docs/correlate.md).
 
-- MTRAG's measure: the share of items (rated by at least two raters) on which the raters agree, where
-  agreeing means all give the same score, or two agree and the third is one scale step away. For any
-  number of raters this is read as: *a strict majority of the raters give the same score and every
-  other rater is at most one step from it*. With three raters that is exactly MTRAG's definition; with
-  two it means both give the same score; with four, three must agree and the fourth be adjacent.
-  Items with a single rater are left out. The exact-agreement share (all raters identical) is
-  reported beside it.
-- Krippendorff's alpha, ordinal, from the `krippendorff` package (raters × items, missing ratings
-  allowed; items with one rating are unpairable and do not count).
-- Cohen's kappa for every pair of raters on the items both rated (unweighted and quadratic-weighted),
-  scikit-learn's formula; the summary is the mean over pairs weighted by the number of shared items.
+MTRAG's measure ("all agree, or two agree and the third is one step away") is read for any number of raters as: a
+strict majority give the same score and every other rater is at most one step from it (two raters: both the same;
+four: three agree, the fourth adjacent); items with a single rater are left out. Krippendorff's alpha is the
+`krippendorff` package's (ordinal; items with one rating do not count); Cohen's kappa is scikit-learn's formula per
+pair of raters on the items both rated, summarised by the mean over pairs weighted by their shared items.
 """
 
 from __future__ import annotations

@@ -1,22 +1,9 @@
-"""The whole comparison of judges with humans, as one JSON-ready report.
+"""The whole comparison of judges with humans, as one JSON-ready report (`ragjudge correlate --format json`).
 
-Report shape (what `ragjudge correlate --format json` prints):
-
-    {
-      "n_items", "n_rated_items", "n_tasks", "models", "humans", "judges",
-      "weighting", "bootstrap", "seed", "confidence", "stat",
-      "correlations": [{"judge", "human", "n",
-                        "spearman": {"value", "ci_low", "ci_high", "p"}, "kendall": {...}, "pearson": {...}}],
-      "best": {human: judge with the highest `stat`},
-      "agreement": {human: {"n_items", "n_raters", "raters_per_item", "mtrag_agreement", "exact_agreement",
-                            "krippendorff_alpha", "cohen_kappa": {"mean", "mean_quadratic", "pairs"}}},
-      "judge_agreement": {judge with several raters (panel members): same shape as "agreement"},
-      "judge_vs_judge": [{"a", "b", "n", "exact_match", "spearman": {"value", "p"}, "kendall": ..., "pearson": ...}],
-      "idk_accuracy": {idk judge: {"n", "accuracy", "by_answerability": {...}}, with "underspecified_by": the
-                       clarification metric that scored its UNDERSPECIFIED items (None: not scored)},
-      "clarification": {clarification judge: {"n", "agreement", "precision", "recall", "tp", "fp", "fn", "tn",
-                                              "n_unlabelled", "by_answerability": {label: {"n", "asks", "share"}}}}
-    }
+Its top-level shape is in docs/correlate.md. Beyond it: `judge_agreement` has the shape of `agreement`, for judges
+with several raters (panel members); `judge_vs_judge` rows are `{a, b, n, exact_match, spearman: {value, p},
+kendall, pearson}`; `idk_accuracy` and `clarification` are `idk.py`'s, per judge, the former with `underspecified_by`
+(the clarification metric that scored its UNDERSPECIFIED items, None when none did).
 """
 
 from __future__ import annotations

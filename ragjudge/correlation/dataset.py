@@ -1,9 +1,7 @@
-"""Humans and judges joined per item: one item is one model's response to one task.
+"""Humans and judges joined per item (one model's response to one task) on the normalised task id and the model id.
 
-Humans come from an InspectorRAGet file (metrics authored by `human`); judges from the same file's
-algorithm metrics, from ragjudge results files (each tied to a model id) and from other InspectorRAGet
-files. Items are joined on the task id, normalised (`<::>` and `::` are the same), and the model id.
-Every item keeps the task's enrichments as filterable fields (answerability, question_type, turn, ...).
+Humans are an InspectorRAGet file's `human` metrics; judges its algorithm metrics, ragjudge runs (each tied to a
+model id) and other InspectorRAGet files. Each item keeps the task's enrichments as filterable fields.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """How often an "I don't know" judge agrees with the answerability labels.
 
 Correct means the judge says the response declined (IDK yes = 1) exactly when the task is unanswerable
-(the definition of `ragjudge.judges.conditioning.answerability_correct`, which the runner uses for
-`answerability_acc`): partial (0.5) and no (0) count as answering. Conversational turns have no right
-answer here and are counted but not scored, unless they are asked to be treated as unanswerable.
+(`ragjudge.judges.conditioning.answerability_correct`, the runner's `answerability_acc`): partial (0.5) and no (0)
+count as answering. Conversational turns are counted but not scored, unless treated as unanswerable.
 UNDERSPECIFIED turns (MTRAG-UN) are scored as MTRAG-UN's official conditioning scores them
 (`condition_underspecified`): right when the response asks for clarification (the clarification judge's
 `underspecified_eval` == 1) whatever the IDK judge says; counted but not scored without that judge.
-
-`clarification_agreement` measures a clarification judge (`underspecified`, `underspecified_lexical`) against the
-UNDERSPECIFIED class: asking for clarification is right exactly on UNDERSPECIFIED tasks.
+`clarification_agreement` measures a clarification judge against the UNDERSPECIFIED class.
 """
 
 from __future__ import annotations

@@ -1,26 +1,19 @@
 """Correlation of a judge with a human dimension: Spearman, Kendall tau-b, Pearson; weights; bootstrap.
-
 Unweighted point estimates and p-values are scipy's (`spearmanr`, `kendalltau` (tau-b), `pearsonr`).
 
 Class-imbalance weighting (`inverse-frequency`, as MTRAG weighted its Spearman correlations): item i
 gets weight w_i = 1 / #{items whose human score equals item i's}, so every human score value carries
 the same total weight. With weights:
-
 - weighted Pearson  r_w = Σ w (x - x̄_w)(y - ȳ_w) / sqrt(Σ w (x - x̄_w)² · Σ w (y - ȳ_w)²),  x̄_w = Σ w x / Σ w;
 - weighted Spearman ρ_w = r_w of the ordinary mid-ranks of x and of y;
 - weighted Kendall  τ_w = Σ_{i<j} w_i w_j s^x_ij s^y_ij / sqrt(Σ_{i<j, x_i≠x_j} w_i w_j · Σ_{i<j, y_i≠y_j} w_i w_j),
   s^x_ij = sign(x_i - x_j): tau-b with every pair weighted by w_i w_j (equal weights give tau-b exactly).
+Weighted p-values use the effective sample size n_eff = (Σw)² / Σw² in the usual approximations (t with
+n_eff - 2 degrees of freedom for r and ρ; z = 3τ·sqrt(n_eff(n_eff-1)) / sqrt(2(2·n_eff+5)) for τ).
 
-Weighted p-values have no exact form; they use the effective sample size n_eff = (Σw)² / Σw² in the
-usual approximations (t with n_eff - 2 degrees of freedom for r and ρ; the normal approximation
-z = 3τ·sqrt(n_eff(n_eff-1)) / sqrt(2(2·n_eff+5)) for τ).
-
-Bootstrap confidence intervals resample *tasks* with replacement (all items of a drawn task come
-along, so several models' answers to one task stay together) and take percentiles. A resample is
-represented by how many times each item is drawn, so every statistic is computed for a whole batch
-of resamples with array operations: ranks are mid-ranks of the expanded resample, weights are
-recomputed from the human score frequencies inside each resample, and the statistics equal scipy's
-on the materialised resample (see the tests).
+Bootstrap intervals resample *tasks* (docs/correlate.md), each resample held as per-item draw counts so a whole
+batch is computed with array operations: ranks are mid-ranks of the expanded resample and weights are recomputed
+inside each resample, equal to scipy's on the materialised resample (see the tests).
 """
 
 from __future__ import annotations
@@ -244,10 +237,8 @@ def bootstrap(judge: np.ndarray, human: np.ndarray, task_draws: np.ndarray, *, w
 def correlate(judge: np.ndarray, human: np.ndarray, *, tasks: np.ndarray | None = None,
               task_draws: np.ndarray | None = None, weighting: str = "none", confidence: float = 0.95,
               on_batch: Callable[[int], None] | None = None) -> dict[str, Estimate]:
-    """Every statistic with p-value and (when task_draws is given) a bootstrap CI.
-
-    `tasks[i]` is the column of item i's task in `task_draws` (shape: resamples × tasks).
-    """
+    """Every statistic with p-value and (when task_draws is given) a bootstrap CI; `tasks[i]` is the column of item
+    i's task in `task_draws` (resamples × tasks)."""
     judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
     if len(judge) < MIN_ITEMS:
         return {s: Estimate() for s in STATS}

@@ -1,5 +1,5 @@
 """The one run engine every benchmark goes through: journals and resume, outputs, progress, rendering, and the
-result contract (`summary.py`) every bench's summary follows.
+result contract (`summary.py`).
 
 Names are imported on first use: `ragjudge.engine.summary` is imported by the bench interface itself, which
 the runner imports in turn.

@@ -1,16 +1,10 @@
-"""The Bench interface: what every benchmark provides so that one engine can run it.
+"""The Bench interface: what every benchmark provides so that one engine can run it (walk-through:
+docs/extending.md).
 
-Modelled on Inspect AI's Task (dataset + solver + scorer, registered by name, logs as data):
-
-- `Options`  a pydantic model of the benchmark's parameters; the CLI validates `-T key=value` and the
-             common flags against it, and `run.json` records it;
-- `load()`   the samples, validated at the boundary (bad input → InputError naming file, line and field), with
-             what else the run needs (`Loaded`: a corpus, the cases by id, the splits), which every later hook
-             reads as `ctx.data`: a bench keeps no run state on `self` (the conformance kit checks it);
-- `solver()` the system under test: yields one JSON-able output per sample;
-- `scorers()` judges and metrics: each yields one JSON-able score per (sample, output);
-- `summarize()` the run's `Summary` (ragjudge.engine.summary, the one result contract): metrics with their
-             direction and kind, the headline, breakdowns and, where the paper publishes them, its figures.
+Modelled on Inspect AI's Task (dataset + solver + scorer, registered by name, logs as data): `Options` (validated
+`-T` keys and common flags, recorded in run.json), `load()` (the samples, validated at the boundary, with what else
+the run needs in a `Loaded`: every later hook reads it as `ctx.data`, a bench keeps no run state on `self`),
+`solver()`, `scorers()` and `summarize()` (the run's `Summary`, the one result contract).
 
 Outputs and scores are plain dicts so that the engine can journal them (resume) without knowing their
 shape; a dict with a non-empty `"error"` is a failure: counted, reported, never reused on resume.
@@ -44,11 +38,9 @@ Record = dict[str, Any]
 
 
 class BenchOptions(BaseModel):
-    """Base of every bench's options. Fields carry `description=` (the help text `ragjudge benches show` prints).
-
-    Field names are the `-T` keys; the common flags (`--data`, `--gen`, `--judges`, `--pipeline`, ...) fill
-    the field of the same name, and are an error for a bench whose options have no such field.
-    """
+    """Base of every bench's options. Fields carry `description=` (the help text `ragjudge benches show` prints); their
+    names are the `-T` keys, and the common flags (`--data`, `--gen`, `--judges`, `--pipeline`, ...) fill the field of
+    the same name, an error for a bench whose options have no such field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -61,9 +53,8 @@ D = TypeVar("D")
 @dataclass(frozen=True)
 class Loaded(Generic[S, D]):
     """What `Bench.load` returns when the run needs more than the samples: `data`, of the bench's own type, reaches
-    every later hook as `ctx.data` (the run's, not the bench's: a bench instance holds no run state), and is closed
-    after the run when it has a `close()` (an index it opened). It iterates over its samples, so a caller that wants
-    the samples only reads it as them."""
+    every later hook as `ctx.data` (a bench instance holds no run state) and is closed after the run when it has a
+    `close()`. It iterates over its samples, so a caller that wants the samples only reads it as them."""
 
     samples: list[S]
     data: D

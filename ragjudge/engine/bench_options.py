@@ -1,7 +1,5 @@
-"""Turn `-T key=value` pairs and the common flags into a bench's validated Options, with one-line errors.
-
-Every error names what the user typed (`-T seed`, `--gen`), what was expected and, for an unknown key,
-the keys the bench accepts: the CLI never shows a pydantic traceback.
+"""Turn `-T key=value` pairs and the common flags into a bench's validated Options, with one-line errors naming
+what the user typed (`-T seed`, `--gen`), what was expected and, for an unknown key, the keys the bench accepts.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""Ctrl-C during a run: the LLM calls on their way are paid for, so their answers are kept.
-
-On the first Ctrl-C the gateway sends nothing new and the run waits (at most `DRAIN_SECONDS`, said on screen) for
-the requests already sent; their answers reach the response cache, and the samples they finish reach the journal,
-before the run stops with KeyboardInterrupt (the CLI's exit 130). A rerun then pays for none of them again. A
-second Ctrl-C stops at once, as does the first when no request is on its way. A run whose last calls were the
-ones in flight simply ends: its results are whole.
-
-Python's own `asyncio.run` cancels everything on the first Ctrl-C, dropping answers that were about to arrive; so
-the run installs its own SIGINT handler, where it can (the main thread, Python's default handler in place: not
-under a host that handles Ctrl-C itself).
+"""Ctrl-C during a run: the LLM calls on their way are paid for, so their answers are kept (docs/benches/index.md).
+The run stops with KeyboardInterrupt (the CLI's exit 130) once the requests in flight are answered or
+`DRAIN_SECONDS` have passed; a run whose last calls were those in flight simply ends, its results whole.
+Python's own `asyncio.run` cancels everything on the first Ctrl-C, dropping answers about to arrive; so the run
+installs its own SIGINT handler where it can (the main thread, Python's default handler in place: not under a host
+that handles Ctrl-C itself).
 """
 
 from __future__ import annotations

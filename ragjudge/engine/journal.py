@@ -1,9 +1,8 @@
 """The one journal: an append-only JSONL log of finished outputs and scores that makes every run resumable.
-
-Each line is `{"stage", "key", "fp", "value"}`: the stage (`solve` or a scorer's name), the sample id, a
-fingerprint of everything the value was computed from, and the value. A rerun reuses a value only when
-stage, key and fingerprint all match and the value is not an error, so a changed model, prompt, passage
-or answer is computed again and a failure is retried. Lines are fsynced; a line torn by a kill is dropped.
+Each line is `{"stage", "key", "fp", "value"}` (`solve` or a scorer's name, the sample id, a fingerprint of
+everything the value was computed from); a rerun reuses a value only when all three match and it is not an error,
+so a changed model, prompt, passage or answer is computed again and a failure is retried. Lines are fsynced; a line
+torn by a kill is dropped.
 """
 
 from __future__ import annotations

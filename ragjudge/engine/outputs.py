@@ -22,10 +22,9 @@ __all__ = ["OutputLock", "OutputPaths", "atomic_write", "tidy_frame", "write_out
 
 
 class OutputLock:
-    """An exclusive lock on a run's output: a second run on the same --out stops at once (it would
-    otherwise interleave journal lines and pay for every call twice). The lock file is removed when the run
-    ends (done, failed or interrupted), and the lock dies with the process however it ends (a SIGKILL
-    leaves the file, which the next run takes over)."""
+    """An exclusive lock on a run's output: a second run on the same --out stops at once (it would otherwise interleave
+    journal lines and pay for every call twice). The lock file is removed when the run ends however it ends; the lock
+    dies with the process (a SIGKILL leaves the file, which the next run takes over)."""
 
     def __init__(self, path: Path, owner: Path | None = None):
         self.path = path

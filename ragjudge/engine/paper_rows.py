@@ -1,8 +1,6 @@
-"""Which row of a paper's table a model name is: one of the row's exact names, never a nearby one.
-
-Every bench that prints a paper's figures beside ours goes through this: a figure is shown only when the run's
-model is the paper's (`gemini-2.5-flash-lite` is not Gemini 2.5 Flash), and a run that matches no cell gets one
-note line beginning with `NONE_SHOWN`.
+"""Which row of a paper's table a model name is: one of the row's exact names, never a nearby one
+(`gemini-2.5-flash-lite` is not Gemini 2.5 Flash). A run that matches no cell gets one note line beginning with
+`NONE_SHOWN`.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""Run one coroutine per item concurrently and hand back each result as soon as it is ready.
-
-This is how solvers and scorers form one work queue: every item is in flight at once (the LLM gateway's
-semaphore and rate limits bound what actually reaches a provider), and the engine journals each result
-the moment it arrives, instead of waiting for the slowest request of a fixed batch.
+"""Run one coroutine per item concurrently and hand back each result as soon as it is ready: solvers and scorers
+form one work queue (the gateway's limits bound what reaches a provider), and the engine journals each result the
+moment it arrives, instead of waiting for the slowest request of a fixed batch.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""Benches by name: the built-in ones and third-party ones from the `ragjudge.benches` entry-point group.
-
-A package adds a bench with, in its pyproject.toml:
-
-    [project.entry-points."ragjudge.benches"]
-    support-chat = "my_package.bench:SupportChatBench"
+"""Benches by name: the built-in ones and third-party ones from the `ragjudge.benches` entry-point group
+(docs/extending.md shows the pyproject.toml lines).
 
 Classes are imported only when a bench is used or shown; listing the built-ins reads their cards (`bench_cards.py`).
 """
@@ -68,9 +64,8 @@ def get(name: str) -> BenchEntry:
 
 
 def resolve(bench: str) -> tuple[type[Bench[Any, Any]], str, dict[str, Any]]:
-    """`--bench VALUE` → (bench class, label for default output folders, options the value implies).
-
-    A registered name wins; otherwise an existing path is MTRAG-format tasks (`--bench PATH`, as before)."""
+    """`--bench VALUE` → (bench class, label for default output folders, options the value implies): a registered
+    name, else an existing path of MTRAG-format tasks."""
     if bench in entries():
         return get(bench).load(), bench, {}
     path = Path(bench)

@@ -1,11 +1,8 @@
 """Print a run: its summary's tables for people (stdout), JSON for machines, usage and file paths on stderr.
 
-Everything shown comes from the summary (`ragjudge.engine.summary`, the one result contract): the main table of
-metrics with their direction, kind and what they count (the legend), every breakdown, the bench's own tables,
-the paper's figures with their units and when they compare, the notes, and the headline line last.
-
-Everything is laid out for the console's width (80 columns, or a pipe): wide tables are split into parts that
-repeat their label columns, LLM usage puts long model names on their own line, and nothing is cut with `…`.
+Everything shown comes from the summary (the result contract), the headline line last. Everything is laid out for
+the console's width (80 columns, or a pipe): wide tables are split into parts that repeat their label columns, LLM
+usage puts long model names on their own line, and nothing is cut with `…`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 else derives from it: the engine's validated options (`context.EngineOptions`), the command line's flags
 (`cli/common.py`), the API's typed keywords (`ragjudge.api.RunSettings`), the engine's checks
 (`prepare.engine_options`), run.json's `engine` record and the pytest plugin's options. Adding a setting is one
-line here plus its use (docs/extending.md). Plain data, no pydantic model: the command line reads it at start, and stays instant."""
+line here plus its use (docs/extending.md). Plain data, no pydantic model: the command line reads it at start, and
+stays instant."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
 """Run a bench: load, solve, score, summarize, write. The same loop for every benchmark.
 
-Resume is by journal (see journal.py): a sample's output is reused when the sample and the solver's
-fingerprint are unchanged; a score when the scorer's fingerprint and the output it judged are unchanged.
-The LLM response cache makes any repeated call free besides. Ctrl-C first lets the LLM calls in flight finish
-(interrupt.py: their answers are cached and journaled), then propagates as KeyboardInterrupt after the journals
-are closed: the CLI turns it into exit 130 and "rerun to resume".
+Resume is by journal (journal.py), Ctrl-C by interrupt.py; a KeyboardInterrupt propagates after the journals are
+closed: the CLI turns it into exit 130 and "rerun to resume".
 """
 
 from __future__ import annotations
@@ -52,10 +49,9 @@ class RunOutcome:
 
 
 def run(bench: Bench[Any, Any], options: EngineOptions, paths: OutputPaths | None) -> RunOutcome:
-    """Everything a run does, in order: samples are loaded and every model checked before any paid work. What `load`
-    returned beside the samples is the run's `ctx.data`, closed (when it has a `close`) with the bench.
-
-    `paths=None` runs without writing anything (no journal, no results): for scoring a file in place."""
+    """Everything a run does, in order: samples are loaded and every model checked before any paid work; what `load`
+    returned beside the samples is `ctx.data`, closed (when it has a `close`) with the bench. `paths=None` writes
+    nothing (no journal, no results): for scoring a file in place."""
     started = time.time()
     # Not inputs: the run's own folder, and the caches: --cache-dir, and where caches go without it
     # ($RAGJUDGE_CACHE_DIR or ~/.cache/ragjudge: the LLM responses, indexes and the files they are built from)

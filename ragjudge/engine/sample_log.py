@@ -1,8 +1,5 @@
-"""A result as a `Sample` (the sample log's record) when a bench says nothing better: read by convention from the
-bench's sample object and the solver's output dict.
-
-A bench whose samples and outputs have a known shape overrides `Bench.sample` and builds its Sample directly; this
-is what a new bench (or a plug-in) gets for free: the question, the answer, the passages and every score.
+"""A result as a `Sample` when a bench says nothing better: read by convention from the bench's sample object and
+the solver's output dict (docs/extending.md); a bench whose records have a known shape overrides `Bench.sample`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
-"""The one result contract: what a bench's summary is.
+"""The one result contract: what a bench's summary is (docs/contract.md).
 
-`summary.json`, `--format json`, the terminal tables and `ragjudge report` all read this and nothing else, so a
-script, a chained command or a viewer never guesses what a bench meant: each metric says which way is better,
-what kind of number it is (a score in [0, 1], a rate, a count, a time) and what it measures; the headline says
-which figure a run is summed up by; the paper's figures say their units and when they are comparable.
-
-Versioned (`schema`: `ragjudge.summary/1`); `ragjudge schema summary` prints the JSON Schema. A command that
-writes several reports at once (`ragjudge cxm score` over several tasks) writes a list of these.
+Every reader (summary.json, `--format json`, the terminal, the report) reads this and nothing else, so none guesses
+what a bench meant: each metric says which way is better, what kind of number it is (a score in [0, 1], a rate, a
+count, a time) and what it measures; the paper's figures say their units and when they are comparable.
 """
 
 from __future__ import annotations
@@ -286,9 +282,8 @@ JUDGE_ONLY_CI = "judge only: 95% percentile bootstrap over samples (1000 resampl
 
 def add_judge_only_cis(summary: Summary, samples: Sequence[Any]) -> None:
     """Fill `ci` of each metric that is the mean of its samples' scores of the same name (same n, the same mean up
-    to rounding), with
-    the seeded bootstrap interval of that mean, and say so in `details.ci`. Figures that are not such a mean (a
-    corpus-level F1, a threshold, a count) keep no interval."""
+    to rounding) with the seeded bootstrap interval of that mean, and say so in `details.ci`. Figures that are not
+    such a mean (a corpus-level F1, a threshold, a count) keep no interval."""
     from ragjudge.metrics.bootstrap import mean_interval
 
     for name, metric in summary.metrics.items():

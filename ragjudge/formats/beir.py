@@ -1,9 +1,5 @@
-"""BEIR corpus, queries and qrels files, as MTRAG publishes its retrieval tasks.
-
-- corpus: JSONL, one passage (or document) a line: `{"_id", "title", "text"}`;
-- queries: JSONL, `{"_id", "text"}`;
-- qrels: TSV with a header `query-id  corpus-id  score`.
-
+"""BEIR corpus, queries and qrels files, as MTRAG publishes its retrieval tasks: corpus and queries JSONL
+(`{"_id", "title", "text"}`, `{"_id", "text"}`), qrels TSV with a header `query-id  corpus-id  score`.
 Readers name the file, line and field of anything malformed (InputError); writers are atomic.
 """
 

@@ -2,9 +2,8 @@
 missing file, a folder given for a file (or the reverse), bytes that are not UTF-8, an oversized line or an
 OS fault is one line naming the path (and line and byte offset), never a traceback.
 
-Text is read as bytes and decoded line by line: a bad byte is located exactly (`file:line: not UTF-8 text:
-byte 0xff at byte offset 1234`), and a huge line costs about its own size, not the whole file's. A file whose name
-ends in `.gz` is read decompressed, by every reader alike (offsets are then in the decompressed text).
+Text is read as bytes and decoded line by line, so a bad byte is located exactly and a huge line costs about its own
+size, not the whole file's. Every reader reads a `.gz` file decompressed (offsets are then in the decompressed text).
 """
 
 from __future__ import annotations
@@ -162,9 +161,8 @@ class _Gunzipped(gzip.GzipFile):
 
 
 def iter_lines(path: str | Path, what: str = "file") -> Iterator[tuple[int, str, bool]]:
-    """(line number, text, ends with a newline) for every line, decoded as UTF-8 (a leading BOM is dropped).
-
-    Streams: memory is bounded by the longest line, which may not exceed `max_line_bytes()`."""
+    """(line number, text, ends with a newline) for every line, decoded as UTF-8 (a leading BOM is dropped), streamed:
+    memory is bounded by the longest line, which may not exceed `max_line_bytes()`."""
     limit = max_line_bytes()
     offset = 0
     with open_binary(path, what) as fh:

@@ -1,16 +1,11 @@
-"""InspectorRAGet experiment files: read (human and algorithmic ratings) and write (ragjudge results).
+"""InspectorRAGet experiment files (IBM's UI in which MTRAG's human evaluation is published): read human and
+algorithmic ratings, write ragjudge results. `evaluations` hold one entry per (task, model), whose `annotations` map
+metric → annotator id (or "system" / "composite") → {"value", ...}; `tasks` carry enrichments (`Answerability`).
 
-InspectorRAGet (IBM) is the UI in which MTRAG's human evaluation is published. A file holds `models`,
-`metrics` (author human|algorithm, type numerical|categorical|text, an aggregator, `values` with a
-`numeric_value` for categorical metrics, `range` for numerical ones), `documents`, `tasks` (with
-enrichments such as `Answerability`) and `evaluations`: one per (task, model) with `annotations`
-metric → annotator id (or "system" / "composite") → {"value", optional "timestamp", "duration"}.
-
-Published files are not uniform, so reading is tolerant: values may be strings ("1"-"4") or numbers
-whatever the metric declares, items may have fewer annotators than others, categorical values are
-mapped through their `numeric_value`, and files in the newer schema (`results`/`scores`/`output`)
-are read too. Anything that cannot be understood is an InputError naming the file and the JSON path.
-Files are written in the original schema (v1), which every InspectorRAGet version opens.
+Published files are not uniform, so reading is tolerant: values may be strings ("1"-"4") or numbers whatever the
+metric declares, items may have fewer annotators than others, categorical values are mapped through their
+`numeric_value`, and the newer schema (`results`/`scores`/`output`) is read too; anything else is an InputError
+naming the file and the JSON path. Files are written in the original schema (v1), which every version opens.
 """
 
 from __future__ import annotations

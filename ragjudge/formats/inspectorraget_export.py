@@ -115,11 +115,9 @@ class _MetricSummary:
 
 def from_samples(runs: Iterable[tuple[str, Iterable[Sample]]], *, name: str,
                  description: str | None = None) -> InspectorRAGetFile:
-    """An InspectorRAGet file from ragjudge runs: one (model id, samples) pair per model.
-
-    Every score with a number becomes an algorithm metric; judges with word labels (IDK) become categorical
-    metrics; a panel judge's members become its annotators (aggregated by median, as the panel is).
-    """
+    """An InspectorRAGet file from ragjudge runs, one (model id, samples) pair per model: a numeric score becomes an
+    algorithm metric, a judge with word labels (IDK) a categorical one, a panel's members its annotators (aggregated by
+    median, as the panel is)."""
     models: list[Model] = []
     tasks: dict[str, Task] = {}
     documents: dict[str, Document] = {}

@@ -23,10 +23,8 @@ M = TypeVar("M", bound="BaseModel")
 
 def read_jsonl(path: str | Path, *, tolerate_truncated_tail: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line, streaming (memory bounded by the longest line).
-
-    `tolerate_truncated_tail` is for our own append-only journals: a process killed mid-write leaves
-    a partial last line, which is dropped instead of failing the resume.
-    """
+    `tolerate_truncated_tail` is for our own append-only journals: the partial last line a process killed mid-write
+    leaves is dropped instead of failing the resume."""
     for number, line, complete in iter_lines(path, "JSON Lines file"):
         if not line.strip():
             continue

@@ -1,8 +1,7 @@
 """MTRAG generation tasks, predictions and results files, read as published and written back compatibly.
-
-The published files are not uniform: `Collection` or `collection`, `<::>` or `::` in task ids, enrichment
-fields that are lists, strings, NaN or absent. Reading normalises all of that into `Task`; writing starts
-from the original record so that every input field survives.
+Published files are not uniform (`Collection` or `collection`, `<::>` or `::` in task ids, enrichments that are
+lists, strings, NaN or absent): reading normalises them into `Task`; writing starts from the original record so
+that every input field survives.
 """
 
 from __future__ import annotations

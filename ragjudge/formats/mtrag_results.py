@@ -1,6 +1,5 @@
-"""Official MTRAG results files (a results.jsonl that MTRAG's own evaluation scripts wrote, with no sample log beside
-it) read as samples, once, at the bottom: `correlate` and `export` then read one type, the `Sample`, whichever run
-they are given."""
+"""Official MTRAG results files (written by MTRAG's own scripts, with no sample log beside it) read as samples, once,
+at the bottom: `correlate` and `export` then read one type, the `Sample`, whichever run they are given."""
 
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
-"""SemEval-2026 MTRAGEval submission files, from ragjudge's outputs.
+"""SemEval-2026 MTRAGEval submission files (tasks A, B, C), from ragjudge's outputs: see docs/benches/mtrag-un.md.
 
-The three tasks, as the benchmark's `format_checker.py` validates them (one JSON object per line, the same set of
-string `task_id`s as the task's input file, at most 10 `contexts`, each with a string `document_id` and a
-numeric `score`):
-
-- **A, retrieval** (`retrieval_taska`): `task_id`, `Collection`, `contexts` (the top 10 passages of a retrieval
-  run: a retrieval bench's run folder, or `ragjudge retrieve`'s MTRAG-format or TREC output);
-- **B, generation with reference passages** (`generation_taskb`): `task_id`, `input`, `contexts` (the task's
-  reference passages), `predictions` (`[{"text": ...}]`), from a ragjudge results file of answers generated
-  from the reference passages (`ragjudge eval -T setting=reference`, or `ragjudge judge` on such answers);
-- **C, full RAG** (`rag_taskc`): `task_id`, `Collection`, `input`, `contexts` (the passages the answer was
-  generated from: the top 10 retrieved), `predictions`, from `ragjudge eval -T setting=rag` results.
-
-A passage without a score (reference passages have none) is written with score 1.0: the checker requires a
-number, and every reference passage is equally given. `--tasks` (the task's input file) checks that the
-submission holds exactly its tasks, and supplies each task's `Collection` where the source does not say it.
+Each is what the benchmark's `format_checker.py` validates: one JSON object per line, the same set of string
+`task_id`s as the task's input file, at most 10 `contexts`, each with a string `document_id` and a numeric `score`.
 """
 
 from __future__ import annotations

@@ -1,26 +1,8 @@
-"""Your own RAG app's records: a question (or a conversation), the answer, the passages it used, a reference.
+"""Your own RAG app's records, read under ragjudge's, RAGAS's and DeepEval's field names (docs/your-rag-app.md).
 
-The fields are read under ragjudge's names and under the names RAGAS and DeepEval users already have in their
-files, so a dataset built for either is read as it is:
-
-| ragjudge              | RAGAS (`SingleTurnSample`, `MultiTurnSample`) | DeepEval (`LLMTestCase`) |
-| --------------------- | --------------------------------------------- | ------------------------ |
-| `question`/`messages` | `user_input` (a string, or a list of messages) | `input`                  |
-| `answer`              | `response`                                     | `actual_output`          |
-| `contexts`            | `retrieved_contexts`                           | `retrieval_context`      |
-| `reference`           | `reference` (`ground_truth` in RAGAS 0.1)      | `expected_output`        |
-| `reference_contexts`  | `reference_contexts`                           | `context`                |
-
-plus `id`, `reference_context_ids` / `retrieved_context_ids` (as RAGAS names them), `labels` (what to break the
-figures down by) and `metadata` (kept). Passages are strings or `{id, text}` objects; a conversation is a list of
-`{role, content}` (or MTRAG's `{speaker, text}`), its last user message the question; a conversation that ends with
-the assistant's reply and gives no separate answer is RAGAS's `MultiTurnSample` shape: that last reply is the answer
-under test, the conversation before it what the judges see. A field under no known name is one error listing the
-accepted names, never dropped.
-
-Files are JSON Lines, a JSON array, CSV, TSV or Parquet (by suffix), each also gzip-compressed (`rows.csv.gz`). In a
-table (CSV, TSV, a DataFrame, Parquet) a list or object cell is a JSON text or a Python list literal (what
-`pandas.DataFrame.to_csv` writes for a RAGAS dataset), read by one function (`table_records`) whatever the table.
+Beyond the docs' table: RAGAS 0.1's `ground_truth` is `reference`, RAGAS's `reference_context_ids` /
+`retrieved_context_ids` are read, and a message may be MTRAG's `{speaker, text}`. In every table format a list or
+object cell goes through one function (`table_records`).
 """
 
 from __future__ import annotations

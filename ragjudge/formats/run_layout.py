@@ -1,9 +1,7 @@
 """A run's files, written down once: the engine writes them (`engine.outputs`) and every reader (the report,
 `correlate`, `export`, `retrieval-eval`, `load_run`) finds them here, so a renamed file changes in one place.
-
-`ragjudge eval --out DIR` writes a run folder (`DIR/samples.jsonl`, `DIR/summary.json`, `DIR/run.json`, ...);
-`ragjudge judge --out X.jsonl` writes X.jsonl with its siblings named after it (`X.samples.jsonl`, `X.summary.json`,
-`X.run.json`, ...), and `--out DIR/results.jsonl` makes DIR a run folder.
+`eval --out DIR` writes a run folder (`DIR/samples.jsonl`, ...); `judge --out X.jsonl` writes X.jsonl with its
+siblings named after it (`X.samples.jsonl`, ...), and `--out DIR/results.jsonl` makes DIR a run folder.
 """
 
 from __future__ import annotations

@@ -1,14 +1,11 @@
 """Retrieval runs and relevance judgments: MTRAG retrieval predictions, TREC runs, BEIR and TREC qrels.
 
-A `Run` keeps each query's ranked list in the order it is evaluated, the query ids as written and the
-MTRAG `Collection` of each query. Ranking rule (written down because evaluation tools differ on ties):
-passages are ordered by score, highest first, and equal scores keep the order of the file (the list
-position in MTRAG files, the rank column in TREC runs). Query ids are compared in one form
+Ranking rule (written down because evaluation tools differ on ties): by score, highest first, equal scores in file
+order (list position in MTRAG files, the rank column in TREC runs). Query ids are compared in one form
 (`normalize_task_id`), so `conv<::>3` in a run matches `conv::3` in qrels.
 
-These are plain containers rather than ranx objects: ranx's Run/Qrels are numba dictionaries that
-reorder ties by their own rule and drop the ids as written and the collection; `ragjudge.retrieval_eval`
-converts to ranx at evaluation time.
+Plain containers rather than ranx objects: ranx's Run/Qrels are numba dictionaries that reorder ties by their own
+rule and drop the ids as written and the collection; `ragjudge.retrieval_eval` converts at evaluation time.
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """The sample log (`samples.jsonl`, schema `ragjudge.sample/1`): one typed record per sample, for every bench.
-
-What Inspect AI's `EvalSample` is to its viewer: the engine writes one `Sample` per sample of every run, and
-everything that reads a run's samples reads these (the report, `EvalResult.to_pandas()`, `correlate`,
-`retrieval-eval`, `export`), so none of them guesses a bench's record shape. A bench's own file formats (MTRAG's
-official records, CXM predictions, TREC runs) are written from the same results beside it.
-
-- `input`: the question (a string) or the conversation (`Message`s, the last user message being the question);
-- `target`: the reference answer(s), or a gold label; `target_contexts`: the reference passages or relevant
-  documents (with their relevance grade in `score`);
-- `output`: the system's answer (or predicted label); `contexts`: the passages it retrieved or was shown, in rank
-  order with their scores (for a retrieval bench, the ranking itself);
-- `scores`: metric or judge name → `Score`; a failed score keeps its error (and the judge's raw text), never a
-  number;
-- `labels`: what the bench breaks its figures down by (domain, answerability, turn...);
-- `metadata`: anything else the bench keeps (JSON values).
+What Inspect AI's `EvalSample` is to its viewer: everything that reads a run's samples reads these, so none of them
+guesses a bench's record shape; the fields are described in docs/extending.md. Beyond it: `target` may be a gold
+label, `target_contexts` carry a relevant document's grade in `score`, and `contexts` are in rank order (for a
+retrieval bench, the ranking itself).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Seeded bootstrap over samples: draw counts for many resamples at once, and a mean's percentile interval.
 
 A resample is a row of n indices drawn with replacement (`resampled_means`, in blocks of rows), or, for statistics
-that weigh items, a row of draw counts (`draw_counts`: how many times each item is drawn). numpy's PCG64 with a fixed seed gives the same interval on every machine. Used for the
-"judge only" interval of every mean in a summary (`engine.summary.add_judge_only_cis`), by `ragjudge.trust` and
-by `correlation.stats` (which resamples tasks the same way).
+that weigh items, a row of draw counts (`draw_counts`). numpy's PCG64 with a fixed seed gives the same interval on
+every machine. Used by every summary's "judge only" interval, by `ragjudge.trust` and by `correlation.stats`.
 """
 
 from __future__ import annotations

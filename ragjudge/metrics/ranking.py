@@ -1,18 +1,11 @@
-"""Ranking metrics as small pure functions: precision, recall and hit at k, reciprocal rank, nDCG and average
-precision; one query at a time over plain ids, many rankings at once over numpy arrays, and a whole run through ranx.
-
-The variants, named (every bench and command reports through these, so the same name means the same number):
-- `precision_at`: relevant documents in the top k over k (a ranking shorter than k is not padded out of it);
-- `recall_at`: relevant documents in the top k over all relevant ones;
-- `hit_at`: 1 when any relevant document is in the top k (sentence-transformers' accuracy@k, CDR's ACC@k,
-  CXMArena's retrieval "precision");
-- `reciprocal_rank`: 1 / rank of the first relevant document (within k when given);
-- `ndcg_at`: DCG@k / ideal DCG@k with **linear** gain (the grade) and discount 1/log2(rank + 1), as trec_eval and
-  ranx compute it; with binary relevance linear and exponential gains agree;
-- `average_precision`: the mean of precision@rank over the ranks of relevant documents, divided by the number of
-  relevant documents (trec_eval's AP, ranx's `map`).
-`ranx_scores` computes the same through ranx for a whole run (what `ragjudge retrieval-eval` and CDR use), with ranx
-given rank-derived scores so it cannot re-break ties its own way.
+"""Ranking metrics as small pure functions: one query at a time over plain ids, many rankings at once over numpy
+arrays, and a whole run through ranx (`ranx_scores`, given rank-derived scores so it cannot re-break ties its own
+way). Every bench and command reports through these, so the same name means the same number. Where tools differ:
+- `precision_at` divides by k, also for a ranking shorter than k; `reciprocal_rank` looks within k when given;
+- `hit_at` is sentence-transformers' accuracy@k, CDR's ACC@k and CXMArena's retrieval "precision";
+- `ndcg_at` has **linear** gain (the grade) and discount 1/log2(rank + 1), as trec_eval and ranx compute it (with
+  binary relevance linear and exponential gains agree);
+- `average_precision` divides by the number of relevant documents (trec_eval's AP, ranx's `map`).
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""ragjudge's pytest plugin: judge a RAG app's answers in its test suite.
-
-Registered through the `pytest11` entry point `ragjudge.pytest_plugin`, so installing ragjudge is
-enough; `-p ragjudge.pytest_plugin` loads it where it is not installed (and is harmless where it is),
-`-p no:ragjudge.pytest_plugin` turns it off.
-
-    from ragjudge.pytest_plugin import assert_grounded, assert_idk_correct
-
-    def test_answers_from_the_manual(rag_judge):
-        answer, passages = my_app("How do I reset the router?")
-        result = rag_judge.evaluate(question="How do I reset the router?", answer=answer, passages=passages,
-                                    expected_answerable=True)
-        assert_idk_correct(result)
-        assert_grounded(result, min=0.8)
+"""ragjudge's pytest plugin: judge a RAG app's answers in its test suite (docs/pytest-plugin.md). Registered through
+the `pytest11` entry point, so installing ragjudge is enough; `-p ragjudge.pytest_plugin` loads it where it is not
+installed (and is harmless where it is), `-p no:ragjudge.pytest_plugin` turns it off.
 
 PYTEST_DONT_REWRITE
 """

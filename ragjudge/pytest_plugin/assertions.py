@@ -1,10 +1,8 @@
 """Assertion helpers for the common RAG checks; a failure explains itself in pytest's output.
 
-Each helper compares one or more judge scores with thresholds (explicit argument, else the session's
-configured threshold, else the built-in default) and raises AssertionError with the scores, the
-thresholds, the turn and each judge's rationale. A check whose LLM judge cannot run in this session
-(no judge model, or offline) does not stop the test: the remaining checks still run, and a test that
-otherwise passes is reported as skipped with the reason.
+Thresholds: the explicit argument, else the session's configured one, else the built-in default. A check whose LLM
+judge cannot run in this session (no judge model, or offline) does not stop the test: the remaining checks still
+run, and a test that otherwise passes is reported as skipped with the reason.
 
 PYTEST_DONT_REWRITE
 """
@@ -165,11 +163,8 @@ def assert_matches_reference(result: RagResult, rb_alg: float | bool | None = No
                              rb_llm: float | bool | None = None) -> list[Check]:
     """The answer matches the reference answer: RB_alg >= `rb_alg` and RB_llm >= `rb_llm`.
 
-    Each check runs at the threshold given, else at its configured or default one: RB_alg always, RB_llm when a
-    judge model is configured (without one it is recorded as not checked, with the reason). Giving one threshold
-    never drops the other check; `False` leaves a check out on purpose. A threshold given for RB_llm requires it
-    (the test skips without a judge model). Returns every check, run or not (`passed` None: not run, `note` why);
-    a failure's message lists them all.
+    Thresholds, checks not run and what is returned are as docs/pytest-plugin.md says; a threshold given for RB_llm
+    requires it (the test skips without a judge model).
     """
     __tracebackhide__ = True
     if not result.reference:

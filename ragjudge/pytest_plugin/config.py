@@ -1,7 +1,5 @@
-"""The plugin's command-line and ini options, resolved once per session into `Settings`.
-
-Command-line values win over ini values. Paths given on the command line are relative to the
-directory pytest was started in; paths in the ini file are relative to the ini file.
+"""The plugin's command-line and ini options, resolved once per session into `Settings`: command-line values win;
+paths are relative to pytest's start directory on the command line, to the ini file in it.
 
 PYTEST_DONT_REWRITE
 """

@@ -1,8 +1,7 @@
-"""Dataset-driven tests: one test per task of a file of MTRAG tasks or of plain RAG records (question or messages,
-reference, contexts, under ragjudge's, RAGAS's or DeepEval's names), with the task id as the test id.
+"""Dataset-driven tests: one test per task of a file of MTRAG tasks or plain RAG records, the task id as test id.
 
-Either `@pytest.mark.parametrize("task", load_tasks(path))` or `@pytest.mark.ragjudge_dataset(path)`
-(the path relative to the test file). A bad file is a collection error naming file, line and field.
+Either `@pytest.mark.parametrize("task", load_tasks(path))` or `@pytest.mark.ragjudge_dataset(path)` (the path
+relative to the test file). A bad file is a collection error naming file, line and field.
 
 PYTEST_DONT_REWRITE
 """
@@ -50,10 +49,8 @@ def read_dataset(path: str | Path, *, answerability: str | Iterable[str] | None 
 
 def load_tasks(path: str | Path, *, answerability: str | Iterable[str] | None = None,
                limit: int | None = None) -> list[Any]:
-    """`pytest.param(task, id=task.task_id)` for each task, for `@pytest.mark.parametrize("task", ...)`.
-
-    A relative `path` is relative to the current directory; prefer `Path(__file__).parent / "tasks.jsonl"`.
-    """
+    """`pytest.param(task, id=task.task_id)` for each task, for `@pytest.mark.parametrize("task", ...)`. A relative
+    `path` is relative to the current directory: prefer `Path(__file__).parent / "tasks.jsonl"`."""
     __tracebackhide__ = True
     try:
         tasks = read_dataset(path, answerability=answerability, limit=limit)

@@ -1,9 +1,7 @@
 """Run ragjudge's judges on one turn from inside a test: sync API, async judges underneath.
 
-One Evaluator per pytest session: each judge is built once (so RB_alg's BERT model loads once), one
-LLM gateway with its response cache serves every test (an unchanged suite re-runs with no LLM call),
-and one event loop on a background thread runs the async judges, which lets the sync API work from
-sync tests and from inside async tests alike.
+One Evaluator per session: each judge built once (RB_alg's BERT model loads once), one gateway and response cache for
+every test, and one event loop on a background thread, so the sync API works from sync and async tests alike.
 
 PYTEST_DONT_REWRITE
 """

@@ -1,7 +1,5 @@
-"""Turn what a test knows about one turn of a RAG app into ragjudge's Task and Prediction.
-
-Tests pass plain Python values (dicts, strings, OpenAI-style messages); the judges read ragjudge's
-data model. Bad values raise InputError naming the argument and position.
+"""Turn what a test knows about one turn of a RAG app (plain dicts, strings, OpenAI-style messages) into ragjudge's
+Task and Prediction; bad values raise InputError naming the argument and position.
 
 PYTEST_DONT_REWRITE
 """
@@ -41,11 +39,8 @@ class TurnInput:
 
 
 def as_turns(conversation: Iterable[Any] | None, field: str = "conversation") -> list[Turn]:
-    """Turns from Turn objects, {"speaker", "text"} or {"role", "content"} dicts, or (speaker, text) pairs.
-
-    OpenAI roles map onto MTRAG's speakers (assistant -> agent); system messages are not conversation
-    turns and are dropped.
-    """
+    """Turns from Turn objects, {"speaker", "text"} or {"role", "content"} dicts, or (speaker, text) pairs. OpenAI
+    roles map onto MTRAG's speakers (assistant -> agent); system messages are not conversation turns and are dropped."""
     turns: list[Turn] = []
     for i, item in enumerate(conversation or []):
         if isinstance(item, Turn):
@@ -71,10 +66,8 @@ def as_turns(conversation: Iterable[Any] | None, field: str = "conversation") ->
 
 
 def as_passages(passages: Iterable[Any] | None, field: str = "passages") -> list[Passage]:
-    """Passages from Passage objects, dicts with an id (`document_id`, `id` or `_id`) and `text`, or strings.
-
-    Plain strings get positional ids (`passage-1`, ...); give real ids to check retrieval recall.
-    """
+    """Passages from Passage objects, dicts with an id (`document_id`, `id` or `_id`) and `text`, or strings (given
+    positional ids, `passage-1`, ...: give real ids to check retrieval recall)."""
     out: list[Passage] = []
     for i, item in enumerate(passages or []):
         if isinstance(item, Passage):

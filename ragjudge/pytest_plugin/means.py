@@ -1,12 +1,7 @@
-"""`assert_mean`: a gate on a metric's mean that knows its uncertainty.
-
-    result = ragjudge.evaluate(rows, metrics=["faithfulness"], judge_models=["openai/gpt-4o-mini"])
-    assert_mean("faithfulness", at_least=0.8, run=result, labels="labels.jsonl")
-
-passes when the lower bound of the mean's interval is at least `at_least`. With labels (a person's, on a random
-subset of the run's samples: `ragjudge label-sample`) the interval is PPI++'s: valid whatever the judge's errors.
-Without, it is the judge-only bootstrap interval, and the message says so: it measures how sure the judge's own
-mean is, not how close it is to what people would say.
+"""`assert_mean`: a gate on a metric's mean that knows its uncertainty (docs/trust.md). It passes when the lower
+bound of the mean's interval is at least `at_least`: PPI++'s with labels (valid whatever the judge's errors), else
+the judge-only bootstrap interval, and the message says that it measures how sure the judge's own mean is, not how
+close it is to what people would say.
 
 PYTEST_DONT_REWRITE
 """

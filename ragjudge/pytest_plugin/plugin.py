@@ -1,7 +1,5 @@
-"""The pytest hooks and the `rag_judge` fixture.
-
-Nothing heavy happens unless a test uses the fixture: no judge is built, no model loaded, no cache
-opened, so installing ragjudge costs other test suites nothing.
+"""The pytest hooks and the `rag_judge` fixture. Nothing heavy happens unless a test uses the fixture, so
+installing ragjudge costs other test suites nothing.
 
 PYTEST_DONT_REWRITE
 """

@@ -11,10 +11,8 @@ from ragjudge.formats.samples import Score
 
 
 def recall_at_k(expected_ids: Sequence[str], retrieved_ids: Sequence[str], k: int) -> float | None:
-    """|expected ∩ retrieved[:k]| / |expected|; None when nothing is expected (recall is undefined).
-
-    Ids are compared as strings; a passage retrieved twice counts once.
-    """
+    """|expected ∩ retrieved[:k]| / |expected|, ids compared as strings (a passage retrieved twice counts once); None
+    when nothing is expected (recall is undefined)."""
     if k < 1:
         raise ValueError(f"k must be 1 or more, got {k}")
     expected = {str(i) for i in expected_ids}

@@ -1,7 +1,6 @@
-"""What the session judged: per-judge pass rates and means for the terminal, and the JSON report.
-
-A judgement passes when an assertion helper said so (its threshold), else when its score reaches the
-session's threshold for that judge; IDK judges pass when they agree with the expected answerability.
+"""What the session judged: per-judge pass rates and means for the terminal, and the JSON report. A judgement
+passes when an assertion helper said so, else when its score reaches the session's threshold for that judge; IDK
+judges pass when they agree with the expected answerability.
 
 PYTEST_DONT_REWRITE
 """
@@ -76,10 +75,8 @@ def _verdict(name: str, judgement: Score, result: RagResult, settings: Settings
 
 
 def summarize(evaluations: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per judge: how many scored, mean, pass rate (and thresholds), skipped with reasons, errors.
-
-    Computed from the report's evaluation records (each judgement's value and verdict), so that the reports
-    of pytest-xdist workers merge into the same summary one process would have written."""
+    """Per judge: how many scored, mean, pass rate (and thresholds), skipped with reasons, errors; from the evaluation
+    records alone, so that pytest-xdist workers' reports merge into the summary one process would have written."""
     acc: dict[str, dict[str, Any]] = {}
     for evaluation in evaluations:
         for name, judgement in evaluation["judges"].items():

@@ -1,8 +1,4 @@
-"""`ragjudge report`: one self-contained HTML file to read a run, compare systems and inspect judges.
-
-`load` reads run folders and results files, `view` (and a bench's own, named by `Bench.view`) says how samples are
-shown, `pack` shapes the task data for the page, `overview`, `compare` and `judges` compute what the page
-shows besides, `charts` draws SVG, `build` renders the page from `assets/`.
+"""`ragjudge report`: one self-contained HTML file to read a run, compare systems and inspect judges (docs/report.md).
 """
 
 from __future__ import annotations

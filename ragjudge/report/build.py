@@ -1,9 +1,7 @@
-"""Build the report: read the runs, compute the overview, comparison and judge statistics, and render one HTML
-file with its styles, script and data inside (no server, no network: it renders with the machine offline).
+"""Build the report: one HTML file with its styles, script and data inside (no server, no network).
 
-The task data is gzip-compressed and base64-encoded in the page (the browser's own DecompressionStream
-inflates it): a full MTRAG run with several judges stays a few megabytes, small enough to attach to a
-pull request or an email.
+The task data is gzip-compressed and base64-encoded in the page (the browser's own DecompressionStream inflates
+it): a full MTRAG run with several judges stays a few megabytes, small enough to attach to a pull request or email.
 """
 
 from __future__ import annotations

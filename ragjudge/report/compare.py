@@ -1,9 +1,8 @@
-"""Two or more runs on the same tasks: per-metric differences with a paired test, win / tie / loss per task,
-and the tasks where the runs differ most. Every run is compared with the first (the baseline).
+"""Two or more runs on the same tasks, each compared with the first (the baseline): per-metric differences with a
+paired test, win / tie / loss per task, and the tasks where the runs differ most.
 
-The test is the two-sided paired t-test over the tasks both runs scored (`retrieval_eval.significance`,
-the one `ragjudge retrieval-eval --compare` uses), with a t-based 95% interval of the mean difference; each
-metric is tested on its own, with no correction for testing several (the page says so).
+The test is `retrieval_eval.significance`'s paired t-test over the tasks both runs scored, with a t-based 95%
+interval of the mean difference; each metric on its own, with no correction for testing several (the page says so).
 """
 
 from __future__ import annotations

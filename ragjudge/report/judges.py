@@ -117,9 +117,8 @@ def panel_stats(name: str, results: list[Score]) -> PanelStats:
 
 
 def judge_correlations(values: dict[str, dict[int, float]]) -> dict[str, Any]:
-    """Spearman's rho between every two judges over the samples both scored (None when undefined).
-
-    pandas' pairwise-complete Spearman (its own ranking, no scipy import)."""
+    """Spearman's rho between every two judges over the samples both scored (None when undefined): pandas'
+    pairwise-complete Spearman (its own ranking, no scipy import)."""
     import pandas as pd
 
     names = [n for n, v in values.items() if len(v) >= 3]

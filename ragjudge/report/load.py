@@ -1,11 +1,7 @@
-"""Read what a run wrote (a run folder, or `ragjudge judge`'s results file with its siblings) and find the view its
-bench shows samples with.
-
-A run is what a ragjudge command wrote: its summary follows the result contract (`ragjudge.engine.summary`), which
-is all the overview reads, and its samples the sample log (`ragjudge.formats.samples`), which is all the task list
-and the Python API read. A file that is not a run (a plain tasks file, an older run) is refused with one line saying
-what is missing and what to do; a sample line that is not a `ragjudge.sample/1` record is refused naming its file,
-line and field.
+"""Read what a run wrote (a run folder, or `ragjudge judge`'s results file with its siblings): its summary (the result
+contract) and its sample log, nothing else; and find the view its bench shows samples with. A file that is not a run
+(a plain tasks file, an older run) is refused with one line saying what is missing and what to do; a sample line
+that is not a `ragjudge.sample/1` record is refused naming its file, line and field.
 """
 
 from __future__ import annotations

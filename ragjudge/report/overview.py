@@ -1,9 +1,7 @@
-"""The overview of one or more runs of one bench: settings, metrics with errors, breakdowns (tables and charts),
-the bench's own tables, the paper's figures and LLM usage.
+"""The overview of one or more runs of one bench, from each run's summary alone (the result contract).
 
-Everything comes from each run's summary (the result contract, `ragjudge.engine.summary`): which way each metric
-is better and what kind of number it is come from its metadata, so counts and times are listed but never drawn on
-the 0-1 axis of the scores, and every group of every breakdown is drawn (no bar limit hides a system or a split).
+Each metric's metadata says which way is better and what kind of number it is, so counts and times are listed but
+never drawn on the 0-1 axis of the scores; every group of every breakdown is drawn (no bar limit hides a system).
 """
 
 from __future__ import annotations

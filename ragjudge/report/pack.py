@@ -1,10 +1,9 @@
 """Shape runs into the data the page's script reads: one list of tasks over all runs, per-run metric columns,
 and each task's detail blocks, with every long text stored once.
 
-Why columns and a text table: a full MTRAG run repeats each conversation turn and passage in every later
-turn of its conversation (and in every compared run); storing each text once and referring to it as
-`{"$": index}` keeps an 842-task, three-run report a few megabytes, and metric columns let the script filter
-and sort thousands of tasks without walking their details.
+Why: a full MTRAG run repeats each turn and passage in every later turn of its conversation (and in every compared
+run); storing each text once as `{"$": index}` keeps an 842-task, three-run report a few megabytes, and metric
+columns let the script filter and sort thousands of tasks without walking their details.
 """
 
 from __future__ import annotations

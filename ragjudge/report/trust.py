@@ -1,6 +1,5 @@
-"""The report with a person's labels (`ragjudge report RUN... --human-labels FILE...`, one file per run): each run's
-judges against its labels (the figures of `correlate RUN --labels`), and with two or more runs the PPI++ paired
-difference of every metric both runs' labels cover, beside the Compare tab's judge-only one."""
+"""The report with a person's labels (`--human-labels`, one file per run): each run's judges against its labels (as
+`correlate RUN --labels`), and with several runs the PPI++ paired difference beside the Compare tab's judge-only one."""
 
 from __future__ import annotations
 

@@ -1,15 +1,10 @@
-"""How `ragjudge report` shows a bench's samples: the generic view, which reads any run's sample log.
+"""How `ragjudge report` shows a bench's samples: the generic view, which turns any `Sample` into what the page shows
+(id, title, the facets the task list filters by, metrics, judges, errors, the detail as blocks).
 
-Every run writes `samples.jsonl` (`ragjudge.formats.samples`): the question or conversation, the reference, the
-answer, the passages, every score, the breakdown labels. The view turns one `Sample` into what the page shows: an id,
-a title, the facets the task list filters by (the sample's labels), the metrics, the judges (scores that carry a
-judge's verdict: raw answer, rationale, panel members), the errors, and the detail as blocks. The run as a whole is
-its summary, which the overview reads without a view (the result contract says everything it needs).
-
-A bench adds what only it knows by subclassing this (`Bench.view` names the class, e.g. MTRAG's flags of IDK vs
-RB disagreement). Blocks are plain dicts (`kind` conversation, passages, text, judges, metrics, fields, errors);
-`shared: True` marks a block that is the same for every run of the same task (the conversation, the reference),
-shown once above the runs' columns when comparing.
+A bench adds what only it knows by subclassing this (`Bench.view` names the class, e.g. MTRAG's flags of IDK vs RB
+disagreement). Blocks are plain dicts (`kind` conversation, passages, text, judges, metrics, fields, errors);
+`shared: True` marks a block that is the same for every run of the task (the conversation, the reference), shown
+once above the runs' columns when comparing.
 """
 
 from __future__ import annotations

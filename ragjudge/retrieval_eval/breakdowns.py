@@ -1,17 +1,11 @@
 """Per-query labels and metric means per group: first vs later turn, standalone or not, domain, any label.
 
-Labels come from three places:
-- the query id: MTRAG ids are `<conversation><::><turn>`, so `turn` is `first` (turn 1) or `later`, and
-  `turn_number` is the number itself;
-- the run: the `Collection` of MTRAG run lines gives `domain` (`mt-rag-clapnq-...` -> `clapnq`);
-- a labels file (`--breakdown-file`): JSONL, CSV or TSV, one query a line, with its id in `task_id`,
-  `query_id`, `query-id`, `qid`, `_id` or `id`. Every other field is a label usable with `--by`; an
-  `enrichments` object (MTRAG task files) is looked into as well. `standalone` reads the field
-  `standalone`, `Standalone Type`, `class` or `rewrite_class` (the rewrite prompt's class), mapping
-  true/yes/standalone to `standalone` and false/no/non-standalone to `non-standalone`. `domain` reads
-  `domain` or `Collection` there before falling back to the run's `Collection`, then `--domain`.
-List-valued labels (such as MTRAG's `Question Type`) put a query in each of its groups. Queries
-without a label are grouped under `unknown`.
+Beyond docs/retrieval-eval.md: a `--breakdown-file` (JSONL, CSV or TSV) names the query in `task_id`, `query_id`,
+`query-id`, `qid`, `_id` or `id`, and its `enrichments` object (MTRAG task files) is looked into as well.
+`standalone` reads `standalone`, `Standalone Type`, `class` or `rewrite_class` (true/yes/standalone and
+false/no/non-standalone); `domain` reads `domain` or `Collection` there before the run's `Collection`
+(`mt-rag-clapnq-...` -> `clapnq`), then `--domain`. A list-valued label (MTRAG's `Question Type`) puts a query in
+each of its groups; a query without a label is in `unknown`.
 """
 
 from __future__ import annotations

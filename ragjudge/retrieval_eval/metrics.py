@@ -1,18 +1,9 @@
 """Which queries are evaluated, and their Recall / nDCG / Precision / MRR / MAP / hit rate at k through ranx.
 
-Query set (the convention of trec_eval -c and of MTRAG's published figures, "only queries present in
-qrels"): a query is evaluated when the qrels judge at least one passage relevant (grade > 0).
-- run queries without qrels are ignored;
-- judged queries the run has no line for score zero on every metric, so a run cannot gain by skipping
-  hard queries (`ignore_missing=True` drops them instead, as MTRAG's own script, which uses
-  pytrec_eval, implicitly does; on complete runs the two agree);
-- queries whose judgments are all non-relevant have no defined recall or nDCG and are left out.
-
-Metric definitions are ranx's: nDCG with linear gain (as trec_eval), precision@k divides by k,
-MAP@k divides by the number of relevant passages, MRR@k is 1/rank of the first relevant passage in
-the top k, hit rate@k is 1 when any relevant passage is in the top k (the "accuracy@k" of
-sentence-transformers' evaluator, CDR's ACC@k). The ranking is the one `ragjudge.formats.runs` defines (score, ties in file order); ranx
-gets rank-derived scores so that it cannot re-break ties its own way.
+The query set is docs/retrieval-eval.md's (trec_eval -c's and MTRAG's "only queries present in qrels"). Metric
+definitions are ranx's: nDCG with linear gain (as trec_eval), precision@k divides by k, MAP@k by the number of
+relevant passages, hit rate@k is sentence-transformers' "accuracy@k" (CDR's ACC@k). ranx gets rank-derived scores
+(the ranking of `ragjudge.formats.runs`) so that it cannot re-break ties its own way.
 """
 
 from __future__ import annotations

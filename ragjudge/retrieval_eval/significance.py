@@ -1,11 +1,8 @@
-"""Paired significance test between two runs scored on the same queries.
+"""Paired significance test between two runs scored on the same queries: the two-sided paired t-test.
 
-The test is the two-sided paired Student's t-test over per-query scores (ranx's `paired_student_t_test`,
-scipy's `ttest_rel`). ranx also offers Fisher's randomization test, but its permutations run in numba
-threads whose random streams ignore the seed, so the same two runs give a different p-value on every
-call; the t-test is deterministic, exactly symmetric in its two runs, and agrees closely with the
-randomization test on IR metrics over tens of queries or more (Smucker et al., CIKM 2007). Each metric
-is tested on its own, with no correction for testing several.
+Not ranx's Fisher randomization test: its numba threads ignore the seed, so the same runs give a different p-value
+on every call; the t-test is deterministic, symmetric, and agrees closely with it on IR metrics over tens of
+queries or more (Smucker et al., CIKM 2007). Each metric is tested on its own, with no correction for several.
 """
 
 from __future__ import annotations
@@ -35,11 +32,9 @@ def paired_test(a: Evaluation, b: Evaluation, *, alpha: float = 0.05) -> dict[st
 
 
 def paired_p_value(x: np.ndarray, y: np.ndarray) -> float | None:
-    """Two-sided paired t-test p-value of per-item scores `x` and `y` (None for fewer than two pairs).
-
-    The statistic and p-value of scipy's `ttest_rel` (all ranx's `paired_student_t_test` calls), computed here
-    from Student's t distribution in scipy.special: importing ranx or scipy.stats takes seconds, which a
-    report or a comparison should not pay. A test checks the values against `ttest_rel`."""
+    """Two-sided paired t-test p-value of per-item scores `x` and `y` (None for fewer than two pairs): scipy's
+    `ttest_rel` (what ranx's `paired_student_t_test` calls), computed from Student's t in scipy.special, since importing
+    ranx or scipy.stats takes seconds a report should not pay. A test checks the values against `ttest_rel`."""
     from scipy.special import stdtr
 
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)

@@ -1,16 +1,6 @@
-"""How a judge agrees with a person's labels, per metric, each figure with a seeded bootstrap interval.
-
-- Pass/fail labels: balanced accuracy (the mean of the true positive and true negative rates: a judge that always
-  says "pass" scores 0.5 however rare failures are), Cohen's κ, the true and false positive rates ("positive" =
-  pass) and the confusion matrix. A judge whose values are all 0/1 is compared as it is; a continuous judge passes
-  a sample when its score is at least a threshold chosen by k-fold cross-validation (the threshold maximising
-  balanced accuracy on the other folds decides each fold's samples), so the figures are out-of-sample; the
-  threshold reported is the median of the folds'.
-- Numbers and ordinals: Spearman and Kendall (tau-b), with `correlation.stats`'s bootstrap, and the mean absolute
-  error.
-
-Intervals resample samples with replacement (`metrics.bootstrap.draw_counts`, one row of draw counts per resample,
-so every figure is computed for all resamples at once) and take percentiles.
+"""How a judge agrees with a person's labels, per metric, each figure with a seeded bootstrap interval; the figures
+are described in docs/trust.md. Intervals resample samples with replacement (`metrics.bootstrap.draw_counts`, one
+row of draw counts per resample, so every figure is computed for all resamples at once) and take percentiles.
 """
 
 from __future__ import annotations

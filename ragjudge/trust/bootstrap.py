@@ -1,8 +1,5 @@
-"""Seeded bootstrap intervals over samples: the "judge only" interval of a mean and of a paired difference.
-
-Resamples draw samples with replacement (as many as there are); the interval is the percentile interval of the
-resampled means (`ragjudge.metrics.bootstrap`, the same interval every summary's `ci` holds). The same seed gives
-the same interval on every machine.
+"""Seeded bootstrap intervals over samples: the "judge only" interval of a mean and of a paired difference, the
+percentile interval of `ragjudge.metrics.bootstrap` (the same interval every summary's `ci` holds).
 """
 
 from __future__ import annotations

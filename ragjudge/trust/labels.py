@@ -1,14 +1,7 @@
 """Labels: a person's judgement of a sample on one metric (`ragjudge.labels/1`, `ragjudge schema labels`).
 
-One JSON object per line:
-
-    {"schema": "ragjudge.labels/1", "sample_id": "q7", "metric": "faithfulness", "value": true,
-     "annotator": "ana", "note": "cites passage 2"}
-
-`value` is pass/fail (true/false), a number (on the judge's scale, e.g. 0.75), or an ordinal written as a number
-on the metric's scale (1-4). Teams also label in a spreadsheet: a CSV or TSV with a `sample_id` (or `id`) column and
-one column per metric (optional `annotator` and `note` columns), an empty cell meaning "not labelled"; cells read
-`pass`/`fail`, `yes`/`no`, `true`/`false` as pass/fail, anything else as a number. Both read into the same records.
+One JSON object per line, or a CSV/TSV with one column per metric; both read into the same records. The format is
+in docs/trust.md; beyond it, the spreadsheet's id column may also be named `id`.
 """
 
 from __future__ import annotations

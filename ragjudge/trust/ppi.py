@@ -1,23 +1,18 @@
 """Prediction-powered means (PPI++; Angelopoulos, Duchi and Zrnic, arXiv 2311.01453), and paired differences.
 
 A person labelled n samples drawn uniformly at random; a judge scored those n (f_lab) and the N others (f_unl).
-With the judge's weight λ the estimate of the labels' mean is
+With the judge's weight λ the estimate of the labels' mean, unbiased for any λ (the labelled subset is random), and
+its standard error (population variances, ddof 0) are
 
     θ̂ = λ · mean(f_unl) + mean(Y − λ · f_lab)
+    se = sqrt(λ² · var(f_unl) / N + var(Y − λ · f_lab) / n)
 
-unbiased for any λ (the labelled subset is random), its standard error
-
-    se = sqrt(λ² · var(f_unl) / N + var(Y − λ · f_lab) / n)          (population variances, ddof 0)
-
-and the power-tuned λ minimises it: λ = cov(Y, f_lab) / ((1 + n/N) · var(f_lab ∪ f_unl)), clipped to [0, 1]
-(covariance with ddof 0 over the labelled samples, variance with ddof 1 over all): a useless judge gets λ ≈ 0 (the
-labels-only mean), a perfect one λ ≈ 1. The interval is θ̂ ± z · se. These are `ppi_py.ppi_mean_ci`'s formulas
-(ppi-python 0.2.3, equal to 1e-9 in the tests). λ = 0 gives the labels-only interval (`labels_only_mean`).
-
-A paired difference of two systems on the same samples (B − A) is the same estimate on per-sample differences:
-labels of both answers to each labelled sample, and both judges' scores on every sample.
-
-Every function works on rows: arrays of shape (n,) or (trials, n), so a simulation runs all trials at once.
+and the power-tuned λ minimises se: λ = cov(Y, f_lab) / ((1 + n/N) · var(f_lab ∪ f_unl)), clipped to [0, 1]
+(covariance with ddof 0 over the labelled samples, variance with ddof 1 over all); λ = 0 is the labels-only mean
+(`labels_only_mean`). The interval is θ̂ ± z · se: `ppi_py.ppi_mean_ci`'s formulas (ppi-python 0.2.3, equal to
+1e-9 in the tests). A paired difference (B − A on the same samples) is the same estimate on per-sample differences
+of labels and of judge scores. Every function works on rows, arrays of shape (n,) or (trials, n), so a simulation
+runs all trials at once.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The trust figures of a run (`ragjudge.api.trust` exports them; `ragjudge label-sample`, `correlate RUN --labels`,
-`report --human-labels` and `assert_mean` call them): which samples to label, the judge's agreement with the labels,
-each metric's mean three ways (judge only, labels only, PPI++), and paired differences of two runs on the same
-samples. Runs are read from their sample logs (`ragjudge.sample/1`)."""
+"""The trust figures of a run, read from its sample log (`ragjudge.sample/1`): what `ragjudge.api.trust` exports and
+`label-sample`, `correlate RUN --labels`, `report --human-labels` and `assert_mean` call."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Which samples to label: a seeded uniform random draw (what PPI's validity needs), optionally stratified.
 
-Without strata every sample is equally likely to be drawn (a uniformly random subset of size n). With strata (a
-label or metadata field) each stratum gets n × its share of samples (largest remainders, ties by stratum name) and
-a uniform draw inside it: still every sample equally likely up to rounding, and every stratum represented.
+With strata each stratum gets n × its share of samples (largest remainders, ties by stratum name) and a uniform draw
+inside it: every sample still equally likely up to rounding, and every stratum represented.
 """
 
 from __future__ import annotations
