@@ -151,12 +151,16 @@ def child(args: argparse.Namespace) -> None:
 def fresh(tool: str, source: Path, cache: Path, server: OpenAIServer, workers: int) -> dict:
     """`tool` evaluated in a fresh process against `server`: the child's own figures (the evaluation's wall and CPU
     time), the whole process's wall and CPU time (start-up, imports and model loads included), the requests it sent,
-    and the seconds from starting the process to its first request (None: it sent none)."""
+    and the seconds from starting the process to its first request (None: it sent none). The child's default cache
+    folder is `cache/home`, new for each tool: ragas's embeddings (ragjudge's encoder, outside any run) read and
+    write the default embedding store, which earlier runs of this benchmark had filled with these very texts (it
+    encoded nothing, so its embedding cost went unmeasured), while ragjudge's first run encodes into a new store."""
     before_requests, before_chat, before_cpu = len(server.requests), server.chat_count(), os.times()
     started = time.monotonic()
     done = subprocess.run([sys.executable, __file__, "--child", tool, "--source", str(source), "--cache",
                            str(cache), "--base-url", server.base_url, "--workers", str(workers)],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+                          capture_output=True, text=True,
+                          env={**os.environ, "PYTHONWARNINGS": "ignore", "RAGJUDGE_CACHE_DIR": str(cache / "home")})
     process_wall, after_cpu = time.monotonic() - started, os.times()
     if done.returncode != 0:
         raise SystemExit(f"{tool} failed:\n{done.stderr[-3000:]}")
@@ -216,7 +220,7 @@ def main() -> None:
           f"per request, {args.workers} workers; each tool in a fresh process; {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}")
     print("MiniLM (both tools' embeddings) runs on ONNX Runtime from one export made before timing (an install-time "
-          "cost, in $RAGJUDGE_ONNX_DIR)")
+          "cost, in $RAGJUDGE_ONNX_DIR); each tool's first run starts with an empty embedding store")
     print("evaluation: the tool's evaluate call (ragas's imports and model load before it, ragjudge's inside it); "
           "process: from starting the fresh process to its exit")
     print(f"{'':24}{'requests':>9}{'(chat)':>7}{'/sample':>8}{'eval s':>8}{'eval CPU':>9}{'ms/req':>7}"

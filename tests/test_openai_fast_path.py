@@ -345,3 +345,65 @@ def test_the_fast_path_targets_the_server_and_key_litellm_resolves(monkeypatch: 
             targets[path] = resolve_target(MODEL, api_base, key, with_key=True)
         assert targets["fast"] == targets["litellm"]
         assert (targets["fast"].api_key, targets["fast"].provider) == (key or KEY, "openai")
+
+
+class _ForwardProxy:
+    """A plain-HTTP forward proxy: records each request's target (an absolute URL, as clients send a proxy) and
+    passes it on to `upstream` (the test server) whatever host it names."""
+
+    def __init__(self, upstream: str):
+        import http.server
+        import threading
+        import urllib.request
+
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the standard library's name)
+                seen.append(self.path)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                path = "/" + self.path.split("://", 1)[1].split("/", 1)[1]
+                forwarded = urllib.request.Request(upstream + path, data=body, method="POST", headers={
+                    k: v for k, v in self.headers.items() if k.lower() in ("authorization", "content-type", "user-agent")})
+                with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(forwarded) as answer:
+                    content = answer.read()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_environments_proxy_carries_requests_as_with_litellm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY / NO_PROXY are honoured as the openai SDK (litellm's client) honours them; the fast path reads
+    them once per endpoint rather than on every request."""
+    with OpenAIServer(lambda req: Reply(content="ok")) as server:
+        proxy = _ForwardProxy(server.base_url.rsplit("/v1", 1)[0])
+        try:
+            monkeypatch.setenv("HTTP_PROXY", proxy.url)
+            monkeypatch.delenv("NO_PROXY", raising=False)
+            monkeypatch.delenv("no_proxy", raising=False)
+            for path in ("litellm", "fast"):  # a host only the proxy can reach
+                answer = _run(monkeypatch, path, lambda gw: gw.complete(MODEL, [{"role": "user", "content": path}]),
+                              api_base="http://judge.invalid/v1", max_retries=0)
+                assert answer.text == "ok"
+            assert proxy.seen == ["http://judge.invalid/v1/chat/completions"] * 2
+            assert [_client(r) for r in server.requests] == ["litellm", "fast"]
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+            for path in ("litellm", "fast"):
+                _run(monkeypatch, path, lambda gw: gw.complete(MODEL, [{"role": "user", "content": "direct " + path}]),
+                     api_base=server.base_url, max_retries=0)
+            assert len(proxy.seen) == 2 and len(server.requests) == 4
+        finally:
+            proxy.close()

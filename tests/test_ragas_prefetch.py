@@ -117,6 +117,19 @@ def test_the_snapshot_is_what_the_installed_ragas_renders() -> None:
                 fixed.format(query=text, context=ODD)
 
 
+def test_a_traced_prompt_asks_in_ragas_s_words_and_builds_the_schema_once_per_output_model() -> None:
+    """ragjudge's traced prompts keep ragas's output-format text (the JSON schema of the output model) once made:
+    the same text, not rebuilt for every request."""
+    from ragjudge.judges import ragas_adapter as ra
+    from ragjudge.judges.ragas_llm import RagasTrace, traced
+
+    for prompt in (ra.StatementGeneratorPrompt, ra.NLIStatementPrompt, ra.ContextRecallClassificationPrompt,
+                   ra.ContextPrecisionPrompt, ra.ResponseRelevancePrompt, ra.CorrectnessClassifier):
+        first = traced(prompt, "a", RagasTrace(), 1)._generate_output_signature()
+        assert first == prompt()._generate_output_signature(), prompt.__name__
+        assert traced(prompt, "b", RagasTrace(), 0)._generate_output_signature() is first
+
+
 @pytest.mark.parametrize("name", JUDGES)
 def test_every_request_sent_ahead_is_one_ragas_asks_for(name: str, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,6 @@ Encoders return unit vectors; ragas divides by the norms anyway, so cosines are 
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -38,14 +37,11 @@ class EncoderRagasEmbeddings(BaseRagasEmbeddings):
         self.run_config = no_retry(run_config)
 
     async def prefetch(self, texts: Sequence[str]) -> None:
-        """Encode the texts not fetched yet (local models in a worker thread: the event loop keeps running)."""
+        """Encode the texts not fetched yet (the event loop keeps running)."""
         missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
         if not missing:
             return
-        if isinstance(self.encoder, LiteLLMEncoder):
-            matrix = await self.encoder.aencode(missing)
-        else:
-            matrix = await asyncio.to_thread(self.encoder.encode, missing)
+        matrix = await self.encoder.aencode(missing)  # a local model's: with other items' texts, in a worker thread
         with self._lock:
             self.vectors.update({text: [float(x) for x in row] for text, row in zip(missing, matrix, strict=True)})
 

@@ -122,6 +122,10 @@ class GatewayRagasLLM(BaseRagasLLM):
         return True  # the gateway does not report finish reasons; a truncated JSON fails to parse instead
 
 
+_SIGNATURES: dict[tuple[type, type, int], str] = {}
+"""ragas's output-format text by (prompt class, output model, indent): a pure function of them, kept per process."""
+
+
 class _TracedPrompt:
     """Mixin for ragas's own prompt classes: the same text and parsing; records the stage and the parsed outputs,
     and caps ragas's hidden "fix the output" repair calls."""
@@ -134,6 +138,14 @@ class _TracedPrompt:
         self.stage = stage
         self.trace = trace
         self.format_fix_retries = format_fix_retries
+
+    def _generate_output_signature(self, indent: int = 4) -> str:
+        """ragas's text, made once per output model: ragas builds the model's JSON schema anew for every request
+        (a fifth of a judge run's CPU in the event loop)."""
+        key = (self.base, self.output_model, indent)  # type: ignore[attr-defined]
+        if key not in _SIGNATURES:
+            _SIGNATURES[key] = super()._generate_output_signature(indent)  # type: ignore[misc]
+        return _SIGNATURES[key]
 
     async def generate_multiple(self, llm: Any, data: Any, n: int = 1, temperature: float | None = None,
                                 stop: list[str] | None = None, callbacks: Any = None, retries_left: int = 3

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ragjudge.embeddings.coalescing import Coalescer
 from ragjudge.embeddings.device import check_device, resolve_device
 from ragjudge.embeddings.encoding import StoredEncoding
 from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
@@ -101,6 +102,7 @@ class SentenceTransformerEncoder:
         self._batch_tokenizer: BatchTokenizer | None | bool = False
         """The pipeline's tokenizer once looked for (None: this model keeps sentence-transformers' own encode)."""
         self._lock = threading.Lock()
+        self._coalescer: tuple[asyncio.AbstractEventLoop, Coalescer] | None = None
         self._store = StoreHandle()
         self._space: VectorSpace | None = None
         self.calls = 0
@@ -290,6 +292,16 @@ class SentenceTransformerEncoder:
             return OnnxMeanPooling(self._load_onnx().transformer, normalize=self.normalize)
         return TorchMeanPooling(self._load()[0].auto_model, self.device, normalize=self.normalize,
                                 tf32=self.precision == "tf32")
+
+    async def aencode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
+        """`encode` from async code (in a worker thread): the texts that the loop's tasks ask for at once are encoded
+        together (`Coalescer`: one model call for many judged items instead of one each)."""
+        if on_progress is not None or not texts:
+            return await asyncio.to_thread(self.encode, texts, on_progress)
+        loop = asyncio.get_running_loop()
+        if self._coalescer is None or self._coalescer[0] is not loop:
+            self._coalescer = (loop, Coalescer(self.encode))
+        return await self._coalescer[1].encode(texts)
 
     def encode(self, texts: Sequence[str], on_progress: Progress | None = None) -> np.ndarray:
         self.calls += len(texts)
