@@ -17,6 +17,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -87,10 +88,8 @@ class SentenceTransformerEncoder:
         self.max_seq_length = max_seq_length
         self.requested_device = check_device(device)
         """As asked (`auto` or a named device); `device` is where the model runs."""
-        self._device: str | None = None
         self.requested_backend = backend
         """`auto`, `torch` or `onnx`; `backend` is what runs the model."""
-        self._backend: str | None = None
         self._onnx: OnnxSentenceModel | None = None
         self.requested_precision = check_precision(precision)
         """`auto`, `fp32`, `fp16` or `int8`; `precision` is what the model computes in."""
@@ -110,12 +109,10 @@ class SentenceTransformerEncoder:
         self.encoded = 0
         """Texts run through the model (not found in the embedding store): what a warm store saves."""
 
-    @property
+    @cached_property
     def device(self) -> str:
         """The torch device the model runs on (`auto` resolved once, on first need: it imports torch)."""
-        if self._device is None:
-            self._device = resolve_device(self.requested_device)
-        return self._device
+        return resolve_device(self.requested_device)
 
     @property
     def batch_size(self) -> int:
@@ -124,17 +121,15 @@ class SentenceTransformerEncoder:
         larger batch pads little)."""
         return self.requested_batch_size or (32 if self.device == "cpu" else 256)
 
-    @property
+    @cached_property
     def backend(self) -> str:
         """`onnx` (ONNX Runtime) or `torch`: `auto` resolved once (`choose_backend`); `onnx` where it cannot run is
         a UsageError naming why."""
-        if self._backend is None:
-            requested = backend_override() or self.requested_backend
-            backend, why = choose_backend(requested, model_files(self._path), self.device)
-            if why and requested == "onnx":
-                raise UsageError(f"backend onnx for {self.model_name}: {why}")
-            self._backend = backend
-        return self._backend
+        requested = backend_override() or self.requested_backend
+        backend, why = choose_backend(requested, model_files(self._path), self.device)
+        if why and requested == "onnx":
+            raise UsageError(f"backend onnx for {self.model_name}: {why}")
+        return backend
 
     @property
     def precision(self) -> str:
