@@ -43,11 +43,8 @@ def status_of(exc: BaseException) -> int | None:
 
 
 def headers_of(exc: BaseException) -> Any:
-    headers: Any = getattr(exc, "litellm_response_headers", None) or getattr(exc, "headers", None)
-    response = getattr(exc, "response", None)
-    if not headers and response is not None:
-        headers = getattr(response, "headers", None)
-    return headers
+    return (getattr(exc, "litellm_response_headers", None) or getattr(exc, "headers", None)
+            or getattr(getattr(exc, "response", None), "headers", None))
 
 
 def retry_after(exc: BaseException) -> float | None:
