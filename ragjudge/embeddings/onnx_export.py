@@ -35,7 +35,7 @@ def model_config(model_folder: Path) -> dict[str, Any]:
     return json.loads((model_folder / "config.json").read_text(encoding="utf-8"))
 
 
-def layer_count(model_folder: Path, num_layers: int | None) -> int:
+def layer_count(model_folder: Path, num_layers: int | None = None) -> int:
     total = int(model_config(model_folder)["num_hidden_layers"])
     return total if num_layers is None else min(int(num_layers), total)
 

@@ -9,7 +9,7 @@ beyond float rounding.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,61 +18,59 @@ from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning, pac
 from ragjudge.embeddings.token_encoder import TokenEmbeddings
 
 
-class VectorSpace:
-    """One vector per text (pooled sentence embeddings, embeddings-API vectors), float32."""
+class _Space:
+    """One space's entries in the store; a damaged entry is a miss (recomputed and overwritten)."""
+
+    entry: str
+    with_ids: bool
 
     def __init__(self, store: EmbeddingStore, key: dict[str, Any], label: str):
-        self.store, self.key, self.label = store, {"entry": "vector", **key}, label
+        self.store, self.key, self.label = store, {"entry": self.entry, **key}, label
         self.hits = 0
         self.writes = 0
 
-    def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
+    def _entries(self, texts: Sequence[str]) -> Iterator[tuple[str, tuple[bytes, bytes, int, int]]]:
         for text, blob in self.store.get_many(self.key, self.label, texts).items():
-            parts = unpack(blob, with_ids=False)
-            if parts is None or parts[2] != 1:
+            parts = unpack(blob, with_ids=self.with_ids)
+            if parts is None or (not self.with_ids and parts[2] != 1):
                 _corrupt(self.store)
                 continue
-            found[text] = np.frombuffer(parts[1], dtype="<f4").astype(np.float32)
-        self.hits += len(found)
-        return found
+            self.hits += 1
+            yield text, parts
+
+    def _put(self, items: list[tuple[str, bytes]]) -> None:
+        self.store.put_many(self.key, self.label, items)
+        self.writes += len(items) if self.store.writable else 0
+
+
+class VectorSpace(_Space):
+    """One vector per text (pooled sentence embeddings, embeddings-API vectors), float32."""
+
+    entry, with_ids = "vector", False
+
+    def get(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        return {text: np.frombuffer(vectors, dtype="<f4").astype(np.float32)
+                for text, (_, vectors, _, _) in self._entries(texts)}
 
     def put(self, texts: Sequence[str], matrix: np.ndarray) -> None:
         rows = np.ascontiguousarray(matrix, dtype="<f4")
-        self.store.put_many(self.key, self.label, [(t, pack(b"", row.tobytes(), 1, row.shape[0]))
-                                                   for t, row in zip(texts, rows, strict=True)])
-        self.writes += len(texts) if self.store.writable else 0
+        self._put([(t, pack(b"", row.tobytes(), 1, row.shape[0])) for t, row in zip(texts, rows, strict=True)])
 
 
-class TokenSpace:
+class TokenSpace(_Space):
     """Token ids and one vector per token (BERTScore's layer states), float32, exact."""
 
-    def __init__(self, store: EmbeddingStore, key: dict[str, Any], label: str):
-        self.store, self.key, self.label = store, {"entry": "tokens", **key}, label
-        self.hits = 0
-        self.writes = 0
+    entry, with_ids = "tokens", True
 
     def get(self, texts: Sequence[str]) -> dict[str, TokenEmbeddings]:
-        found: dict[str, TokenEmbeddings] = {}
-        for text, blob in self.store.get_many(self.key, self.label, texts).items():
-            parts = unpack(blob, with_ids=True)
-            if parts is None:
-                _corrupt(self.store)
-                continue
-            ids, vectors, rows, dim = parts
-            found[text] = TokenEmbeddings(ids=np.frombuffer(ids, dtype="<i4").astype(np.int32),
-                                          vectors=np.frombuffer(vectors, dtype="<f4").reshape(rows, dim).copy())
-        self.hits += len(found)
-        return found
+        return {text: TokenEmbeddings(ids=np.frombuffer(ids, dtype="<i4").astype(np.int32),
+                                      vectors=np.frombuffer(vectors, dtype="<f4").reshape(rows, dim).copy())
+                for text, (ids, vectors, rows, dim) in self._entries(texts)}
 
     def put(self, texts: Sequence[str], embeddings: Sequence[TokenEmbeddings]) -> None:
-        items = []
-        for text, emb in zip(texts, embeddings, strict=True):
-            rows, dim = emb.vectors.shape
-            items.append((text, pack(np.ascontiguousarray(emb.ids, dtype="<i4").tobytes(),
-                                     np.ascontiguousarray(emb.vectors, dtype="<f4").tobytes(), rows, dim)))
-        self.store.put_many(self.key, self.label, items)
-        self.writes += len(items) if self.store.writable else 0
+        self._put([(text, pack(np.ascontiguousarray(emb.ids, dtype="<i4").tobytes(),
+                               np.ascontiguousarray(emb.vectors, dtype="<f4").tobytes(), *emb.vectors.shape))
+                   for text, emb in zip(texts, embeddings, strict=True)])
 
 
 def _corrupt(store: EmbeddingStore) -> None:
@@ -80,4 +78,4 @@ def _corrupt(store: EmbeddingStore) -> None:
     store.corrupt_entries += 1
     if store.corrupt_entries == 1:
         warnings.warn(f"{store.path}: a damaged embedding entry (checksum mismatch) is recomputed",
-                      EmbeddingStoreWarning, stacklevel=3)
+                      EmbeddingStoreWarning, stacklevel=5)  # get()'s caller

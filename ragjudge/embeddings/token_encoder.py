@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -93,27 +94,23 @@ class TokenEncoder:
             from bert_score.utils import get_tokenizer
 
             self.tokenizer = get_tokenizer(model_type, use_fast=False)  # bert-score's default: same token ids
-        self._model = None
         self.texts_encoded = 0
         """Texts run through the model by this encoder: what a warm embedding cache saves."""
         self.tokens_encoded = 0
         self.padding_tokens = 0
 
-    @property
+    @cached_property
     def model(self):
-        """The loaded model: a torch module, or an `OnnxTransformer`."""
-        if self._model is None:
-            if self.backend == "onnx":
-                assert self.folder is not None, "choose_backend gives onnx only for a local folder"
-                self._model = OnnxTransformer(self.folder, self.export_cache or default_cache_dir(),
-                                              num_layers=self.num_layers, threads=self.threads)
-                return self._model
-            use_cores(self.threads)
-            with quiet_model_loading():
-                from bert_score.utils import get_model
+        """The loaded model (on first use): a torch module, or an `OnnxTransformer`."""
+        if self.backend == "onnx":
+            assert self.folder is not None, "choose_backend gives onnx only for a local folder"
+            return OnnxTransformer(self.folder, self.export_cache or default_cache_dir(), num_layers=self.num_layers,
+                                   threads=self.threads)
+        use_cores(self.threads)
+        with quiet_model_loading():
+            from bert_score.utils import get_model
 
-                self._model = get_model(self.model_type, self.num_layers, all_layers=False).to(self.device)
-        return self._model
+            return get_model(self.model_type, self.num_layers, all_layers=False).to(self.device)
 
     def tokenize(self, text: str) -> list[int]:
         """bert-score's `sent_encode`: stripped, special tokens added, truncated to the model's maximum."""

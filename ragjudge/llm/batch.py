@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.errors import UsageError
@@ -130,29 +130,18 @@ class BatchCollector:
             sending.waiters.extend(request.waiters)
             return
         if (batch_id := self._watched_key.get(key)) is not None:
-            self._join(self._watches[batch_id], request)
+            _merge(self._watches[batch_id].requests, request)
             return
         if (record := self.journal.open_batch(key)) is not None:  # submitted by an earlier invocation
-            self._join(self._watch(record, resumed=True), request)
+            _merge(self._watch(record, resumed=True).requests, request)
             return
         group = (request.route.endpoint, request.route.model)
-        pending = self._pending.setdefault(group, {})
-        if key in pending:  # the same request twice (two judges asking alike): one line, both answered
-            pending[key].waiters.extend(request.waiters)
+        if not _merge(self._pending.setdefault(group, {}), request):  # asked twice (two judges alike): one line
             return
-        pending[key] = request
         self._last[group] = time.monotonic()
         timer = self._timers.get(group)
         if timer is None or timer.done():
             self._timers[group] = self._spawn(self._flush_later(group))
-
-    @staticmethod
-    def _join(watch: _Watch, request: _Request) -> None:
-        known = watch.requests.get(request.key)
-        if known is None:
-            watch.requests[request.key] = request
-        else:
-            known.waiters.extend(request.waiters)
 
     def _spawn(self, coroutine: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -217,7 +206,7 @@ class BatchCollector:
         self.journal.submitted(record)
         watch = self._watch(record, resumed=False)
         for request in requests:
-            self._join(watch, request)
+            _merge(watch.requests, request)
             del self._sending[request.key]
 
     # -- following -----------------------------------------------------------------------------------
@@ -334,11 +323,7 @@ class BatchCollector:
         if cache is None or cache.get(key) is None:  # already read back by an earlier invocation: counted there
             self.gateway.usage.record(model, calls=1, prompt_tokens=parsed.prompt_tokens,
                                       completion_tokens=parsed.completion_tokens, cost=parsed.cost)
-        if cache is not None:
-            payload = {k: v for k, v in vars(parsed).items() if k not in ("cached", "latency", "cache_key")}
-            cache.put(key, watch.api.route.model, payload)
-        parsed.cache_key = key
-        return parsed
+        return self.gateway.keep(key, watch.api.route, parsed)
 
     # -- endpoints ------------------------------------------------------------------------------------
 
@@ -382,9 +367,16 @@ class BatchCollector:
                                                   adopted=True))
 
 
-def _resolve(request: _Request, response: LLMResponse) -> None:
-    from dataclasses import replace
+def _merge(requests: dict[str, _Request], request: _Request) -> bool:
+    """Add `request`, or hand its waiters to the one already there for its key (both answered by one line).
+    True when it is new."""
+    known = requests.setdefault(request.key, request)
+    if known is not request:
+        known.waiters.extend(request.waiters)
+    return known is request
 
+
+def _resolve(request: _Request, response: LLMResponse) -> None:
     for future in request.waiters:
         if not future.done():
             future.set_result(replace(response))

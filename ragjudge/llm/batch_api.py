@@ -135,7 +135,6 @@ class BatchAPI:
         uploaded = await self._api("acreate_file", file=("ragjudge-batch.jsonl", data, "application/jsonl"),
                                    purpose="batch")
 
-
         async def created_anyway() -> BatchState | None:
             """A create that failed in transit (a timeout, a 5xx) may have created the batch all the same:
             look before creating it again, which would pay for every request twice."""
@@ -182,13 +181,10 @@ class BatchAPI:
         `recover()`, before each retry, may return the call's result found another way (then no retry)."""
         call = getattr(litellm(), name)
         # max_retries=0: the openai SDK would otherwise retry inside each attempt, creating a batch twice
-        args: dict[str, Any] = {"custom_llm_provider": self.provider, "timeout": self.timeout, "max_retries": 0}
-        if self.route.api_base:
-            args["api_base"] = self.route.api_base
-        if self.route.params.get("api_version"):
-            args["api_version"] = self.route.params["api_version"]
-        if self._api_key:
-            args["api_key"] = self._api_key
+        given = {"api_base": self.route.api_base, "api_version": self.route.params.get("api_version"),
+                 "api_key": self._api_key}
+        args = {"custom_llm_provider": self.provider, "timeout": self.timeout, "max_retries": 0,
+                **{k: v for k, v in given.items() if v}}
         failures = 0
         while True:
             if self.breaker.open_reason is not None:

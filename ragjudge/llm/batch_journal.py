@@ -58,9 +58,6 @@ class BatchJournal:
         batch_id = self._open.get(key)
         return self.batches[batch_id] if batch_id is not None else None
 
-    def unfinished(self) -> list[JournaledBatch]:
-        return [b for b in self.batches.values() if b.finished is None]
-
     # -- events ---------------------------------------------------------------------------------------
 
     def submitted(self, batch: JournaledBatch) -> None:

@@ -7,6 +7,7 @@ never credentials.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -16,6 +17,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from ragjudge.llm.faults import first_line
 
 # Parameters that do not change what the model answers, or are secrets: never part of the key.
 _NOT_IN_KEY = {"api_key", "timeout", "num_retries", "max_retries", "metadata", "stream"}
@@ -60,7 +63,7 @@ class ResponseCache:
         try:
             self._db = self._connect()
         except (OSError, sqlite3.Error) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else _reason(exc)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else first_line(exc)
             self._db = self._connect_read_only()
             if self._db is None:
                 self._degrade(f"cannot be opened ({reason})", reads_too=True)
@@ -113,7 +116,7 @@ class ResponseCache:
                 row = self._db.execute("SELECT payload FROM responses WHERE key = ?", (key,)).fetchone()
             return json.loads(row[0]) if row else None
         except (sqlite3.Error, ValueError, TypeError) as exc:  # a damaged file or row: a miss, not a crash
-            self._degrade(f"cannot be read ({_reason(exc)})", reads_too=True)
+            self._degrade(f"cannot be read ({first_line(exc)})", reads_too=True)
             return None
 
     def put(self, key: str, model: str, payload: dict[str, Any]) -> None:
@@ -124,7 +127,7 @@ class ResponseCache:
                 self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?)",
                                  (key, model, json.dumps(payload)))
         except sqlite3.Error as exc:  # "database or disk is full", "attempt to write a readonly database"
-            self._degrade(f"cannot be written ({_reason(exc)})", reads_too=False)
+            self._degrade(f"cannot be written ({first_line(exc)})", reads_too=False)
 
     def delete(self, key: str) -> None:
         with self._lock:
@@ -139,14 +142,8 @@ class ResponseCache:
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
-                try:
+                with contextlib.suppress(sqlite3.Error):
                     self._db.close()
-                except sqlite3.Error:
-                    pass
-
-
-def _reason(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def open_cache(directory: str | Path | None = None, *,

@@ -43,11 +43,8 @@ def status_of(exc: BaseException) -> int | None:
 
 
 def headers_of(exc: BaseException) -> Any:
-    headers: Any = getattr(exc, "litellm_response_headers", None) or getattr(exc, "headers", None)
-    response = getattr(exc, "response", None)
-    if not headers and response is not None:
-        headers = getattr(response, "headers", None)
-    return headers
+    return (getattr(exc, "litellm_response_headers", None) or getattr(exc, "headers", None)
+            or getattr(getattr(exc, "response", None), "headers", None))
 
 
 def retry_after(exc: BaseException) -> float | None:
@@ -59,6 +56,15 @@ def retry_after(exc: BaseException) -> float | None:
         return float(value) if value is not None else None
     except (TypeError, ValueError, AttributeError):
         return None
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's first line as messages show it (a provider's error text can run to many lines)."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _retry_status(status: int) -> bool:
+    return status == 429 or status >= 500
 
 
 def _loaded_litellm() -> Any:
@@ -107,22 +113,21 @@ def is_retryable(exc: BaseException) -> bool:
         if exc.retryable is not None:
             return exc.retryable
         status = status_of(exc)
-        return status is not None and (status == 429 or status >= 500)
+        return status is not None and _retry_status(status)
     if isinstance(exc, asyncio.TimeoutError):
         return True
     ll = _loaded_litellm()
     if ll is None:
         status = status_of(exc)
-        return (status == 429 or status >= 500) if status is not None else isinstance(exc, ValueError)
+        return _retry_status(status) if status is not None else isinstance(exc, ValueError)
     if isinstance(exc, (ll.AuthenticationError, ll.PermissionDeniedError, ll.NotFoundError,
                         ll.ContextWindowExceededError, ll.ContentPolicyViolationError, ll.UnsupportedParamsError)):
         return False
     if isinstance(exc, (ll.RateLimitError, ll.Timeout, ll.APIConnectionError, ll.InternalServerError,
                         ll.ServiceUnavailableError, ll.BadGatewayError, asyncio.TimeoutError)):
         return True
-    status = status_of(exc)
-    if status is not None:
-        return status == 429 or status >= 500
+    if (status := status_of(exc)) is not None:
+        return _retry_status(status)
     # Garbled bodies surface as APIError/APIResponseValidationError or plain decode errors.
     return isinstance(exc, (ll.APIError, ll.APIResponseValidationError, ValueError))
 
@@ -138,7 +143,7 @@ def describe(exc: BaseException | None, model: str, attempts: int, endpoint: str
         where = f" {endpoint}" if endpoint else ""
         return f"{model}: cannot connect to{where} (connection refused or host unreachable)"
     status = status_of(exc)
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    message = first_line(exc)
     tries = f" after {attempts} attempts" if attempts > 1 else ""
     code = f" (HTTP {status})" if status else ""
     return f"{model}: {type(exc).__name__}{code}{tries}{note}: {message}"[:500]

@@ -37,6 +37,7 @@ from ragjudge.llm.faults import (
     ProviderUnreachable,
     ServerErrorStreak,
     describe,
+    first_line,
     is_auth_error,
     is_connection_error,
     is_rate_limited,
@@ -70,7 +71,6 @@ from ragjudge.llm.routes import ModelRoute, ModelRoutes
 from ragjudge.llm.usage import UsageTracker
 
 
-
 class Batcher(Protocol):
     """What the gateway hands a request that missed the cache to with `--batch` (`ragjudge.llm.batch`'s
     BatchCollector): it answers later, through a provider's batch interface."""
@@ -93,10 +93,9 @@ def validate_model(model: str, api_base: str | None = None) -> None:
     try:
         litellm().get_llm_provider(model=model, api_base=api_base)
     except Exception as exc:  # litellm raises BadRequestError with a long message
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"unknown model {model!r}: litellm cannot tell its provider "
                          f"(use a provider prefix such as openai/, anthropic/, watsonx/, hosted_vllm/, ollama/). "
-                         f"{redact(first)[:200]}") from None
+                         f"{redact(first_line(exc))[:200]}") from None
 
 
 class LLMGateway:
@@ -198,12 +197,6 @@ class LLMGateway:
     def _breaker(self, route: ModelRoute) -> Breaker:
         return self.breakers.setdefault(route.endpoint, Breaker(self.breaker_threshold))
 
-    def _key_breaker(self, route: ModelRoute) -> Breaker:
-        return self.key_breakers.setdefault(route.name, Breaker(3))
-
-    def _streak(self, route: ModelRoute) -> ServerErrorStreak:
-        return self.streaks.setdefault(route.name, ServerErrorStreak())
-
     # -- Ctrl-C ---------------------------------------------------------------------------------------
 
     def hold(self) -> int:
@@ -228,12 +221,9 @@ class LLMGateway:
         if not self.sending and self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
 
-    def _key(self, route: ModelRoute) -> str | None:
-        return route.api_key() or self._api_key
-
     def api_key_for(self, route: ModelRoute) -> str | None:
         """The key a call to `route` would use (for the preflight check; never logged)."""
-        return self._key(route)
+        return route.api_key() or self._api_key
 
     def _backoff(self, attempt: int) -> float:
         delay = min(self.backoff_max, self.backoff_base * (2**attempt))
@@ -290,7 +280,7 @@ class LLMGateway:
             response = await self.batcher.complete(route, key, messages, call_params)
             response.model = model
             return response
-        secret = self._key(route)
+        secret = self.api_key_for(route)
         tokens = estimate_tokens(messages, call_params)
         fast = chat_request(route.model, messages, call_params, secret)
         if fast is not None:
@@ -309,6 +299,10 @@ class LLMGateway:
             )
         self.usage.record(model, prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
                           cost=response.cost)
+        return self.keep(key, route, response)
+
+    def keep(self, key: str, route: ModelRoute, response: LLMResponse) -> LLMResponse:
+        """Cache a chat answer under `key` (direct or batched: the same record) and tag it with its key."""
         if self.cache is not None:
             payload = {k: v for k, v in vars(response).items() if k not in ("cached", "latency", "cache_key")}
             self.cache.put(key, route.model, payload)
@@ -326,7 +320,7 @@ class LLMGateway:
         """
         route = self.routes.route(model)
         call_params = {**route.call_params(), **params}
-        api_key = call_params.pop("api_key", None) or self._key(route)
+        api_key = call_params.pop("api_key", None) or self.api_key_for(route)
         key_params = {**call_params, "endpoint": "embeddings"}  # never equal to a chat key
         keys = [cache_key(route.model, [{"input": text}], key_params) for text in texts]
         found: dict[str, list[float]] = {}
@@ -376,8 +370,9 @@ class LLMGateway:
         answers 5xx to everything (`ServerErrorStreak`); connection failures open the endpoint's breaker and
         stop the run. Every attempt is counted as a request. After `hold()` nothing more is sent."""
         model = route.name
-        limiter, breaker, key_breaker = self.limiter(route), self._breaker(route), self._key_breaker(route)
-        streak = self._streak(route)
+        limiter, breaker = self.limiter(route), self._breaker(route)
+        key_breaker = self.key_breakers.setdefault(route.name, Breaker(3))
+        streak = self.streaks.setdefault(route.name, ServerErrorStreak())
         born = time.monotonic()
         deadline = born + self.retry_seconds
         failures = 0
@@ -451,22 +446,15 @@ class LLMGateway:
         choice = raw.choices[0]
         message = choice.message
         text = message.content or ""
-        tool_calls = []
-        for call in getattr(message, "tool_calls", None) or []:
-            tool_calls.append({"name": call.function.name, "arguments": call.function.arguments})
+        tool_calls = [{"name": c.function.name, "arguments": c.function.arguments}
+                      for c in getattr(message, "tool_calls", None) or []]
         if not isinstance(text, str):
             raise ValueError(f"response content is not text: {type(text).__name__}")
         usage = getattr(raw, "usage", None)
-        return LLMResponse(
-            text=text,
-            model=model,
-            tool_calls=tool_calls,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost=cost_of(raw),
-            latency=latency,
-            top_logprobs=top_logprobs_of(choice),
-        )
+        return LLMResponse(text=text, model=model, tool_calls=tool_calls,
+                           prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                           completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                           cost=cost_of(raw), latency=latency, top_logprobs=top_logprobs_of(choice))
 
     @staticmethod
     def _parse_embeddings(raw: Any, model: str, expected: int, latency: float) -> EmbeddingResponse:

@@ -183,8 +183,7 @@ class RateLimiter:
         if self._heap:
             self._kick()
 
-    def on_success(self, headers: Mapping[str, str] | None = None, tokens_used: int | None = None, *,
-                   latency: float | None = None) -> None:
+    def on_success(self, headers: Mapping[str, str] | None = None, *, latency: float | None = None) -> None:
         """A request answered (after `release()`), `latency` seconds after it was let through."""
         self._learn(headers)
         if latency is not None and self.in_flight_limit is not None:

