@@ -5,8 +5,8 @@ one are you referring to?") or a directive request ("Please specify the county."
 naming what is missing without asking, or an unrelated question ("Anything else I can help with?") does not.
 The text is cut into sentences (at `.`, `!`, `?` + space, and line breaks), each normalised; a sentence ending in "?"
 counts when a `questions` pattern matches, any sentence when a `requests` one does (options of
-`judges/underspecified_lexical.yaml`), but not a match inside a condition ("if you can tell me which one, ...") nor a sentence a `not_clarification` pattern
-matches (an offer of more help). One clarifying sentence: 1; none: 0.
+`judges/underspecified_lexical.yaml`), but not a match inside a condition ("if you can tell me which one, ...") nor
+a sentence a `not_clarification` pattern matches (an offer of more help). One clarifying sentence: 1; none: 0.
 """
 
 from __future__ import annotations
