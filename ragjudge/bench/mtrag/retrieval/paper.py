@@ -1,6 +1,6 @@
 """The MTRAG paper's retrieval figures (Katsis et al., TACL 2025), printed beside ours and labelled as the paper's:
 Table 3 (the four domains' mean; BM25, BGE-base 1.5, ELSER) and Table 15 (ELSER per domain). The paper used the full
-corpora; with pooled or other corpora the comparison is of unlike with like, which the table titles say.
+corpora; runs on pooled or other corpora compare like with unlike, which the table titles say.
 """
 
 from __future__ import annotations
