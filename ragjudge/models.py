@@ -1,8 +1,6 @@
 """The data model shared by every part of ragjudge: conversations, passages, tasks, predictions, the item a judge
-reads (what a judge returns is the sample log's `formats.samples.Score`).
-
-Tasks keep the record they were read from (`raw`) so that results files can carry every input field
-through unchanged, which is what lets them interoperate with the benchmark's own tooling.
+reads (a judge returns the sample log's `formats.samples.Score`). Tasks keep the record they were read from (`raw`)
+so results files carry every input field through unchanged, to interoperate with the benchmark's own tooling.
 """
 
 from __future__ import annotations

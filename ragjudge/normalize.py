@@ -1,20 +1,11 @@
 """One normalisation for every lexical matcher (IDK patterns, DialSim's offline judge, CXM's intent mapping).
 
-Matching by words breaks on how text is typed rather than what it says: "I don’t have that information" (a
-typographic apostrophe) is the same decline as "I don't have that information", "can not" the same word as
-"cannot", and a no-break space the same as a space. `normalize_for_matching` removes these differences and
-nothing else:
-
-- Unicode compatibility forms (NFKC): full-width letters, ligatures, no-break spaces, "…" as "...";
-- apostrophes and single quotes (’ ‘ ‚ ‛ ′ ʼ ` ´) as `'`; double quotes (“ ” „ ‟ ″) as `"`;
-- hyphens and dashes (‐ ‑ ‒ – — ― − and the small/full-width forms) as `-`;
-- zero-width characters and soft hyphens removed; every run of white space (newlines included) as one space,
-  none at either end;
-- "can not" as "cannot" (but not "can not only ..., but also");
-- case folded (`str.casefold`: lower case, ß as ss).
-
-Regular expressions applied to the result should therefore be written in lower case with straight quotes,
-"cannot" and single spaces. Guillemets (« ») are left alone: CXM intent labels use » as a level separator.
+Matching by words breaks on how text is typed ("don’t" vs "don't", "can not" vs "cannot", a no-break space);
+`normalize_for_matching` removes these differences and nothing else: NFKC; apostrophes and single quotes
+(’ ‘ ‚ ‛ ′ ʼ ` ´) as `'`, double quotes (“ ” „ ‟ ″) as `"`; hyphens and dashes (‐ ‑ ‒ – — ― − and small/full-width
+forms) as `-`; zero-width characters and soft hyphens removed; white space runs as one space, stripped; "can not"
+as "cannot" (not in "can not only ..., but also"); `str.casefold`. So write patterns in lower case with straight
+quotes, "cannot" and single spaces. Guillemets (« ») stay: CXM intent labels use » as a level separator.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""An offline baseline generator: answer with the passage sentences that best overlap the conversation.
-
-It needs no model, so the whole evaluation loop can run anywhere; it says the IDK sentence when the
-best sentence shares too little with the question, which exercises the IDK judges and conditioning.
+"""An offline baseline generator: the passage sentences that best overlap the conversation. It needs no model, so
+the whole loop runs anywhere; below an overlap threshold it says the IDK sentence, exercising IDK judges and
+conditioning.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""MTRAG's generation prompt, sent through the LLM gateway.
-
-The instruction is the paper's (mtRAG, Appendix D.2). The paper composes instruction, passages and
-turns into one prompt through each model's chat template; with chat APIs we send the instruction and
-passages as the system message and the conversation as chat turns, which is what a chat template does.
+"""MTRAG's generation prompt (the paper's Appendix D.2 instruction), sent through the LLM gateway. The paper
+composes instruction, passages and turns through each model's chat template; with chat APIs the instruction and
+passages are the system message and the conversation the chat turns, which is what a chat template does.
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """`answer_correctness` (and `answer_correctness_llm`): RAGAS AnswerCorrectness, computed by the ragas library itself.
 
-RAGAS's definition (`ragas.metrics._answer_correctness.AnswerCorrectness`): the response and the reference are each
-broken into statements (the statement prompt of faithfulness), then one LLM call classifies them: TP (answer
-statements the reference supports), FP (answer statements it does not), FN (reference statements the answer
-misses). The factual score is the F-beta of those counts (beta 1: F1); the score is the weighted mean of it and the
-semantic similarity of response and reference (cosine of their embeddings), weights [0.75, 0.25] by default. The
-LLM-only variant (`judges/answer_correctness_llm.yaml`) sets weights [1, 0]: the claim-level F1 alone, no embeddings.
-When neither text yields a statement ragas counts the factual part as 1.
-
-Options: `weights` [factuality, similarity], `beta`, and the embeddings (`encoder`, `embedding_model`: the bundled
-MiniLM by default, or a litellm embeddings model through the gateway).
-
-Deliberate differences from `ragas.evaluate`: temperature 0; no hidden repair calls; a task without a reference, or
-an empty response, is not applicable; a failed call or unparsable answer is an error with the raw text (ragas: NaN).
-The statement prompt is byte for byte faithfulness's, so with faithfulness in the same run the response's
-statements are one cached call.
+RAGAS's definition (`ragas.metrics._answer_correctness.AnswerCorrectness`; summary and options in docs/judges.md):
+TP / FP / FN statement counts give an F-beta, weighted with the embedding similarity of response and reference
+(`weights`); `answer_correctness_llm` sets [1, 0]. When neither text yields a statement ragas counts the factual part
+as 1. Deliberate differences from `ragas.evaluate`: temperature 0; no hidden repair calls; no reference or an empty
+response is not applicable; a failed call or unparsable answer is an error with the raw text (ragas: NaN). The
+statement prompt is byte for byte faithfulness's, so beside faithfulness the response's statements are one cached call.
 """
 
 from __future__ import annotations

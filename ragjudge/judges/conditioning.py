@@ -1,11 +1,9 @@
 """IDK conditioning and answerability accuracy, as in the MTRAG paper (pure functions).
 
-A reference-based score means little when the model declined to answer, and a declined answer is the
-right one for an unanswerable question. So, given the IDK judgement (yes = 1, partial = 0.5, no = 0):
-answerable or partial task → the metric if the model answered (IDK no/partial), else 0;
-unanswerable task → 1 if the model declined (IDK yes), else 0.
-Conversational turns ("thanks!") are excluded unless asked to be treated as unanswerable, which is
-what the benchmark's own scripts do.
+A reference-based score means little when the model declined, and declining is right for an unanswerable question.
+Given IDK (yes 1, partial 0.5, no 0): answerable or partial task → the metric if the model answered (IDK no/partial),
+else 0; unanswerable → 1 if it declined (IDK yes), else 0. Conversational turns ("thanks!") are excluded unless
+treated as unanswerable, as the benchmark's own scripts do.
 """
 
 from __future__ import annotations
@@ -46,15 +44,9 @@ def answerability_correct(idk: float | None, answerability: str | None,
 
 def condition_underspecified(value: float | None, idk: float | None, underspecified: float | None,
                              answerability: str | None) -> float | None:
-    """MTRAG-UN's official conditioning (`get_idk_underspec_score` in the benchmark's judge_wrapper.py), rule for
-    rule, over every task:
-
-    - UNDERSPECIFIED: 1 if the response asks for clarification (underspecified_eval == 1), else 0;
-    - UNANSWERABLE or CONVERSATIONAL: 1 if it declines (IDK == 1), 0 if it does not (IDK 0 or 0.5);
-    - any other task (ANSWERABLE, PARTIAL, no label): 0 if it declines (IDK == 1), else the metric.
-
-    None when a judgement the rule needs is missing (a judge failed), or the metric is (e.g. RL_F without
-    passages): the official script would fail or write NaN there; here the task is left out and counted.
+    """MTRAG-UN's official conditioning (`get_idk_underspec_score` in the benchmark's judge_wrapper.py), rule for rule,
+    over every task. None when a judgement the rule needs, or the metric (RL_F without passages), is missing: the
+    official script would fail or write NaN there; here the task is left out and counted.
     """
     if answerability == "UNDERSPECIFIED":
         return None if underspecified is None else (1.0 if underspecified == 1 else 0.0)

@@ -1,16 +1,10 @@
 """`context_precision`: RAGAS LLM context precision, with or without a reference, computed by the ragas library.
 
-RAGAS's definition (`ragas.metrics._context_precision`): for each retrieved context, in rank order, an LLM says
-whether it was useful for arriving at the answer (verdict 1 or 0; one call per context); the score is the
-rank-weighted average precision sum_k (precision@k * v_k) / (number of useful contexts + 1e-10), so useful
-contexts ranked first score higher, and no useful context scores 0. With a reference answer the "answer" the
-contexts are checked against is the reference (LLMContextPrecisionWithReference); without one it is the response
-(LLMContextPrecisionWithoutReference, which RAGAS also calls context utilization). One judge picks the variant by
-what the item has and says which in the result's details (`variant`).
-
-Deliberate differences from `ragas.evaluate`: temperature 0; no hidden repair calls; a task without passages, or
-without a reference and with an empty response, is not applicable; a failed call or unparsable answer is an error
-with the raw text (ragas: NaN).
+RAGAS's definition (`ragas.metrics._context_precision`; formula in docs/judges.md): one call per context, in rank
+order, on whether it was useful for arriving at the reference (LLMContextPrecisionWithReference) or, with no reference,
+the response (…WithoutReference, RAGAS's context utilization); one judge picks by what the item has (`variant`).
+Deliberate differences from `ragas.evaluate`: temperature 0; no hidden repair calls; no passages, or no reference and
+an empty response, is not applicable; a failed call or unparsable answer is an error with the raw text (ragas: NaN).
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
-"""`context_recall`: RAGAS LLM context recall, computed by the ragas library itself.
+"""`context_recall`: RAGAS LLM context recall (`ragas.metrics._context_recall.LLMContextRecall`), run by ragas itself.
 
-RAGAS's definition (`ragas.metrics._context_recall.LLMContextRecall`): one LLM call reads the reference answer and
-the joined retrieved contexts and classifies each sentence of the reference as attributable to the contexts or not;
-the score is attributed / classified sentences: how much of what the answer needs was retrieved.
-
-Deliberate differences from `ragas.evaluate`: temperature 0; no hidden repair calls; a task without passages or
-without a reference is not applicable; a failed call or unparsable answer is an error with the raw text; NaN (the
-judge classified no sentence) is an error (ragas: NaN).
+One call classifies each sentence of the reference as attributable to the joined contexts or not; the score is
+attributed / classified sentences: how much of what the answer needs was retrieved. Deliberate differences from
+`ragas.evaluate`: temperature 0; no hidden repair calls; no passages or no reference is not applicable; a failed call,
+an unparsable answer or NaN (no sentence classified) is an error with the raw text (ragas: NaN).
 """
 
 from __future__ import annotations

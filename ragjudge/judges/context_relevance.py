@@ -1,19 +1,12 @@
 """`context_relevance`: RAGAS ContextRelevance (NVIDIA's metric in ragas 0.4), computed by the ragas library itself.
 
-RAGAS's definition (`ragas.metrics._nv_metrics.ContextRelevance`): two differently worded prompts each ask the LLM to
-rate whether the retrieved contexts (joined, as one text) contain information relevant to answering the question:
-0 (none), 1 (partially), 2 (relevant); each rating is divided by 2 and the score is the mean of the two. ragas
-scores 0 without asking when the contexts are empty or merely repeat the question. This is a judgement of the
-retrieved set as a whole, not a verdict per context (ragas 0.4 defines the metric this way; we run it as it is).
-
-Deliberate differences from `ragas.evaluate`:
-- one answer per prompt at temperature 0. ragas asks again, up to 5 times at temperature 0.1, while an answer holds
-  no 0, 1 or 2; an answer without a rating is an error here, with its raw text (and out of the cache).
-- ragas turns any failure into NaN (printing the exception to stdout), and averages a NaN rating away (the score
-  is then the other prompt's rating, or NaN, depending on which failed); here a failed call or an unreadable rating
-  is the item's error and the two ratings always both count.
-- a task without passages is not applicable (ragas: 0).
-- the rating is read as ragas reads it: the first of "2", "1", "0" found anywhere in the answer.
+RAGAS's definition (`ragas.metrics._nv_metrics.ContextRelevance`): two prompts each rate the joined contexts 0-2 for
+relevance to the question; the score is the mean rating / 2, one judgement of the set (as ragas 0.4 defines it). ragas
+scores 0 without asking when the contexts are empty or merely repeat the question. The rating is read as ragas reads
+it: the first of "2", "1", "0" anywhere in the answer. Deliberate differences from `ragas.evaluate` (docs/judges.md):
+one answer per prompt at temperature 0 (ragas re-asks up to 5 times at 0.1), an answer without a rating is an error
+with its raw text (and out of the cache); a failure is the item's error and both ratings always count (ragas prints
+it, NaNs it and scores the other rating alone); no passages is not applicable (ragas: 0).
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """A criterion in one line (G-Eval, Liu et al. 2023): "Does the answer cite the policy number?" becomes a judge.
 
-As G-Eval does it:
-1. **Evaluation steps, once per criterion.** The first judge model is asked to write the steps a careful evaluator
-   follows to rate a response on the criterion (the paper's auto chain-of-thought). The request is the same for every
-   sample and every run, so the response cache answers it after the first time: a rerun sends nothing for it.
-2. **A score per sample**, from a prompt holding the criterion, the steps and the sample (the conversation, the
-   passages, the answer, the reference where there is one), asking for one whole number on the scale.
-3. **Probability-weighted where the provider gives log-probabilities**: the score is the sum of each scale value
-   times its probability at the first token of the answer, over the probability of the scale's tokens (G-Eval's
-   `score = sum p(s_i) * s_i`); where it gives none, the number the model wrote. A reply that holds no number on the
-   scale is an error with its raw text, never a score.
-4. **A panel**: with several judge models each scores and the median is the value (as RB_llm).
-
-The value is the score mapped onto [0, 1] (`(score - low) / (high - low)`), so a criterion is a score like every
-other metric (tables, charts, correlate); the score on the criterion's own scale is in `details.score`.
+As G-Eval: the first judge model writes the evaluation steps once per criterion (auto chain-of-thought; the same
+request every time, so the response cache answers it on reruns); then a prompt with the criterion, the steps and the
+sample asks for one whole number on the scale. Where the provider gives log-probabilities the score is G-Eval's
+`sum p(s_i) * s_i` over the scale's tokens at the answer's first token, renormalised; else the number written. A reply
+with no number on the scale is an error with its raw text. Several judge models: the median (as RB_llm).
+The value is `(score - low) / (high - low)` in [0, 1], so a criterion is a score like every other metric; the score on
+the criterion's own scale is in `details.score`.
 """
 
 from __future__ import annotations

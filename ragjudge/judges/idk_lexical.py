@@ -1,20 +1,10 @@
 """An offline "I don't know" detector from patterns; its agreement with the LLM IDK judge is measurable.
 
-How a response is read (the patterns themselves are options of the spec, `judges/idk_lexical.yaml`):
-
-1. The text is cut into sentences, and each sentence into clauses at a contrast ("..., but ...", "however",
-   "nevertheless", "although", ";"): "I do not have much information about X, but it is a pilgrimage site ..."
-   declines one part and answers another, as MTRAG's IDK judge reads it.
-2. Each clause is normalised (`ragjudge.normalize`: quotes, dashes, spacing, "can not", case) and is
-   - *declining* if a `patterns` entry matches it, not inside a condition ("if it is not available in the
-     cache, ..." mentions missing content in passing, it does not decline);
-   - also declining if an `after_apology` entry (a first-person refusal of any kind: "I can't do that") matches
-     it and it begins with an apology, or follows a clause that is one (`apology`: "I'm very sorry, but ...");
-   - *filler* if a `filler` entry matches it whole (an apology alone, an offer of more help): neither an answer
-     nor a decline;
-   - otherwise part of the answer.
-3. No declining clause: no (0). Declining clauses and at least `min_answer_words` words of answer: partial
-   (0.5). Declining clauses and less answer than that: yes (1).
+How it reads a response (clauses cut at a contrast, declining / filler / answer clauses, a decline inside a condition
+not counting) and how well it agrees: docs/judges.md ("How `idk_lexical` reads an answer"). The patterns are options of
+`judges/idk_lexical.yaml`. A clause also declines when an `after_apology` entry matches it and it begins with, or
+follows, an apology. No declining clause: 0; declining clauses and at least `min_answer_words` words of answer: 0.5;
+less answer: 1.
 """
 
 from __future__ import annotations

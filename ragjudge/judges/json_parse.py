@@ -1,8 +1,6 @@
-"""Turn a model's text into a JSON value that satisfies the spec's JSON Schema, or an error with the reason.
-
-Models wrap JSON in prose and code fences, so we look for it: the last ```json fence (or any fence), else
-the whole text, else every JSON object or array embedded in the text, last first. The first candidate
-that satisfies the schema wins; when none does, the error names the schema violation. Never a default.
+"""Turn a model's text into a JSON value that satisfies the spec's JSON Schema, or an error with the reason (never a
+default). Candidates, in order: the last ```json fence (or any fence), the whole text, every embedded JSON object or
+array (last first); the first that satisfies the schema wins, else the error names the violation.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Measuring an offline judge on labelled answers: a fixed split in two halves, precision, recall, false alarms.
 
-A labelled set is a list of answers, each known to be a positive (the judge should flag it: a decline for
-`idk_lexical`, a clarification request for a clarification judge) or a negative. On MTRAG and MTRAG-UN the
-reference answers are labelled by their task: the human reference of every UNANSWERABLE task declines, those of
-ANSWERABLE and PARTIAL tasks answer, those of UNDERSPECIFIED tasks ask the user to clarify.
-
-A judge flags an answer when its value is 1 (IDK "yes", clarification "yes"): that is the decision IDK
-conditioning acts on, so a partial (0.5) is an answer here, as it is there.
-
-Every set is split in two halves by task id alone (`half_of`), independently of file order and of any judge: the
-`rules` half is the one a person may read while writing a judge's patterns, the `held-out` half is only
-measured. Both are always reported.
+A positive is an answer the judge should flag (a decline for `idk_lexical`, a clarification request for a
+clarification judge). On MTRAG(-UN) references the task labels them: UNANSWERABLE references decline, ANSWERABLE and
+PARTIAL ones answer, UNDERSPECIFIED ones ask to clarify. A judge flags when its value is 1: the decision IDK
+conditioning acts on, so a partial (0.5) is an answer here too. Sets split in two by task id alone (`half_of`,
+independent of file order and judge): `rules` may be read while writing patterns, `held-out` is only measured.
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
 """RL_F and `faithfulness`: RAGAS faithfulness of the response to the passages, computed by the ragas library itself.
 
-MTRAG's RL_F is `ragas.metrics.faithfulness` (the single-turn metric that `ragas.evaluate` runs): an LLM breaks
-the response into statements, a second LLM call judges each statement against the joined passages (NLI), and the
-score is supported statements / statements. We run exactly that metric (`ragas.metrics._faithfulness.Faithfulness`,
-the class behind `ragas.metrics.Faithfulness`) with its own prompts and its own output parsing; the LLM is the
-gateway adapter shared by every RAGAS-backed judge (`ragjudge.judges.ragas_llm`: cache, retries, accounting,
-temperature 0, ragas's hidden retries off). `judges/rl_f.yaml` (MTRAG's name) and `judges/faithfulness.yaml` (RAGAS's)
-both run this class; they differ only in `user_input` for a one-turn task (see below).
+MTRAG's RL_F is `ragas.metrics.faithfulness`; we run that class (`ragas.metrics._faithfulness.Faithfulness`) with its
+own prompts and parsing, through the gateway adapter shared by every RAGAS-backed judge (`ragjudge.judges.ragas_llm`).
+Not `ragas.metrics.collections.Faithfulness`: it wants an instructor-style LLM returning parsed pydantic objects (we
+would parse the JSON ourselves), and its prompts differ from ragas 0.3's, which MTRAG scored with and the legacy
+metric still carries word for word.
 
-Why the legacy metric and not `ragas.metrics.collections.Faithfulness`: the collections metric only accepts an
-instructor-style LLM that must return already-parsed pydantic objects, i.e. we would parse the judge's JSON
-ourselves; its prompts also differ slightly from the ones MTRAG scored with (ragas 0.3's, which the legacy metric
-still carries word for word).
-
-Deliberate differences from `ragas.evaluate` (judges/rl_f.yaml, docs/judges.md):
-- temperature 0 (ragas asks for 0.01), and no hidden "fix the output" repair calls (`format_fix_retries: 0`);
-- a task without passages, and an empty response, is not applicable (ragas: NaN, after a call for the empty one);
-- a NaN for a non-empty response (no statement extracted), a failed call or an unparsable answer is an error with
-  the raw text, never a score (ragas: NaN, which pandas means leave out silently);
-- `user_input`: rl_f writes the conversation as "speaker: text" lines even for one turn (`user_input:
-  conversation`, as MTRAG's script); faithfulness writes a one-turn task's question alone (`auto`).
+Deliberate differences from `ragas.evaluate` (docs/judges.md): temperature 0, no repair calls; no passages or an
+empty response is not applicable; a NaN for a non-empty response (no statement extracted), a failed call or an
+unparsable answer is an error with the raw text. `judges/rl_f.yaml` writes the conversation as "speaker: text" lines
+even for one turn (as MTRAG's script); `judges/faithfulness.yaml` writes a one-turn task's question alone (`auto`).
 """
 
 from __future__ import annotations

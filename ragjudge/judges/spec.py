@@ -1,7 +1,5 @@
-"""Declarative judge specs (YAML): prompt templates, output parsing and scales.
-
-Adding a judge should mostly mean adding one of these files. Python-backed judges (metrics computed
-in code, such as RB_alg) point at their implementation and take their options from the spec.
+"""Declarative judge specs (YAML): prompt templates, output parsing and scales; adding a judge should mostly mean
+adding one. Python-backed judges (RB_alg) point at their implementation and take their options from the spec.
 """
 
 from __future__ import annotations

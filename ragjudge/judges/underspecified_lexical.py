@@ -1,20 +1,12 @@
 """An offline clarification detector: does a response ask the user for the information it is missing?
 
-It follows the definition of MTRAG-UN's clarification judge (`judges/underspecified.yaml`): a response asks
-for clarification when it holds a direct clarification question ("Which one are you referring to?") or a
-directive request for the missing information ("Please specify the county."); a response that only says it
-cannot answer, mentions what is missing without asking for it, or asks an unrelated question ("Is there
-anything else I can help you with?") does not.
-
-How a response is read (the patterns are options of the spec, `judges/underspecified_lexical.yaml`):
-
-1. The text is cut into sentences (at `.`, `!`, `?` followed by a space, and at line breaks); each is
-   normalised (`ragjudge.normalize.normalize_for_matching`: quotes, dashes, spacing, case).
-2. A sentence that ends with a question mark asks for clarification when a `questions` entry matches it;
-   any sentence does when a `requests` entry matches it. A match inside a condition ("if you can tell me
-   which one, ...") does not count: it mentions the missing information without asking for it.
-3. A sentence that a `not_clarification` entry matches (an offer of more help) never counts.
-4. One clarifying sentence: yes (1); none: no (0).
+As MTRAG-UN's clarification judge defines it (`judges/underspecified.yaml`): a direct clarification question ("Which
+one are you referring to?") or a directive request ("Please specify the county.") counts; saying it cannot answer,
+naming what is missing without asking, or an unrelated question ("Anything else I can help with?") does not.
+The text is cut into sentences (at `.`, `!`, `?` + space, and line breaks), each normalised; a sentence ending in "?"
+counts when a `questions` pattern matches, any sentence when a `requests` one does (options of
+`judges/underspecified_lexical.yaml`), but not a match inside a condition ("if you can tell me which one, ...") nor
+a sentence a `not_clarification` pattern matches (an offer of more help). One clarifying sentence: 1; none: 0.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """What the seven CXMArena benches share: the data folder, a predictions file as the system under test, the
 prediction rows as the run's record, and the run's summary built from the task's report.
 
-Each task is its own bench (`cxm-intent`, `cxm-quality`, ...), in its own folder (`intent/`, `quality/`, ...). A
-run either puts a model to every item (the solver, journaled by the engine), or, with `-T predictions=FILE`, takes a
-system's prediction rows as they are: then each row is a sample (`FileRow`), and the task's `summary.py` reads the
-rows with their line numbers, so a bad row is reported as FILE:LINE. The task's figures are computed over all rows
-at once (they are aggregates); each sample's own figures go to the sample log (the task's `samples.py`).
+With `-T predictions=FILE` each row is a sample (`FileRow`) and the task's `summary.py` reads the rows with their line
+numbers, so a bad row is reported as FILE:LINE. The task's figures are aggregates over all rows at once; each
+sample's own figures go to the sample log (the task's `samples.py`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Conversations with message ids, from a list of messages or from the release's transcript strings.
 
-The release writes transcripts one turn per line, `Customer: ...` / `Agent: ...` (also `User:` and the
-IVR's `IVR-Bot:` lines), and the quality-adherence conversations as `AGENT[3]:...` with the message id in
-brackets. A turn starts only where one of these labels opens a line, so `Customer: my phone model: X100`
-is one customer turn. Text before the first label is kept as an unlabelled `preamble` message. Messages
-without an id are numbered from 1 (the preamble aside), which is what supporting-message ids refer to.
+A turn starts only where a speaker label (docs/benches/cxmarena.md, Parsing) opens a line, so `Customer: my phone
+model: X100` is one customer turn. Messages without an id are numbered from 1 (the `preamble` aside), which is what
+supporting-message ids refer to.
 """
 
 from __future__ import annotations

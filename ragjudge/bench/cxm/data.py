@@ -1,13 +1,9 @@
 """What every CXMArena task's data shares: conversations, ids, text cells, the KB articles, and the multi-turn RAG
 cases that answer classification and multi-turn retrieval both read (each task's own data is its `data.py`).
 
-Every loader accepts the public release's columns and ragjudge's plain JSONL names row by row, so a folder
-may mix them. Release column names follow Sprinklr's own loader and evaluator
-(`sprinklr-huggingface/CXM_Arena`, github.com/kapilsprinklr/CXMArena); the plain JSONL names are documented in
-`examples/cxm/README.md`. Bad rows raise InputError with the file, row and field.
-
-Rows without an id are numbered by their position among the file's records (1 for the first), whatever the
-format: the same data as JSONL, CSV or Parquet gets the same case ids.
+Every loader accepts the release's columns (as Sprinklr's own loader and evaluator name them) and ragjudge's plain
+JSONL names (`examples/cxm/README.md`) row by row, so a folder may mix them. Rows without an id are numbered by
+position (1 for the first) in every format, so the same data as JSONL, CSV or Parquet gets the same case ids.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""Fetch the public CXMArena release from the Hugging Face Hub into the folder layout the loaders read:
-`<out>/<Config>/<split>.jsonl`, one file per config and split, columns unchanged.
+"""Fetch the public CXMArena release from the Hugging Face Hub as `<out>/<Config>/<split>.jsonl`, columns unchanged.
 
-A hub that cannot be reached (no network, DNS, a firewall, `HF_HUB_OFFLINE` set with nothing cached) is the
-machine or the network saying no, not bad input: one line, exit 3 (`EnvironmentFault`), saying where to get the
-data by hand. One quick request to the hub comes first, so a machine without network hears it in a second
-instead of after the `datasets` library's retries (five, half a minute, a log line each).
+An unreachable hub (no network, `HF_HUB_OFFLINE` with nothing cached) is the environment saying no, not bad input:
+one line, exit 3 (`EnvironmentFault`), saying where to get the data by hand. One quick request comes first, so a
+machine without network hears it in a second rather than after `datasets`' retries (half a minute of log lines).
 """
 
 from __future__ import annotations

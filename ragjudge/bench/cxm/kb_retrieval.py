@@ -1,7 +1,6 @@
 """What the benches that search the knowledge base share (article search, multi-turn retrieval, answer
-classification): the retrieval options, the pipeline, the index opened over the articles, and what the index adds to
-the summary. What the run learns about the index (articles, passages, what an encoder cut) goes to
-`ctx.facts["index"]`, where `summarize` and `run_info` read it."""
+classification): retrieval options, pipeline, the index over the articles, and what it adds to the summary (via
+`ctx.facts["index"]`, where `summarize` and `run_info` read it)."""
 
 from __future__ import annotations
 

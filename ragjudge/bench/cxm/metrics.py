@@ -1,7 +1,5 @@
 """CXMArena's metrics: the protocol's own glue (tool-call matching, quality questions, KB pairs, the official article
-ranking) over ragjudge's metric functions (`ragjudge.metrics.classification`, `ragjudge.metrics.ranking`).
-
-A metric with nothing to average over is None ("not measured"), never 0.
+ranking) over `ragjudge.metrics.classification` and `.ranking`. Nothing to average over is None, never 0.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The CXMArena data model: conversations with message ids, and one case type per task.
-
-Loaders (`ragjudge.bench.cxm.loaders`) build these from the public release's columns or from ragjudge's plain
-JSONL files; runners and scorers only ever see these types.
+"""The CXMArena data model: conversations with message ids, and one case type per task; loaders build these from the
+release's columns or plain JSONL, and runners and scorers only ever see these types.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The CXMArena paper's published figures (Garg et al., 2025, Tables 2 and 4 to 9), as the paper prints them, and
-the explicit table of names a run's model may go by for each of the paper's rows.
-
-Tables 4, 5, 7 and 9 are printed in percent; `pct` turns them into fractions in [0, 1], the unit of every figure
-ragjudge prints (30.13 % → 0.3013). Only figures the paper states; `reference` decides when one is shown beside a
-run (the exact conditions it was measured under), never a nearby cell.
+"""The CXMArena paper's published figures (Garg et al., 2025, Tables 2 and 4 to 9), as printed, and the explicit names
+a run's model may go by for each row. Tables 4, 5, 7 and 9 are in percent; `pct` makes fractions (30.13 → 0.3013),
+the unit of every figure ragjudge prints. `reference` decides when one is shown (never a nearby cell).
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """Conversation → query → KB articles, the one way `cxm-multiturn-retrieval` (Table 8) and
-`cxm-answer-classification` (Table 7) retrieve: the same options (`--pipeline`, `-T chunk`, `-T query`,
-`--rewrite-model`), the same query formation (a strategy without an LLM, or CXMArena's query-formation prompt put
-to an LLM through the gateway and its cache) and the same chunked KB search.
+`cxm-answer-classification` (Table 7) retrieve: the same options, query formation (a strategy without an LLM, or
+CXMArena's query-formation prompt through the gateway and its cache) and chunked KB search.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""The paper's figures beside a run's, only under the exact conditions they were measured under: the rule, and what
+"""The paper's figures beside a run's, only under the exact conditions they were measured under: the rule and what
 the tasks' `paper.py` share (each task's own table and conditions are in its `paper.py`).
 
-A paper cell is keyed by what it measured: the model under test by exact name (`paper.ALIASES`, never a nearby
-name), the retriever (the pipeline's BM25 or embedding model, a hybrid of the two), the chunk size (characters,
-CXMArena's overlap of 100), k, the query formation (an LLM with CXMArena's own prompt), the judge, the protocol
-of the figure ours is set beside (CXMArena's evaluator's), and the whole release (no --limit). A run that matches
-a cell gets a `Reference` of that cell, paper and ours side by side, as fractions. A run that matches none gets
-no figure and one note line saying why (`no paper figure is shown: ...`). A predictions file names no system,
-so no paper figure describes it.
+A paper cell is keyed by what it measured: the model by exact name (`paper.ALIASES`, never a nearby name), the
+retriever, the chunk size (characters, overlap 100), k, the query formation, the judge, the protocol, and the whole
+release (no --limit). A matching run gets a `Reference` (paper and ours, as fractions); any other gets one note line
+saying why not. A predictions file names no system, so no paper figure describes it.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """Search CXMArena knowledge-base articles with a retrieval pipeline, whole or in chunks.
 
-A retriever is a pipeline spec (`pipelines/*.yaml` by name, e.g. bm25, dense, hybrid, or a YAML path); a
-name that is no pipeline is a sentence-transformers model for dense retrieval. `-T chunk` means the same in
-every CXMArena bench: N splits articles into chunks of N characters, 0 keeps whole articles, `pipeline` uses the
-spec's own `chunking:` (whole articles when it has none). Articles are split into passages, each passage remembers its article
-in a table built while splitting (ids are never parsed back), and a query's passage hits become a ranking
-of distinct articles. The search goes as deep as it takes to fill k distinct articles. CXMArena's own
-predictor instead takes the top-k passages and removes repeats, which leaves fewer than k articles when an
-article has several passages among them; `chunk_articles` keeps what it needs to score that way too.
-
-Encoders with a maximum input length (all-MiniLM-L6-v2: 256 word pieces) cut longer passages silently;
-`KbIndex.truncation` counts them so the report can say so.
+`-T chunk` and the encoder's truncation: docs/benches/cxmarena.md, Chunking and truncation. A name that is no
+pipeline is a sentence-transformers model for dense retrieval. Each passage remembers its article in a table built
+while splitting (ids are never parsed back); the search goes as deep as it takes to fill k distinct articles.
+CXMArena's predictor instead takes the top-k passages and removes repeats (possibly fewer than k articles);
+`chunk_articles` keeps what scoring that way needs. `KbIndex.truncation` counts passages the encoder cut.
 """
 
 from __future__ import annotations

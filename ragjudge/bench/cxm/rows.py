@@ -1,9 +1,6 @@
 """CXMArena's prediction rows, the record format of every task: their fields and types, and one-line errors
-naming a row's file, line and field.
-
-Each task's `summary.py` validates the rows (bad rows are InputErrors naming file, line and field), computes the
-metrics with `ragjudge.bench.cxm.metrics` and returns a TaskReport. Rows with `error` (calls that failed) and items
-without a prediction are left out of the metrics and counted as problems.
+naming a row's file, line and field. Rows with `error` (failed calls) and items without a prediction are left out of
+the metrics and counted as problems.
 """
 
 from __future__ import annotations

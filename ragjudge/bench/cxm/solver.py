@@ -1,8 +1,7 @@
 """What the CXMArena solvers share: a predictions file as the system under test, and one item put to a model.
 
-A call that fails for good is a row with `error` (left out of the metrics, counted); an answer the model under test
-gives in the wrong format is a wrong answer (`parse_error`); a judge answer that cannot be read is an error. Calls go
-through the run's LLMGateway (cache, retries, accounting).
+A call that fails for good is a row with `error` (left out of the metrics, counted); a wrong-format answer of the model
+under test is a wrong answer (`parse_error`); an unreadable judge answer is an error.
 """
 
 from __future__ import annotations

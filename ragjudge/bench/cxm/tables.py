@@ -1,8 +1,6 @@
-"""Read the row files CXMArena data comes in (JSONL, JSON, Parquet, CSV) with row numbers for errors,
-and find a task's files in a data folder: ragjudge's plain names first, then the release's layout.
-
-Release layout: `<folder>/<Config>/<split>.<ext>`, e.g. `Agent_Quality_Adherence/train.parquet`, which is
-what `ragjudge cxm fetch` writes (one file per config and split of `sprinklr-huggingface/CXM_Arena`).
+"""Read the row files CXMArena data comes in (JSONL, JSON, Parquet, CSV) with row numbers for errors, and find a
+task's files in a data folder: ragjudge's plain names first, then the release's `<Config>/<split>.<ext>` layout
+(what `ragjudge cxm fetch` writes).
 """
 
 from __future__ import annotations

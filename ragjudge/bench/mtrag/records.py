@@ -1,10 +1,5 @@
 """MTRAG's official evaluation records (results.jsonl, `ragjudge judge --out`): what the benchmark's own scripts read,
-written from the same task outcomes as the sample log.
-
-Each line is the task's input record unchanged, plus `predictions`, the `contexts` the answer was made from, the
-`metrics` under their official names as lists (as the benchmark's scripts write them) and `ragjudge` (each judge's
-verdict, and the errors). With `--setting rag` the contexts are the retrieved passages, so the task's own reference
-passages are kept as `ragjudge.reference_contexts`.
+written from the same task outcomes as the sample log (fields: docs/benches/mtrag.md, Outputs).
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
-"""An MTRAG task's outcome as the sample log's record: the conversation, the passages the generator saw and the
-reference passages, the answer and the reference answer, every metric under its official name (a judge's metric
-carries the judge's verdict: raw answer, rationale, panel), and the paper's breakdown labels.
+"""An MTRAG task's outcome as the sample log's record (what it holds: docs/benches/mtrag.md, Outputs).
 
-Which passages are which depends on how the answers were made:
-- generated in the `reference` setting: `contexts` are what the generator saw (the reference passages, none for an
-  unanswerable or conversational turn), `target_contexts` the task's reference passages;
-- generated with retrieval (`rag`, `reference+rag`): `contexts` are the passages shown, each with its retrieval
-  score and `origin` (retrieved, or a reference topped up), `target_contexts` the task's references, and
-  `metadata.query` the query the pipeline searched (its strategy, and a rewrite's class or fallback);
-- judged from a predictions file: the file's passages are `contexts` as given, and none is called a reference
-  (the file does not say whether they were).
-
-The task's own record as read, but for what the sample holds in its own fields (`formats.mtrag.RECORD_FIELDS`), is
-kept whole in `metadata.record` (`formats.mtrag.task_record`: what `export` and `correlate` read of the task).
+Which passages are which depends on how the answers were made: in the `reference` setting `contexts` are what the
+generator saw (none for an unanswerable or conversational turn); with retrieval each carries its score and `origin`
+(retrieved, or a reference topped up) and `metadata.query` the query searched (strategy, a rewrite's class or
+fallback); `target_contexts` are the task's references, except for a predictions file, whose passages are `contexts`
+as given and none a reference (the file does not say). The task's record, less what the sample holds in its own
+fields, is kept in `metadata.record` (`formats.mtrag.task_record`: what `export` and `correlate` read).
 """
 
 from __future__ import annotations

@@ -39,13 +39,8 @@ def reference_passages(task: Task) -> list[Passage]:
 
 def generation_inputs(tasks: list[Task], setting: str,
                       retrieved: dict[str, list[Passage]] | None = None) -> list[GenerationInput]:
-    """Which passages the generator sees.
-
-    - `reference`: the task's reference passages, none for unanswerable or conversational turns;
-    - `reference+rag`: the reference passages, then retrieved passages not already among them, up to 5;
-    - `rag`: the top 5 retrieved passages.
-    Retrieved passages keep their retrieval score; a reference passage takes its own retrieval score if
-    it was retrieved, else the top retrieved score (it ranks first). Each carries `origin`.
+    """Which passages the generator sees in `setting` (docs/benches/mtrag.md). A reference passage takes its own
+    retrieval score if it was retrieved, else the top retrieved score (it ranks first); each carries `origin`.
     """
     check_setting(setting)
     if setting == "reference":

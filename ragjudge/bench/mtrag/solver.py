@@ -45,11 +45,9 @@ def retrieval_pipeline(o: Any) -> Pipeline | None:
 
 
 class GeneratorSolver(EachSolver[Task]):
-    """Answers each task from the passages its setting shows. With a pipeline, passages are retrieved for
-    every task first, and each answer is keyed by the passages it saw: retrieval can change between runs
-    while the spec does not (a failed rewrite that now succeeds), and an answer must never be reported
-    next to passages it was not generated from. What the retrieval did as a whole goes to
-    `ctx.facts["retrieval"]`; each output keeps the query searched for it (`query`)."""
+    """Answers each task from the passages its setting shows. With a pipeline, every task is retrieved for first and
+    each answer is keyed by the passages it saw: retrieval can change between runs while the spec does not, and an
+    answer must never be reported next to passages it was not generated from."""
 
     def __init__(self, generator: Generator, setting: str, pipeline: Pipeline | None = None,
                  corpus: str | None = None):

@@ -1,7 +1,5 @@
-"""`--bench rag` (what `ragjudge.evaluate(rows)` and `ragjudge judge rows.csv` run on plain records): your own RAG
-app's records — question or conversation, answer, passages, reference, under ragjudge's, RAGAS's or DeepEval's field
-names, from JSONL, JSON, CSV, TSV or Parquet (also .gz) — judged by any judge spec, each figure broken down by the
-records' labels."""
+"""`--bench rag` (what `ragjudge.evaluate(rows)` and `ragjudge judge rows.csv` run): your own RAG app's records
+(fields and formats: docs/your-rag-app.md) judged by any judge spec, each figure broken down by the records' labels."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""`--bench sentence-retrieval`: rerank the 50 candidate Wikipedia sentences of each Reddit dialogue of
-Harel et al. (SIGIR 2022) with any number of systems, tuned and tested over the paper's 50 splits (one summary for
-all of them: `summary.py` says how).
+"""`--bench sentence-retrieval`: rerank the 50 candidate Wikipedia sentences of each Reddit dialogue of Harel et al.
+(SIGIR 2022) with any number of systems, tuned and tested over the paper's 50 splits (one summary: `summary.py`).
 
-The bench holds what its options build (the systems' specs, `lineup`); the run's own state is its `SentenceRun`
-(`ctx.data`: the splits `load` read, the systems the solver's `prepare` builds over the dialogues, the rankings they
-share), and each dialogue's figures over the whole run are the run's facts (`evaluation.FIGURES`).
+The bench holds what its options build (`lineup`); the run's state is its `SentenceRun` (`ctx.data`), and each
+dialogue's whole-run figures are the run's facts (`evaluation.FIGURES`).
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
-"""The dataset of Harel et al. (SIGIR 2022): Reddit dialogues, each with 50 candidate Wikipedia sentences
-judged relevant or not, and the 50 validation/test splits of the paper's protocol.
+"""The dataset of Harel et al. (SIGIR 2022): Reddit dialogues, each with 50 candidate Wikipedia sentences judged
+relevant or not, and the 50 validation/test splits of the paper's protocol (files: docs/benches/sentence-retrieval.md).
 
-The dataset files (`datasets/dialogues.json`, `datasets/wikipedia_grounded_dialogues.json`) are read from
-the user's `--data` folder (flat, or a checkout of the repository); either may be a JSON array or JSON
-lines. The `target` turn (the reply that was actually written) is never read: no system can see it.
-Every problem is an InputError naming the file, the record's line and the field.
+Either dialogue file may be a JSON array or JSON lines, in `--data` flat or a checkout's `datasets/`. The `target`
+turn (the reply actually written) is never read: no system can see it. Every problem names file, line and field.
 """
 
 from __future__ import annotations

@@ -1,14 +1,9 @@
-"""The run's evaluation by the paper's protocol (Section 5.1), from its results: for every system, the setting picked
-on each validation half and the test half's figures at it (`protocol.evaluate`), over the dialogues every system
-scored; the best system; and each dialogue's share of it.
+"""The run's evaluation by the paper's protocol (Section 5.1): per system, the setting picked on each validation half
+and the test half's figures at it (`protocol.evaluate`), over the dialogues every system scored; the best system.
 
-Tuning needs every dialogue's figures, so this is computed over the whole run by `summarize`, the first hook that
-sees all the results. Each dialogue's own figures (`dialogue_figures`: its AP, nDCG@5 and RR at the settings picked,
-averaged over the test halves that hold it, for every system; the setting each system picked most; the best system)
-go to the run's facts (`ctx.facts[FIGURES]`), where the sample log and results.csv read them: the engine hands
-`sample` one result, never the run, and a scorer cannot compute them (scorers see the solver's output, not each
-other's scores, and a resumed run gives a scorer only the dialogues it has not scored yet). Neither the results nor
-the bench are changed.
+Tuning needs every dialogue's figures, so `summarize` (the first hook that sees all results) computes it, and each
+dialogue's figures go to `ctx.facts[FIGURES]` for the sample log and results.csv: `sample` sees one result, and a
+scorer cannot compute them (it sees neither other scorers' scores nor, when resumed, every dialogue).
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """BM25 and the Dirichlet-smoothed unigram language model as rerankers of one dialogue's candidates.
 
-Pure functions over small dense arrays: `tf` is (candidates, query terms), and a whole parameter grid is
-scored at once by broadcasting (20 BM25 settings x 50 candidates x ~30 query terms is a few thousand
-numbers). A query is a weighted mixture of maximum-likelihood term distributions, one per query part
-(Eq. 2 of the paper for the turn mixture; one part of weight 1 otherwise), so both scores are linear in
-the parts: the score of a mixture is the weighted sum of the parts' scores.
-
-LM (Section 4.1): score(s) = -CE(q || p_s^Dir) = sum_w q(w) log((tf(w,s) + mu p(w|C)) / (|s| + mu)).
-Query words that the collection never contains have p(w|C) = 0 and would make every score -inf; they are
-dropped (what Indri does with out-of-vocabulary query terms). The mixture is not renormalised after
-dropping, which keeps the score linear in the parts (and does not change any ranking).
-
-BM25 (Okapi, Robertson et al.): sum_w q(w) idf(w) tf / (k1 (1 - b + b |s| / avg|s|) + tf), with bm25s's
-idf and term-frequency definitions (Lucene's by default). For a single part q(w) is the term's share of the
-query, which ranks exactly as summing over the query's tokens does.
+Pure functions over small dense arrays: `tf` is (candidates, query terms), a whole parameter grid scored at once by
+broadcasting. A query is a weighted mixture of term distributions, one per part (the paper's Eq. 2), and both scores
+are linear in the parts. LM (Section 4.1): -CE(q || p_s^Dir) = sum_w q(w) log((tf(w,s) + mu p(w|C)) / (|s| + mu));
+query words absent from the collection (p(w|C) = 0, every score -inf) are dropped, as Indri does, without
+renormalising (keeps linearity, changes no ranking). BM25 (Okapi): sum_w q(w) idf(w) tf / (k1 (1 - b + b |s| / avg|s|)
++ tf), with bm25s's idf and tf (Lucene's by default); for one part this ranks as summing over the query's tokens.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """AP, nDCG@5 and reciprocal rank of rankings of one dialogue's candidates, many rankings at once.
 
-The paper's measures (Section 5.1.1): MAP, NDCG of the 5 highest ranked sentences (the paper's NDCG@5, named
-`nDCG@5` here as in every ragjudge retrieval figure), MRR of the highest ranked relevant sentence. Relevance is binary, so NDCG's gain is the label (linear and exponential gains
-agree); AP divides by the number of relevant candidates; MRR has no cut-off. Every relevant sentence of a
-dialogue is among its candidates, so these equal trec_eval's / ranx's figures on the same ranking (a test
-scores our TREC runs with `ragjudge retrieval-eval` to show it). Computed by `ragjudge.metrics.ranking`'s array
-functions rather than through ranx because tuning scores every grid setting of every dialogue: one array
-operation for all of them.
+The paper's measures (Section 5.1.1). Relevance is binary, so linear and exponential gains agree; AP divides by the
+relevant candidates; MRR has no cut-off. Every relevant sentence is a candidate, so these equal trec_eval's / ranx's
+figures (a test checks it with `ragjudge retrieval-eval`). `ragjudge.metrics.ranking`'s array functions, not ranx,
+because tuning scores every grid setting of every dialogue: one array operation for all.
 """
 
 from __future__ import annotations

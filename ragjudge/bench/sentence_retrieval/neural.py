@@ -1,11 +1,8 @@
-"""Neural rerankers: a dense encoder (cosine of query and sentence vectors) and a cross-encoder (one score
-per (query, sentence) pair). A query of several weighted parts scores as the weighted sum of its parts'
-scores, as for the lexical models.
+"""Neural rerankers: a dense encoder (cosine of query and sentence vectors) and a cross-encoder (one score per pair);
+a query of several weighted parts scores as the weighted sum of its parts' scores, as for the lexical models.
 
-The dense side reuses ragjudge's encoders (`ragjudge.retrieval.encoders`): the bundled all-MiniLM-L6-v2,
-any sentence-transformers model or folder, or any litellm embedding model through the run's gateway (so
-embeddings are cached and a rerun sends nothing). Vectors are kept per text for the run: a sentence
-that is a candidate of several dialogues is encoded once.
+The dense side reuses `ragjudge.retrieval.encoders` (through the run's gateway for litellm: cached). Vectors are kept
+per text for the run: a sentence that is a candidate of several dialogues is encoded once.
 """
 
 from __future__ import annotations

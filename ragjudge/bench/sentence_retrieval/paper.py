@@ -1,16 +1,11 @@
 """The paper's published figures (Harel et al., SIGIR 2022), transcribed from its text, printed beside ours.
 
-Tables 1-4 survived the conversion to text intact (each figure appears twice, as LaTeX and as rendered text,
-and the two agree). Marks: 'i' and 'r' = statistically significant difference with the Initial Ranker and
-with RANKBERT MS->R (two-tailed permutation test, 10,000 permutations, p <= 0.05, Bonferroni), over the 50
-test halves. As printed, Table 3's Initial Ranker row carries no 'r' although the text says RANKBERT MS->R's
-gains over every other method are significant and Table 4 marks them: transcribed as printed. The summary's
-`reference` holds them as numbers (mean and std in their own columns; the marks of a row in one column).
-
-Correspondence with ragjudge's reranker specs: Initial Ranker = `initial`; LM = `lm_rerank`; Okapi =
-`bm25_rerank` (all three over the last turn). IREPBERT (BERT-Large [CLS] vectors) and the fine-tuned
-RANKBERT cross-encoders have no offline counterpart; `dense_rerank` (MiniLM) and `cross_encoder_rerank`
-(a local model) are the same kinds of systems.
+Tables 1-4 came through the text conversion intact (LaTeX and rendered text agree). Marks 'i' and 'r': significant
+difference with the Initial Ranker and with RANKBERT MS->R (permutation test over the 50 test halves, p <= 0.05,
+Bonferroni). Table 3's Initial Ranker row carries no 'r' though the text says RANKBERT MS->R's gains are all
+significant: transcribed as printed. Specs: Initial Ranker = `initial`, LM = `lm_rerank`, Okapi = `bm25_rerank`;
+IREPBERT and the fine-tuned RANKBERTs have no offline counterpart (`dense_rerank`, `cross_encoder_rerank` are the
+same kinds of systems).
 """
 
 from __future__ import annotations

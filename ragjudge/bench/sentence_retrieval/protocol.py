@@ -1,10 +1,8 @@
-"""The paper's protocol (Section 5.1): for each of the 50 random splits, pick each system's parameters by
-MAP on the validation half and score the test half with them; report the mean and standard deviation of
-the 50 test-half figures, overall and by dialogue type.
+"""The paper's protocol (Section 5.1): for each of the 50 splits, pick each system's parameters by MAP on the
+validation half and score the test half with them; mean and std of the 50 test-half figures, overall and by type.
 
-Everything works on one array per system, `scores[setting, dialogue, metric]` (AP, nDCG@5, RR per
-dialogue), and boolean split masks; `pick_settings` is given the validation mask only, so the test half
-cannot influence a pick. A tie between settings goes to the first in grid order.
+One array per system, `scores[setting, dialogue, metric]`, and boolean split masks; `pick_settings` gets the
+validation mask only, so the test half cannot influence a pick. A tie goes to the first setting in grid order.
 """
 
 from __future__ import annotations

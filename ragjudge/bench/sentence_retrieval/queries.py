@@ -1,10 +1,8 @@
 """Query strategies: how a dialogue's history becomes what a reranker matches sentences against (each strategy:
 docs/benches/sentence-retrieval.md, Query strategies; `turn_mixture` is the paper's Eq. 2).
 
-A query is a list of (weight, text) parts; a reranker scores each part and sums the weighted scores (for the
-language model this is exactly scoring with the mixture of the parts' language models). Only the history
-(`context`, the subreddit and the title) is read: the dialogue model does not even hold the `target` turn, and
-candidates' labels are never passed here.
+A query is a list of (weight, text) parts; a reranker sums the parts' weighted scores. Only the history is read: the
+dialogue model does not even hold the `target` turn, and candidates' labels are never passed here.
 """
 
 from __future__ import annotations

@@ -1,11 +1,6 @@
-"""A dialogue's result as the sample log's record, and as a row of results.csv (the fields:
-docs/benches/sentence-retrieval.md, Outputs).
-
-One record per dialogue however many systems ran: every system's figures on it under `MAP[<system>]` (the groups of
-the summary's `system` breakdown), the best system's also under the top-level names and its ranking as `contexts`.
-The reply actually written (the data's `target`) is never read, so never shown. The whole-run figures (picks, best
-system, figures over the test halves) are the dialogue's entry of `evaluation.dialogue_figures` (`evaluation.py` says
-why they are the run's), None when it was not scored.
+"""A dialogue's result as the sample log's record and a row of results.csv (docs/benches/sentence-retrieval.md,
+Outputs). The reply actually written (the data's `target`) is never read, so never shown. The whole-run figures come
+from `evaluation.dialogue_figures` (`evaluation.py` says why), None when the dialogue was not scored.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""Each system is a scorer: it ranks every dialogue's candidates with every setting of its grid and measures each
-ranking (AP, nDCG@5 and RR of the dialogue; `metrics.measure`).
+"""Each system is a scorer: it ranks every dialogue's candidates at every grid setting and measures each ranking.
 
-Each system is journaled on its own (its fingerprint: its spec, its scoring code version, the pool statistics it
-used and the queries it read), so adding a system to a finished run ranks with the new one only, and a resumed run
-skips every dialogue a system already ranked. Rankings are computed from the candidates' texts and the queries; the
-labels are read only after, to measure. Tuning on the validation halves needs every dialogue's figures, so it is
-the run's evaluation (`evaluation.py`), not a scorer's.
+Each system is journaled on its own (fingerprint: spec, scoring code version, pool statistics, queries read), so
+adding a system to a finished run ranks with it only, and a resume skips what each system ranked. Labels are read only
+after ranking. Tuning needs every dialogue's figures, so it is the run's evaluation (`evaluation.py`).
 """
 
 from __future__ import annotations

@@ -1,20 +1,11 @@
 """Two-tailed paired permutation (randomization) tests and corrections for multiple hypotheses.
 
-The paper tests differences with "the two tailed permutation (randomization) test with 10,000 random
-permutations ... with respect to the performance attained for each of the 50 test sets", with Bonferroni
-correction. Under the null hypothesis the two systems' labels are exchangeable within each pair, so each
-permutation flips the sign of each paired difference at random; the p-value is the share of permutations
-whose |mean difference| is at least the observed one, counting the observed arrangement itself:
-p = (1 + #{|perm| >= |obs|}) / (1 + permutations), so the smallest possible p is 1 / (permutations + 1).
-
-The 50 test halves overlap (each dialogue is in about half of them), so a test over split figures treats
-50 strongly dependent numbers as independent and overstates significance; the same test over dialogues
-(each dialogue's mean over the test halves that hold it) uses independent units. Both are reported.
-
-Every test of a run shares one stream of random signs per seed, so a p-value does not depend on which
-other tests are run, and the same seed gives the same p-values. When there are no more sign patterns
-(2^n) than permutations asked for, all of them are enumerated instead: the exact test (as scipy does),
-whose p-value is the share of all 2^n patterns at least as extreme.
+The paper's test ("two tailed permutation (randomization) test with 10,000 random permutations" over the 50 test
+sets, Bonferroni): each permutation flips the sign of each paired difference at random (labels exchangeable under
+the null); p = (1 + #{|perm| >= |obs|}) / (1 + permutations). Also run over dialogues, because the 50 test halves
+overlap and overstate significance (docs/benches/sentence-retrieval.md). One stream of random signs per seed is
+shared by every test of a run, so a p-value does not depend on which other tests ran. With 2^n <= permutations all
+sign patterns are enumerated: the exact test, as scipy does.
 """
 
 from __future__ import annotations

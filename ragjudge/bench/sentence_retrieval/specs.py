@@ -1,16 +1,8 @@
-"""Reranker specs: YAML files in `pipelines/rerank/` (and the user's `--pipeline-dir` folders) naming a
-reranker, its options, the query strategy, and the grid of parameters tuned on each validation half.
+"""Reranker specs: YAML files in `pipelines/rerank/` (and `--pipeline-dir` folders) naming a reranker, its options,
+the query strategy and the grid tuned on each validation half (docs/benches/sentence-retrieval.md, Systems).
 
-    description: Okapi BM25 over the last turn, the paper's grid.
-    reranker: {name: bm25, options: {collection: pool}}
-    query: {strategy: last_turn}
-    grid: {k1: [1.2, 2, 4, 8, 12], b: [0.25, 0.5, 0.75, 1]}
-
-Rerankers: `initial` (the candidates' given order), `bm25`, `lm` (Dirichlet), `dense` (any ragjudge encoder:
-the bundled MiniLM, a sentence-transformers model, or a litellm embedding model), `cross_encoder` (a local
-sentence-transformers CrossEncoder folder), `rrf` (reciprocal rank fusion of other specs). Grid keys are
-reranker options or the query's `beta` / `delta`; the settings are every combination, in the order written.
-They are a separate kind from retrieval pipelines (which search a corpus), hence their own folder.
+Grid keys are reranker options or the query's `beta` / `delta`; the settings are every combination, in the order
+written. A separate kind from retrieval pipelines (which search a corpus), hence their own folder.
 """
 
 from __future__ import annotations

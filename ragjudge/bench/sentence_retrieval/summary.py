@@ -1,13 +1,8 @@
-"""The run's `Summary` (the result contract), from its evaluation (`evaluation.py`: tuning and testing over the
-splits): every system's figures, significance over splits and over dialogues, the data's facts (what each part holds:
-docs/benches/sentence-retrieval.md, The summary).
+"""The run's `Summary` from its evaluation (`evaluation.py`); what it holds: docs/benches/sentence-retrieval.md.
 
-One run compares several systems and writes one summary: every system's figures are the `system` breakdown, and the
-top-level metrics are the best system's (highest MAP on the test halves' means; the first in `--pipeline` order on a
-tie). Not `system/MAP` names: a breakdown's metrics must be top-level metrics, and every reader of a summary (the
-terminal, charts, `ragjudge report`, a script comparing runs) would have to know this bench's naming to find "the"
-MAP; with the best system on top, MAP means what it means in every retrieval summary, and a one-system run is simply
-that system.
+Every system's figures are the `system` breakdown and the top-level metrics are the best system's, not `system/MAP`
+names: a breakdown's metrics must be top-level metrics, and every reader (terminal, charts, report, scripts) would
+otherwise need this bench's naming to find "the" MAP.
 """
 
 from __future__ import annotations

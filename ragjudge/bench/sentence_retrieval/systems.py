@@ -1,6 +1,5 @@
-"""Systems: a reranker spec made runnable. `rank` turns dialogues (with their built queries) into one
-ranking per grid setting; rankings are permutations of the candidate positions, best first, ties in the
-initial ranker's order. Systems see candidate texts and queries, never labels.
+"""Systems: a reranker spec made runnable. `rank` gives one ranking per grid setting (permutations of the candidate
+positions, best first, ties in the initial ranker's order). Systems see candidate texts and queries, never labels.
 """
 
 from __future__ import annotations

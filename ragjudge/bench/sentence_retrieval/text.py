@@ -1,11 +1,8 @@
 """Words for the lexical rerankers: tokens, stop words, stems, and the collection statistics they score with.
 
 Tokens and stems are the `bm25` retriever's, so a reranker and a retriever see the same words (how they differ from
-the paper's, Krovetz stems and its Wikipedia index's statistics: docs/benches/sentence-retrieval.md, Systems). Each
-word is stemmed once and mapped to an integer id; texts become int32 arrays. Stop words are dropped from the
-dialogue only, as the paper does: by default a candidate keeps its own, which count in its length (BM25's |d|, the
-LM's |s|). Collection statistics come from the candidate pool (every distinct candidate of the loaded dialogues, by
-id) or from each dialogue's candidates.
+the paper's: docs/benches/sentence-retrieval.md, Systems). Each stem is an integer id; texts are int32 arrays. Stop
+words are dropped from the dialogue only, as the paper does: a candidate keeps its own, which count in its length.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
-"""The run folder's TREC files: `qrels.trec` (every candidate with its 0/1 label) and one
-`run.<system>.trec` per system, at the setting picked on most validation halves (the summary says which),
-so that `ragjudge retrieval-eval run.X.trec --qrels qrels.trec --metrics map@50,ndcg@5,mrr@50` (or
-trec_eval) scores exactly the rankings the bench scored.
+"""The run folder's TREC files (`qrels.trec`, one `run.<system>.trec` per system at its most picked setting), so that
+`ragjudge retrieval-eval` or trec_eval scores exactly the rankings the bench scored.
 
-Candidate ids name a Wikipedia page and may contain spaces, which whitespace-separated TREC lines cannot
-hold: `%` and whitespace are percent-encoded (`%25`, `%20`, ...), reversibly. Scores are rank-derived
-(n, n-1, ..., 1) so that no tool can re-break a tie its own way.
+Candidate ids (Wikipedia page names) may hold spaces: `%` and whitespace are percent-encoded, reversibly. Scores are
+rank-derived (n, n-1, ..., 1) so that no tool can re-break a tie its own way.
 """
 
 from __future__ import annotations

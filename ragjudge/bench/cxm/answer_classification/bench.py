@@ -1,9 +1,6 @@
 """`cxm-answer-classification`: reply to a multi-turn conversation from retrieved articles (or take the data's
 replies); an LLM judge labels each reply Correct / Incorrect / Hallucination / Refusal (the paper's Table 7).
-
-The articles are retrieved as `cxm-multiturn-retrieval` retrieves them, with the same options and code
-(`queries`): `--pipeline`, `-T chunk` (default 1000, Table 7's), `-T query` (an LLM with CXMArena's
-query-formation prompt given `--rewrite-model`), and `-T k` articles (default 10, CXMArena's predictor's)."""
+The articles are retrieved as `cxm-multiturn-retrieval` retrieves them, same options and code (`queries`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A reply as the sample log's record: the conversation so far, the reference reply (`target`) and the turn's gold
-articles (`target_contexts`), the reply (`output`) and the articles it was written from (`contexts`), and its figures
-under the summary's names: 1 for its class's share (carrying the judge's verdict), 0 for the others, the judge's
-agreement with a gold label, the recall of the gold articles."""
+"""A reply as the sample log's record; its figures under the summary's names: 1 for its class's share (carrying the
+judge's verdict), 0 for the others, the judge's agreement with a gold label, the recall of the gold articles."""
 
 from __future__ import annotations
 

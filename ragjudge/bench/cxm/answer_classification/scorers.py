@@ -1,7 +1,6 @@
-"""How one reply is scored: an LLM judge labels it Correct / Incorrect / Hallucination / Refusal from the
-conversation, the reference reply and the articles (`ClassifyScorer`, the paper's Table 7); the class then counts
-toward its share, and toward the judge's agreement with a gold label where the data has one. The articles the
-replier saw are scored too: the share of the turn's gold articles among them (`gold_recall`)."""
+"""How one reply is scored: an LLM judge labels it (`ClassifyScorer`, the paper's Table 7), counting toward its class's
+share and the judge's agreement with a gold label where the data has one; the share of the turn's gold articles
+among those the replier saw is `gold_recall`."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""The replier under test: each turn's articles retrieved as multi-turn retrieval retrieves them
-(`queries.ConversationSearch`: `--pipeline`, `-T chunk`, `-T query`, `--rewrite-model`), then the model's reply to the
-last message from the top `-T k`; or, without a replier, the replies the data already holds."""
+"""The replier under test: each turn's articles retrieved as multi-turn retrieval does (`queries.ConversationSearch`),
+then the model's reply to the last message from the top `-T k`; without a replier, the data's own replies."""
 
 from __future__ import annotations
 

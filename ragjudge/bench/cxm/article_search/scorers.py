@@ -1,7 +1,5 @@
-"""How one query's ranking is scored: P@k, R@k, hit@k at every cut-off and the reciprocal rank of the first
-relevant article (`query_figures`), and, from the articles of the top passages, the hit CXMArena's predictor's
-ranking would have (`official_hit`: the top-k passages with repeats removed). No judge: rankings are compared with
-the relevant articles."""
+"""How one query's ranking is scored: P@k, R@k, hit@k and reciprocal rank (`query_figures`), and the hit CXMArena's
+predictor's ranking would have (`official_hit`: top-k passages, repeats removed). No judge."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Article search scores: P@k, R@k, hit@k (the paper's "precision") and MRR.
-
-Rows are `{"query_id", "ranking"}` (distinct article ids, best first). A run over chunked articles also writes
-`chunk_articles` (the articles of the top passages, repeats kept); from it the ranking CXMArena's predictor
-would have given (top-k passages, repeats removed, so possibly fewer than k articles) is scored too.
+"""Article search scores: P@k, R@k, hit@k (the paper's "precision") and MRR. From a chunked run's `chunk_articles`
+(the top passages' articles, repeats kept) the ranking CXMArena's predictor would give is scored too.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""An intent prediction as the sample log's record: the conversation, the gold intent (`target`), the predicted
-label (`output`), its figures under the summary's names (exact match, paper protocol, LLM-verified with the judge's
-verdict, level 1 in a two-level taxonomy) and the taxonomy as its label."""
+"""An intent prediction as the sample log's record: gold intent as `target`, predicted label as `output`, its
+figures under the summary's names (the LLM-verified one with the judge's verdict), the taxonomy as its label."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """Intent prediction scores: exact match, LLM-verified, macro-F1, per intent, confusions.
 
-One report for all the taxonomies scored: with one taxonomy its figures; with several, every figure pooled over
-the (conversation, taxonomy) predictions (macro-F1 over the gold intents of all taxonomies, level-1 accuracy
-over the two-level ones) and a breakdown by taxonomy holding each taxonomy's own figures (what the paper's
-Table 4 reports).
+With several taxonomies every figure is pooled over the (conversation, taxonomy) predictions (macro-F1 over all gold
+intents, level-1 accuracy over the two-level ones), plus a breakdown by taxonomy (what the paper's Table 4 reports).
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""The paper's Table 2 for this task: how to run it as the paper did (`SETUP`, shown by `ragjudge benches show`),
-and its figures beside a run's when the run's conditions are the table's (`beside`; `cxm.references` has the
-rule)."""
+"""The paper's Table 2: how to run it as the paper did (`SETUP`, shown by `ragjudge benches show`) and its figures
+beside a run measured under the same conditions (`beside`; the rule: `cxm.references`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""KB refinement's sample-log records. A predicted pair (a predictions file's row): the two articles (`contexts`),
-the kinds the gold data gives the pair (`target`; none: not a gold pair), the predicted kind (`output`) and whether
-it is right under the summary's name (`similar precision` or `contradictory precision`). The baseline's own run has
-one sample, the KB: the pairs it predicted and the gold ones, counted by kind, with the run's P/R/F1."""
+"""KB refinement's sample-log records. A predicted pair (a predictions file's row): the two articles (`contexts`), the
+gold kinds of the pair (`target`; none: not a gold pair), the predicted kind (`output`) and whether it is right. The
+baseline's own run has one sample, the KB: its predicted and gold pairs by kind, with the run's P/R/F1."""
 
 from __future__ import annotations
 

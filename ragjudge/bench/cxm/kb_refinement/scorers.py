@@ -1,10 +1,7 @@
-"""How the embedding baseline and a predicted pair are scored. The baseline is the paper's method (Table 2;
-CXMArena's predictor): embed each article, take each article's k nearest neighbours, predict the pairs whose cosine
-similarity reaches a fixed threshold. How the threshold matters is an *analysis*, never the baseline's result: a
-sweep over thresholds, the threshold picked on one half of the articles and scored on the other (held out), and the
-best threshold on all gold pairs, labelled as the oracle upper bound it is (`baseline_analysis`). Everything works
-on the k-nearest-neighbour candidate pairs, sorted once (`Candidates`). A predicted pair is right when it is a gold
-pair of its kind (`gold_kinds`)."""
+"""How the embedding baseline (the paper's method, Table 2: docs/benches/cxmarena.md, KB refinement) and a predicted
+pair are scored. The threshold sweep, held-out pick and oracle are an *analysis* (`baseline_analysis`), never the
+baseline's result. All of it works on the k-nearest-neighbour candidate pairs, sorted once (`Candidates`). A
+predicted pair is right when it is a gold pair of its kind (`gold_kinds`)."""
 
 from __future__ import annotations
 

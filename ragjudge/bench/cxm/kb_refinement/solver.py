@@ -1,7 +1,6 @@
-"""The system under test: the paper's embedding baseline (similar pairs: each article's k nearest neighbours at a
-fixed cosine similarity), with contradictory pairs from an LLM pair judge reading the neighbour pairs, or a system's
-pairs from a predictions file. The KB is embedded once per run (`embed`); the embeddings and what they cost go to
-`ctx.facts["kb"]`, where the summary reads them (the baseline's analysis, the encoder's truncation)."""
+"""The system under test: the paper's embedding baseline, with contradictory pairs from an LLM pair judge, or a
+predictions file's pairs. The KB is embedded once per run (`embed`); embeddings and cost go to `ctx.facts["kb"]`,
+where the summary reads them (the baseline's analysis, the encoder's truncation)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""KB refinement scores over unordered article pairs (P/R/F1 per kind), and the tables and figures of the analysis
-of the embedding baseline (`scorers.baseline_analysis`), each named as the baseline's so none is read as the
-system's."""
+"""KB refinement scores over unordered article pairs (P/R/F1 per kind), and the embedding baseline's analysis
+(`scorers.baseline_analysis`), named as the baseline's so none is read as the system's."""
 
 from __future__ import annotations
 

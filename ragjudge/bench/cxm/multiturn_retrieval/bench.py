@@ -1,7 +1,6 @@
-"""`cxm-multiturn-retrieval`: the paper's Table 8. Each multi-turn RAG turn's conversation becomes a query (the
-customer's last message, all of their messages, or a query an LLM writes, as the paper does), which retrieves
-knowledge-base articles, chunked as the paper's (500 or 1000 characters); Recall@k of the turn's gold articles
-at every k asked for, in one run. No generator and no judge."""
+"""`cxm-multiturn-retrieval`: the paper's Table 8. Each turn's conversation becomes a query that retrieves chunked
+knowledge-base articles; Recall@k of the turn's gold articles at every k asked for, in one run. No generator, no judge.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""A multi-turn retrieval turn as the sample log's record: the conversation so far, the turn's gold articles
-(`target_contexts`), the ranking (`contexts`, best first), the query it was searched with (metadata), and the turn's
-figures under the summary's names."""
+"""A multi-turn retrieval turn as the sample log's record: gold articles as `target_contexts`, the ranking as
+`contexts`, the query in metadata, the turn's figures under the summary's names."""
 
 from __future__ import annotations
 

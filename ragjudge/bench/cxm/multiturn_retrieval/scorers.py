@@ -1,7 +1,6 @@
-"""How one turn's ranking is scored: Recall@k, hit@k and the reciprocal rank of its gold articles (a turn without
-gold articles has none of these), and Recall@k as CXMArena's evaluator computes it (`PaperProtocol`): on its
-predictor's ranking (the top-k passages with repeats removed) when the rows keep the articles of the top passages,
-a turn without gold articles counted as 0. No judge: rankings are compared with the gold articles."""
+"""How one turn's ranking is scored: Recall@k, hit@k and reciprocal rank of its gold articles (none for a turn
+without gold), and Recall@k as CXMArena's evaluator computes it (`PaperProtocol`: its predictor's ranking when the
+rows keep the top passages' articles; a turn without gold counts 0). No judge."""
 
 from __future__ import annotations
 

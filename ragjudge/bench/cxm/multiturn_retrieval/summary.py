@@ -1,9 +1,6 @@
-"""Multi-turn retrieval scores (the paper's Table 8): Recall@k of the gold articles of each turn.
-
-Rows are `{"case_id", "ranking"}` (distinct article ids, best first), optionally `chunk_articles` (see
-`article_search.summary`). Recall@k is |gold ∩ top k| / |gold| averaged over the turns that have gold articles. CXMArena's
-evaluator also averages in turns without gold articles (as 0) and scores the ranking its predictor makes (top-k
-passages, repeats removed); those figures are printed beside ours when they differ.
+"""Multi-turn retrieval scores (the paper's Table 8): Recall@k of the gold articles of each turn, averaged over turns
+with gold articles. CXMArena's evaluator also counts turns without gold (as 0) and scores its predictor's ranking
+(top-k passages, repeats removed: `chunk_articles`); those figures are printed beside ours when they differ.
 """
 
 from __future__ import annotations

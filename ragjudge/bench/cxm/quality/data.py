@@ -1,9 +1,8 @@
 """Agent quality adherence: conversations with quality questions, gold answers and supporting message ids.
 
-A gold evidence id that names no message of its conversation (or names it with the wrong speaker, as in
-`AGENT[2]` for a customer message) spoils that question's gold evidence only: the question keeps its answer
-(scored, as CXMArena's evaluator scores answers without looking at evidence) and its `evidence_error`, and is
-left out of the evidence metrics, counted and noted.
+A gold evidence id naming no message of its conversation (or the wrong speaker: `AGENT[2]` for a customer message)
+spoils that question's evidence only: it keeps its answer (scored, as CXMArena's evaluator ignores evidence) and
+`evidence_error`, and is left out of the evidence metrics, counted and noted.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""A conversation's questionnaire as the sample log's record: the conversation, the gold answers (`target`, one line
-a question), the predicted answers with the message ids they cite (`output`), and the case's own figures under the
-summary's names (question accuracy both ways, P/R/F1 of True, case accuracy, evidence P/R/F1)."""
+"""A conversation's questionnaire as the sample log's record: gold answers as `target` and predicted ones with their
+cited message ids as `output` (one line a question), the case's own figures under the summary's names."""
 
 from __future__ import annotations
 

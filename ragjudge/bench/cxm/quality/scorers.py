@@ -1,6 +1,5 @@
-"""How one conversation's questionnaire is scored: the predicted answers read from a row (`read_answers`), each
-question's outcome (a question left unanswered is wrong, `question_outcomes`) and CXMArena's own reading of the same
-answers (an unanswered question skipped, `paper_outcomes`). No judge: the answers are compared with the gold ones."""
+"""How one conversation's questionnaire is scored: each question's outcome (unanswered is wrong,
+`question_outcomes`) and CXMArena's own reading (unanswered skipped, `paper_outcomes`). No judge."""
 
 from __future__ import annotations
 

@@ -19,13 +19,10 @@ if TYPE_CHECKING:
 
 def read_quality_answers(value: Any, case: QualityCase, spec: JudgeSpec | None = None
                          ) -> tuple[list[dict[str, Any]], list[str], list[str]]:
-    """The model's answers → (answers in question order, ids of questions left unanswered, ids of questions
-    answered with something that is no True/False/NA).
-
-    Where the answers are and what they are called comes from the spec's options, so a prompt written for the
-    release (a top-level list of {"Question", "Answer"}) runs unchanged: `answers_key` ("answers"; null for a
-    top-level list), `question_key` ("question"), `answer_key` ("answer"), `evidence_key` ("message_ids").
-    An item names its question by number or text; failing both, by its position in the list."""
+    """The model's answers → (answers in question order, ids of unanswered questions, ids answered with no
+    True/False/NA). The keys come from the spec's options (`answers_key`, `question_key`, `answer_key`,
+    `evidence_key`), so a prompt written for the release runs unchanged. An item names its question by number or
+    text, else by position."""
     options = spec.options if spec is not None else {}
     answers_key = options.get("answers_key", "answers")
     q_key, a_key = options.get("question_key", "question"), options.get("answer_key", "answer")

@@ -1,6 +1,5 @@
-"""A tool-calling prediction as the sample log's record: the conversation, the gold calls (`target`), the calls the
-model made (`output`, one a line), and the prediction's figures under the summary's names (prefixed `auto ` or
-`forced ` when the run holds both modes, as the summary's are)."""
+"""A tool-calling prediction as the sample log's record: gold calls as `target`, the model's as `output` (one a
+line), figures under the summary's names (prefixed `auto ` or `forced ` when the run holds both modes)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""How one tool-calling prediction is scored: the sorted set of called tool names against the gold set (CXMArena's
-evaluator), every gold call made with its gold arguments, the gold argument values got right, and whether any tool
-was called at all (`tool_outcome`). No judge: the calls are compared with the gold ones."""
+"""How one tool-calling prediction is scored (`tool_outcome`): the set of called tool names against the gold set
+(CXMArena's evaluator), gold calls with their arguments, argument values right, and whether any tool was called."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
 """`--bench mtrag-retrieval`: MTRAG's retrieval tasks for one domain (last turn, rewrite, all questions) through a
 pipeline, scored with ranx exactly as `ragjudge retrieval-eval` scores a run, in the paper's Table 3 layout.
 
-Queries are used as the benchmark gives them (its `rewrite` file holds the paper's rewrites), like
-`ragjudge retrieve` does for BEIR queries; the pipeline's own query strategy is not applied. The runs are
-also written as MTRAG run files (`<queries>.jsonl`), so `ragjudge retrieval-eval` can score them again.
-
-The parts (MTRAG-UN's retrieval bench, `un_retrieval/`, extends this one): `data.py` reads the query files and
-qrels, `solver.py` searches, `scorers.py` scores each query through ranx, `summary.py` scores each query file's run
-as retrieval-eval does, `samples.py` a query as the sample log's record, `paper.py` the paper's Tables 3 and 15.
+Queries are used as the benchmark gives them (its `rewrite` file holds the paper's rewrites), as `ragjudge retrieve`
+does for BEIR queries: the pipeline's own query strategy is not applied. Runs are also written as MTRAG run files
+(`<queries>.jsonl`) for `retrieval-eval`. MTRAG-UN's retrieval bench (`un_retrieval/`) extends this one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""MTRAG's retrieval tasks for one domain: the query files (last turn, rewrite, all questions) and the qrels, read into
-one sample per (query file, query) with what the scorer and the sample log need: the qrels' relevant passages and the
-breakdown labels the summary groups by (computed as `ragjudge retrieval-eval` computes them)."""
+"""MTRAG's retrieval tasks for one domain: the query files and qrels, read into one sample per (query file, query)
+with its relevant passages and breakdown labels (computed as `ragjudge retrieval-eval` computes them)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""The MTRAG paper's retrieval figures (Katsis et al., TACL 2025), printed beside ours and labelled as the paper's.
-
-Table 3 averages the four domains (BM25, BGE-base 1.5, ELSER); Table 15 gives ELSER per domain. The paper's
-runs used the full corpora; ragjudge users with pooled or other corpora compare like with unlike, which the
-table titles say.
+"""The MTRAG paper's retrieval figures (Katsis et al., TACL 2025), printed beside ours and labelled as the paper's:
+Table 3 (the four domains' mean; BM25, BGE-base 1.5, ELSER) and Table 15 (ELSER per domain). The paper used the full
+corpora; runs on pooled or other corpora compare like with unlike, which the table titles say.
 """
 
 from __future__ import annotations

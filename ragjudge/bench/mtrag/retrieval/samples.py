@@ -1,15 +1,9 @@
-"""A retrieval query as the sample log's record.
+"""A retrieval query as the sample log's record (docs/benches/mtrag.md, Retrieval).
 
-- `input`: the conversation up to the query (MTRAG-UN's tasks), else the last user turn as asked (MTRAG's lastturn
-  file), else the query as loaded;
-- `contexts`: the ranking (id, score, text and title); `target_contexts`: the qrels' relevant passages (the grade in
-  `score`);
-- `scores`: R@k and nDCG@k under the summary's names (none for a query the qrels do not judge);
-- `labels`: the summary's breakdowns (`queries`: Last Turn, Query Rewrite or All Questions; `turn`; `standalone`);
-- `metadata`: `query_id` (the task's own id: the sample's id is `<kind>/<query id>`, as a task is a sample once per
-  query kind), `query_kind`, `query` (the text searched), a rewrite's `rewrite_class` or `rewrite_fallback`, the
-  domain and the MTRAG `collection` (as the run files write it: what `retrieval-eval` and `export --to mtrageval-a`
-  read from the sample log).
+`input` is the conversation up to the query (MTRAG-UN's tasks), else the last user turn as asked (MTRAG's lastturn
+file), else the query as loaded. The sample's id is `<kind>/<query id>` (a task is a sample once per query kind);
+`metadata` carries the domain and MTRAG `collection` as the run files write them: what `retrieval-eval` and
+`export --to mtrageval-a` read from the sample log. A query the qrels do not judge has no scores.
 """
 
 from __future__ import annotations

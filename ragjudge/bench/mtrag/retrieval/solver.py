@@ -1,7 +1,5 @@
 """The system under test of the retrieval benches: a pipeline searching every query once, in a batch over one index.
-
-Each output is the query searched (`query`, as the pipeline prepared it) and its ranked passages (`contexts`: MTRAG's
-run-file shape, `document_id`, `score`, `text`, `title`), plus what a subclass adds (a rewrite's class or fallback).
+Each output is the query searched (`query`) and its ranked passages in MTRAG's run-file shape (`contexts`).
 """
 
 from __future__ import annotations

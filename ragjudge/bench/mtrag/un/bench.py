@@ -1,14 +1,10 @@
 """`--bench mtrag-un`: MTRAG-UN (the SemEval-2026 MTRAGEval evaluation set) judged the official way.
 
-MTRAG-UN keeps MTRAG's task format and adds UNDERSPECIFIED questions, whose right answer asks the user to
-clarify. Its official evaluation runs a clarification judge on every answer (`underspecified_eval`) and
-conditions RL_F, RB_llm and RB_agg on it and on the IDK judge over every task (`*_idk_underspecified`,
-`ragjudge.judges.conditioning.condition_underspecified`). Everything else is the `mtrag` bench (its data, solver,
-scorers, metrics, samples and official records: `ragjudge.bench.mtrag`): generation settings, judges, resumable
-runs; its breakdowns add the four answerability classes and, where the tasks say, standalone vs non-standalone
-questions; the paper's Table 4 and Table 5 are printed beside a run's figures (`un/paper.py`, `un/summary.py`);
-the MTRAGEval task score is the headline when RL_F, RB_llm and RB_agg are all conditioned (`un/task_score.py`), with
-the published task B or C results beside a comparable run (`un/leaderboard.py`).
+MTRAG-UN adds UNDERSPECIFIED questions (the right answer asks to clarify); its official evaluation runs a
+clarification judge on every answer and conditions RL_F, RB_llm and RB_agg on it and IDK over every task
+(`*_idk_underspecified`, `judges.conditioning.condition_underspecified`). Everything else is the `mtrag` bench's;
+its own parts: `un/paper.py` and `un/summary.py` (Tables 4 and 5), `un/task_score.py` (the MTRAGEval task score, the
+headline when all three are conditioned), `un/leaderboard.py` (published task B / C results beside a comparable run).
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""SemEval-2026 MTRAGEval's published results, each with its source, and when a run can stand beside them.
+"""SemEval-2026 MTRAGEval's published results (Task 8: A retrieval by nDCG@5 over answerable questions, B and C
+generation by `un/task_score.py`), each with its source, and when a run can stand beside them.
 
-MTRAG-UN was the evaluation set of SemEval-2026 Task 8, MTRAGEval: task A retrieval (ranked by nDCG@5 over the
-answerable questions), task B generation from the reference passages and task C full RAG (both ranked by the
-harmonic mean of the corpus-level means of the conditioned RL_F, RB_llm and RB_agg: `un/task_score.py`). The
-figures below are transcribed from the task overview and the system papers; a figure derived from a published
-statement (not printed as such) says so in its row. They are printed beside a run only when the run is comparable
-(`generation_comparable`, `retrieval_comparable`): the same tasks or qrels, the same setting, the official judges.
+Transcribed from the task overview and the system papers; a figure derived from a published statement says so in its
+row. Printed only beside a comparable run (`generation_comparable`, `retrieval_comparable`): the same tasks or qrels,
+the same setting, the official judges.
 """
 
 from __future__ import annotations

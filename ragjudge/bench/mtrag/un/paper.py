@@ -1,8 +1,5 @@
-"""MTRAG-UN's published generation figures (the paper's Table 4), printed beside a run's own.
-
-Table 4 is transcribed from Rosenthal et al., 2026 (arXiv 2602.23184). The paper's Table 5 (how an answer to an
-underspecified question asks) has no figures to print: `un/summary.py` sorts a run's answers into its types. The
-paper's retrieval figures are `ragjudge.bench.mtrag.un_retrieval.paper`'s.
+"""MTRAG-UN's Table 4 (Rosenthal et al., 2026, arXiv 2602.23184), printed beside a run's own. Table 5 has no figures
+(`un/summary.py` sorts answers into its types); the retrieval tables are `un_retrieval/paper.py`'s.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""What MTRAG-UN's summary adds to MTRAG's: the paper's Table 4 beside the run's figures, how the answers to
-UNDERSPECIFIED tasks ask for clarification (the paper's Table 5 types), and a note when the tasks do not say which
-questions are standalone.
+"""What MTRAG-UN's summary adds to MTRAG's: Table 4 beside the run's figures, the answers to UNDERSPECIFIED tasks by
+the paper's Table 5 types, and a note when the tasks do not say which questions are standalone.
 
-The paper's Table 5 defines three ways a right answer to an underspecified question is written, each ending with a
-request for more information, and gives an example of each but no counts; a run's answers to UNDERSPECIFIED tasks
-are sorted into those types here by a simple reading (`response_type`), so that a reader sees how a system asks,
-not only whether it does (each sample's type is in its `metadata.response_type`).
+Table 5 defines three ways a right answer asks for more information, with examples but no counts; a simple reading
+(`response_type`, also in each sample's `metadata.response_type`) sorts a run's answers so a reader sees how a
+system asks, not only whether.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """The MTRAGEval task score of a generation run, as the organisers ranked tasks B and C.
 
-The score is the harmonic mean of the three **corpus-level** means of the conditioned metrics (RL_F, RB_llm and
-RB_agg under `get_idk_underspec_score`: `*_idk_underspecified`), not a mean of per-task harmonic means (RaguTeam's
-`scripts/evaluation/metrics_aggregation.py` computes it this way). The organisers' returned files label the
-conditioned means by the bare metric name and the unconditioned ones "X (Pre-conditioned)"; the run's table shows
-both under those labels. A run without one of the three (an offline run has no RL_F or RB_llm) has no task score,
-and the summary says which judge is missing.
+The harmonic mean of the three **corpus-level** means of `*_idk_underspecified` RL_F, RB_llm and RB_agg, not a mean
+of per-task harmonic means (as RaguTeam's `scripts/evaluation/metrics_aggregation.py`). Labels follow the organisers'
+files: the bare name for conditioned means, "X (Pre-conditioned)" for the others. A run without one of the three (an
+offline run has no RL_F or RB_llm) has no task score, and the summary says which judge is missing.
 """
 
 from __future__ import annotations

@@ -1,14 +1,10 @@
-"""`--bench mtrag-un-retrieval`: MTRAG-UN's retrieval tasks (the SemEval-2026 MTRAGEval task A data) for one
-domain through a pipeline, scored as `mtrag-retrieval` scores MTRAG's, beside the paper's Table 2 and Table 3.
+"""`--bench mtrag-un-retrieval`: MTRAG-UN's retrieval tasks (SemEval-2026 MTRAGEval task A data) for one domain
+through a pipeline, scored as `mtrag-retrieval` scores MTRAG's, beside the paper's Tables 2 and 3.
 
-The release gives only qrels (`retrieval/qrels/<domain>.tsv`): every query id is the task id of a generation task
-(`generation/reference.jsonl`), whose conversation the queries are built from with ragjudge's query strategies
-(`ragjudge.retrieval.queries`): `lastturn` the last user turn, `questions` every user question so far, `rewrite`
-an LLM's standalone rewrite of the last turn (`-T rewrite_model=MODEL`; cached, and a malformed answer falls back
-to the last turn, counted). The corpora are MTRAG's four and are not in the release: `--corpus` names the
-domain's passage-level corpus. Its own parts: `data.py` (the release's qrels and tasks), `solver.py` (the rewrite),
-`summary.py` (the rewrites' counts), `paper.py` (Tables 2 and 3); the rest (ranx scoring, the summary's layout, run
-files, samples) is `mtrag-retrieval`'s (`ragjudge.bench.mtrag.retrieval`).
+The release gives only qrels: every query id is a generation task's id, whose conversation the queries are built from
+with `ragjudge.retrieval.queries` (`lastturn`, `questions`, or an LLM `rewrite`, cached, a malformed answer falling
+back to the last turn, counted). The corpora (MTRAG's) come by `--corpus` (docs/benches/mtrag-un.md). Only data,
+solver, summary and paper are its own; the rest is `ragjudge.bench.mtrag.retrieval`'s.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""MTRAG-UN's retrieval data (the SemEval-2026 MTRAGEval task A release): the qrels of one domain
-(`retrieval/qrels/<domain>.tsv`), whose query ids are task ids of the generation tasks (`generation/reference.jsonl`)
+"""MTRAG-UN's retrieval data (MTRAGEval task A): one domain's qrels, whose query ids are the generation tasks' ids
 the queries are built from, and optional per-query labels (standalone or not)."""
 
 from __future__ import annotations

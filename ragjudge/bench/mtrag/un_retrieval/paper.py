@@ -1,7 +1,5 @@
-"""MTRAG-UN's published retrieval figures, printed beside a run's own: the paper's Table 2 (the macro-average of the six
-domains, answerable and partial questions) and Table 3 (ELSER by standalone question).
-
-Transcribed from Rosenthal et al., 2026 (arXiv 2602.23184).
+"""MTRAG-UN's retrieval figures (Rosenthal et al., 2026, arXiv 2602.23184), beside a run's own: Table 2 (the mean of
+six domains, answerable and partial questions) and Table 3 (ELSER by standalone question).
 """
 
 from __future__ import annotations

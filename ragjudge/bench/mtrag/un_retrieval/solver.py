@@ -1,6 +1,5 @@
-"""MTRAG-UN's retrieval solver: the pipeline search of `mtrag-retrieval`, whose `rewrite` queries an LLM first
-rewrites into standalone questions (`ragjudge.retrieval.queries`: cached; a malformed answer or a failed call falls
-back to the last turn, and the output says so)."""
+"""MTRAG-UN's retrieval solver: `mtrag-retrieval`'s search, with `rewrite` queries first rewritten by an LLM
+(`ragjudge.retrieval.queries`: cached; a malformed answer or failed call falls back to the last turn, said so)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""What MTRAG-UN's retrieval summary adds to `mtrag-retrieval`'s: the MTRAGEval task A figure as headline (nDCG@5,
-then @1, @3, @10, over the qrels' queries: the answerable ones), MTRAGEval's published task A results beside a run on
-the release's qrels (`un/leaderboard.py`), how the LLM rewrites went (rewritten, fallen back on a malformed answer or
-a failed call: reported, never hidden), and a note when no query is labelled standalone or not (the paper's Table 3
-needs it)."""
+"""What MTRAG-UN's retrieval summary adds to `mtrag-retrieval`'s: the task A headline (nDCG@5, then @1, @3, @10, over
+the qrels' answerable queries), published task A results beside a run on the release's qrels, the LLM rewrites'
+counts (fallbacks reported, never hidden), and a note when no query is labelled standalone (Table 3 needs it)."""
 
 from __future__ import annotations
 
