@@ -14,8 +14,9 @@ importing ragas: another version may word its prompts otherwise, and a request r
 nothing) and the run has a response cache (an answer is then never asked twice, whatever the timing);
 RAGJUDGE_RAGAS_PREFETCH=0 turns it off. Off, the judges run as they always do. One cost: when an earlier call of an
 item fails, ragas stops there and the requests sent ahead for its later calls (context precision's other contexts,
-context relevance's second rating) are paid for unread (cached: a rerun with `--retry-errors` reads them). `python -m ragjudge.judges.ragas_prefetch --write` regenerates the snapshot from the
-installed ragas (tests/test_ragas_prefetch.py fails until it is regenerated after a ragas upgrade).
+context relevance's second rating) are paid for unread (cached: a rerun with `--retry-errors` reads them).
+`python -m ragjudge.judges.ragas_prefetch --write` regenerates the snapshot from the installed ragas
+(tests/test_ragas_prefetch.py fails until it is regenerated after a ragas upgrade).
 """
 
 from __future__ import annotations
@@ -145,7 +146,8 @@ def snapshot_source() -> str:
     """`ragas_prompts.py` as the installed ragas renders its prompts (imports ragas)."""
     from ragjudge.judges import ragas_adapter as ra
 
-    prompts = {"statement_generator": ra.StatementGeneratorPrompt, "context_recall": ra.ContextRecallClassificationPrompt,
+    prompts = {"statement_generator": ra.StatementGeneratorPrompt,
+               "context_recall": ra.ContextRecallClassificationPrompt,
                "context_precision": ra.ContextPrecisionPrompt, "response_relevance": ra.ResponseRelevancePrompt}
     fixed: dict[str, dict[str, Any]] = {}
     for name, cls in prompts.items():
@@ -153,7 +155,8 @@ def snapshot_source() -> str:
         if not text.endswith(_NO_INPUT):
             raise RuntimeError(f"ragas {installed_ragas()} renders {cls.__name__} otherwise: update render()")
         fixed[name] = {"fields": list(cls.input_model.model_fields), "head": text[: -len(_NO_INPUT)]}
-    templates = {"context_relevance": [ra.ContextRelevance.template_relevance1, ra.ContextRelevance.template_relevance2]}
+    relevance = ra.ContextRelevance
+    templates = {"context_relevance": [relevance.template_relevance1, relevance.template_relevance2]}
     lines = [
         f'"""The fixed text of the ragas {installed_ragas()} prompts RAGAS judges send first (see ragas_prefetch).',
         "",

@@ -60,8 +60,8 @@ class InFlightLimit:
     per answer at first (doubling every round trip, TCP's slow start) and, after its first cut, by one per
     round trip's worth of answers. A 429 cuts it by `REFUSED_BACKOFF` (once per episode), never below 1: the
     provider refuses more at once (the limiter calls `refused` only when no rate paces the endpoint: with one,
-    the rate steps down instead, one answer to one signal). Slowing answers cut it by `SLOW_BACKOFF` but never below `start`: latency
-    also grows with a mix of longer prompts, so it only takes back what growth added. Never above `cap`.
+    the rate steps down instead, one answer to one signal). Slowing answers cut it by `SLOW_BACKOFF` but never
+    below `start`: latency also grows with a mix of longer prompts, so it only takes back what growth added. Never above `cap`.
     Fixed (`adaptive=False`): always `start`, the hard cap a provider that punishes bursts needs."""
 
     def __init__(self, start: int, *, adaptive: bool = True, cap: int | None = None):

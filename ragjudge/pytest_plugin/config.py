@@ -97,7 +97,7 @@ def add_options(parser: pytest.Parser) -> None:
         ini, switch = f"ragjudge_{setting.name}", setting.type is bool
         group.addoption(_option(setting), dest=ini, help=f"{setting.flag_help} (ini: {ini})",
                         **{"action": "store_const", "const": not setting.default} if switch else
-                        {"metavar": "|".join(_choices(setting)) or ("PATH" if setting.path else _METAVAR.get(setting.kind, "TEXT"))})
+                        {"metavar": _metavar(setting)})
         parser.addini(ini, f"ragjudge: {setting.help}", type="bool" if switch else None,
                       default=setting.default if switch else "")
 
@@ -185,6 +185,10 @@ def settings_from(config: pytest.Config,
 
 def _option(setting: Setting) -> str:
     return "--ragjudge-" + setting.cli_flag.removeprefix("--")
+
+
+def _metavar(setting: Setting) -> str:
+    return "|".join(_choices(setting)) or ("PATH" if setting.path else _METAVAR.get(setting.kind, "TEXT"))
 
 
 def _choices(setting: Setting) -> tuple[str, ...]:
