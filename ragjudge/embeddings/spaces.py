@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning, pack, unpack
+from ragjudge.embeddings.store import EmbeddingStore, EmbeddingStoreWarning, pack, pack_vectors, unpack
 from ragjudge.embeddings.token_encoder import TokenEmbeddings
 
 
@@ -53,8 +53,7 @@ class VectorSpace(_Space):
                 for text, (_, vectors, _, _) in self._entries(texts)}
 
     def put(self, texts: Sequence[str], matrix: np.ndarray) -> None:
-        rows = np.ascontiguousarray(matrix, dtype="<f4")
-        self._put([(t, pack(b"", row.tobytes(), 1, row.shape[0])) for t, row in zip(texts, rows, strict=True)])
+        self._put(list(zip(texts, pack_vectors(matrix), strict=True)))
 
 
 class TokenSpace(_Space):
