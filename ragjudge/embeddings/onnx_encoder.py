@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -136,13 +137,19 @@ class OnnxSentenceModel:
 
     def __init__(self, model_folder: Path, cache: Path, *, max_seq_length: int, precision: str = "fp32",
                  threads: int | None = None):
-        with quiet_model_loading():
-            from transformers import AutoTokenizer
-
-            self.tokenizer = AutoTokenizer.from_pretrained(str(model_folder))
+        self.model_folder = model_folder
         self.max_seq_length = max_seq_length
         self.transformer = OnnxTransformer(model_folder, cache, precision=precision, threads=threads)
         self.path = self.transformer.path
+
+    @cached_property
+    def tokenizer(self) -> Any:
+        """transformers' tokenizer, loaded when `encode` first needs it: the indexing pipeline feeds the transformer
+        with its own (`embeddings.batch_tokenizer`), and a process that only runs that never imports transformers."""
+        with quiet_model_loading():
+            from transformers import AutoTokenizer
+
+            return AutoTokenizer.from_pretrained(str(self.model_folder))
 
     def batches(self, texts: Sequence[str], batch_size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(token ids, attention mask) per batch, tokenised and truncated as sentence-transformers does."""

@@ -53,6 +53,9 @@ def export(model_folder: Path, target: Path, num_layers: int | None = None, prec
     """The graph file for `precision` in `target` (fp32 `model.onnx`, int8 `model.int8.onnx`), made unless already
     there, each written whole or not at all."""
     path = target / "model.onnx"
+    made = target / "model.int8.onnx" if precision == "int8" else path
+    if made.is_file():  # made before: nothing to export, and no loading lock (it imports transformers)
+        return made
     with quiet_model_loading():  # one export at a time in a process: torch.onnx's state is process-wide
         if not path.is_file():
             _export_fp32(model_folder, target, path, num_layers)

@@ -26,7 +26,7 @@ import numpy as np
 from ragjudge.embeddings.coalescing import Coalescer
 from ragjudge.embeddings.device import check_device, resolve_device, use_cores
 from ragjudge.embeddings.encoding import StoredEncoding
-from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
+from ragjudge.embeddings.batch_tokenizer import BatchTokenizer, saved_tokenizer
 from ragjudge.embeddings.onnx_encoder import (OnnxMeanPooling, OnnxSentenceModel, check_precision, choose_backend,
                                               onnx_layout)
 from ragjudge.embeddings.pipeline import Forward, run_pipeline
@@ -34,7 +34,7 @@ from ragjudge.embeddings.torch_pooling import TorchMeanPooling, tf32_available
 from ragjudge.embeddings.scope import StoreHandle, backend_override
 from ragjudge.embeddings.model_files import (BUNDLED_NAME, bundled_model_dir, files_fingerprint, library_versions,
                                              model_files)
-from ragjudge.embeddings.onnx_export import model_config
+from ragjudge.embeddings.onnx_export import export_folder, model_config
 from ragjudge.embeddings.spaces import VectorSpace
 from ragjudge.errors import RagjudgeError, UsageError
 from ragjudge.llm.cache import default_cache_dir
@@ -157,11 +157,15 @@ class SentenceTransformerEncoder:
             if self._onnx is None:
                 folder = model_files(self._path)
                 assert folder is not None, "choose_backend gives onnx only for a local folder"
-                store = self._store.get()
-                cache = store.folder if store is not None else default_cache_dir()
                 limit = self.max_seq_length or _configured_limit(folder) or 512
-                self._onnx = OnnxSentenceModel(folder, cache, max_seq_length=int(limit), precision=self.precision)
+                self._onnx = OnnxSentenceModel(folder, self._onnx_cache(), max_seq_length=int(limit),
+                                               precision=self.precision)
         return self._onnx
+
+    def _onnx_cache(self) -> Path:
+        """The cache folder ONNX exports go under (`onnx_export.onnx_root`): the run's store's, else the default."""
+        store = self._store.get()
+        return store.folder if store is not None else default_cache_dir()
 
     def _load(self) -> Any:
         with self._lock:
@@ -270,7 +274,11 @@ class SentenceTransformerEncoder:
                 self._batch_tokenizer = None
                 if folder is not None and onnx_layout(folder) is None:
                     limit = self.max_seq_length or _configured_limit(folder) or 512
-                    self._batch_tokenizer = BatchTokenizer.from_pretrained(folder, int(limit))
+                    # beside ONNX Runtime's export, the tokenizer kept as transformers loaded it: a process that
+                    # runs the model there needs transformers for nothing else (torch's path imports it anyway)
+                    onnx = self.backend == "onnx"
+                    saved = saved_tokenizer(export_folder(self._onnx_cache(), folder)) if onnx else None
+                    self._batch_tokenizer = BatchTokenizer.from_pretrained(folder, int(limit), saved)
         return self._batch_tokenizer  # type: ignore[return-value]
 
     def forward_pass(self) -> Forward:
