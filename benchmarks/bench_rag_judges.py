@@ -222,8 +222,9 @@ def main() -> None:
     print(f"{n} MTRAG ClapNQ samples x {len(JUDGES)} judges ({', '.join(JUDGES)}), {args.latency * 1000:.0f} ms "
           f"per request, {args.workers} workers; each tool in a fresh process; {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}")
-    print("MiniLM (both tools' embeddings) runs on ONNX Runtime from one export made before timing (an install-time "
-          "cost, in $RAGJUDGE_ONNX_DIR); each tool's first run starts with an empty embedding store")
+    print("MiniLM (both tools' embeddings) runs on ONNX Runtime from one export and the tokenizer kept beside it, made "
+          "before timing (an install-time cost, in $RAGJUDGE_ONNX_DIR); each tool's first run starts with an empty "
+          "embedding store")
     print("evaluation: the tool's evaluate call (ragas's imports and model load before it, ragjudge's inside it); "
           "process: from starting the fresh process to its exit")
     print(f"{'':24}{'requests':>9}{'(chat)':>7}{'/sample':>8}{'eval s':>8}{'eval CPU':>9}{'ms/req':>7}"
