@@ -33,11 +33,12 @@ from bench_rb_alg import COMPONENTS, SHARED, build_workload  # noqa: E402
 
 from ragjudge.embeddings.scope import embedding_store_scope  # noqa: E402
 from ragjudge.formats.beir import read_corpus, read_queries  # noqa: E402
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
+from ragjudge.judges import JudgeContext, JudgeRegistry  # noqa: E402
+from ragjudge.models import JudgedItem  # noqa: E402
 from ragjudge.retrieval.dense import DenseRetriever  # noqa: E402
 
 
-def rb_alg(model: str, device: str, systems: list[list[JudgeItem]], cache: Path
+def rb_alg(model: str, device: str, systems: list[list[JudgedItem]], cache: Path
            ) -> tuple[float, float, list[list[dict[str, float]]]]:
     """(load seconds, scoring seconds, scores) for every system in turn, a fresh judge each (a new run), one store."""
     load = seconds = 0.0
@@ -96,7 +97,7 @@ def main() -> int:
         gpu_load, gpu_s, gpu_scores = rb_alg(args.bertscore_model, args.gpu, systems, Path(work) / "gpu")
         worst = max(abs(a[c] - b[c]) for sa, sb in zip(cpu_scores, gpu_scores, strict=True)
                     for a, b in zip(sa, sb, strict=True) for c in COMPONENTS)
-        pairs = sum(1 + len(i.passages) for i in systems[0])
+        pairs = sum(1 + len(i.contexts) for i in systems[0])
         print(f"RB_alg, {len(systems)} systems x {len(systems[0])} tasks ({pairs} pairs each), cold store, a fresh "
               f"judge per system: CPU {cpu_s:.1f} s (+{cpu_load:.1f} s loads), GPU {gpu_s:.1f} s (+{gpu_load:.1f} s "
               f"loads): {cpu_s / gpu_s:.1f}x; max |GPU - CPU| {worst:.1e} (must be <= 1e-5)", flush=True)

@@ -37,7 +37,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from ragjudge.embeddings.store import EmbeddingStore  # noqa: E402
 from ragjudge.formats.mtrag import read_predictions  # noqa: E402
-from ragjudge.judges import JudgeContext, JudgeItem, JudgeRegistry  # noqa: E402
+from ragjudge.judges import JudgeContext, JudgeRegistry  # noqa: E402
+from ragjudge.bench.mtrag.items import judged_item  # noqa: E402
+from ragjudge.models import JudgedItem  # noqa: E402
 from ragjudge.embeddings.bertscore import BertScorer  # noqa: E402
 from ragjudge.embeddings.cached_bertscore import EmbeddingStats  # noqa: E402
 from ragjudge.metrics.rb_alg import rb_agg  # noqa: E402
@@ -109,7 +111,7 @@ def qrels_tasks(domain: str, rng: random.Random) -> list[tuple[Task, list[str]]]
     return out
 
 
-def build_workload(n_tasks: int, n_systems: int, seed: int) -> tuple[list[Task], list[list[JudgeItem]]]:
+def build_workload(n_tasks: int, n_systems: int, seed: int) -> tuple[list[Task], list[list[JudgedItem]]]:
     rng = random.Random(seed)
     real = [(t, [p.text]) for t, p in read_predictions(SHARED / "generation" / "responses-10.jsonl")
             if t.contexts and t.reference]
@@ -124,19 +126,19 @@ def build_workload(n_tasks: int, n_systems: int, seed: int) -> tuple[list[Task],
         for task, real_answers in chosen:
             text = real_answers[0] if s == 0 and real_answers else answer(
                 style, [p.text for p in task.contexts], task.reference or "", rng)
-            items.append(JudgeItem(task, Prediction(task_id=task.task_id, text=text, model=f"system-{s + 1}")))
+            items.append(judged_item(task, Prediction(task_id=task.task_id, text=text, model=f"system-{s + 1}")))
         systems.append(items)
     return tasks, systems
 
 
 # -- the two ways of scoring ---------------------------------------------------------------------------------
-def per_pair(scorer: BertScorer, items: list[JudgeItem]) -> list[dict[str, float]]:
+def per_pair(scorer: BertScorer, items: list[JudgedItem]) -> list[dict[str, float]]:
     """The official scripts' loop: one bert-score call per (answer, reference) and per (answer, passage)."""
     out = []
     for item in items:
-        answer_text, ref = item.prediction.text, item.task.reference or ""
+        answer_text, ref = item.answer, item.reference or ""
         recall = scorer.score([answer_text], [ref])[1][0]
-        kprec = max(scorer.score([answer_text], [p.text])[0][0] for p in item.passages)
+        kprec = max(scorer.score([answer_text], [p.text])[0][0] for p in item.contexts)
         out.append({"RB_agg": rb_agg(recall, rouge_l_f(answer_text, ref), kprec), "BertscoreR": recall,
                     "BertKPrec": kprec})
     return out
@@ -161,7 +163,7 @@ def clock() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
-def ragjudge_run(model: str, backend: str, items: list[JudgeItem], cache: Path
+def ragjudge_run(model: str, backend: str, items: list[JudgedItem], cache: Path
                  ) -> tuple[list[dict[str, float]], float, Took, EmbeddingStats]:
     """A fresh judge, as in a new `ragjudge judge` run: (scores, model load seconds, scoring time, stats)."""
     judge = JudgeRegistry().build("rb_alg", {"bertscore_model": model, "backend": backend})
@@ -176,13 +178,13 @@ def ragjudge_run(model: str, backend: str, items: list[JudgeItem], cache: Path
     return scores, loaded, took, judge.scorer_for(ctx).stats
 
 
-def forward_floor(model: str, backend: str, items: list[JudgeItem]) -> Took:
+def forward_floor(model: str, backend: str, items: list[JudgedItem]) -> Took:
     """The model's forward pass alone over every distinct text of `items` (what a cold run encodes), tokenised and
     batched beforehand exactly as the cold run batches them."""
     judge = JudgeRegistry().build("rb_alg", {"bertscore_model": model, "backend": backend})
     encoder = judge.scorer_for(JudgeContext(use_cache=False)).encoder
-    texts = list(dict.fromkeys(t for i in items for t in (i.prediction.text, i.task.reference or "",
-                                                           *(p.text for p in i.passages))))
+    texts = list(dict.fromkeys(t for i in items for t in (i.answer, i.reference or "",
+                                                           *(p.text for p in i.contexts))))
     batches = [(tokens, mask) for _, _, tokens, mask in encoder.padded_batches(texts)]
     encoder.forward(*batches[0])  # loads the model, outside the timing
     t0 = clock()
@@ -222,17 +224,17 @@ def main() -> None:
     n_tok: dict[str, int] = {}
     for items in systems:
         for item in items:
-            for text in (item.prediction.text, item.task.reference or "", *(p.text for p in item.passages)):
+            for text in (item.answer, item.reference or "", *(p.text for p in item.contexts)):
                 if text not in n_tok:
                     n_tok[text] = len(tokenizer.encode(text, truncation=True, max_length=512))
     lengths = sorted(n_tok[p] for p in {p.text for t in tasks for p in t.contexts})
-    print(f"workload: {len(tasks)} tasks x {len(systems)} systems, {sum(1 + len(i.passages) for i in systems[0])} "
+    print(f"workload: {len(tasks)} tasks x {len(systems)} systems, {sum(1 + len(i.contexts) for i in systems[0])} "
           f"pairs per system; {len(lengths)} distinct passages, tokens median {lengths[len(lengths) // 2]}, "
           f"max {lengths[-1]}")
 
-    def baseline_tokens(items: list[JudgeItem]) -> int:
+    def baseline_tokens(items: list[JudgedItem]) -> int:
         """Tokens bert-score runs per pair: both texts, padded to the longer one (once if they are equal)."""
-        texts = [(i.prediction.text, t) for i in items for t in (i.task.reference or "", *(p.text for p in i.passages))]
+        texts = [(i.answer, t) for i in items for t in (i.reference or "", *(p.text for p in i.contexts))]
         return sum(n_tok[a] if a == b else 2 * max(n_tok[a], n_tok[b]) for a, b in texts)
 
     backends = args.backends.split(",")
@@ -255,7 +257,7 @@ def main() -> None:
                     for want, got in zip(expected, scores, strict=True):
                         for c in COMPONENTS:
                             diffs[backend][c] = max(diffs[backend][c], abs(want[c] - got[c]))
-                answers = len({i.prediction.text for i in items})
+                answers = len({i.answer for i in items})
                 print(f"system {s + 1} ({STYLES[s % len(STYLES)]}): baseline {base[s] if s < len(base) else '-'} | "
                       f"{backend:5} {'cold' if s == 0 else 'warm'} {took} (+{loaded:.1f}s model load) | encoded "
                       f"{stats.texts_encoded} texts ({answers} distinct answers), {stats.cache_hits} from the cache | "
