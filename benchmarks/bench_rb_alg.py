@@ -102,7 +102,7 @@ def qrels_tasks(domain: str, rng: random.Random) -> list[tuple[Task, list[str]]]
         if not all(p in pool for p in pids) or qid not in questions:
             continue
         conv, _, turn = qid.partition("<::>")
-        passages = [Passage(document_id=p, text=pool[p]["text"], title=pool[p].get("title")) for p in pids]
+        passages = [Passage(id=p, text=pool[p]["text"], title=pool[p].get("title")) for p in pids]
         ref = reference_for([p.text for p in passages], rng)
         task = Task(task_id=f"{conv}::{turn}", conversation_id=conv, turn=int(turn), collection=domain,
                     input=[Turn(speaker="user", text=questions[qid].removeprefix("|user|: "))], contexts=passages,
