@@ -325,7 +325,8 @@ def test_the_bundled_minilm_ranks_each_dialogue_s_sentences_by_cosine_to_its_las
     are encoded together (`aencode`): each dialogue's sentences in the order of their cosine to its last turn, as the
     same encoder computes it here, one dialogue at a time."""
     out = tmp_path / "run"
-    code, _, err = _eval(["--pipeline", "dense_rerank", "-T", "permutations=10", "--out", str(out)], monkeypatch, capsys)
+    args = ["--pipeline", "dense_rerank", "-T", "permutations=10", "--out", str(out)]
+    code, _, err = _eval(args, monkeypatch, capsys)
     assert code == 0, err
     from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
