@@ -51,7 +51,8 @@ def test_vectors_packed_at_once_are_the_entries_packed_one_by_one() -> None:
         rows = np.ascontiguousarray(matrix, dtype="<f4")
         packed = pack_vectors(matrix)
         assert packed == [pack(b"", row.tobytes(), 1, rows.shape[1]) for row in rows]
-        assert [unpack(entry, with_ids=False)[1] for entry in packed] == [row.tobytes() for row in rows]  # type: ignore[index]
+        unpacked = [unpack(entry, with_ids=False) for entry in packed]
+        assert [parts[1] for parts in unpacked if parts is not None] == [row.tobytes() for row in rows]
 
 
 def test_a_new_store_has_16_kib_pages_and_an_older_one_keeps_its_own(tmp_path: Path, monkeypatch) -> None:

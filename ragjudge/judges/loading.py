@@ -53,11 +53,11 @@ def _work() -> None:
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for the block, on again after it (however it ends) if it was on before
-    (a process that turned it off keeps it off). The young objects, the block's mostly, then move untraversed to the oldest
-    generation (`gc.freeze()` and `gc.unfreeze()`: two list splices), where a full collection still finds any
-    garbage in it; otherwise the next young collections would walk every object the imports made (about 0.4 s).
-    Reference counting still frees what the block drops; cyclic garbage other threads make meanwhile waits for the
-    next collection."""
+    (a process that turned it off keeps it off). The young objects, the block's mostly, then move untraversed to the
+    oldest generation (`gc.freeze()` and `gc.unfreeze()`: two list splices), where a full collection still finds
+    any garbage in them; otherwise the next young collections would walk every object the imports made (about
+    0.4 s). Reference counting still frees what the block drops; cyclic garbage other threads make meanwhile waits
+    for the next collection."""
     if not gc.isenabled():
         yield
         return
