@@ -87,12 +87,15 @@ def text_pools() -> tuple[list[str], list[str], str]:
         for path in sorted((SHARED / "corpus").glob("*_pool.jsonl")):
             passages += [json.loads(line)["text"] for line in path.open()]
         return questions, passages, "MTRAG questions and passages (../shared/data/mtrag)"
+    from ragjudge.bench.cdr.units import split_messages  # the bench's own reading: a message may span lines
+
     corpus = json.loads((REPO / "examples" / "cdr-mini" / "corpus.json").read_text())
     users, replies = [], []
     for conversation in corpus.values():
-        for line in conversation.splitlines():
-            (users if line.startswith("user:") else replies).append(line.split(":", 1)[1].strip())
-    return [u for u in users if u], replies * 20, "examples/cdr-mini messages, recombined"
+        for message in split_messages(conversation)[0]:
+            text = " ".join((message.text.split(":", 1)[1] if message.role else message.text).split())
+            (users if message.role == "user" else replies).append(text)
+    return users, replies * 20, "examples/cdr-mini messages, recombined"
 
 
 def synthetic_cdr(n_conversations: int, n_queries: int, seed: int = 0) -> tuple[dict[str, str], list[str], str]:

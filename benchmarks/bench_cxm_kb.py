@@ -53,7 +53,7 @@ def child_ragjudge(folder: Path) -> dict:
         """The bench, its run's embeddings the parent's (what `solver.embed` would have put in ctx.facts)."""
 
         def solver(self, ctx):  # type: ignore[no-untyped-def]
-            ctx.facts[KB] = Embedded(list(self.articles or {}), vectors, len(vectors), 0)
+            ctx.facts[KB] = Embedded(list(ctx.data.articles), vectors, len(vectors), 0)
             return super().solver(ctx)
 
     started = time.perf_counter()

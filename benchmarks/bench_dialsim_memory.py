@@ -75,6 +75,8 @@ def main() -> None:
     parser.add_argument("--official-utterances", type=int, default=1500)
     parser.add_argument("--rebuild-questions", type=int, default=12)
     args = parser.parse_args()
+    if not POOL.is_file():
+        raise SystemExit(f"needs the shared MTRAG data: no {POOL}")
     items, _, questions = build(args.sessions, args.utterances)
     words = sum(len(t.split()) for t in items)
     print(f"memory: {len(items):,} utterances ({words:,} words), {len(questions)} questions, k=20")
