@@ -69,7 +69,8 @@ def test_a_saved_tokenizer_gives_transformers_ids_and_is_read_without_transforme
 
 def test_an_onnx_encoder_runs_without_transformers_or_torch_once_its_export_is_made(tmp_path: Path) -> None:
     """The export folder (`$RAGJUDGE_ONNX_DIR`, shared) holds the graph and the tokenizer: a later process encodes
-    new texts with neither library imported, to the vectors of the process that made them."""
+    new texts, and counts tokens for a truncation report, with neither library imported, to the vectors of the
+    process that made them and transformers' own counts."""
     pytest.importorskip("onnxruntime")
     texts = ["The first fresh text about Mars.", "naïve café — 東京 🚀", "word " * 300]
     with embedding_store_scope(tmp_path / "made"):
@@ -80,12 +81,17 @@ def test_an_onnx_encoder_runs_without_transformers_or_torch_once_its_export_is_m
            "from ragjudge.retrieval.encoders import SentenceTransformerEncoder\n"
            "encoder = SentenceTransformerEncoder('minilm', device='cpu', backend='onnx')\n"
            "vectors = encoder.encode(json.loads(sys.argv[1]))\n"
-           "print(json.dumps([sorted({'transformers', 'torch'} & set(sys.modules)), vectors.tolist()]))")
-    done = subprocess.run([sys.executable, "-c", run, json.dumps(texts)], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "RAGJUDGE_CACHE_DIR": str(tmp_path / "fresh")})  # a new store
+           "counts = [encoder.max_tokens, *encoder.token_counts(json.loads(sys.argv[2]))]\n"
+           "print(json.dumps([sorted({'transformers', 'torch'} & set(sys.modules)), vectors.tolist(), counts]))")
+    done = subprocess.run([sys.executable, "-c", run, json.dumps(texts), json.dumps(TEXTS)], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "RAGJUDGE_CACHE_DIR": str(tmp_path / "fresh")})
     assert done.returncode == 0, done.stderr[-2000:]
-    imported, vectors = json.loads(done.stdout.splitlines()[-1])
+    imported, vectors, counts = json.loads(done.stdout.splitlines()[-1])
     assert imported == [] and np.abs(np.array(vectors) - expected).max() < 1e-6
+    from transformers import AutoTokenizer
+
+    reference = AutoTokenizer.from_pretrained(str(MINILM))(TEXTS, add_special_tokens=True)["input_ids"]
+    assert counts == [256, *(len(ids) for ids in reference)] and max(counts[1:]) > 256  # before truncation
 
 
 def test_token_batches_are_length_sorted_and_cover_every_text_once() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from contextlib import suppress
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,21 @@ class BatchTokenizer:
                 partial.write_text(json.dumps({"pad_id": made.pad_id, "tokenizer": made.tokenizer_json}),
                                    encoding="utf-8")
         return made
+
+    @cached_property
+    def _untruncated(self) -> Any:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_str(self.tokenizer_json)
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
+
+    def token_counts(self, texts: Sequence[str]) -> list[int]:
+        """Each text's length in tokens as given (not stripped), special tokens included, before truncation: what
+        transformers' tokenizer call counts (truncation reports)."""
+        encode = getattr(self._untruncated, "encode_batch_fast", None) or self._untruncated.encode_batch
+        return [len(encoding) for encoding in encode(list(texts))]
 
     def encode_batch(self, texts: Sequence[str]) -> list[Any]:
         """The library's encodings of `texts` as given (`encode_batch_fast` where the library has it: the same ids,

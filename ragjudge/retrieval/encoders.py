@@ -237,10 +237,15 @@ class SentenceTransformerEncoder:
     def max_tokens(self) -> int:
         """The longest input the model reads, in its tokenizer's tokens (special tokens included); the rest of
         a longer text is cut off silently (all-MiniLM-L6-v2: 256 word pieces)."""
+        if self._model is None and (limit := self.max_seq_length or _configured_limit(Path(self._path))):
+            return int(limit)  # what the folder says: nothing to load
         return self._tokenizer_and_limit()[1]
 
     def token_counts(self, texts: Sequence[str], batch: int = 512) -> list[int]:
-        """Each text's length in the model's tokens, special tokens included, before truncation."""
+        """Each text's length in the model's tokens, special tokens included, before truncation: the pipeline's
+        tokenizer where the model has one (on ONNX Runtime, read without transformers), else transformers'."""
+        if (fast := self.batch_tokenizer()) is not None:
+            return fast.token_counts(texts)
         tokenizer = self._tokenizer_and_limit()[0]
         counts: list[int] = []
         for start in range(0, len(texts), batch):
