@@ -10,9 +10,10 @@ place), and queries are built from the paper's query templates and placeholder v
 without the shared data, examples/cdr-mini's messages are recombined instead.
 
 Each (retriever, unit) runs in its own process, so its peak resident memory (ru_maxrss: model weights,
-torch buffers, index) is its own, with a new embedding store (MiniLM's ingestion encodes every unit). Everything goes through the bench's own code: unit splitting, the unit file,
-`Pipeline.open` (ingestion: build and save the index), a second `Pipeline.open` (the reuse every later run
-gets), and the max-passage search that fills the top 20 with distinct conversations (inference: all queries).
+torch buffers, index) is its own, with a new embedding store (MiniLM's ingestion encodes every unit). Everything
+goes through the bench's own code: unit splitting, the unit file, `Pipeline.open` (ingestion: build and save the
+index), a second `Pipeline.open` (the reuse every later run gets), and the max-passage search that fills the top
+20 with distinct conversations (inference: all queries).
 
 MiniLM encodes ~55 passages/s on 2 cores, so at full size its window units alone take over ten minutes: it
 runs on `--dense-fraction` of the conversations (with every query), and its ingestion time is also printed

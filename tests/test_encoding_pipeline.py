@@ -87,7 +87,7 @@ def test_an_onnx_encoder_runs_without_transformers_or_torch_once_its_export_is_m
                           text=True, timeout=300, env={**os.environ, "RAGJUDGE_CACHE_DIR": str(tmp_path / "fresh")})
     assert done.returncode == 0, done.stderr[-2000:]
     imported, vectors, counts = json.loads(done.stdout.splitlines()[-1])
-    assert imported == [] and np.abs(np.array(vectors) - expected).max() < 1e-6
+    assert imported == [] and np.abs(np.array(vectors) - expected).max() < 1e-5  # float32 rounding
     from transformers import AutoTokenizer
 
     reference = AutoTokenizer.from_pretrained(str(MINILM))(TEXTS, add_special_tokens=True)["input_ids"]

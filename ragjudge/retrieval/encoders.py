@@ -244,15 +244,18 @@ class SentenceTransformerEncoder:
     def token_counts(self, texts: Sequence[str], batch: int = 512) -> list[int]:
         """Each text's length in the model's tokens, special tokens included, before truncation: the pipeline's
         tokenizer where the model has one (on ONNX Runtime, read without transformers), else transformers'."""
-        if (fast := self.batch_tokenizer()) is not None:
-            return fast.token_counts(texts)
-        tokenizer = self._tokenizer_and_limit()[0]
-        counts: list[int] = []
-        for start in range(0, len(texts), batch):
-            encoded = tokenizer(list(texts[start : start + batch]), add_special_tokens=True, truncation=False,
-                                return_attention_mask=False, return_token_type_ids=False, verbose=False)
-            counts += [len(ids) for ids in encoded["input_ids"]]
-        return counts
+        fast = self.batch_tokenizer()
+        if fast is not None:
+            count: Callable[[Sequence[str]], list[int]] = fast.token_counts
+        else:
+            tokenizer = self._tokenizer_and_limit()[0]
+
+            def count(part: Sequence[str]) -> list[int]:
+                encoded = tokenizer(list(part), add_special_tokens=True, truncation=False,
+                                    return_attention_mask=False, return_token_type_ids=False, verbose=False)
+                return [len(ids) for ids in encoded["input_ids"]]
+        # a batch's encodings at a time: memory stays bounded
+        return [n for start in range(0, len(texts), batch) for n in count(texts[start : start + batch])]
 
     def _encode_batch(self, texts: Sequence[str]) -> np.ndarray:
         """float32 vectors of `texts` from the backend that runs the model (fp16 ones widened to float32)."""
