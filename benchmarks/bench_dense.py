@@ -39,6 +39,7 @@ from ragjudge.embeddings.device import available_cores
 from ragjudge.embeddings.pipeline import (TOKENIZE_CHUNK, TokenBatch, padded_batches, run_pipeline, smallest_chunk,
                                           token_batches, tokenized_chunks)
 from ragjudge.embeddings.scope import embedding_store_scope
+from ragjudge.embeddings.torch_pooling import host_copy
 from ragjudge.formats.beir import read_corpus, read_qrels, read_queries
 from ragjudge.metrics.ranking import ndcg_at
 from ragjudge.models import Passage
@@ -108,9 +109,7 @@ class HostOnly:
         self.dimension = dimension
 
     def launch(self, batch: TokenBatch) -> np.ndarray:
-        import torch
-
-        _ = torch.from_numpy(batch.ids).to("cpu", copy=True), torch.from_numpy(batch.mask).to("cpu", copy=True)
+        _ = host_copy(batch.ids, pinned=False), host_copy(batch.mask, pinned=False)  # as a GPU's launch, unpinned
         return np.zeros((len(batch.texts), self.dimension), dtype=np.float32)
 
     def fetch(self, handle: np.ndarray) -> np.ndarray:

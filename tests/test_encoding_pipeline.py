@@ -307,3 +307,18 @@ def test_a_model_the_pipeline_does_not_reproduce_keeps_sentence_transformers_enc
     assert np.abs(got - expected).max() < 1e-5
     mean = SentenceTransformer(str(MINILM), device="cpu").encode(TEXTS[:4], normalize_embeddings=True)
     assert np.abs(got - mean).max() > 1e-2  # really the CLS vectors, not the pipeline's mean
+
+
+def test_a_batch_goes_to_the_device_through_a_copy_numpy_makes() -> None:
+    """Why: `Tensor.pin_memory()` copied a large batch with torch's thread pool, whose spinning threads took the
+    tokenizer's cores (at batch 256 on 2 cores, 25 us of CPU a text); numpy copies into the new buffer instead."""
+    import torch
+
+    from ragjudge.embeddings.torch_pooling import host_copy
+
+    ids = np.arange(256 * 300, dtype=np.int64).reshape(256, 300)
+    copied = host_copy(ids, pinned=False)  # pinned=True needs a CUDA runtime; the copy is the same
+    assert copied.dtype == torch.int64 and tuple(copied.shape) == ids.shape
+    assert np.array_equal(copied.numpy(), ids) and not np.shares_memory(copied.numpy(), ids)
+    mask = host_copy(np.ones((2, 3), dtype=np.int64), pinned=False)
+    assert mask.numpy().tolist() == [[1, 1, 1], [1, 1, 1]]
