@@ -78,11 +78,11 @@ Spent = queue.SimpleQueue
 
 def tokenized_chunks(texts: Sequence[str], tokenizer: BatchTokenizer, chunk: int, smallest: int,
                      spent: Spent[list[Any]] | None = None) -> Iterator[tuple[list[str], list[Any]]]:
-    """(texts, their encodings) a chunk at a time (`chunk_bounds`): the Rust encoder's part of the work. Encodings
-    the consumer put in `spent` are dropped before each encoder call, while the encoder's threads are idle."""
+    """(texts, their encodings) a chunk at a time (`chunk_bounds`): the Rust encoder's part of the work. The lists of
+    encodings the consumer put in `spent` are emptied before each encoder call, while the encoder's threads are idle."""
     for start, end in chunk_bounds(len(texts), chunk, smallest):
         while spent is not None and not spent.empty():
-            spent.get()
+            spent.get().clear()  # the encodings go here, whichever thread drops the emptied list
         part = list(texts[start:end])
         yield part, tokenizer.encodings(part)
 
@@ -100,7 +100,6 @@ def padded_batches(chunks: Iterable[tuple[list[str], list[Any]]], tokenizer: Bat
             yield TokenBatch([part[i] for i in rows], tokens, mask, ends_chunk=first + batch_size >= len(order))
         if spent is not None:
             spent.put(encodings)
-        del encodings  # the spent queue's reference is now the last one
 
 
 def smallest_chunk(chunk: int, batch_size: int) -> int:
@@ -158,7 +157,6 @@ def prefetched(items: Iterable[T], depth: int = PREFETCH, name: str = "ragjudge-
                     raise item[1]
                 return
             yield item
-            del item  # handed on: the consumer decides where it is dropped
     finally:
         stop.set()
         thread.join()
