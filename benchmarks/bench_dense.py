@@ -1,9 +1,10 @@
 """Dense indexing against its limit: PyTorch, ONNX Runtime fp32 and int8 in one run, each beside the model's
 forward pass alone on the same batches, with the same top-10 (fp32) and nDCG@10 on real MTRAG qrels; first the
 host side alone, on the same texts: the `tokenizers` batch encoder's own rate and the indexing pipeline's with the
-forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU, each with the CPU it used (every
-thread: on a machine whose cores the encoder fills, the rate's share is their ratio, whatever else loads it) and the
-pipeline's own work stage by stage (CPU per text in one thread: batching and padding, the copy, the store).
+forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU, at the CPU's batch (32) and a GPU's
+(256), each with the CPU it used (every thread: on a machine whose cores the encoder fills, the rate's share is their
+ratio, whatever else loads it) and the pipeline's own work stage by stage (CPU per text in one thread: batching and
+padding, the copy, the store).
 
     python benchmarks/bench_dense.py [--domain clapnq] [--passages 0] [--floor-passages 1000] [--queries 0]
                                      [--backends torch,onnx,int8] [--batch-size 32] [--model minilm]
@@ -39,6 +40,7 @@ from ragjudge.embeddings.device import available_cores
 from ragjudge.embeddings.pipeline import (TOKENIZE_CHUNK, TokenBatch, padded_batches, run_pipeline, smallest_chunk,
                                           token_batches, tokenized_chunks)
 from ragjudge.embeddings.scope import embedding_store_scope
+from ragjudge.embeddings.torch_pooling import host_copy
 from ragjudge.formats.beir import read_corpus, read_qrels, read_queries
 from ragjudge.metrics.ranking import ndcg_at
 from ragjudge.models import Passage
@@ -108,9 +110,7 @@ class HostOnly:
         self.dimension = dimension
 
     def launch(self, batch: TokenBatch) -> np.ndarray:
-        import torch
-
-        _ = torch.from_numpy(batch.ids).to("cpu", copy=True), torch.from_numpy(batch.mask).to("cpu", copy=True)
+        _ = host_copy(batch.ids, pinned=False), host_copy(batch.mask, pinned=False)  # as a GPU's launch, unpinned
         return np.zeros((len(batch.texts), self.dimension), dtype=np.float32)
 
     def fetch(self, handle: np.ndarray) -> np.ndarray:
@@ -123,23 +123,34 @@ def process_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+HOST_BATCHES = {32: "the CPU's batch", 256: "a GPU's batch"}
+"""Batch sizes the host side runs at: `SentenceTransformerEncoder.batch_size`'s defaults on each kind of device."""
+
+
+@dataclass
+class PipelineFigures:
+    """The pipeline's figures at one batch size (rate in texts/s, CPU in seconds per text)."""
+
+    rate: float
+    cpu: float
+    stages: dict[str, float]
+
+
 @dataclass
 class HostSide:
-    """The host side's figures on one set of texts (rates in texts/s, CPU in seconds per text)."""
+    """The host side's figures on one set of texts: the encoder's own, and the pipeline's per batch size."""
 
     encoder_rate: float
-    pipeline_rate: float
     encoder_cpu: float
-    pipeline_cpu: float
-    stages: dict[str, float]
+    pipelines: dict[int, PipelineFigures]
 
 
 def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     """The `tokenizers` batch encoder's own rate against the indexing pipeline's with the forward pass replaced
-    (tokenize, batch, copy, store into a fresh embedding store), on the same texts, each the best of `rounds`
-    alternating runs (a loaded machine's noise falls on both alike); with each run's CPU (every thread: on a
-    machine whose cores the encoder fills, the pipeline's rate is the encoder's CPU over its own, whatever the load)
-    and, one stage at a time in this thread, the CPU of each part of the pipeline's own work."""
+    (tokenize, batch, copy, store into a fresh embedding store) at each of `HOST_BATCHES`, on the same texts, each the
+    best of `rounds` alternating runs (a loaded machine's noise falls on all alike); with each run's CPU (every
+    thread: on a machine whose cores the encoder fills, the pipeline's rate is the encoder's CPU over its own,
+    whatever the load) and, one stage at a time in this thread, the CPU of each part of the pipeline's own work."""
     from ragjudge.embeddings.encoding import StoredEncoding
     from ragjudge.embeddings.model_files import model_files
     from ragjudge.embeddings.onnx_export import model_config
@@ -148,42 +159,45 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     tokenizer = encoder.batch_tokenizer()
     assert tokenizer is not None
     host = HostOnly(int(model_config(model_files(encoder._path))["hidden_size"]))  # no model loaded: none runs
-    chunk = max(TOKENIZE_CHUNK, 4 * encoder.batch_size)
+    chunk = max(TOKENIZE_CHUNK, 4 * max(HOST_BATCHES))  # the pipeline's calls at every batch size here
     stripped = [t.strip() for t in texts]
     tokenizer.encode_batch(stripped[:64])  # warm-up
     alone: list[tuple[float, float]] = []
-    pipeline: list[tuple[float, float]] = []
+    runs: dict[int, list[tuple[float, float]]] = {size: [] for size in HOST_BATCHES}
     for round_ in range(rounds):
         started, cpu = time.perf_counter(), process_cpu()
         for start in range(0, len(texts), chunk):
             tokenizer.encode_batch(stripped[start : start + chunk])
         alone.append((time.perf_counter() - started, process_cpu() - cpu))
-        with embedding_store_scope(f"{cache}/{round_}"):
-            started, cpu = time.perf_counter(), process_cpu()
-            work = StoredEncoding(texts, encoder.space())
-            run_pipeline(work.missing, tokenizer, host, batch_size=encoder.batch_size, store_every=encoder.chunk,
-                         keep=work.add)
-            pipeline.append((time.perf_counter() - started, process_cpu() - cpu))
-    stages: dict[str, float] = {}
-
-    def stage(name: str, run: Any) -> Any:
-        started = time.thread_time()
-        out = run()
-        stages[name] = (time.thread_time() - started) / len(texts)
-        return out
-
-    chunks = list(tokenized_chunks(texts, tokenizer, chunk, smallest_chunk(chunk, encoder.batch_size)))
-    batches = stage("sort, batch, pad", lambda: list(padded_batches(chunks, tokenizer, encoder.batch_size)))
-    vectors = stage("copy", lambda: [host.fetch(host.launch(b)) for b in batches])
-    with embedding_store_scope(f"{cache}/stages"):
-        work = stage("open the store, look up", lambda: StoredEncoding(texts, encoder.space()))
-        every = -(-encoder.chunk // encoder.batch_size)  # batches per store write, as the pipeline writes them
-        writes = [(sum((b.texts for b in batches[i : i + every]), []), np.concatenate(vectors[i : i + every]))
-                  for i in range(0, len(batches), every)]
-        stage("store", lambda: [work.add(*write) for write in writes])
+        for size in HOST_BATCHES:
+            with embedding_store_scope(f"{cache}/{round_}-{size}"):
+                started, cpu = time.perf_counter(), process_cpu()
+                work = StoredEncoding(texts, encoder.space())
+                run_pipeline(work.missing, tokenizer, host, batch_size=size, store_every=encoder.chunk,
+                             keep=work.add, chunk=chunk)
+                runs[size].append((time.perf_counter() - started, process_cpu() - cpu))
     n = len(texts)
-    return HostSide(n / min(w for w, _ in alone), n / min(w for w, _ in pipeline), min(c for _, c in alone) / n,
-                    min(c for _, c in pipeline) / n, stages)
+    chunks = list(tokenized_chunks(texts, tokenizer, chunk, smallest_chunk(chunk, min(HOST_BATCHES))))
+    pipelines: dict[int, PipelineFigures] = {}
+    for size, timings in runs.items():
+        stages: dict[str, float] = {}
+
+        def stage(name: str, run: Any) -> Any:
+            started = time.thread_time()
+            out = run()
+            stages[name] = (time.thread_time() - started) / n
+            return out
+
+        batches = stage("sort, batch, pad", lambda: list(padded_batches(chunks, tokenizer, size)))
+        vectors = stage("copy", lambda: [host.fetch(host.launch(b)) for b in batches])
+        with embedding_store_scope(f"{cache}/stages-{size}"):
+            work = stage("open the store, look up", lambda: StoredEncoding(texts, encoder.space()))
+            ends = [i + 1 for i, b in enumerate(batches) if b.ends_chunk]  # a write per tokenizer call, as when fast
+            writes = [(sum((b.texts for b in batches[i:j]), []), np.concatenate(vectors[i:j]))
+                      for i, j in zip([0, *ends[:-1]], ends)]
+            stage("store", lambda: [work.add(*write) for write in writes])
+        pipelines[size] = PipelineFigures(n / min(w for w, _ in timings), min(c for _, c in timings) / n, stages)
+    return HostSide(n / min(w for w, _ in alone), min(c for _, c in alone) / n, pipelines)
 
 
 def load_average() -> str:
@@ -224,15 +238,17 @@ def main() -> int:
         texts = index_texts(probe, passages)
         load = load_average()
         host = host_side(texts, cache, args.host_rounds)
-    tokenize_rate, host_rate = host.encoder_rate, host.pipeline_rate
+    tokenize_rate = host.encoder_rate
     print(f"host side, {len(texts):,} distinct texts, {available_cores()} cores, load average {load} -> "
-          f"{load_average()}: tokenizers batch encoder alone {tokenize_rate:,.0f}/s; indexing pipeline with the "
-          f"forward pass replaced (tokenize, batch, copy, store) {host_rate:,.0f}/s = "
-          f"{host_rate / tokenize_rate:.0%} of the encoder's rate (target >= 90%)\n"
-          f"  CPU per text, every thread: encoder {host.encoder_cpu * 1e6:.0f} us, pipeline "
-          f"{host.pipeline_cpu * 1e6:.0f} us (the encoder's {host.encoder_cpu / host.pipeline_cpu:.0%} of it: the "
-          f"rate's share where the encoder fills every core); the pipeline's own work, one thread: "
-          + ", ".join(f"{name} {seconds * 1e6:.1f} us" for name, seconds in host.stages.items()), flush=True)
+          f"{load_average()}: tokenizers batch encoder alone {tokenize_rate:,.0f}/s, CPU {host.encoder_cpu * 1e6:.0f} "
+          f"us a text (every thread); the indexing pipeline with the forward pass replaced (tokenize, batch, copy, "
+          f"store):", flush=True)
+    for size, figures in host.pipelines.items():
+        print(f"  batch {size} ({HOST_BATCHES[size]}): {figures.rate:,.0f}/s = {figures.rate / tokenize_rate:.0%} of the "
+              f"encoder's rate (target >= 90%); CPU {figures.cpu * 1e6:.0f} us a text (the encoder's "
+              f"{host.encoder_cpu / figures.cpu:.0%} of it: the rate's share where the encoder fills every core); its "
+              f"own work, one thread: "
+              + ", ".join(f"{name} {seconds * 1e6:.1f} us" for name, seconds in figures.stages.items()), flush=True)
     rates: dict[str, float] = {}
     tops: dict[str, list[list[str]]] = {}
     for name in backends:

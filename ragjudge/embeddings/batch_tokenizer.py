@@ -14,6 +14,8 @@ import json
 from collections.abc import Sequence
 from contextlib import suppress
 from functools import cached_property
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -98,15 +100,16 @@ class BatchTokenizer:
         return [e.ids for e in self.encodings(texts)]
 
     def arrays(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-        """(token ids, attention mask), int64, padded on the right to the longest of `encodings`: each row's ids
-        written straight into the padded array (the ids list `Encoding.ids` builds is the one copy through Python;
-        flattening them first cost half as much again)."""
+        """(token ids, attention mask), int64, padded on the right to the longest of `encodings`: every row's ids
+        read into one flat array and written into the padded one through the mask (the ids list `Encoding.ids`
+        builds is the one copy through Python; assigning each list to its row cost 0.3 us a text more)."""
         lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
         width = int(lengths.max()) if len(encodings) else 0
+        mask = np.arange(width) < lengths[:, None]
         tokens = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
-        for row, (encoding, length) in enumerate(zip(encodings, lengths.tolist())):
-            tokens[row, :length] = encoding.ids
-        return tokens, (np.arange(width) < lengths[:, None]).astype(np.int64)
+        tokens[mask] = np.fromiter(chain.from_iterable(map(attrgetter("ids"), encodings)), dtype=np.int64,
+                                   count=int(lengths.sum()))
+        return tokens, mask.astype(np.int64)
 
 
 def saved_tokenizer(folder: Path) -> Path:

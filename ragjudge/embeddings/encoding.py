@@ -33,8 +33,9 @@ class StoredEncoding:
         """An encoded batch: stored (durably) before it counts as done."""
         if self.space is not None:
             self.space.put(batch, matrix)
-        for text, row in zip(batch, matrix, strict=True):
-            self.vectors[text] = row
+        if len(batch) != len(matrix):
+            raise ValueError(f"{len(batch)} texts but {len(matrix)} vectors")
+        self.vectors.update(zip(batch, matrix))
         if self.on_progress:
             self.on_progress(sum(self.counts[t] for t in batch))
 

@@ -53,7 +53,9 @@ class VectorSpace(_Space):
                 for text, (_, vectors, _, _) in self._entries(texts)}
 
     def put(self, texts: Sequence[str], matrix: np.ndarray) -> None:
-        self._put(list(zip(texts, pack_vectors(matrix), strict=True)))
+        block, size = pack_vectors(matrix)
+        self.store.put_block(self.key, self.label, texts, block, size)
+        self.writes += len(texts) if self.store.writable else 0
 
 
 class TokenSpace(_Space):

@@ -21,7 +21,7 @@ import threading
 import time
 import warnings
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,10 @@ FORMAT = 1
 _MAGIC = b"RJE1"
 _HEADER = struct.Struct("<4sIII")  # magic, rows (1 for a pooled vector, tokens for token states), dim, crc32
 _MAX_VARS = 500
+_INSERT_BLOCK = ("WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i + 1 < ?) "
+                 "INSERT OR REPLACE INTO entries (space, hash, value, used) "
+                 "SELECT ?, substr(?, i * 32 + 1, 32), substr(?, i * ? + 1, ?), ? FROM k")
+"""Entry i of a block: bytes [32 i, 32 i + 32) of the texts' SHA-256 keys, [size i, size i + size) of the entries."""
 PAGE_SIZE = 16384
 """Bytes per database page of a new store: an entry is a vector of 1.5 KB (MiniLM) to 4 KB, and on SQLite's default 4 KB
 pages each insert split pages twice as often: 8.9 us an entry against 4.9 (issue 44, the indexing pipeline's host
@@ -85,20 +89,18 @@ def pack(ids: bytes, vectors: bytes, rows: int, dim: int) -> bytes:
     return _HEADER.pack(_MAGIC, rows, dim, zlib.crc32(vectors, zlib.crc32(ids))) + ids + vectors
 
 
-def pack_vectors(matrix: np.ndarray) -> list[bytes]:
-    """`pack` of each row of a (rows, dim) float32 matrix as a pooled vector (one row, no ids), the headers and
-    vectors laid out by numpy at once: a third of the per-entry Python work, where indexing stores every text."""
+def pack_vectors(matrix: np.ndarray) -> tuple[bytes, int]:
+    """`pack` of each row of a (rows, dim) float32 matrix as a pooled vector (one row, no ids), the entries laid end
+    to end: (the entries, each one's size). Headers and vectors are laid out by numpy at once: a third of the
+    per-entry Python work, where indexing stores every text."""
     rows, dim = matrix.shape
-    if not rows:
-        return []
     entry = np.dtype([("magic", "S4"), ("rows", "<u4"), ("dim", "<u4"), ("crc", "<u4"), ("vector", "<f4", (dim,))])
     vectors = np.ascontiguousarray(matrix, dtype="<f4")
     packed = np.empty(rows, dtype=entry)
     packed["magic"], packed["rows"], packed["dim"], packed["vector"] = _MAGIC, 1, dim, vectors
-    flat, width = memoryview(vectors).cast("B"), 4 * dim
+    flat, width = memoryview(vectors.reshape(-1)).cast("B"), 4 * dim
     packed["crc"] = [zlib.crc32(flat[i * width : (i + 1) * width]) for i in range(rows)]
-    data, size = packed.tobytes(), entry.itemsize
-    return [data[i * size : (i + 1) * size] for i in range(rows)]
+    return packed.tobytes(), entry.itemsize
 
 
 def unpack(blob: bytes, with_ids: bool) -> tuple[bytes, bytes, int, int] | None:
@@ -321,7 +323,26 @@ class EmbeddingStore:
 
     def put_many(self, key: dict[str, Any], label: str, items: Sequence[tuple[str, bytes]]) -> None:
         """Store entries in one transaction (durable when this returns)."""
-        if not items or not self.writable:
+        if items:
+            self._write(key, label, lambda db, space, now: db.executemany(
+                "INSERT OR REPLACE INTO entries (space, hash, value, used) VALUES (?, ?, ?, ?)",
+                [(space, text_hash(t), v, now) for t, v in items]))
+
+    def put_block(self, key: dict[str, Any], label: str, texts: Sequence[str], block: bytes, size: int) -> None:
+        """Store the entries of `texts`, all `size` bytes long and laid end to end in `block` (`pack_vectors`), in
+        one transaction and one statement: SQLite cuts the rows out of the two blobs itself, a microsecond an entry
+        less than a row of parameters each (issue 44: indexing stores every text)."""
+        if len(block) != size * len(texts):
+            raise ValueError(f"{len(texts)} texts but {len(block)} bytes of {size}-byte entries")
+        if texts:
+            hashes = b"".join(map(text_hash, texts))
+            self._write(key, label, lambda db, space, now: db.execute(_INSERT_BLOCK, (
+                len(texts), space, hashes, block, size, size, now)))
+
+    def _write(self, key: dict[str, Any], label: str,
+               insert: Callable[[sqlite3.Connection, int | None, float], Any]) -> None:
+        """`insert` the entries of one space in one transaction (durable when this returns)."""
+        if not self.writable:
             return
         with self._lock:
             try:
@@ -330,10 +351,7 @@ class EmbeddingStore:
                     return
                 db.execute("BEGIN IMMEDIATE")
                 try:
-                    space = self._space_id(db, key, label, create=True)
-                    now = time.time()
-                    db.executemany("INSERT OR REPLACE INTO entries (space, hash, value, used) VALUES (?, ?, ?, ?)",
-                                   [(space, text_hash(t), v, now) for t, v in items])
+                    insert(db, self._space_id(db, key, label, create=True), time.time())
                     db.execute("COMMIT")
                 except BaseException:
                     db.execute("ROLLBACK")

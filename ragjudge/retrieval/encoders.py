@@ -95,7 +95,8 @@ class SentenceTransformerEncoder:
         """`auto`, `fp32`, `fp16` or `int8`; `precision` is what the model computes in."""
         self.normalize = normalize
         self.chunk = chunk
-        """Texts per progress step and store write (the model runs `batch_size` at a time)."""
+        """Texts per progress step and store write, at least (the model runs `batch_size` at a time; where encoding is
+        fast, a write takes more: `embeddings.pipeline.WRITE_INTERVAL`)."""
         self._model: Any = None
         self._tokenizer: tuple[Any, int] | None = None
         self._batch_tokenizer: BatchTokenizer | None | bool = False
