@@ -90,6 +90,9 @@ def retrieve(corpus_file: Path, queries: Path, cache: Path, index: Path, out: Pa
     if kill_at is not None:
         while proc.poll() is None and stored(cache) < kill_at:
             time.sleep(0.5)
+        if proc.poll() is not None:  # done before the store held kill_at: the index is saved, nothing to resume
+            raise SystemExit(f"the run to kill finished before the store held {kill_at:,} passages: nothing to "
+                             f"resume; give more --passages")
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         return time.perf_counter() - started, None
@@ -114,6 +117,9 @@ def dense(n: int, work: Path) -> None:
     held = stored(work / "c2")
     print(f"  killed   {killed:7.1f} s  (SIGKILL with {held:,} passages in the store)", flush=True)
     resumed, summary = retrieve(corpus_file, queries, work / "c2", work / "i2", work / "b.jsonl")
+    if "from_store" not in summary["pipeline"]["index"]:  # the killed run had saved its index: nothing was resumed
+        raise SystemExit(f"the run was killed after it had saved its index ({held:,} passages in the store): nothing "
+                         f"to resume; give more --passages")
     encoded_again = distinct - summary["pipeline"]["index"]["from_store"]
     print(f"  resumed  {resumed:7.1f} s  ({summary['pipeline']['index']['from_store']:,} from the store, "
           f"{encoded_again:,} encoded); killed + resumed = "
