@@ -15,7 +15,7 @@ from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.embeddings.spaces import TokenSpace, VectorSpace
 from ragjudge.embeddings import store as store_module
 from ragjudge.embeddings.store import (STORE_FILE, EmbeddingStore, EmbeddingStoreError, ForeignStoreError, pack,
-                                      pack_vectors, unpack)
+                                      pack_vectors, text_hash, unpack)
 from ragjudge.formats.beir import read_corpus
 from ragjudge.embeddings.token_encoder import TokenEmbeddings
 from ragjudge.retrieval.dense import DenseRetriever
@@ -261,3 +261,11 @@ def test_a_block_of_entries_is_stored_as_entries_one_by_one_are(tmp_path: Path) 
     assert at_once.get_many({"m": 1}, "m", ["a"])["a"] == block[3 * size : 4 * size]
     with pytest.raises(ValueError, match="3 texts but"):
         at_once.put_block({"m": 1}, "m", ["x", "y", "z"], block[: 2 * size], size)
+
+
+def test_a_text_s_key_is_the_sha256_of_its_utf8_bytes_whatever_path_encodes_it() -> None:
+    """Why: keys are the store's format; ASCII text takes a faster encoder (issue 44), and must key as before."""
+    import hashlib
+
+    for text in ["plain ascii passage", "", "naïve café — 東京 🚀", "lone \ud800 surrogate", "tab\tand\nnewline"]:
+        assert text_hash(text) == hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
