@@ -46,7 +46,7 @@ from ragjudge.metrics.ranking import ndcg_at
 from ragjudge.models import Passage
 from ragjudge.retrieval.base import index_text
 from ragjudge.retrieval.dense import DenseRetriever
-from ragjudge.retrieval.encoders import SentenceTransformerEncoder
+from ragjudge.retrieval.encoders import CPU_BATCH_SIZE, GPU_BATCH_SIZE, SentenceTransformerEncoder
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared" / "data" / "mtrag"
@@ -123,7 +123,7 @@ def process_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-HOST_BATCHES = {32: "the CPU's batch", 256: "a GPU's batch"}
+HOST_BATCHES = {CPU_BATCH_SIZE: "the CPU's batch", GPU_BATCH_SIZE: "a GPU's batch"}
 """Batch sizes the host side runs at: `SentenceTransformerEncoder.batch_size`'s defaults on each kind of device."""
 
 

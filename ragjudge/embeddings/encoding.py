@@ -33,9 +33,7 @@ class StoredEncoding:
         """An encoded batch: stored (durably) before it counts as done."""
         if self.space is not None:
             self.space.put(batch, matrix)
-        if len(batch) != len(matrix):
-            raise ValueError(f"{len(batch)} texts but {len(matrix)} vectors")
-        self.vectors.update(zip(batch, matrix))
+        self.vectors.update(zip(batch, matrix, strict=True))
         if self.on_progress:
             self.on_progress(sum(self.counts[t] for t in batch))
 

