@@ -2,14 +2,15 @@
 50,000-passage corpus, the same scores either side. A short prepared script, for whenever a CUDA GPU is at hand.
 
     python benchmarks/bench_gpu.py [--gpu cuda] [--tasks 100] [--systems 5] [--passages 50000] [--cpu-passages 2000]
+                                   [--precisions auto,tf32,fp32,fp16] [--batch-size N]
 
 RB_alg: bench_rb_alg.py's workload (real MTRAG passages, 5 systems on the same tasks), each system a fresh judge on a
 cold embedding store, on the CPU (the backend `auto` picks there) and on the GPU (PyTorch, fp32: RB_alg's scores
 must stay within 1e-5). Dense: bench_embedding_store.py's corpus (the 9,702 real pool passages, then real-sentence
-recombinations); the GPU indexes all of it in tf32 (what `precision: auto` takes on a GPU that has it), fp32 and fp16;
-the CPU indexes
-the first --cpu-passages (its rate is per passage: the whole would take half an hour on a few cores), and the GPU's
-fp32 and fp16 vectors of those passages are compared with the CPU's (top-10 of the domain's queries). Model loads
+recombinations); the GPU indexes all of it in each of --precisions (`auto` first: bf16x3 on a GPU that has bf16
+tensor cores, then tf32, fp32 and fp16; bf16x3 may be named too); the CPU indexes the first --cpu-passages (its rate
+is per passage: the whole would take half an hour on a few cores), and the GPU's vectors of those passages in each
+precision are compared with the CPU's (lowest cosine, and identical top-10 of the domain's 208 queries). Model loads
 and the ONNX export are timed apart. Without a CUDA GPU it says so and stops (exit 2); `--gpu cpu` runs every step
 on the CPU, to check the script itself. Put the figures in docs/performance.md with the card named.
 """
@@ -57,11 +58,12 @@ def rb_alg(model: str, device: str, systems: list[list[JudgedItem]], cache: Path
     return load, seconds, scores
 
 
-def dense(passages: list, device: str, precision: str, queries: list[str]) -> tuple[float, float, np.ndarray,
-                                                                                     list[list[str]]]:
+def dense(passages: list, device: str, precision: str, queries: list[str], batch_size: int | None = None
+          ) -> tuple[float, float, np.ndarray, list[list[str]]]:
     """(load seconds, passages/s, vectors, top-10 ids per query) on a fresh store."""
     with tempfile.TemporaryDirectory() as cache, embedding_store_scope(cache):
-        retriever = DenseRetriever({"model": "minilm", "device": device, "precision": precision})
+        retriever = DenseRetriever({"model": "minilm", "device": device, "precision": precision,
+                                    "batch_size": batch_size})
         started = time.perf_counter()
         encoder = retriever.encoder
         _ = encoder._load_onnx() if encoder.backend == "onnx" else encoder._load()  # type: ignore[union-attr]
@@ -81,6 +83,9 @@ def main() -> int:
     parser.add_argument("--passages", type=int, default=50_000)
     parser.add_argument("--cpu-passages", type=int, default=2_000)
     parser.add_argument("--bertscore-model", default="bundled")
+    parser.add_argument("--precisions", default="auto,tf32,fp32,fp16",
+                        help="the GPU's dense precisions to run, in order (those the card cannot run are skipped)")
+    parser.add_argument("--batch-size", type=int, help="texts per forward pass on the GPU (default: the encoder's)")
     args = parser.parse_args()
     import torch
 
@@ -110,13 +115,17 @@ def main() -> int:
         print(f"dense, CPU (auto backend) on {len(subset):,} passages: {cpu_rate:.1f} passages/s "
               f"(load {cpu_load:.1f} s)", flush=True)
         from ragjudge.embeddings.torch_pooling import tf32_available
+        from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
-        for precision in ("tf32", "fp32", "fp16"):
-            if precision != "fp32" and not args.gpu.startswith("cuda") or precision == "tf32" and not tf32_available(
-                    args.gpu):
+        for precision in args.precisions.split(","):
+            if precision not in ("auto", "fp32") and not args.gpu.startswith("cuda") or \
+                    precision in ("tf32", "bf16x3") and not tf32_available(args.gpu):
                 continue
-            load, rate, _, _ = dense(passages, args.gpu, precision, queries)
-            _, _, vectors, tops = dense(subset, args.gpu, precision, queries)
+            if precision == "auto":
+                precision = f"auto ({SentenceTransformerEncoder(device=args.gpu, backend='torch').precision})"
+            asked = precision.split()[0]
+            load, rate, _, _ = dense(passages, args.gpu, asked, queries, args.batch_size)
+            _, _, vectors, tops = dense(subset, args.gpu, asked, queries, args.batch_size)
             cosine = float(np.min((vectors * cpu_vectors).sum(axis=1)))
             same = sum(a == b for a, b in zip(cpu_tops, tops, strict=True))
             print(f"dense, GPU {precision} on {len(passages):,} passages: {rate:.1f} passages/s "

@@ -24,7 +24,7 @@ from ragjudge.errors import UsageError
 from ragjudge.embeddings.device import available_cores
 
 BACKENDS = ("auto", "torch", "onnx")
-PRECISIONS = ("auto", "fp32", "tf32", "fp16", "int8")
+PRECISIONS = ("auto", "fp32", "tf32", "bf16x3", "fp16", "int8")
 
 
 def _one_of(requested: str, allowed: tuple[str, ...], option: str) -> str:

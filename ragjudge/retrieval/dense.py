@@ -29,7 +29,7 @@ class EncoderOptions(RetrieverOptions):
     """Instruction put before each query (BGE: "Represent this sentence for searching relevant passages: ")."""
     passage_prefix: str = ""
     batch_size: int | None = Field(None, ge=1)
-    """Texts per model call or API request; not given: 32 on the CPU and for an API, 256 on a GPU."""
+    """Texts per model call or API request; not given: 32 on the CPU and for an API, 512 on a GPU."""
     max_seq_length: int | None = None
     normalize: bool = True
     device: Device = "auto"
@@ -37,10 +37,11 @@ class EncoderOptions(RetrieverOptions):
     backend: Literal["auto", "torch", "onnx"] = "auto"
     """What runs a local model: `onnx` (ONNX Runtime on the CPU, `pip install 'ragjudge[onnx]'`), `torch`, or `auto`:
     ONNX Runtime when it is installed and the model runs on the CPU, else PyTorch."""
-    precision: Literal["auto", "fp32", "tf32", "fp16", "int8"] = "auto"
-    """What a local model computes in: `auto` (tf32 on a CUDA GPU that has it, else fp32), `fp32`, `tf32` (float32
-    with TF32 matmuls, a CUDA GPU of compute capability 8.0 or newer), `fp16` (a GPU) or `int8`
-    (ONNX Runtime's dynamic quantisation on the CPU: faster, cosine to fp32 ~0.99; opt-in)."""
+    precision: Literal["auto", "fp32", "tf32", "bf16x3", "fp16", "int8"] = "auto"
+    """What a local model computes in: `auto` (bf16x3 on a CUDA GPU that has it, else fp32), `fp32`, `bf16x3`
+    (float32 with each matmul as three bfloat16 products: fp32's rankings, faster), `tf32` (float32 with TF32 matmuls:
+    faster still, some rankings change), both on a CUDA GPU of compute capability 8.0 or newer, `fp16` (a GPU) or
+    `int8` (ONNX Runtime's dynamic quantisation on the CPU: faster, cosine to fp32 ~0.99; opt-in)."""
     api_base: str | None = None
     api_key_env: str | None = None
     dimensions: int | None = None
