@@ -117,17 +117,23 @@ def test_int8_is_opt_in_faster_numbers_kept_apart(cache: Path) -> None:
         _ = SentenceTransformerEncoder("minilm", device="cpu", precision="fp16").precision
 
 
-@pytest.mark.parametrize(("capability", "expected"), [((9, 0), "bf16x3"), ((8, 0), "bf16x3"), ((7, 5), "fp32")])
+@pytest.mark.parametrize(("capability", "one_matmul", "expected"),
+                         [((9, 0), True, "bf16x3"), ((8, 0), True, "bf16x3"), ((9, 0), False, "fp32"),
+                          ((7, 5), True, "fp32")])
 def test_auto_takes_bf16x3_on_a_cuda_gpu_that_has_it_never_tf32_or_fp16(monkeypatch: pytest.MonkeyPatch,
                                                                         capability: tuple[int, int],
-                                                                        expected: str) -> None:
+                                                                        one_matmul: bool, expected: str) -> None:
     """On an H200 fp16 was slower than fp32 and TF32 changed the top-10 of 9-11 of 208 queries, while bf16x3 kept
-    fp32's rankings and ran faster (issue 44): `auto` is bf16x3 where the GPU has bf16 tensor cores, else plain fp32;
-    tf32 or bf16x3 asked for where it cannot run is one error."""
+    fp32's rankings and ran faster (issue 44): `auto` is bf16x3 where the GPU has bf16 tensor cores and PyTorch
+    runs it as one matmul a layer (the measured form), else plain fp32; tf32 or bf16x3 asked for where it cannot
+    run is one error."""
     import torch
+
+    from ragjudge.embeddings import split_precision
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    monkeypatch.setattr(split_precision, "runs_fast", lambda device: one_matmul)
     on_gpu = SentenceTransformerEncoder("minilm")
     assert (on_gpu.device, on_gpu.backend, on_gpu.precision) == ("cuda", "torch", expected)
     assert on_gpu.vector_kind() == ({"precision": "bf16x3"} if expected == "bf16x3" else {})  # never mixed with fp32's
@@ -135,11 +141,11 @@ def test_auto_takes_bf16x3_on_a_cuda_gpu_that_has_it_never_tf32_or_fp16(monkeypa
     assert SentenceTransformerEncoder("minilm", precision="fp16").precision == "fp16"
     assert on_gpu.batch_size == 512 and SentenceTransformerEncoder("minilm", batch_size=16).batch_size == 16
     for asked in ("tf32", "bf16x3"):
-        if expected != "fp32":
+        if capability >= (8, 0):
             assert SentenceTransformerEncoder("minilm", precision=asked).precision == asked
         with pytest.raises(UsageError, match=f"precision {asked} for .* runs on a CUDA GPU of compute capability 8.0 "
                                              "or newer with PyTorch, not (torch on cuda|onnx on cpu)"):
-            _ = SentenceTransformerEncoder("minilm", device="cpu" if expected != "fp32" else "cuda",
+            _ = SentenceTransformerEncoder("minilm", device="cpu" if capability >= (8, 0) else "cuda",
                                            precision=asked).precision
 
 

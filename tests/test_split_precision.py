@@ -12,7 +12,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from ragjudge.embeddings import split_precision  # noqa: E402
-from ragjudge.embeddings.split_precision import Bf16x3Linear, LastSplit, matmul_kinds, split_into, use_bf16x3  # noqa: E402
+from ragjudge.embeddings.split_precision import (Bf16x3Linear, LastSplit, matmul_kinds, split_into,  # noqa: E402
+                                                  use_bf16x3)
 
 POOL = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag" / "corpus" / "clapnq_pool.jsonl"
 
@@ -104,5 +105,7 @@ def test_the_bundled_minilm_in_bf16x3_gives_float32_s_vectors_and_rankings(minil
     assert (ranks(got_q, got_p) == ranks(exact_q, exact_p)).all()
 
 
-def test_the_one_call_bf16_matmul_is_looked_for_on_cuda_only() -> None:
+def test_the_one_call_bf16_matmul_is_looked_for_on_cuda_only_and_a_failed_probe_means_not_here() -> None:
     assert matmul_kinds("cpu") == (False, False)
+    if not torch.cuda.is_available():  # a CPU build raises on a CUDA tensor: the probe says no, it does not fail
+        assert matmul_kinds("cuda") == (False, False) and not split_precision.runs_fast("cuda")

@@ -11,6 +11,7 @@ subtraction written as bfloat16), made once for the query, key and value layers,
 
 from __future__ import annotations
 
+import functools
 import weakref
 from typing import Any
 
@@ -32,20 +33,26 @@ def split_into(rows: torch.Tensor) -> torch.Tensor:
     return left
 
 
-def matmul_kinds(device: torch.device | str) -> tuple[bool, bool]:
+@functools.lru_cache(maxsize=None)
+def matmul_kinds(device: str) -> tuple[bool, bool]:
     """(bfloat16 inputs give a float32 product directly, and with the bias added in the same call): PyTorch's
-    `mm` / `addmm` with `out_dtype`, on CUDA only."""
+    `mm` / `addmm` with `out_dtype` (CUDA only, PyTorch 2.8 or so on; found by trying them once per device)."""
     if torch.device(device).type != "cuda":
         return False, False
-    a = torch.zeros(2, 2, dtype=torch.bfloat16, device=device)
     found = []
-    for call in (lambda: torch.mm(a, a, out_dtype=torch.float32),
-                 lambda: torch.addmm(torch.zeros(2, device=device), a, a, out_dtype=torch.float32)):
+    for call in (lambda a: torch.mm(a, a, out_dtype=torch.float32),
+                 lambda a: torch.addmm(torch.zeros(2, device=device), a, a, out_dtype=torch.float32)):
         try:
-            found.append(call().dtype == torch.float32)
-        except (RuntimeError, TypeError, NotImplementedError):
+            found.append(call(torch.zeros(2, 2, dtype=torch.bfloat16, device=device)).dtype == torch.float32)
+        except Exception:  # noqa: BLE001 - a probe: whatever an older PyTorch raises means "not here"
             found.append(False)
     return found[0], found[1]
+
+
+def runs_fast(device: str) -> bool:
+    """Whether bf16x3 runs as one bf16 matmul per layer on `device` (what was measured faster than fp32): `auto`
+    takes it only there, since the float32 fallback was never measured on a GPU."""
+    return matmul_kinds(device)[0]
 
 
 class LastSplit:
@@ -84,10 +91,11 @@ class Bf16x3Linear(nn.Module):
         weight = linear.weight.detach().float().t().contiguous()
         hi = weight.to(torch.bfloat16)
         lo = (weight - hi.float()).to(torch.bfloat16)
-        self.register_buffer("stacked", torch.cat([hi, lo, hi]).contiguous())  # pairs with [x_hi, x_hi, x_lo]
+        self.fused, self.with_bias = kinds
+        stacked = torch.cat([hi, lo, hi])  # pairs with [x_hi, x_hi, x_lo]
+        self.register_buffer("stacked", (stacked if self.fused else stacked.float()).contiguous())
         self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().float())
         self.out_features = linear.out_features
-        self.fused, self.with_bias = kinds
         """One bf16 matmul with float32 output (CUDA), the bias added in it where PyTorch can; else the same
         products as a float32 matmul (exact: a bf16 value has 8 significant bits, so it is exact in TF32 too, which a
         CUDA GPU then uses for it)."""
@@ -102,17 +110,17 @@ class Bf16x3Linear(nn.Module):
                 out = torch.mm(left, self.stacked, out_dtype=torch.float32)
             elif left.is_cuda:
                 with matmul_tf32(True):
-                    out = left.float() @ self.stacked.float()
+                    out = left.float() @ self.stacked
             else:
-                out = left.float() @ self.stacked.float()
+                out = left.float() @ self.stacked
             if self.bias is not None:
                 out += self.bias
         return out.reshape(*x.shape[:-1], self.out_features)
 
 
-def use_bf16x3(model: Any, device: torch.device | str) -> int:
+def use_bf16x3(model: Any, device: str) -> int:
     """Replace every `nn.Linear` in `model` by a `Bf16x3Linear` on `device`; answers how many were replaced."""
-    kinds = matmul_kinds(device)
+    kinds = matmul_kinds(str(device))
     splits = LastSplit()
     targets = [(parent, name, child) for parent in model.modules() for name, child in parent.named_children()
                if isinstance(child, nn.Linear)]

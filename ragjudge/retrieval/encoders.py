@@ -81,8 +81,9 @@ GPU_BATCH_SIZE = 512
 """The same on a GPU: on an H200, indexing 50,000 passages ran 7-11 % faster at 512 than at 256 (fewer launches
 and store pauses per text), and 1,024 was no faster at fp32's accuracy (issue 44)."""
 GPU_AUTO_PRECISION = "bf16x3"
-"""What `precision: auto` takes with PyTorch on a CUDA GPU of compute capability 8.0 or newer (else fp32): the
-fastest precision measured there that keeps float32's rankings (`embeddings.split_precision`)."""
+"""What `precision: auto` takes with PyTorch on a CUDA GPU of compute capability 8.0 or newer whose PyTorch runs it
+as one matmul (else fp32): the fastest precision measured there that keeps float32's rankings
+(`embeddings.split_precision`)."""
 
 
 class SentenceTransformerEncoder:
@@ -146,13 +147,18 @@ class SentenceTransformerEncoder:
     def precision(self) -> str:
         """`fp32`; on a CUDA GPU of compute capability 8.0 or newer with PyTorch, `tf32` (float32 with TF32 matmuls)
         or `bf16x3` (float32 with each matmul as three bfloat16 products: `embeddings.split_precision`); `fp16`
-        (PyTorch on a GPU) or `int8` (ONNX Runtime's dynamic quantisation). `auto` is bf16x3 where it runs, else fp32:
+        (PyTorch on a GPU) or `int8` (ONNX Runtime's dynamic quantisation). `auto` is bf16x3 where it runs as one
+        matmul a layer, else fp32:
         measured on an H200, bf16x3 ran the model 20-24 % faster than fp32 with the same top-10 for 208 of 208
         queries, while TF32 (2.3x) changed it for 9-11 and fp16 (slower than fp32) for 14-19 (docs/performance.md).
         A precision the backend cannot run is a UsageError."""
         asked = self.requested_precision
         if asked == "auto":
-            return GPU_AUTO_PRECISION if self.backend == "torch" and tf32_available(self.device) else "fp32"
+            if self.backend != "torch" or not tf32_available(self.device):
+                return "fp32"
+            from ragjudge.embeddings.split_precision import runs_fast
+
+            return GPU_AUTO_PRECISION if runs_fast(self.device) else "fp32"
         if asked == "int8" and self.backend != "onnx":
             why = ("backend torch was asked for" if (backend_override() or self.requested_backend) == "torch"
                    else choose_backend("onnx", model_files(self._path), self.device)[1])
