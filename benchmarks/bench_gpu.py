@@ -8,11 +8,11 @@ RB_alg: bench_rb_alg.py's workload (real MTRAG passages, 5 systems on the same t
 cold embedding store, on the CPU (the backend `auto` picks there) and on the GPU (PyTorch, fp32: RB_alg's scores
 must stay within 1e-5). Dense: bench_embedding_store.py's corpus (the 9,702 real pool passages, then real-sentence
 recombinations); the GPU indexes all of it in each of --precisions (`auto` first: bf16x3 on a GPU that has bf16
-tensor cores, then tf32, fp32 and fp16; bf16x3 may be named too); the CPU indexes the first --cpu-passages (its rate
-is per passage: the whole would take half an hour on a few cores), and the GPU's vectors of those passages in each
-precision are compared with the CPU's (lowest cosine, and identical top-10 of the domain's 208 queries). Model loads
-and the ONNX export are timed apart. Without a CUDA GPU it says so and stops (exit 2); `--gpu cpu` runs every step
-on the CPU, to check the script itself. Put the figures in docs/performance.md with the card named.
+tensor cores and a PyTorch that runs it as one matmul, then tf32, fp32 and fp16; bf16x3 may be named too); the CPU
+indexes the first --cpu-passages (its rate is per passage: the whole would take half an hour on a few cores), and the
+GPU's vectors of those passages in each precision are compared with the CPU's (lowest cosine, and identical top-10
+of the domain's 208 queries). Model loads and the ONNX export are timed apart. Without a CUDA GPU it says so and
+stops (exit 2); `--gpu cpu` runs every step on the CPU, to check the script itself. Put the figures in docs/performance.md with the card named.
 """
 
 from __future__ import annotations

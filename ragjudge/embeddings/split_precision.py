@@ -57,20 +57,19 @@ def runs_fast(device: str) -> bool:
 
 class LastSplit:
     """The last input split and its split (a one-entry cache shared by a model's layers: the query, key and value
-    layers read the same tensor). Held by a weak reference: a freed input can never match a new one."""
+    layers read the same tensor). The input is held by a weak reference, so a freed one never matches a new one; the
+    entry is one tuple, read and replaced whole, so two threads running the model at once only split more often."""
 
     def __init__(self) -> None:
-        self._source: weakref.ref[torch.Tensor] | None = None
-        self._version: int | None = None
-        self._left: torch.Tensor | None = None
+        self._last: tuple[weakref.ref[torch.Tensor], int | None, torch.Tensor] | None = None
 
     def get(self, x: torch.Tensor) -> torch.Tensor:
         version = _version(x)
-        if self._source is not None and self._source() is x and self._version == version:
-            assert self._left is not None
-            return self._left
+        last = self._last
+        if last is not None and last[0]() is x and last[1] == version:
+            return last[2]
         left = split_into(x.reshape(-1, x.shape[-1]).float())
-        self._source, self._version, self._left = weakref.ref(x), version, left
+        self._last = (weakref.ref(x), version, left)
         return left
 
 
@@ -92,13 +91,13 @@ class Bf16x3Linear(nn.Module):
         hi = weight.to(torch.bfloat16)
         lo = (weight - hi.float()).to(torch.bfloat16)
         self.fused, self.with_bias = kinds
+        """One bf16 matmul with float32 output (CUDA), the bias added in it where PyTorch can; else the same
+        products as a float32 matmul (exact: a bf16 value has 8 significant bits, so it is exact in TF32 too, which a
+        CUDA GPU then uses for it)."""
         stacked = torch.cat([hi, lo, hi])  # pairs with [x_hi, x_hi, x_lo]
         self.register_buffer("stacked", (stacked if self.fused else stacked.float()).contiguous())
         self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().float())
         self.out_features = linear.out_features
-        """One bf16 matmul with float32 output (CUDA), the bias added in it where PyTorch can; else the same
-        products as a float32 matmul (exact: a bf16 value has 8 significant bits, so it is exact in TF32 too, which a
-        CUDA GPU then uses for it)."""
         self.splits = splits
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

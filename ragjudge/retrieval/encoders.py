@@ -148,10 +148,9 @@ class SentenceTransformerEncoder:
         """`fp32`; on a CUDA GPU of compute capability 8.0 or newer with PyTorch, `tf32` (float32 with TF32 matmuls)
         or `bf16x3` (float32 with each matmul as three bfloat16 products: `embeddings.split_precision`); `fp16`
         (PyTorch on a GPU) or `int8` (ONNX Runtime's dynamic quantisation). `auto` is bf16x3 where it runs as one
-        matmul a layer, else fp32:
-        measured on an H200, bf16x3 ran the model 20-24 % faster than fp32 with the same top-10 for 208 of 208
-        queries, while TF32 (2.3x) changed it for 9-11 and fp16 (slower than fp32) for 14-19 (docs/performance.md).
-        A precision the backend cannot run is a UsageError."""
+        matmul a layer, else fp32: measured on an H200, bf16x3 ran the model 20-24 % faster than fp32 with the same
+        top-10 for 208 of 208 queries, while TF32 (2.3x) changed it for 9-11 and fp16 (slower than fp32) for 14-19
+        (docs/performance.md). A precision the backend cannot run is a UsageError."""
         asked = self.requested_precision
         if asked == "auto":
             if self.backend != "torch" or not tf32_available(self.device):
