@@ -12,7 +12,8 @@ tensor cores and a PyTorch that runs it as one matmul, then tf32, fp32 and fp16;
 indexes the first --cpu-passages (its rate is per passage: the whole would take half an hour on a few cores), and the
 GPU's vectors of those passages in each precision are compared with the CPU's (lowest cosine, and identical top-10
 of the domain's 208 queries). Model loads and the ONNX export are timed apart. Without a CUDA GPU it says so and
-stops (exit 2); `--gpu cpu` runs every step on the CPU, to check the script itself. Put the figures in docs/performance.md with the card named.
+stops (exit 2); `--gpu cpu` runs every step on the CPU, to check the script itself. Put the figures in
+docs/performance.md with the card named.
 """
 
 from __future__ import annotations
