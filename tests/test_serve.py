@@ -85,3 +85,23 @@ def test_detach_returns_once_listening_and_the_pid_file_stops_it(tmp_path: Path)
         time.sleep(0.1)
     else:
         raise AssertionError("the server still listens after kill")
+
+
+def test_a_sigterm_one_of_the_server_s_threads_takes_still_stops_it() -> None:
+    """Linux hands a process's SIGTERM to whichever thread does not block it; Python runs the handler in the main
+    thread, which waited untimed for the stop and so never woke: the server outlived its `kill` (a CI run's
+    `test_detach_returns_once_listening_and_the_pid_file_stops_it` failed so). Here a thread of the server's process
+    takes the signal itself."""
+    code = ("import signal, threading\n"
+            "from ragjudge.testing.openai_server import OpenAIServer\n"
+            "from ragjudge.testing.serve import main\n"
+            "threading.Timer(1.0, lambda: signal.pthread_kill(threading.get_ident(), signal.SIGTERM)).start()\n"
+            "main(OpenAIServer, ['--default', 'pong'])\n")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise AssertionError("the server did not stop on a SIGTERM one of its threads took") from None
+    assert proc.returncode == 0 and out.startswith("ragjudge test server: ") and "served 0 request(s)" in err

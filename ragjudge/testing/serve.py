@@ -127,7 +127,10 @@ def main(make_server: Callable[..., Any], argv: list[str] | None = None) -> None
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        stop.wait()
+        # a timed wait: a signal that one of the server's threads took is run here (Python runs handlers in the main
+        # thread) only once this thread wakes; an untimed wait never did, and the server outlived its `kill`
+        while not stop.wait(0.2):
+            pass
     except KeyboardInterrupt:
         pass
     finally:
