@@ -2,7 +2,7 @@
 forward pass alone on the same batches, with the same top-10 (fp32) and nDCG@10 on real MTRAG qrels; first the
 host side alone, on the same texts: the `tokenizers` batch encoder's own rate and the indexing pipeline's with the
 forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU, at the CPU's batch (32) and a GPU's
-(256), each with the CPU it used (every thread: on a machine whose cores the encoder fills, the rate's share is their
+(512), each with the CPU it used (every thread: on a machine whose cores the encoder fills, the rate's share is their
 ratio, whatever else loads it) and the pipeline's own work stage by stage (CPU per text in one thread: batching and
 padding, the copy, the store).
 
@@ -159,7 +159,7 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     tokenizer = encoder.batch_tokenizer()
     assert tokenizer is not None
     host = HostOnly(int(model_config(model_files(encoder._path))["hidden_size"]))  # no model loaded: none runs
-    chunk = max(TOKENIZE_CHUNK, 4 * max(HOST_BATCHES))  # the pipeline's calls at every batch size here
+    chunk = TOKENIZE_CHUNK  # the encoder alone: the pipeline's calls (larger at a batch over a quarter of them)
     stripped = [t.strip() for t in texts]
     tokenizer.encode_batch(stripped[:64])  # warm-up
     alone: list[tuple[float, float]] = []
@@ -174,12 +174,13 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
                 started, cpu = time.perf_counter(), process_cpu()
                 work = StoredEncoding(texts, encoder.space())
                 run_pipeline(work.missing, tokenizer, host, batch_size=size, store_every=encoder.chunk,
-                             keep=work.add, chunk=chunk)
+                             keep=work.add)
                 runs[size].append((time.perf_counter() - started, process_cpu() - cpu))
     n = len(texts)
-    chunks = list(tokenized_chunks(texts, tokenizer, chunk, smallest_chunk(chunk, min(HOST_BATCHES))))
     pipelines: dict[int, PipelineFigures] = {}
     for size, timings in runs.items():
+        calls = max(TOKENIZE_CHUNK, 4 * size)  # as `run_pipeline` chooses them
+        chunks = list(tokenized_chunks(texts, tokenizer, calls, smallest_chunk(calls, size)))
         stages: dict[str, float] = {}
 
         def stage(name: str, run: Any) -> Any:

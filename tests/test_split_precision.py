@@ -15,7 +15,10 @@ from ragjudge.embeddings import split_precision  # noqa: E402
 from ragjudge.embeddings.split_precision import (Bf16x3Linear, LastSplit, matmul_kinds, split_into,  # noqa: E402
                                                   use_bf16x3)
 
-POOL = Path(__file__).resolve().parents[2] / "shared" / "data" / "mtrag" / "corpus" / "clapnq_pool.jsonl"
+from shared_data import SHARED_DATA  # noqa: E402  (tests/shared_data.py: the one locator for ../shared/data)
+
+POOL = SHARED_DATA / "mtrag" / "corpus" / "clapnq_pool.jsonl"
+FIXTURE_POOLS = Path(__file__).resolve().parent / "fixtures" / "mtrag" / "corpus"
 
 
 def tf32(t: torch.Tensor) -> torch.Tensor:
@@ -84,11 +87,8 @@ def minilm():
 
 
 def test_the_bundled_minilm_in_bf16x3_gives_float32_s_vectors_and_rankings(minilm, monkeypatch) -> None:
-    if POOL.exists():
-        passages = [json.loads(line)["text"] for line in POOL.read_text().splitlines()[:96]]
-    else:  # a fresh clone: the shared data is not beside it
-        passages = [f"Passage {i} says that the {w} of {v} changed in {1900 + i}." for i, (w, v) in
-                    enumerate((w, v) for w in ("price", "colour", "size", "speed") for v in ("tea", "rail", "gold"))]
+    pools = [POOL] if POOL.exists() else sorted(FIXTURE_POOLS.glob("*_pool.jsonl"))  # a fresh clone: our miniature
+    passages = [json.loads(line)["text"] for pool in pools for line in pool.read_text().splitlines()][:96]
     queries = [p.split(".")[0] for p in passages[::8]]
     model = minilm()
     exact_p, exact_q = (model.encode(t, normalize_embeddings=True) for t in (passages, queries))

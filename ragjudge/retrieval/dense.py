@@ -38,10 +38,10 @@ class EncoderOptions(RetrieverOptions):
     """What runs a local model: `onnx` (ONNX Runtime on the CPU, `pip install 'ragjudge[onnx]'`), `torch`, or `auto`:
     ONNX Runtime when it is installed and the model runs on the CPU, else PyTorch."""
     precision: Literal["auto", "fp32", "tf32", "bf16x3", "fp16", "int8"] = "auto"
-    """What a local model computes in: `auto` (bf16x3 on a CUDA GPU that has it, else fp32), `fp32`, `bf16x3`
-    (float32 with each matmul as three bfloat16 products: fp32's rankings, faster), `tf32` (float32 with TF32 matmuls:
-    faster still, some rankings change), both on a CUDA GPU of compute capability 8.0 or newer, `fp16` (a GPU) or
-    `int8` (ONNX Runtime's dynamic quantisation on the CPU: faster, cosine to fp32 ~0.99; opt-in)."""
+    """What a local model computes in: `auto` (bf16x3 on a CUDA GPU that runs it as one matmul, else fp32), `fp32`,
+    `bf16x3` (float32 with each matmul as three bfloat16 products: fp32's rankings, faster), `tf32` (float32 with
+    TF32 matmuls: faster still, some rankings change), both on a CUDA GPU of compute capability 8.0 or newer, `fp16`
+    (a GPU) or `int8` (ONNX Runtime's dynamic quantisation on the CPU: faster, cosine to fp32 ~0.99; opt-in)."""
     api_base: str | None = None
     api_key_env: str | None = None
     dimensions: int | None = None
