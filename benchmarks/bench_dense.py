@@ -134,6 +134,7 @@ class PipelineFigures:
     rate: float
     cpu: float
     stages: dict[str, float]
+    writes: int
 
 
 @dataclass
@@ -164,6 +165,7 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     tokenizer.encode_batch(stripped[:64])  # warm-up
     alone: list[tuple[float, float]] = []
     runs: dict[int, list[tuple[float, float]]] = {size: [] for size in HOST_BATCHES}
+    written: dict[int, list[int]] = {}  # each store write's texts, in the last round's run
     for round_ in range(rounds):
         started, cpu = time.perf_counter(), process_cpu()
         for start in range(0, len(texts), chunk):
@@ -173,8 +175,13 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
             with embedding_store_scope(f"{cache}/{round_}-{size}"):
                 started, cpu = time.perf_counter(), process_cpu()
                 work = StoredEncoding(texts, encoder.space())
-                run_pipeline(work.missing, tokenizer, host, batch_size=size, store_every=encoder.chunk,
-                             keep=work.add)
+                written[size] = []
+
+                def keep(batch: list[str], vectors: np.ndarray, sizes: list[int] = written[size]) -> None:
+                    sizes.append(len(batch))
+                    work.add(batch, vectors)
+
+                run_pipeline(work.missing, tokenizer, host, batch_size=size, store_every=encoder.chunk, keep=keep)
                 runs[size].append((time.perf_counter() - started, process_cpu() - cpu))
     n = len(texts)
     pipelines: dict[int, PipelineFigures] = {}
@@ -193,11 +200,12 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
         vectors = stage("copy", lambda: [host.fetch(host.launch(b)) for b in batches])
         with embedding_store_scope(f"{cache}/stages-{size}"):
             work = stage("open the store, look up", lambda: StoredEncoding(texts, encoder.space()))
-            ends = [i + 1 for i, b in enumerate(batches) if b.ends_chunk]  # a write per tokenizer call, as when fast
-            writes = [(sum((b.texts for b in batches[i:j]), []), np.concatenate(vectors[i:j]))
-                      for i, j in zip([0, *ends[:-1]], ends)]
+            ordered, matrix = sum((b.texts for b in batches), []), np.concatenate(vectors)
+            ends = np.cumsum(written[size]).tolist()  # the writes the timed runs made, of the same sizes
+            writes = [(ordered[i:j], matrix[i:j]) for i, j in zip([0, *ends[:-1]], ends)]
             stage("store", lambda: [work.add(*write) for write in writes])
-        pipelines[size] = PipelineFigures(n / min(w for w, _ in timings), min(c for _, c in timings) / n, stages)
+        pipelines[size] = PipelineFigures(n / min(w for w, _ in timings), min(c for _, c in timings) / n, stages,
+                                          len(written[size]))
     return HostSide(n / min(w for w, _ in alone), min(c for _, c in alone) / n, pipelines)
 
 
@@ -247,8 +255,8 @@ def main() -> int:
     for size, figures in host.pipelines.items():
         print(f"  batch {size} ({HOST_BATCHES[size]}): {figures.rate:,.0f}/s = {figures.rate / tokenize_rate:.0%} of the "
               f"encoder's rate (target >= 90%); CPU {figures.cpu * 1e6:.0f} us a text (the encoder's "
-              f"{host.encoder_cpu / figures.cpu:.0%} of it: the rate's share where the encoder fills every core); its "
-              f"own work, one thread: "
+              f"{host.encoder_cpu / figures.cpu:.0%} of it: the rate's share where the encoder fills every core); "
+              f"{figures.writes} store writes; its own work, one thread: "
               + ", ".join(f"{name} {seconds * 1e6:.1f} us" for name, seconds in figures.stages.items()), flush=True)
     rates: dict[str, float] = {}
     tops: dict[str, list[list[str]]] = {}

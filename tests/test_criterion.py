@@ -17,6 +17,8 @@ from ragjudge.errors import UsageError
 from ragjudge.judges.criterion import Criterion, weighted_score, written_score
 from ragjudge.testing.openai_server import OpenAIServer, Reply, Request
 
+pytest_plugins = ["pytester"]  # one test runs a pytest session: the module runs alone too
+
 STEPS = "1. Look for a policy number in the answer.\n2. Check it is the one the passages name."
 ROWS = [{"question": "What does policy 42 cover?", "answer": "Policy 42 covers water damage.",
          "contexts": ["Policy 42 covers water damage."]},
