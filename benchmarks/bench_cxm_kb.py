@@ -4,8 +4,8 @@
 
 Articles are synthetic but of the release's length (2-4 KB of markdown/HTML-flavoured text with a brand's
 recurring boilerplate, `ragjudge.testing.cxm_synth`), with similar pairs made as the paper made them (a segment
-of one article copied into another). They are embedded once with the bundled MiniLM (timed on its own); then,
-each in a fresh process so that its peak resident memory is its own:
+of one article copied into another). They are embedded once with the bundled MiniLM (timed on its own, in an empty
+embedding store of the run's own); then, each in a fresh process so that its peak resident memory is its own:
 
 - ragjudge: the whole `cxm-kb-refinement` bench on those embeddings (k nearest neighbours in blocks, the
   fixed-threshold baseline, the threshold sweep, the held-out and oracle picks, scoring, the report);
@@ -107,6 +107,7 @@ def main() -> None:
         return
 
     from ragjudge.bench.cxm.data import load_articles
+    from ragjudge.embeddings.scope import embedding_store_scope
     from ragjudge.retrieval.encoders import SentenceTransformerEncoder
     from ragjudge.testing.cxm_synth import write_kb_release
 
@@ -117,7 +118,10 @@ def main() -> None:
         print(f"{len(articles)} synthetic articles, {np.mean(sizes):.0f} characters on average "
               f"({min(sizes)}-{max(sizes)}), {args.pairs} similar pairs")
         started = time.perf_counter()
-        vectors = SentenceTransformerEncoder("minilm").encode([a.full_text for a in articles.values()])
+        # an empty store of its own: the rate printed is an encode's on every run (not a read of what an earlier
+        # run kept), and the user's store gets none of these made-up articles
+        with embedding_store_scope(Path(tmp) / "cache"):
+            vectors = SentenceTransformerEncoder("minilm").encode([a.full_text for a in articles.values()])
         embed_s = time.perf_counter() - started
         np.save(folder / "vectors.npy", vectors)
         print(f"embedding (MiniLM, once): {embed_s:.1f} s, {len(articles) / embed_s:.0f} articles/s, "
