@@ -167,7 +167,7 @@ def test_a_failure_reads_and_is_retried_as_with_litellm(monkeypatch: pytest.Monk
         if fault == "garbage":
             server.garbage_next(1)
         elif fault == "hang":
-            server.hang_next(1, 1.0)
+            server.hang_next(1, 3.0)
         else:
             server.fail_next(1, fault, retry_after=0.01 if fault == 429 else None)
 
@@ -178,14 +178,17 @@ def test_a_failure_reads_and_is_retried_as_with_litellm(monkeypatch: pytest.Monk
         except LLMError as exc:
             return re.sub(r"time taken=[\d.]+", "time taken=T", str(exc))
 
+    # only the hang needs a short timeout: a process's first litellm call has taken over 0.3 s on a loaded machine,
+    # and turned a 401 into a timeout
+    timeout = 1.0 if fault == "hang" else 10.0
     outcomes: dict[str, list[Any]] = {}
     for path in ("litellm", "fast"):
         with OpenAIServer() as server:
             said = _run(monkeypatch, path, once, api_base=server.base_url, max_retries=0, retry_seconds=0,
-                        timeout=0.3)
+                        timeout=timeout)
             before = server.chat_count()
             retried = _run(monkeypatch, path, once, api_base=server.base_url, max_retries=2, retry_seconds=30,
-                           backoff_base=0.001, timeout=0.3)
+                           backoff_base=0.001, timeout=timeout)
             outcomes[path] = [said, retried, server.chat_count() - before, {_client(r) for r in server.requests}]
     assert outcomes["litellm"].pop() == {"litellm"} and outcomes["fast"].pop() == {"fast"}
     assert outcomes["fast"] == outcomes["litellm"]
