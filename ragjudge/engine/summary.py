@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ragjudge.formats.samples import json_schema as record_schema
+
 SCHEMA_ID = "ragjudge.summary/1"
 
 Kind = Literal["score", "rate", "count", "seconds", "number"]
@@ -268,11 +270,8 @@ def describe(name: str, metric: Stat, unit: str) -> str:
 
 
 def json_schema() -> dict[str, Any]:
-    """The published JSON Schema of a summary (`ragjudge schema summary`)."""
-    schema = Summary.model_json_schema(by_alias=True)
-    schema["$id"] = SCHEMA_ID
-    schema["title"] = "ragjudge summary"
-    return schema
+    """The published JSON Schema of a summary (`ragjudge schema summary`): made as a sample's is."""
+    return record_schema(Summary, SCHEMA_ID, "ragjudge summary")
 
 
 ROUNDED = 5.01e-5
