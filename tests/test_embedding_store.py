@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -261,6 +264,74 @@ def test_a_block_of_entries_is_stored_as_entries_one_by_one_are(tmp_path: Path) 
     assert at_once.get_many({"m": 1}, "m", ["a"])["a"] == block[3 * size : 4 * size]
     with pytest.raises(ValueError, match="3 texts but"):
         at_once.put_block({"m": 1}, "m", ["x", "y", "z"], block[: 2 * size], size)
+
+
+READ_BACK = ("import sys; from ragjudge.embeddings.store import EmbeddingStore; store = EmbeddingStore(sys.argv[1]); "
+             "print(len(store.get_many({'m': 1}, 'm', sys.argv[2:]))); store.close()")
+
+
+def _found_by_another_process(folder: Path, *texts: str) -> int:
+    """How many of `texts` a new process finds in the store (it opens it, reads, and closes it: the last one out
+    checkpoints and deletes the write-ahead log)."""
+    done = subprocess.run([sys.executable, "-c", READ_BACK, str(folder), *texts], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout)
+
+
+def test_a_second_store_on_the_same_file_keeps_the_first_one_s_locks(tmp_path: Path) -> None:
+    """Why: the suite's docs run once found their store's first page overwritten ("not a database at all"). A second
+    store object on the same folder read the file's header with a plain open and close, and closing a descriptor
+    drops every POSIX lock the process holds on the file: another process (a `ragjudge` subprocess) then saw no
+    other connection, checkpointed and deleted the write-ahead log the first store was using, whose later writes
+    were lost (or written over the new file's pages). Without the fix: the log gone, 0 of 2 found."""
+    block, size = pack_vectors(np.ones((2, 4), dtype=np.float32))
+    first = EmbeddingStore(tmp_path)
+    first.put_block({"m": 1}, "m", ["x", "y"], block, size)
+    second = EmbeddingStore(tmp_path)
+    assert len(second.get_many({"m": 1}, "m", ["x", "y"])) == 2
+    assert _found_by_another_process(tmp_path, "x", "y") == 2
+    assert (tmp_path / f"{STORE_FILE}-wal").exists()  # this process still has it open: the other one left it
+    first.put_block({"m": 1}, "m", ["z", "w"], block, size)
+    assert _found_by_another_process(tmp_path, "z", "w") == 2
+    for store in (first, second):
+        store.close()
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads this process's open files from /proc")
+def test_a_store_that_is_garbage_closes_its_connection_whatever_still_holds_it(tmp_path: Path) -> None:
+    """Why: in the suite's docs run, a store dropped without `close` left its SQLite connection open (something else
+    still held it) and no longer counted, so the next store read the file's header and unlocked it (see the test
+    above). A store's connection is now closed when the store is garbage, even with a cursor of it still alive."""
+    import gc
+
+    def open_files() -> set[str]:
+        return {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}
+
+    block, size = pack_vectors(np.ones((2, 4), dtype=np.float32))
+    store = EmbeddingStore(tmp_path)
+    store.put_block({"m": 1}, "m", ["x", "y"], block, size)
+    cursor = store._db.cursor()  # noqa: SLF001 - what kept the connection alive, held from outside the store
+    assert str((tmp_path / STORE_FILE).resolve()) in open_files()
+    del store
+    gc.collect()
+    assert str((tmp_path / STORE_FILE).resolve()) not in open_files()
+    assert store_module.OPEN_STORES.owner(tmp_path / STORE_FILE) == "ragjudge"  # read from the header: none open
+    del cursor
+
+
+def test_clear_closes_every_store_of_the_process_on_the_file_before_deleting_it(tmp_path: Path) -> None:
+    """A store left open on a deleted file would write into the deleted file, or, through SQLite's per-process
+    state, into the new one's pages: `clear` closes each of this process's stores on it first, and one used again
+    opens the new file."""
+    block, size = pack_vectors(np.ones((2, 4), dtype=np.float32))
+    kept = EmbeddingStore(tmp_path)
+    kept.put_block({"m": 1}, "m", ["x", "y"], block, size)
+    assert EmbeddingStore(tmp_path).clear() == 2 and not (tmp_path / STORE_FILE).exists()
+    assert kept.get_many({"m": 1}, "m", ["x", "y"]) == {}  # the new, empty file, not the deleted one
+    kept.put_block({"m": 1}, "m", ["z", "w"], block, size)
+    assert _found_by_another_process(tmp_path, "x", "y", "z", "w") == 2
+    kept.close()
 
 
 def test_a_text_s_key_is_the_sha256_of_its_utf8_bytes_whatever_path_encodes_it() -> None:

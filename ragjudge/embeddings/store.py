@@ -20,6 +20,7 @@ import struct
 import threading
 import time
 import warnings
+import weakref
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -60,7 +61,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 def file_owner(path: Path) -> str:
     """Whose file `path` is, from its first bytes alone (nothing is opened as a database): `ragjudge` (a store,
     perhaps damaged past its header, or an empty file a store was being created in), `sqlite` (another program's
-    database) or `other` (not a database at all: a text file, an image). Only ragjudge's is ever deleted."""
+    database) or `other` (not a database at all: a text file, an image). Only ragjudge's is ever deleted. Never
+    while this process holds the file open through SQLite (`OpenStores`): closing it here would unlock them."""
     with path.open("rb") as fh:
         head = fh.read(72)
     if not head:
@@ -68,6 +70,70 @@ def file_owner(path: Path) -> str:
     if not head.startswith(SQLITE_HEADER):
         return "other"
     return "ragjudge" if len(head) >= 72 and int.from_bytes(head[68:72], "big") in (APPLICATION_ID, 0) else "sqlite"
+
+
+class OpenStores:
+    """The store connections this process has open (or is opening), by file.
+
+    SQLite's locking between processes is POSIX advisory locks, which belong to the process: closing any descriptor
+    of a file drops every lock the process holds on it. SQLite keeps track of its own descriptors, but a plain open
+    and close of the file (reading its header, `file_owner`) silently unlocked every connection this process had on
+    it; another process, seeing none, then checkpointed and deleted the write-ahead log they were using, so their
+    later writes were lost, and a page could be written over the file's header (seen in the suite: a second store
+    object on the same folder in one process, and a `ragjudge` subprocess). So the header is read only while no
+    connection of this process is open on the file, a connection is closed when its store is (or when the store is
+    garbage, not whenever the connection itself is), and a file is closed everywhere in the process before it is
+    deleted. Process-wide on purpose, like the locks it guards."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connections: dict[str, int] = {}
+        self._stores: dict[str, weakref.WeakSet[EmbeddingStore]] = {}
+
+    def claim(self, store: EmbeddingStore, check: Callable[[], None]) -> str:
+        """Count a connection of `store` as opening on its file, first running `check` (a read of its header) if no
+        other connection of this process is open on it: under one lock, so that no header read overlaps a
+        connection being made. Answers the file's key for `release`."""
+        key = os.path.realpath(store.path)
+        with self._lock:
+            if not self._connections.get(key):
+                check()
+            self._connections[key] = self._connections.get(key, 0) + 1
+            self._stores.setdefault(key, weakref.WeakSet()).add(store)
+        return key
+
+    def release(self, key: str) -> None:
+        """A connection `claim` counted is closed (or was never made)."""
+        with self._lock:
+            left = self._connections.get(key, 0) - 1
+            if left > 0:
+                self._connections[key] = left
+            else:
+                self._connections.pop(key, None)
+
+    def owner(self, path: Path) -> str:
+        """`file_owner`, without opening a file this process has open (it is then a store of ours)."""
+        with self._lock:
+            return "ragjudge" if self._connections.get(os.path.realpath(path)) else file_owner(path)
+
+    def close_all(self, path: Path) -> None:
+        """Close every store of this process on `path` (each opens again if used again)."""
+        with self._lock:
+            stores = list(self._stores.get(os.path.realpath(path), ()))
+        for store in stores:  # outside the lock: a store's own lock is taken before this one when it connects
+            store.close()
+
+
+def _close_connection(db: sqlite3.Connection, key: str) -> None:
+    """A store's connection closed, and no longer counted (`OpenStores`); run once, by `close` or when the store
+    is garbage."""
+    try:
+        db.close()
+    finally:
+        OPEN_STORES.release(key)
+
+
+OPEN_STORES = OpenStores()
 
 
 def _can_write(path: Path) -> bool:
@@ -146,6 +212,8 @@ class EmbeddingStore:
         self.read_only = read_only
         """Opened to look only (`ragjudge cache info`): never written, and no warning that writing is off."""
         self._db: sqlite3.Connection | None = None
+        self._closer: weakref.finalize | None = None
+        """Closes `_db` and stops counting it (`OpenStores`): at `close`, or when this store is garbage."""
         self._spaces: dict[str, int] = {}
         self._lock = threading.Lock()
         self.corrupt_entries = 0
@@ -170,9 +238,14 @@ class EmbeddingStore:
                 self.disable(f"cannot write to {self.folder} ({exc.strerror or exc})")
         if not exists and not self.writable:
             return None
-        if exists and self.path.is_file() and file_owner(self.path) == "other":
-            raise ForeignStoreError(f"{self.path} is not a ragjudge embedding store (not a database at all); move "
-                                    f"it, or give another --cache-dir")
+
+        def refuse_foreign() -> None:
+            if exists and self.path.is_file() and file_owner(self.path) == "other":
+                raise ForeignStoreError(f"{self.path} is not a ragjudge embedding store (not a database at all); "
+                                        f"move it, or give another --cache-dir")
+
+        key = OPEN_STORES.claim(self, refuse_foreign)
+        db: sqlite3.Connection | None = None
         try:
             if self.writable and _can_write(self.folder) and (not exists or _can_write(self.path)):
                 db = sqlite3.connect(self.path, timeout=60, check_same_thread=False, isolation_level=None)
@@ -180,12 +253,18 @@ class EmbeddingStore:
                 self.disable(f"{self.path} is read-only")
                 db = self._read_only_connection()
             self._check(db, exists)
-        except sqlite3.OperationalError as exc:  # cannot open or lock it (permissions, a read-only medium)
-            self.disable(f"cannot open {self.path} ({exc})")
-            return None
-        except sqlite3.DatabaseError as exc:
-            raise self._damaged(exc) from None
+        except BaseException as exc:
+            if db is not None:  # never left open behind the store's back (see `OpenStores`)
+                db.close()
+            OPEN_STORES.release(key)
+            if isinstance(exc, sqlite3.OperationalError):  # cannot open or lock it (permissions, read-only medium)
+                self.disable(f"cannot open {self.path} ({exc})")
+                return None
+            if isinstance(exc, sqlite3.DatabaseError):
+                raise self._damaged(exc) from None
+            raise
         self._db = db
+        self._closer = weakref.finalize(self, _close_connection, db, key)
         return db
 
     def _read_only_connection(self) -> sqlite3.Connection:
@@ -193,11 +272,14 @@ class EmbeddingStore:
         file a WAL database needs to be read: then it is read as immutable (what a checkpoint left; a write still in
         the WAL file is not seen, which costs an encode, never a wrong vector)."""
         uri = self.path.resolve().as_uri()
+        db: sqlite3.Connection | None = None
         try:
             db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=60, check_same_thread=False, isolation_level=None)
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
             return db
         except sqlite3.OperationalError:
+            if db is not None:  # closed here, not left to the garbage collector (see `OpenStores`)
+                db.close()
             return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=60, check_same_thread=False,
                                    isolation_level=None)
 
@@ -262,8 +344,10 @@ class EmbeddingStore:
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
-                self._db.close()
+                if self._closer is not None:
+                    self._closer()
                 self._db = None
+                self._spaces.clear()  # opened again, the file may be a new one, whose spaces have other ids
 
     # -- spaces ------------------------------------------------------------------------------------------
     def _space_id(self, db: sqlite3.Connection, key: dict[str, Any], label: str, create: bool) -> int | None:
@@ -391,19 +475,22 @@ class EmbeddingStore:
         that is not ragjudge's store is never deleted (ForeignStoreError); a damaged one of ragjudge's is."""
         if not self.path.exists():
             return 0
-        if not self.path.is_file() or file_owner(self.path) != "ragjudge":
+        if not self.path.is_file() or OPEN_STORES.owner(self.path) != "ragjudge":
             raise ForeignStoreError(f"{self.path} is not a ragjudge embedding store: not deleted; move it, or give "
                                     "another --cache-dir")
         if not (_can_write(self.folder) and _can_write(self.path)):
             raise PermissionError(13, "Permission denied: cannot change the store", str(self.path))
         if older_than is None:
+            counter = EmbeddingStore(self.folder, read_only=True)
             try:
-                count = sum(s.entries for s in EmbeddingStore(self.folder, read_only=True).info().spaces)
+                count = sum(s.entries for s in counter.info().spaces)
             except ForeignStoreError:
                 raise
             except EmbeddingStoreError:
                 count = 0  # damaged: removed all the same
-            self.close()
+            finally:
+                counter.close()
+            OPEN_STORES.close_all(self.path)  # this one too: no connection of this process outlives the files
             for p in self._files():
                 p.unlink(missing_ok=True)
             return count
