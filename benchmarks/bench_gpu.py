@@ -105,7 +105,8 @@ def kernel_profile(retriever: DenseRetriever, passages: list, n: int, cuda: bool
             pass
     averages = prof.key_averages()
     if not len(averages):
-        return f"(no PyTorch operation to profile: the model ran on {retriever.encoder.backend})"  # type: ignore[union-attr]
+        backend = retriever.encoder.backend  # type: ignore[union-attr]
+        return f"(no PyTorch operation to profile: the model ran on {backend})"
     for key in (("self_device_time_total", "self_cuda_time_total") if cuda else ("self_cpu_time_total",)):
         try:
             return str(averages.table(sort_by=key, row_limit=8, max_name_column_width=60))
@@ -199,8 +200,8 @@ def main() -> int:
             first = dense(subset, args.gpu, asked, queries, args.batch_size, backend="torch")
             cosine = float(np.min((first.vectors * cpu.vectors).sum(axis=1)))
             same = sum(a == b for a, b in zip(cpu.tops, first.tops, strict=True))
-            alone = (f"; the model alone {whole.alone:.1f}/s on the same batches (the index: {whole.rate / whole.alone:.0%}"
-                     " of it)" if whole.alone else "")
+            alone = (f"; the model alone {whole.alone:.1f}/s on the same batches (the index: "
+                     f"{whole.rate / whole.alone:.0%} of it)" if whole.alone else "")
             print(f"dense, GPU {precision} on {len(passages):,} passages: {whole.rate:.1f} passages/s "
                   f"({len(passages) / whole.rate:.0f} s; load {whole.load:.1f} s), {whole.rate / cpu.rate:.1f}x the "
                   f"CPU{alone}; on the {len(subset):,}: lowest cosine to the CPU's vectors {cosine:.6f}, identical "
