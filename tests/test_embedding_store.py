@@ -320,6 +320,25 @@ def test_a_store_that_is_garbage_closes_its_connection_whatever_still_holds_it(t
     del cursor
 
 
+def test_a_garbage_store_collected_while_another_store_connects_does_not_hang(tmp_path: Path) -> None:
+    """The collector may run inside `OpenStores.claim` (any allocation there), and close a garbage store's
+    connection, which updates the same count under the same lock: a plain lock hung there for good."""
+    import gc
+    import threading
+
+    block, size = pack_vectors(np.ones((1, 4), dtype=np.float32))
+    garbage = EmbeddingStore(tmp_path / "a")
+    garbage.put_block({"m": 1}, "m", ["x"], block, size)
+    garbage.cycle = garbage  # type: ignore[attr-defined]  # only the collector frees it
+    del garbage
+    other = EmbeddingStore(tmp_path / "b")
+    worker = threading.Thread(target=lambda: store_module.OPEN_STORES.claim(other, gc.collect), daemon=True)
+    worker.start()
+    worker.join(timeout=30)
+    assert not worker.is_alive()
+    assert store_module.OPEN_STORES.owner(tmp_path / "a" / STORE_FILE) == "ragjudge"  # its count went back to 0
+
+
 def test_clear_closes_every_store_of_the_process_on_the_file_before_deleting_it(tmp_path: Path) -> None:
     """A store left open on a deleted file would write into the deleted file, or, through SQLite's per-process
     state, into the new one's pages: `clear` closes each of this process's stores on it first, and one used again

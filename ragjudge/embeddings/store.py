@@ -86,7 +86,9 @@ class OpenStores:
     deleted. Process-wide on purpose, like the locks it guards."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        """Re-entrant: a garbage store's connection is closed (`release`) whenever the collector runs, which may be
+        in this very thread while it holds the lock (an allocation in `claim`)."""
         self._connections: dict[str, int] = {}
         self._stores: dict[str, weakref.WeakSet[EmbeddingStore]] = {}
 
