@@ -1,17 +1,14 @@
 """The local sentence encoder's indexing pipeline: host work overlapped with the model's forward pass.
 
 Tokenizing runs ahead in bounded background threads (`prefetched`: the Rust encoder on one chunk while the previous
-one is padded into arrays), two encoder calls in flight (`TOKENIZERS`) so that the encoder's cores start on the next
-chunk while the last call's results become Python objects; each batch's forward pass is launched before
+one is padded into arrays); each batch's forward pass is launched before
 the previous batch's vectors are fetched and stored (`encoded_batches`), so on a GPU, whose launches return at
 once, the copy back and the store write of one batch happen while the next one computes. On the CPU the same
 steps run in the same order and the forward pass, synchronous there, simply dominates.
 
-A chunk's encodings, once padded, go back to the tokenizing threads to be dropped before their next encoder call:
-dropped in the padding thread, as it went from one batch to the next, they freed the encoder's many small allocations
-while its threads were allocating again, and the allocator's locks made the host side spend 3 us of CPU a text more
-(95,000 futex calls in 46,000 texts, 9,000 so; with two callers, dropped this way or in the padding thread: 90 % and
-89 % of the encoder's rate, paired).
+A chunk's encodings, once padded, go back to the tokenizing thread to be dropped between encoder calls: dropped in
+the padding thread they freed the encoder's many small allocations while its threads were allocating again, and
+the allocator's locks made the host side spend 3 us of CPU a text more (95,000 futex calls in 46,000 texts, 9,000 so).
 """
 
 from __future__ import annotations
@@ -29,11 +26,6 @@ from ragjudge.embeddings.batch_tokenizer import BatchTokenizer
 
 TOKENIZE_CHUNK = 1024
 """Texts per `encode_batch` call: enough to keep every core busy, little enough for the first batch to come soon."""
-TOKENIZERS = 2
-"""Encoder calls in flight, each from a thread of its own taking every other chunk: between one call's end and the
-next call's start its thread turns the results into Python objects and waits for the GIL, which with a single caller
-left the encoder's cores idle (on 2 cores, 88 % of the encoder's rate with one caller, 90 % with two, paired; three
-were no better than one). Each call still runs on every core: the library's thread pool takes the two calls' work."""
 PREFETCH = 4
 """Items a `prefetched` stream holds ready by default: bounded, so memory does not grow with the corpus."""
 WRITE_INTERVAL = 0.25
@@ -86,37 +78,13 @@ Spent = queue.SimpleQueue
 
 def tokenized_chunks(texts: Sequence[str], tokenizer: BatchTokenizer, chunk: int, smallest: int,
                      spent: Spent[list[Any]] | None = None) -> Iterator[tuple[list[str], list[Any]]]:
-    """(texts, their encodings) a chunk at a time (`chunk_bounds`): the Rust encoder's part of the work."""
-    return tokenized(texts, tokenizer, chunk_bounds(len(texts), chunk, smallest), spent)
-
-
-def tokenized(texts: Sequence[str], tokenizer: BatchTokenizer, bounds: Iterable[tuple[int, int]],
-              spent: Spent[list[Any]] | None = None) -> Iterator[tuple[list[str], list[Any]]]:
-    """(texts, their encodings) for each (start, end) of `bounds`. The lists of encodings the consumer put in `spent`
-    are emptied before each encoder call, in this thread (not the padding thread: see the module's docstring)."""
-    for start, end in bounds:
+    """(texts, their encodings) a chunk at a time (`chunk_bounds`): the Rust encoder's part of the work. The lists of
+    encodings the consumer put in `spent` are emptied before each encoder call, while the encoder's threads are idle."""
+    for start, end in chunk_bounds(len(texts), chunk, smallest):
         while spent is not None and not spent.empty():
             spent.get().clear()  # the encodings go here, whichever thread drops the emptied list
         part = list(texts[start:end])
         yield part, tokenizer.encodings(part)
-
-
-def interleaved(streams: Sequence[Iterator[T]]) -> Iterator[T]:
-    """One item from each stream in turn, in order, until each ends; when one ends, every later one has ended too
-    (stream j holds items j, j + k, j + 2k... of k). Every stream is closed when this is (its thread stops)."""
-    live = list(streams)
-    try:
-        while live:
-            for stream in list(live):
-                try:
-                    yield next(stream)
-                except StopIteration:
-                    live.remove(stream)
-    finally:
-        for stream in streams:
-            close = getattr(stream, "close", None)
-            if close is not None:
-                close()
 
 
 def padded_batches(chunks: Iterable[tuple[list[str], list[Any]]], tokenizer: BatchTokenizer, batch_size: int,
@@ -220,12 +188,11 @@ def run_pipeline(texts: Sequence[str], tokenizer: BatchTokenizer, forward: Forwa
     else:
         # two chunks' batches ready: the tokenizer starts on the next chunk as soon as one is tokenized, instead of
         # waiting on a full queue while the model and the store drain it (a few MB of int64 ids at most); and the
-        # Rust encoder works on the next chunks while this one is padded (padding holds the GIL, the encoder does
-        # not), `TOKENIZERS` calls at once, taking the chunks in turn
+        # Rust encoder works on the next chunk while this one is padded (two threads: padding holds the GIL, the
+        # encoder does not)
         spent: Spent[list[Any]] = Spent()
-        bounds = list(chunk_bounds(len(texts), chunk, smallest_chunk(chunk, batch_size)))
-        chunks = interleaved([prefetched(tokenized(texts, tokenizer, bounds[j::TOKENIZERS], spent), depth=1)
-                              for j in range(TOKENIZERS)])
+        chunks = prefetched(tokenized_chunks(texts, tokenizer, chunk, smallest_chunk(chunk, batch_size), spent),
+                            depth=1)
         ahead = prefetched(padded_batches(chunks, tokenizer, batch_size, spent),
                            depth=2 * -(-chunk // batch_size), name="ragjudge-pad")
     held: list[str] = []
