@@ -305,6 +305,9 @@ class EmbeddingStore:
             db.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # a new file's only: an existing one keeps its pages
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")  # durable across a killed process, which is what resuming needs
+            # a block write's statement journal (the pages it changes, kept to undo the one statement) in memory: on
+            # disk it was a temporary file opened, written and deleted per write, 0.3 us of CPU an entry (6 %)
+            db.execute("PRAGMA temp_store = MEMORY")
             db.execute("BEGIN IMMEDIATE")
             db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             db.execute(f"PRAGMA user_version = {FORMAT}")
