@@ -385,6 +385,25 @@ def test_clear_closes_every_store_of_the_process_on_the_file_before_deleting_it(
     kept.close()
 
 
+def test_the_open_stores_keep_no_entry_for_a_file_once_its_stores_are_closed(tmp_path: Path) -> None:
+    """A long process (a notebook, a test session) opens stores in many folders: the count of open connections must
+    not grow with every folder it has seen."""
+    tracked = store_module.OPEN_STORES
+    block, size = pack_vectors(np.ones((1, 4), dtype=np.float32))
+    folders = [tmp_path / str(i) for i in range(5)]
+    for folder in folders:
+        store = EmbeddingStore(folder)
+        store.put_block({"m": 1}, "m", ["x"], block, size)
+        assert os.path.realpath(store.path) in tracked._stores  # counted while open
+        store.close()
+    keys = {os.path.realpath(EmbeddingStore(folder).path) for folder in folders}
+    assert not keys & (set(tracked._connections) | set(tracked._stores))
+    reopened = EmbeddingStore(folders[0])
+    assert reopened.get_many({"m": 1}, "m", ["x"])  # opens again, counted again
+    assert tracked._connections.get(os.path.realpath(reopened.path)) == 1
+    reopened.close()
+
+
 def test_a_text_s_key_is_the_sha256_of_its_utf8_bytes_whatever_path_encodes_it() -> None:
     """Why: keys are the store's format; ASCII text takes a faster encoder (issue 44), and must key as before."""
     import hashlib

@@ -110,8 +110,9 @@ class OpenStores:
             left = self._connections.get(key, 0) - 1
             if left > 0:
                 self._connections[key] = left
-            else:
-                self._connections.pop(key, None)
+            else:  # none open: nothing for `close_all` to close either (a store connecting again is claimed anew),
+                self._connections.pop(key, None)  # so a process that opens many stores keeps no entry per file
+                self._stores.pop(key, None)
 
     def owner(self, path: Path) -> str:
         """`file_owner`, without opening a file this process has open (it is then a store of ours)."""
