@@ -38,7 +38,7 @@ import numpy as np
 
 from ragjudge.embeddings.device import available_cores
 from ragjudge.embeddings.pipeline import (TOKENIZE_CHUNK, TokenBatch, padded_batches, run_pipeline, smallest_chunk,
-                                          token_batches, tokenized_chunks)
+                                          sort_window, token_batches, tokenized_chunks)
 from ragjudge.embeddings.scope import embedding_store_scope
 from ragjudge.embeddings.torch_pooling import host_copy
 from ragjudge.formats.beir import read_corpus, read_qrels, read_queries
@@ -70,6 +70,26 @@ def pipeline_batches(retriever: DenseRetriever, texts: list[str]) -> list[TokenB
     tokenizer = encoder.batch_tokenizer()  # type: ignore[union-attr]
     chunk = max(TOKENIZE_CHUNK, 4 * encoder.batch_size)  # type: ignore[union-attr]
     return list(token_batches(texts, tokenizer, encoder.batch_size, chunk))  # type: ignore[union-attr]
+
+
+def padding(batches: list[TokenBatch]) -> tuple[float, float]:
+    """(padding's share of the tokens, of the attention work) in `batches`: what a forward pass computes for nothing
+    (attention's work grows with the square of a batch's width, the rest with its width)."""
+    lengths = [b.mask.sum(axis=1) for b in batches]
+    tokens = 1 - sum(int(n.sum()) for n in lengths) / sum(b.ids.size for b in batches)
+    attention = 1 - sum(int((n * n).sum()) for n in lengths) / sum(b.ids.shape[0] * b.ids.shape[1] ** 2
+                                                                   for b in batches)
+    return tokens, attention
+
+
+def per_call_batches(retriever: DenseRetriever, texts: list[str]) -> list[TokenBatch]:
+    """`pipeline_batches` as the pipeline made them before its sorting windows: each tokenizer call sorted alone."""
+    encoder = retriever.encoder
+    tokenizer = encoder.batch_tokenizer()  # type: ignore[union-attr]
+    size = encoder.batch_size  # type: ignore[union-attr]
+    chunk = max(TOKENIZE_CHUNK, 4 * size)
+    return list(padded_batches(tokenized_chunks(texts, tokenizer, chunk, smallest_chunk(chunk, size)), tokenizer,
+                               size))
 
 
 def floor_batches(batches: list[TokenBatch], n: int) -> list[TokenBatch]:
@@ -196,7 +216,8 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
             stages[name] = (time.thread_time() - started) / n
             return out
 
-        batches = stage("sort, batch, pad", lambda: list(padded_batches(chunks, tokenizer, size)))
+        window = sort_window(calls, size)
+        batches = stage("sort, batch, pad", lambda: list(padded_batches(chunks, tokenizer, size, window=window)))
         vectors = stage("copy", lambda: [host.fetch(host.launch(b)) for b in batches])
         with embedding_store_scope(f"{cache}/stages-{size}"):
             work = stage("open the store, look up", lambda: StoredEncoding(texts, encoder.space()))

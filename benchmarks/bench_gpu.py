@@ -34,7 +34,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_dense import floor_batches, index_texts, pipeline_batches  # noqa: E402
+from bench_dense import floor_batches, index_texts, padding, per_call_batches, pipeline_batches  # noqa: E402
 from bench_embedding_store import corpus  # noqa: E402
 from bench_rb_alg import COMPONENTS, SHARED, build_workload  # noqa: E402
 
@@ -188,6 +188,13 @@ def main() -> int:
         from ragjudge.embeddings.torch_pooling import tf32_available
         from ragjudge.retrieval.encoders import SentenceTransformerEncoder
 
+        probe = DenseRetriever({"model": "minilm", "device": args.gpu, "batch_size": args.batch_size,
+                                "backend": "torch"})
+        texts = index_texts(probe, passages)
+        now, before = padding(pipeline_batches(probe, texts)), padding(per_call_batches(probe, texts))
+        print(f"the index's batches of {probe.encoder.batch_size}: padding {now[0]:.1%} of the tokens, "  # type: ignore
+              f"{now[1]:.1%} of the attention work (each tokenizer call sorted alone, as before its sorting windows: "
+              f"{before[0]:.1%}, {before[1]:.1%})", flush=True)
         for precision in args.precisions.split(","):
             if precision not in ("auto", "fp32") and not args.gpu.startswith("cuda") or \
                     precision in ("tf32", "bf16x3") and not tf32_available(args.gpu):

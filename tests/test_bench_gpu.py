@@ -29,6 +29,9 @@ def test_the_gpu_check_runs_on_the_cpu_with_the_model_alone_and_a_kernel_profile
     assert len(dense) == 1 and "the model alone" in dense[0], done.stdout
     assert re.search(r"identical top-10 for \d+/208 queries", dense[0]), dense[0]  # the count is the GPU's to tell
     assert "aten::addmm" in done.stdout  # the profile of the PyTorch forward pass, its matmuls first or near it
+    assert re.search(r"the index's batches of 32: padding \d+\.\d% of the tokens, \d+\.\d% of the attention work "
+                     r"\(each tokenizer call sorted alone, as before its sorting windows: \d+\.\d%, \d+\.\d%\)",
+                     done.stdout), done.stdout
     bad = subprocess.run([sys.executable, "benchmarks/bench_gpu.py", "--gpu", "cpu", "--profile", "-1"], cwd=REPO,
                          env=env, capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "--profile must be 0 or more, not -1" in bad.stderr

@@ -100,16 +100,25 @@ class BatchTokenizer:
         return [e.ids for e in self.encodings(texts)]
 
     def arrays(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-        """(token ids, attention mask), int64, padded on the right to the longest of `encodings`: every row's ids
+        """(token ids, attention mask), int64, padded on the right to the longest of `encodings`."""
+        tokens, lengths = self.padded_ids(encodings)
+        return tokens, attention_mask(lengths, tokens.shape[1])
+
+    def padded_ids(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """(token ids, int64, padded on the right to the longest of `encodings`; each one's length): every row's ids
         read into one flat array and written into the padded one through the mask (the ids list `Encoding.ids`
         builds is the one copy through Python; assigning each list to its row cost 0.3 us a text more)."""
         lengths = np.fromiter(map(len, encodings), dtype=np.int64, count=len(encodings))
         width = int(lengths.max()) if len(encodings) else 0
-        mask = np.arange(width) < lengths[:, None]
         tokens = np.full((len(encodings), width), self.pad_id, dtype=np.int64)
-        tokens[mask] = np.fromiter(chain.from_iterable(map(attrgetter("ids"), encodings)), dtype=np.int64,
-                                   count=int(lengths.sum()))
-        return tokens, mask.astype(np.int64)
+        tokens[np.arange(width) < lengths[:, None]] = np.fromiter(
+            chain.from_iterable(map(attrgetter("ids"), encodings)), dtype=np.int64, count=int(lengths.sum()))
+        return tokens, lengths
+
+
+def attention_mask(lengths: np.ndarray, width: int) -> np.ndarray:
+    """int64, 1 over each row's first `lengths[i]` tokens of `width`, 0 over its padding."""
+    return (np.arange(width) < lengths[:, None]).astype(np.int64)
 
 
 def saved_tokenizer(folder: Path) -> Path:
