@@ -63,19 +63,26 @@ class Forward(Protocol):
 
 
 def chunk_bounds(total: int, chunk: int, smallest: int) -> Iterator[tuple[int, int]]:
-    """(start, end) of each tokenizer call over `total` texts: `chunk` at a time, the last ones halving down to
-    `smallest`. What the encoder's end leaves to do (padding, copying and storing the last chunk, with nothing left
-    to overlap) then starts from a small chunk, not a whole one (522 of 4,618 texts with chunks of 1,024). Texts
-    that fit one call take one (the pipeline tokenizes those in its caller's thread: nothing to overlap)."""
+    """(start, end) of each tokenizer call over `total` texts: the first a quarter of `chunk` or `smallest` (a batch),
+    whichever is more, each next one twice the last up to `chunk`, the last ones halving down to `smallest`. The
+    first batch then goes to the model soon: indexing hands texts over longest first, and those tokenize at a third of
+    the average rate (on 2 cores the longest 2,048 of 20,000 MTRAG-length passages took 0.55 s, 512 of them 0.17 s:
+    with a device twice as fast as that host, idle 0.58 s before its first batch and 93 % of its rate over the run,
+    0.18-0.33 s and 96-97 % so; starting from a CPU's batch of 32 instead of a quarter, the calls' gaps cost the host
+    side 2 points). What the encoder's end leaves to do (padding, copying and storing the last chunk, with nothing
+    left to overlap) likewise starts from a small chunk, not a whole one. Texts that fit one call take one (the
+    pipeline tokenizes those in its caller's thread: nothing to overlap)."""
     if total <= chunk:
         yield from [(0, total)] if total else []
         return
-    start = 0
+    start, growing = 0, max(smallest, chunk // 4)
     while start < total:
         left = total - start
-        size = min(left, chunk if left >= 2 * chunk else max(smallest, -(-left // 2)))
+        ending = chunk if left >= 2 * chunk else max(smallest, -(-left // 2))
+        size = min(left, growing, ending)
         yield start, start + size
         start += size
+        growing = min(chunk, 2 * growing)
 
 
 Spent = queue.SimpleQueue
@@ -147,8 +154,9 @@ def sort_window(chunk: int, batch_size: int) -> int:
 
 
 def smallest_chunk(chunk: int, batch_size: int) -> int:
-    """The last tokenizer calls' floor (`chunk_bounds`): a batch (the texts still to pad, copy and store when the
-    encoder ends are then the last few calls', about three batches)."""
+    """The first tokenizer call's floor, and the last calls' (`chunk_bounds`): a batch (the model starts once a batch
+    is tokenized, and the texts still to pad, copy and store when the encoder ends are the last few calls', about
+    three batches)."""
     return min(chunk, batch_size)
 
 
