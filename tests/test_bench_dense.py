@@ -1,0 +1,36 @@
+"""bench_dense.py's simulated device: what stands for a GPU on a machine without one must behave like one."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from bench_dense import SimulatedDevice, device_fed  # noqa: E402
+
+from ragjudge.embeddings.pipeline import TokenBatch  # noqa: E402
+
+
+def test_the_simulated_device_computes_apart_from_the_host_for_its_batches_padded_tokens() -> None:
+    device = SimulatedDevice(per_token=1e-4, dimension=4)  # 0.1 s for a batch of 2 x 500 tokens
+    batch = TokenBatch(["a", "b"], np.ones((2, 500), np.int64), np.ones((2, 500), np.int64))
+    device.fetch(device.launch(TokenBatch(["a"], np.ones((1, 1), np.int64), np.ones((1, 1), np.int64))))  # imports
+    device.busy = 0.0
+    started = time.perf_counter()
+    handle = device.launch(batch)
+    assert time.perf_counter() - started < 0.05  # launching returns at once, as on a GPU
+    vectors = device.fetch(handle)
+    assert time.perf_counter() - started >= 0.1 and vectors.shape == (2, 4)  # fetching waits for the batch
+    assert device.first is not None and 0.1 <= device.busy < 1
+    device.close()
+
+
+def test_the_pipeline_feeding_a_simulated_device_reports_its_share_and_first_wait(tmp_path: Path) -> None:
+    texts = [f"passage {i} " + "word " * (i % 90) for i in range(1500)]
+    fed = device_fed(texts, str(tmp_path), rate=3000, rounds=1)  # 0.5 s of device time
+    assert 0.2 < fed.share <= 1.05 and fed.rate == fed.share * 3000
+    assert 0 <= fed.first_batch < len(texts) / fed.rate  # the device's first batch came before the run ended
