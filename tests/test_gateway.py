@@ -62,8 +62,10 @@ async def test_429_with_retry_after_and_500_are_retried(tmp_path: Path) -> None:
 
 async def test_timeouts_and_garbage_are_retried(tmp_path: Path) -> None:
     with OpenAIServer(scripted([], default="fine")) as server:
-        gw = gateway(server, tmp_path, timeout=0.5)
-        server.hang_next(1, 2.0)
+        # the hang well past the timeout, and the timeout long enough for a loaded machine's retry to answer within it
+        # (at 0.5 s, a first call slowed by the machine could time out as well, and the test fail for that)
+        gw = gateway(server, tmp_path, timeout=2.0)
+        server.hang_next(1, 6.0)
         assert (await gw.complete("openai/judge-a", MESSAGES)).text == "fine"
         assert server.chat_count() == 2
         server.garbage_next(1)
