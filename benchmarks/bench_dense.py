@@ -4,7 +4,8 @@ host side alone, on the same texts: the `tokenizers` batch encoder's own rate an
 forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU, at the CPU's batch (32) and a GPU's
 (512), each with the CPU it used (every thread: on a machine whose cores the encoder fills, the rate's share is their
 ratio, whatever else loads it) and the pipeline's own work stage by stage (CPU per text in one thread: batching and
-padding, the copy, the store); then the whole pipeline at a GPU's batch feeding a simulated device (a thread that
+padding, the copy, the store); the encoder on long documents, whole and cut as the pipeline cuts them; then the whole
+pipeline at a GPU's batch feeding a simulated device (a thread that
 sleeps per padded token, as a GPU computes without the host's cores) at half the encoder's rate: the share of the
 device's rate the index reaches, and how long the device waits for its first batch.
 
@@ -40,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ragjudge.embeddings.batch_tokenizer import BatchTokenizer, space_cut
 from ragjudge.embeddings.device import available_cores
 from ragjudge.embeddings.pipeline import (TOKENIZE_CHUNK, TokenBatch, padded_batches, run_pipeline, smallest_chunk,
                                           sort_window, token_batches, tokenized_chunks)
@@ -260,7 +262,7 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     assert tokenizer is not None
     host = HostOnly(int(model_config(model_files(encoder._path))["hidden_size"]))  # no model loaded: none runs
     chunk = TOKENIZE_CHUNK  # the encoder alone: the pipeline's calls (larger at a batch over a quarter of them)
-    stripped = [t.strip() for t in texts]
+    stripped = [as_encoded(tokenizer, t) for t in texts]  # what the pipeline hands the encoder
     tokenizer.encode_batch(stripped[:64])  # warm-up
     alone: list[tuple[float, float]] = []
     runs: dict[int, list[tuple[float, float]]] = {size: [] for size in HOST_BATCHES}
@@ -309,6 +311,53 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     return HostSide(n / min(w for w, _ in alone), min(c for _, c in alone) / n, pipelines)
 
 
+def as_encoded(tokenizer: BatchTokenizer, text: str) -> str:
+    """`text` as the pipeline hands it to the encoder: stripped, and cut at a space past `cut_at` characters."""
+    return space_cut(text.strip(), tokenizer.cut_at) if tokenizer.cut_at else text.strip()
+
+
+@dataclass
+class LongDocuments:
+    """The encoder on long documents, whole and as the pipeline cuts them (`BatchTokenizer.encodings`)."""
+
+    count: int
+    chars: float
+    cut_at: int
+    whole_rate: float
+    cut_rate: float
+    same_ids: int
+
+
+def long_documents(pool: Path, size: int = 10_000, rounds: int = 3) -> LongDocuments:
+    """A pool's passages joined in file order into documents of about `size` characters (real text at a long
+    document's length, where truncation keeps the first 256 tokens of about 2,500), tokenized whole and as the pipeline
+    cuts them: each the best of `rounds`, with the texts cut beforehand (the cut's own cost is in the pipeline's)."""
+    encoder = SentenceTransformerEncoder("minilm", device="cpu", backend="torch")
+    tokenizer = encoder.batch_tokenizer()
+    assert tokenizer is not None
+    documents: list[str] = []
+    held: list[str] = []
+    for passage in read_corpus(pool):
+        held.append(passage.text.strip())
+        if sum(map(len, held)) >= size:
+            documents.append("\n".join(held))
+            held = []
+    cut = [as_encoded(tokenizer, text) for text in documents]
+
+    def rate(given: list[str]) -> float:
+        best = float("inf")
+        for _ in range(rounds):
+            started = time.perf_counter()
+            tokenizer.encode_batch(given)
+            best = min(best, time.perf_counter() - started)
+        return len(given) / best
+
+    same = sum(a.ids == b.ids for a, b in zip(tokenizer.encode_batch(documents), tokenizer.encodings(documents),
+                                               strict=True))
+    return LongDocuments(len(documents), float(np.mean([len(d) for d in documents])), tokenizer.cut_at or 0,
+                         rate(documents), rate(cut), same)
+
+
 def load_average() -> str:
     return f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown"
 
@@ -350,7 +399,8 @@ def main() -> int:
         fed = device_fed(texts, cache, host.encoder_rate / 2)
     tokenize_rate = host.encoder_rate
     print(f"host side, {len(texts):,} distinct texts, {available_cores()} cores, load average {load} -> "
-          f"{load_average()}: tokenizers batch encoder alone {tokenize_rate:,.0f}/s, CPU {host.encoder_cpu * 1e6:.0f} "
+          f"{load_average()}: tokenizers batch encoder alone (on the texts as the pipeline hands them) "
+          f"{tokenize_rate:,.0f}/s, CPU {host.encoder_cpu * 1e6:.0f} "
           f"us a text (every thread); the indexing pipeline with the forward pass replaced (tokenize, batch, copy, "
           f"store):", flush=True)
     for size, figures in host.pipelines.items():
@@ -362,6 +412,13 @@ def main() -> int:
     print(f"  feeding a simulated device (batch {GPU_BATCH_SIZE}; it computes {tokenize_rate / 2:,.0f}/s, half the "
           f"encoder's rate: a GPU's pace against its host's): the index at {fed.rate:,.0f}/s = {fed.share:.0%} of the "
           f"device's rate; its first batch after {fed.first_batch:.2f} s (the longest texts come first)", flush=True)
+    if (pool := SHARED / "corpus" / "fiqa_pool.jsonl").exists():
+        long = long_documents(pool)
+        print(f"  long documents (FiQA's pool joined into {long.count} of {long.chars:,.0f} characters on average): "
+              f"the "
+              f"encoder on them whole {long.whole_rate:,.0f}/s, cut at a space past {long.cut_at:,} characters as the "
+              f"pipeline hands them {long.cut_rate:,.0f}/s ({long.cut_rate / long.whole_rate:.1f}x); the same ids for "
+              f"{long.same_ids}/{long.count}", flush=True)
     rates: dict[str, float] = {}
     tops: dict[str, list[list[str]]] = {}
     for name in backends:

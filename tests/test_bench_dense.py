@@ -1,7 +1,9 @@
-"""bench_dense.py's simulated device: what stands for a GPU on a machine without one must behave like one."""
+"""bench_dense.py's simulated device: what stands for a GPU on a machine without one must behave like one; its long
+documents' figures."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -10,7 +12,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench_dense import SimulatedDevice, device_fed  # noqa: E402
+from bench_dense import SimulatedDevice, device_fed, long_documents  # noqa: E402
 
 from ragjudge.embeddings.pipeline import TokenBatch  # noqa: E402
 
@@ -34,3 +36,12 @@ def test_the_pipeline_feeding_a_simulated_device_reports_its_share_and_first_wai
     fed = device_fed(texts, str(tmp_path), rate=3000, rounds=1)  # 0.5 s of device time
     assert 0.2 < fed.share <= 1.05 and fed.rate == fed.share * 3000
     assert 0 <= fed.first_batch < len(texts) / fed.rate  # the device's first batch came before the run ended
+
+
+def test_long_documents_are_joined_passages_tokenized_whole_and_cut_with_the_same_ids(tmp_path: Path) -> None:
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps({"_id": str(i), "title": "", "text": f"Passage {i}: " + "a fund's fees. " * 90})
+                            + "\n" for i in range(40)), encoding="utf-8")
+    long = long_documents(pool, size=5_000, rounds=1)
+    assert long.count == 10 and long.chars > 5_000 and long.cut_at == 2_048  # 4 passages of 1,300 characters each
+    assert long.same_ids == 10 and long.whole_rate > 0 and long.cut_rate > 0

