@@ -106,12 +106,15 @@ class BatchTokenizer:
         one whose part made fewer tokens than truncation keeps (a very long word: few tokens for its characters) is
         tokenized again whole, so the ids are the whole text's either way."""
         stripped = [str(t).strip() for t in texts]
-        if self.cut_at is None:
+        cut_at = self.cut_at
+        long = [] if cut_at is None else [i for i, text in enumerate(stripped) if len(text) > cut_at]
+        if not long:
             return self.encode_batch(stripped)
-        given = [space_cut(text, self.cut_at) for text in stripped]
+        given = list(stripped)
+        for i in long:
+            given[i] = space_cut(stripped[i], cut_at)  # type: ignore[arg-type]
         encodings = self.encode_batch(given)
-        short = [i for i, (text, part) in enumerate(zip(stripped, given, strict=True))
-                 if part is not text and len(encodings[i]) < self.max_length]
+        short = [i for i in long if given[i] is not stripped[i] and len(encodings[i]) < self.max_length]
         for i, encoding in zip(short, self.encode_batch([stripped[i] for i in short]) if short else (), strict=True):
             encodings[i] = encoding
         return encodings
