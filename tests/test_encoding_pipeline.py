@@ -360,7 +360,7 @@ def test_encodings_are_dropped_in_the_tokenizing_thread_between_encoder_calls() 
 def test_pipeline_vectors_are_sentence_transformers_own(backend: str, tmp_path: Path) -> None:
     if backend == "onnx":
         pytest.importorskip("onnxruntime")
-    texts = TEXTS * 3 + [f"passage number {i} about {'mars ' * i}" for i in range(70)]
+    texts = TEXTS * 3 + [f"passage number {i} about {'mars ' * i}" for i in range(70)] + list(LONG.values())  # cut
     with embedding_store_scope(tmp_path):
         encoder = SentenceTransformerEncoder("minilm", device="cpu", backend=backend, batch_size=8, chunk=16)
         assert encoder.batch_tokenizer() is not None
