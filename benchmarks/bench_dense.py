@@ -4,10 +4,10 @@ host side alone, on the same texts: the `tokenizers` batch encoder's own rate an
 forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU, at the CPU's batch (32) and a GPU's
 (512), each with the CPU it used (every thread: on a machine whose cores the encoder fills, the rate's share is their
 ratio, whatever else loads it) and the pipeline's own work stage by stage (CPU per text in one thread: batching and
-padding, the copy, the store); the encoder on long documents, whole and cut as the pipeline cuts them; then the whole
-pipeline at a GPU's batch feeding a simulated device (a thread that
+padding, the copy, the store); then the whole pipeline at a GPU's batch feeding a simulated device (a thread that
 sleeps per padded token, as a GPU computes without the host's cores) at half the encoder's rate: the share of the
-device's rate the index reaches, and how long the device waits for its first batch.
+device's rate the index reaches, and how long the device waits for its first batch; and the encoder on long documents
+(FiQA's passages joined), whole and cut at a space as the pipeline hands them.
 
     python benchmarks/bench_dense.py [--domain clapnq] [--passages 0] [--floor-passages 1000] [--queries 0]
                                      [--backends torch,onnx,int8] [--batch-size 32] [--model minilm]
@@ -415,10 +415,9 @@ def main() -> int:
     if (pool := SHARED / "corpus" / "fiqa_pool.jsonl").exists():
         long = long_documents(pool)
         print(f"  long documents (FiQA's pool joined into {long.count} of {long.chars:,.0f} characters on average): "
-              f"the "
-              f"encoder on them whole {long.whole_rate:,.0f}/s, cut at a space past {long.cut_at:,} characters as the "
-              f"pipeline hands them {long.cut_rate:,.0f}/s ({long.cut_rate / long.whole_rate:.1f}x); the same ids for "
-              f"{long.same_ids}/{long.count}", flush=True)
+              f"the encoder on them whole {long.whole_rate:,.0f}/s, cut at a space past {long.cut_at:,} characters as "
+              f"the pipeline hands them {long.cut_rate:,.0f}/s ({long.cut_rate / long.whole_rate:.1f}x); the same ids "
+              f"for {long.same_ids}/{long.count}", flush=True)
     rates: dict[str, float] = {}
     tops: dict[str, list[list[str]]] = {}
     for name in backends:

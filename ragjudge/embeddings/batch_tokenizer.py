@@ -107,12 +107,11 @@ class BatchTokenizer:
         tokenized again whole, so the ids are the whole text's either way."""
         stripped = [str(t).strip() for t in texts]
         cut_at = self.cut_at
-        long = [] if cut_at is None else [i for i, text in enumerate(stripped) if len(text) > cut_at]
-        if not long:
+        if cut_at is None or not (long := [i for i, text in enumerate(stripped) if len(text) > cut_at]):
             return self.encode_batch(stripped)
         given = list(stripped)
         for i in long:
-            given[i] = space_cut(stripped[i], cut_at)  # type: ignore[arg-type]
+            given[i] = space_cut(stripped[i], cut_at)
         encodings = self.encode_batch(given)
         short = [i for i in long if given[i] is not stripped[i] and len(encodings[i]) < self.max_length]
         for i, encoding in zip(short, self.encode_batch([stripped[i] for i in short]) if short else (), strict=True):
@@ -151,8 +150,9 @@ def space_cut(text: str, at: int) -> str:
 def cuts_at_spaces(tokenizer_json: str) -> bool:
     """Whether a text cut at a space keeps every token before the cut (`BatchTokenizer.encodings`): BERT's normalizer
     (character by character), its pre-tokenizer (words split at whitespace and punctuation) and WordPiece (word by
-    word), no added token containing a space, and truncation keeping the start. Any other tokenizer is never cut: a
-    byte-level or SentencePiece one, or a normalizer over the whole text, may tokenize across the cut."""
+    word) and no added token containing a space (truncation keeps the start: `BatchTokenizer` sets it so). Any other
+    tokenizer is never cut: a byte-level or SentencePiece one, or a normalizer over the whole text, may tokenize
+    across the cut."""
     config = json.loads(tokenizer_json)
     part = lambda name: (config.get(name) or {}).get("type")  # noqa: E731
     return (part("normalizer") in (None, "BertNormalizer") and part("pre_tokenizer") == "BertPreTokenizer"
