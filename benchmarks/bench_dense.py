@@ -129,6 +129,14 @@ def forward_seconds(retriever: DenseRetriever, batches: list[TokenBatch]) -> flo
     return time.perf_counter() - started
 
 
+def minilm_tokenizer() -> tuple[SentenceTransformerEncoder, BatchTokenizer]:
+    """The bundled MiniLM (on the CPU, not loaded) and the `tokenizers` batch encoder its pipeline feeds it with."""
+    encoder = SentenceTransformerEncoder("minilm", device="cpu", backend="torch")
+    tokenizer = encoder.batch_tokenizer()
+    assert tokenizer is not None
+    return encoder, tokenizer
+
+
 class HostOnly:
     """The pipeline's forward pass replaced: the batch copied as the model's input would be, zero vectors out."""
 
@@ -196,9 +204,7 @@ def device_fed(texts: list[str], cache: str, rate: float, rounds: int = 3) -> De
     device that computes `rate` texts/s over these texts' batches: the best of `rounds`."""
     from ragjudge.embeddings.encoding import StoredEncoding
 
-    encoder = SentenceTransformerEncoder("minilm", device="cpu", backend="torch")
-    tokenizer = encoder.batch_tokenizer()
-    assert tokenizer is not None
+    encoder, tokenizer = minilm_tokenizer()
     padded = sum(b.ids.size for b in token_batches(texts, tokenizer, GPU_BATCH_SIZE,
                                                     max(TOKENIZE_CHUNK, 4 * GPU_BATCH_SIZE)))
     per_token = len(texts) / rate / padded
@@ -257,9 +263,7 @@ def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
     from ragjudge.embeddings.model_files import model_files
     from ragjudge.embeddings.onnx_export import model_config
 
-    encoder = SentenceTransformerEncoder("minilm", device="cpu", backend="torch")
-    tokenizer = encoder.batch_tokenizer()
-    assert tokenizer is not None
+    encoder, tokenizer = minilm_tokenizer()
     host = HostOnly(int(model_config(model_files(encoder._path))["hidden_size"]))  # no model loaded: none runs
     chunk = TOKENIZE_CHUNK  # the encoder alone: the pipeline's calls (larger at a batch over a quarter of them)
     stripped = [as_encoded(tokenizer, t) for t in texts]  # what the pipeline hands the encoder
@@ -332,9 +336,7 @@ def long_documents(pool: Path, size: int = 10_000, rounds: int = 3) -> LongDocum
     """A pool's passages joined in file order into documents of about `size` characters (real text at a long
     document's length, where truncation keeps the first 256 tokens of about 2,500), tokenized whole and as the pipeline
     cuts them: each the best of `rounds`, with the texts cut beforehand (the cut's own cost is in the pipeline's)."""
-    encoder = SentenceTransformerEncoder("minilm", device="cpu", backend="torch")
-    tokenizer = encoder.batch_tokenizer()
-    assert tokenizer is not None
+    _, tokenizer = minilm_tokenizer()
     documents: list[str] = []
     held: list[str] = []
     for passage in read_corpus(pool):
