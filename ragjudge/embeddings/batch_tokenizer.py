@@ -48,6 +48,8 @@ class BatchTokenizer:
         self.pad_id = pad_id
         self.cut_at = CUT_CHARS_PER_TOKEN * max_length if cuts_at_spaces(tokenizer_json) else None
         """Characters past which a text is cut at a space before tokenizing; None where a cut could change the ids."""
+        self.ascii_normal = AsciiNormal.of(tokenizer_json)
+        """BERT's normalizer done in Python for ASCII texts (`AsciiNormal`); None where the tokenizer has another."""
 
     @classmethod
     def from_pretrained(cls, folder: str | Path, max_length: int, saved: Path | None = None) -> BatchTokenizer | None:
@@ -87,16 +89,28 @@ class BatchTokenizer:
         tokenizer.no_padding()
         return tokenizer
 
+    @cached_property
+    def _unnormalized(self) -> Any:
+        """The tokenizer without its normalizer, for texts normalized beforehand (`AsciiNormal`)."""
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_str(self.tokenizer_json)
+        tokenizer.enable_truncation(self.max_length, strategy="longest_first")
+        tokenizer.no_padding()
+        tokenizer.normalizer = None
+        return tokenizer
+
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Each text's length in tokens as given (not stripped), special tokens included, before truncation: what
         transformers' tokenizer call counts (truncation reports)."""
         encode = getattr(self._untruncated, "encode_batch_fast", None) or self._untruncated.encode_batch
         return [len(encoding) for encoding in encode(list(texts))]
 
-    def encode_batch(self, texts: Sequence[str]) -> list[Any]:
+    def encode_batch(self, texts: Sequence[Any], tokenizer: Any = None) -> list[Any]:
         """The library's encodings of `texts` as given (`encode_batch_fast` where the library has it: the same ids,
-        without the character offsets nothing here reads)."""
-        encode = getattr(self.tokenizer, "encode_batch_fast", None) or self.tokenizer.encode_batch
+        without the character offsets nothing here reads), by this tokenizer or by `tokenizer`."""
+        tokenizer = tokenizer or self.tokenizer
+        encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
         return encode(list(texts))
 
     def encodings(self, texts: Sequence[str]) -> list[Any]:
@@ -108,15 +122,34 @@ class BatchTokenizer:
         stripped = [str(t).strip() for t in texts]
         cut_at = self.cut_at
         if cut_at is None or not (long := [i for i, text in enumerate(stripped) if len(text) > cut_at]):
-            return self.encode_batch(stripped)
+            return self.normalized_encodings(stripped)
         given = list(stripped)
         for i in long:
             given[i] = space_cut(stripped[i], cut_at)
-        encodings = self.encode_batch(given)
+        encodings = self.normalized_encodings(given)
         short = [i for i in long if given[i] is not stripped[i] and len(encodings[i]) < self.max_length]
-        for i, encoding in zip(short, self.encode_batch([stripped[i] for i in short]) if short else (), strict=True):
+        for i, encoding in zip(short, self.normalized_encodings([stripped[i] for i in short]) if short else (),
+                               strict=True):
             encodings[i] = encoding
         return encodings
+
+    def normalized_encodings(self, texts: Sequence[str]) -> list[Any]:
+        """`encode_batch` of `texts`, the ASCII ones normalized here (`AsciiNormal`) and tokenized without the
+        library's normalizer: the same ids for a third less of the encoder's CPU."""
+        normal = self.ascii_normal
+        done = [normal(text) for text in texts] if normal is not None else []
+        plain = [i for i, text in enumerate(done) if text is not None]
+        if not plain:
+            return self.encode_batch(texts)
+        if len(plain) == len(texts):
+            return self.encode_batch(done, self._unnormalized)
+        other = [i for i, text in enumerate(done) if text is None]
+        merged: list[Any] = [None] * len(texts)
+        for i, encoding in zip(plain, self.encode_batch([done[i] for i in plain], self._unnormalized), strict=True):
+            merged[i] = encoding
+        for i, encoding in zip(other, self.encode_batch([texts[i] for i in other]), strict=True):
+            merged[i] = encoding
+        return merged
 
     def encode(self, texts: Sequence[str]) -> list[list[int]]:
         """Each text's token ids (`encodings`)."""
@@ -137,6 +170,41 @@ class BatchTokenizer:
         tokens[np.arange(width) < lengths[:, None]] = np.fromiter(
             chain.from_iterable(map(attrgetter("ids"), encodings)), dtype=np.int64, count=int(lengths.sum()))
         return tokens, lengths
+
+
+class AsciiNormal:
+    """BERT's normalizer (`BertNormalizer`) on an ASCII text, in Python: `__call__` answers the string the library's
+    normalizer makes of it, or None where it cannot tell cheaply (a non-ASCII text, a control character other than a
+    tab or line break, an added token's text). For ASCII, BERT's steps reduce to whitespace made spaces and
+    lowercasing: accents (NFD) and Chinese characters need non-ASCII text, and a control character is removed (the
+    text is left to the library). The library's normalizer tracks every character's alignment and took a third of
+    the encoder's CPU (ClapNQ on 2 cores: 10,139 ASCII passages a second with it, 15,933 with the text lowered in
+    Python), while `str.lower` and `str.replace` take a fraction of a microsecond."""
+
+    def __init__(self, lowercase: bool, clean_text: bool, added: Sequence[str]):
+        self.lowercase = lowercase
+        self.clean_text = clean_text
+        self.added = tuple({token.lower() for token in added if token} | {token for token in added if token})
+
+    @classmethod
+    def of(cls, tokenizer_json: str) -> AsciiNormal | None:
+        """The tokenizer's normalizer if it is `BertNormalizer` and no added token holds whitespace, else None."""
+        config = json.loads(tokenizer_json)
+        normalizer = config.get("normalizer") or {}
+        added = [token.get("content", "") for token in config.get("added_tokens") or []]
+        if normalizer.get("type") != "BertNormalizer" or any(c.isspace() for token in added for c in token):
+            return None
+        return cls(bool(normalizer.get("lowercase", True)), bool(normalizer.get("clean_text", True)), added)
+
+    def __call__(self, text: str) -> str | None:
+        if not text.isascii():
+            return None
+        normal = text.lower() if self.lowercase else text
+        if self.clean_text:  # what BERT's cleaning maps to a space; any other control character it removes
+            normal = normal.replace("\n", " ").replace("\t", " ").replace("\r", " ")
+        if not normal.isprintable() or any(token in normal for token in self.added):
+            return None
+        return normal
 
 
 def space_cut(text: str, at: int) -> str:
