@@ -1,13 +1,15 @@
-"""Dense indexing against its limit: PyTorch, ONNX Runtime fp32 and int8 in one run, each beside the model's
-forward pass alone on the same batches, with the same top-10 (fp32) and nDCG@10 on real MTRAG qrels; first the
-host side alone, on the same texts: the `tokenizers` batch encoder's own rate and the indexing pipeline's with the
-forward pass replaced (tokenize, batch, copy, store), which is what feeds a GPU, at the CPU's batch (32) and a GPU's
-(512), each with the CPU it used (every thread: on a machine whose cores the encoder fills, the rate's share is their
-ratio, whatever else loads it) and the pipeline's own work stage by stage (CPU per text in one thread: batching and
-padding, the copy, the store); then the whole pipeline at a GPU's batch feeding a simulated device (a thread that
-sleeps per padded token, as a GPU computes without the host's cores) at half the encoder's rate: the share of the
-device's rate the index reaches, and how long the device waits for its first batch; and the encoder on long documents
-(FiQA's passages joined), whole and cut at a space as the pipeline hands them.
+"""Dense indexing against its limit: PyTorch, ONNX Runtime fp32 and int8 in one run, each beside the model's forward
+pass alone on the same batches, with the same top-10 (fp32) and nDCG@10 on real MTRAG qrels; first the host side
+alone, on the same texts: the `tokenizers` batch encoder's own rate (the model's tokenizer as the library runs it),
+ragjudge's tokenizing alone (`BatchTokenizer.encodings`: BERT's normalizer done in Python for ASCII texts, the same
+ids) and the indexing pipeline's rate with the forward pass replaced (tokenize, batch, copy, store), which is what
+feeds a GPU, at the CPU's batch (32) and a GPU's (512), each with the CPU it used (every thread: on a machine whose
+cores the encoder fills, the rate's share is their ratio, whatever else loads it) and the pipeline's own work stage
+by stage (CPU per text in one thread: batching and padding, the copy, the store); then the whole pipeline at a GPU's
+batch feeding a simulated device (a thread that sleeps per padded token, as a GPU computes without the host's cores)
+at half the encoder's rate: the share of the device's rate the index reaches, and how long the device waits for its
+first batch; and the encoder on long documents (FiQA's passages joined), whole and cut at a space as the pipeline
+hands them.
 
     python benchmarks/bench_dense.py [--domain clapnq] [--passages 0] [--floor-passages 1000] [--queries 0]
                                      [--backends torch,onnx,int8] [--batch-size 32] [--model minilm]
@@ -257,11 +259,12 @@ class HostSide:
 
 
 def host_side(texts: list[str], cache: str, rounds: int = 5) -> HostSide:
-    """The `tokenizers` batch encoder's own rate against the indexing pipeline's with the forward pass replaced
-    (tokenize, batch, copy, store into a fresh embedding store) at each of `HOST_BATCHES`, on the same texts, each the
-    best of `rounds` alternating runs (a loaded machine's noise falls on all alike); with each run's CPU (every
-    thread: on a machine whose cores the encoder fills, the pipeline's rate is the encoder's CPU over its own,
-    whatever the load) and, one stage at a time in this thread, the CPU of each part of the pipeline's own work."""
+    """The `tokenizers` batch encoder's own rate, and ragjudge's tokenizing alone, against the indexing pipeline's with
+    the forward pass replaced (tokenize, batch, copy, store into a fresh embedding store) at each of `HOST_BATCHES`, on
+    the same texts, each the best of `rounds` alternating runs (a loaded machine's noise falls on all alike); with each
+    run's CPU (every thread: on a machine whose cores the encoder fills, the pipeline's rate is the encoder's CPU over
+    its own, whatever the load) and, one stage at a time in this thread, the CPU of each part of the pipeline's own
+    work."""
     from ragjudge.embeddings.encoding import StoredEncoding
     from ragjudge.embeddings.model_files import model_files
     from ragjudge.embeddings.onnx_export import model_config
