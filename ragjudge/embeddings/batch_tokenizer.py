@@ -46,9 +46,10 @@ class BatchTokenizer:
         self.tokenizer.no_padding()
         self.max_length = max_length
         self.pad_id = pad_id
-        self.cut_at = CUT_CHARS_PER_TOKEN * max_length if cuts_at_spaces(tokenizer_json) else None
+        config = json.loads(tokenizer_json)
+        self.cut_at = CUT_CHARS_PER_TOKEN * max_length if cuts_at_spaces(config) else None
         """Characters past which a text is cut at a space before tokenizing; None where a cut could change the ids."""
-        self.ascii_normal = AsciiNormal.of(tokenizer_json)
+        self.ascii_normal = AsciiNormal.of(config)
         """BERT's normalizer done in Python for ASCII texts (`AsciiNormal`); None where the tokenizer has another."""
 
     @classmethod
@@ -187,9 +188,9 @@ class AsciiNormal:
         self.added = tuple({token.lower() for token in added if token} | {token for token in added if token})
 
     @classmethod
-    def of(cls, tokenizer_json: str) -> AsciiNormal | None:
-        """The tokenizer's normalizer if it is `BertNormalizer` and no added token holds whitespace, else None."""
-        config = json.loads(tokenizer_json)
+    def of(cls, config: dict[str, Any]) -> AsciiNormal | None:
+        """The normalizer of a tokenizer (its parsed JSON form) if it is `BertNormalizer` and no added token holds
+        whitespace, else None."""
         normalizer = config.get("normalizer") or {}
         added = [token.get("content", "") for token in config.get("added_tokens") or []]
         if normalizer.get("type") != "BertNormalizer" or any(c.isspace() for token in added for c in token):
@@ -215,13 +216,12 @@ def space_cut(text: str, at: int) -> str:
     return text if end < 0 else text[:end]
 
 
-def cuts_at_spaces(tokenizer_json: str) -> bool:
-    """Whether a text cut at a space keeps every token before the cut (`BatchTokenizer.encodings`): BERT's normalizer
-    (character by character), its pre-tokenizer (words split at whitespace and punctuation) and WordPiece (word by
-    word) and no added token containing a space (truncation keeps the start: `BatchTokenizer` sets it so). Any other
-    tokenizer is never cut: a byte-level or SentencePiece one, or a normalizer over the whole text, may tokenize
-    across the cut."""
-    config = json.loads(tokenizer_json)
+def cuts_at_spaces(config: dict[str, Any]) -> bool:
+    """Whether a text cut at a space keeps every token before the cut (`BatchTokenizer.encodings`), for a tokenizer
+    (its parsed JSON form) with BERT's normalizer (character by character), its pre-tokenizer (words split at
+    whitespace and punctuation) and WordPiece (word by word) and no added token containing a space (truncation keeps
+    the start: `BatchTokenizer` sets it so). Any other tokenizer is never cut: a byte-level or SentencePiece one, or a
+    normalizer over the whole text, may tokenize across the cut."""
     part = lambda name: (config.get(name) or {}).get("type")  # noqa: E731
     return (part("normalizer") in (None, "BertNormalizer") and part("pre_tokenizer") == "BertPreTokenizer"
             and part("model") == "WordPiece"
