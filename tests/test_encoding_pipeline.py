@@ -137,6 +137,8 @@ def test_random_ascii_texts_give_the_library_s_ids_and_most_are_normalized_here(
     here = sum(normal(t.strip()) is not None for t in texts)
     assert 1500 < here < 2950  # both ways taken
     assert [e.ids for e in fast.encodings(texts)] == _library_ids(fast, texts)
+    long = [text * 30 for text in texts[:300]]  # token counts, untruncated: the same path
+    assert fast.token_counts(texts + long) == [len(e) for e in fast._untruncated.encode_batch(texts + long)]
 
 
 def test_the_ascii_normal_is_bert_s_normalizer_on_what_it_accepts() -> None:

@@ -83,29 +83,34 @@ class BatchTokenizer:
 
     @cached_property
     def _untruncated(self) -> Any:
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_str(self.tokenizer_json)
-        tokenizer.no_truncation()
-        tokenizer.no_padding()
-        return tokenizer
+        return self._variant(truncate=False, normalize=True)
 
     @cached_property
     def _unnormalized(self) -> Any:
         """The tokenizer without its normalizer, for texts normalized beforehand (`AsciiNormal`)."""
+        return self._variant(truncate=True, normalize=False)
+
+    @cached_property
+    def _untruncated_unnormalized(self) -> Any:
+        return self._variant(truncate=False, normalize=False)
+
+    def _variant(self, *, truncate: bool, normalize: bool) -> Any:
         from tokenizers import Tokenizer
 
         tokenizer = Tokenizer.from_str(self.tokenizer_json)
-        tokenizer.enable_truncation(self.max_length, strategy="longest_first")
+        if truncate:
+            tokenizer.enable_truncation(self.max_length, strategy="longest_first")
+        else:
+            tokenizer.no_truncation()
         tokenizer.no_padding()
-        tokenizer.normalizer = None
+        if not normalize:
+            tokenizer.normalizer = None
         return tokenizer
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Each text's length in tokens as given (not stripped), special tokens included, before truncation: what
         transformers' tokenizer call counts (truncation reports)."""
-        encode = getattr(self._untruncated, "encode_batch_fast", None) or self._untruncated.encode_batch
-        return [len(encoding) for encoding in encode(list(texts))]
+        return [len(encoding) for encoding in self.normalized_encodings(texts, truncate=False)]
 
     def encode_batch(self, texts: Sequence[Any], tokenizer: Any = None) -> list[Any]:
         """The library's encodings of `texts` as given (`encode_batch_fast` where the library has it: the same ids,
@@ -134,21 +139,24 @@ class BatchTokenizer:
             encodings[i] = encoding
         return encodings
 
-    def normalized_encodings(self, texts: Sequence[str]) -> list[Any]:
-        """`encode_batch` of `texts`, the ASCII ones normalized here (`AsciiNormal`) and tokenized without the
-        library's normalizer: the same ids for a third less of the encoder's CPU."""
+    def normalized_encodings(self, texts: Sequence[str], truncate: bool = True) -> list[Any]:
+        """`encode_batch` of `texts` (`truncate`: at `max_length`, else whole), the ASCII ones normalized here
+        (`AsciiNormal`) and tokenized without the library's normalizer: the same ids for a third less of the
+        encoder's CPU."""
+        whole, unnormalized = ((self.tokenizer, self._unnormalized) if truncate
+                               else (self._untruncated, self._untruncated_unnormalized))
         normal = self.ascii_normal
         done = [normal(text) for text in texts] if normal is not None else []
         plain = [i for i, text in enumerate(done) if text is not None]
         if not plain:
-            return self.encode_batch(texts)
+            return self.encode_batch(texts, whole)
         if len(plain) == len(texts):
-            return self.encode_batch(done, self._unnormalized)
+            return self.encode_batch(done, unnormalized)
         other = [i for i, text in enumerate(done) if text is None]
         merged: list[Any] = [None] * len(texts)
-        for i, encoding in zip(plain, self.encode_batch([done[i] for i in plain], self._unnormalized), strict=True):
+        for i, encoding in zip(plain, self.encode_batch([done[i] for i in plain], unnormalized), strict=True):
             merged[i] = encoding
-        for i, encoding in zip(other, self.encode_batch([texts[i] for i in other]), strict=True):
+        for i, encoding in zip(other, self.encode_batch([texts[i] for i in other], whole), strict=True):
             merged[i] = encoding
         return merged
 
