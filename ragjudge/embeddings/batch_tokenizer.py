@@ -115,7 +115,7 @@ class BatchTokenizer:
     def encode_batch(self, texts: Sequence[Any], tokenizer: Any = None) -> list[Any]:
         """The library's encodings of `texts` as given (`encode_batch_fast` where the library has it: the same ids,
         without the character offsets nothing here reads), by this tokenizer or by `tokenizer`."""
-        tokenizer = tokenizer or self.tokenizer
+        tokenizer = self.tokenizer if tokenizer is None else tokenizer
         encode = getattr(tokenizer, "encode_batch_fast", None) or tokenizer.encode_batch
         return encode(list(texts))
 
