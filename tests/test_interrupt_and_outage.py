@@ -133,6 +133,16 @@ def test_a_second_ctrl_c_stops_at_once(tmp_path: Path) -> None:
     assert "still in flight after" not in stderr  # stopped by the second Ctrl-C, not by the end of the wait
 
 
+@pytest.fixture
+def python_ctrl_c() -> Any:
+    """Python's own Ctrl-C handler in this process for a test that presses Ctrl-C here, even when the suite runs as a
+    background job (`cmd &` in a script starts it with SIGINT ignored, and Python then installs no handler, which
+    `run_keeping_answers` rightly leaves alone); the handler found is put back after."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def ctrl_c_when(server: OpenAIServer, in_flight: int) -> Callable[[], Coroutine[Any, Any, None]]:
     """A coroutine that presses Ctrl-C (SIGINT to this process) once `in_flight` requests are being answered."""
 
@@ -154,6 +164,7 @@ async def ask_three(gw: LLMGateway, server: OpenAIServer) -> None:
     await asyncio.gather(*(two_stages(i) for i in range(3)), ctrl_c_when(server, 3)())
 
 
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_the_wait_for_calls_in_flight_is_bounded(tmp_path: Path) -> None:
     lines: list[str] = []
     with OpenAIServer(latency=30) as server:
@@ -167,6 +178,7 @@ def test_the_wait_for_calls_in_flight_is_bounded(tmp_path: Path) -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
 
 
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_answers_that_arrive_while_waiting_are_cached_and_nothing_new_is_sent(tmp_path: Path) -> None:
     with OpenAIServer(latency=1) as server:
         gw = LLMGateway(cache=ResponseCache(tmp_path / "cache"), api_base=server.base_url, api_key="sk-test")
@@ -179,6 +191,7 @@ def test_answers_that_arrive_while_waiting_are_cached_and_nothing_new_is_sent(tm
         assert server.chat_count() == 3 and all(a.cached for a in answers)
 
 
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_with_nothing_in_flight_ctrl_c_stops_at_once(tmp_path: Path) -> None:
     lines: list[str] = []
 
