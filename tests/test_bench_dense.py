@@ -1,5 +1,5 @@
-"""bench_dense.py's simulated device: what stands for a GPU on a machine without one must behave like one; its long
-documents' figures."""
+"""bench_dense.py's simulated device: what stands for a GPU on a machine without one must behave like one; its host
+side's and long documents' figures."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-from bench_dense import SimulatedDevice, device_fed, long_documents  # noqa: E402
+from bench_dense import HOST_BATCHES, SimulatedDevice, device_fed, host_side, long_documents  # noqa: E402
 
 from ragjudge.embeddings.pipeline import TokenBatch  # noqa: E402
 
@@ -45,3 +45,14 @@ def test_long_documents_are_joined_passages_tokenized_whole_and_cut_with_the_sam
     long = long_documents(pool, size=5_000, rounds=1)
     assert long.count == 10 and long.chars > 5_000 and long.cut_at == 2_048  # 4 passages of 1,300 characters each
     assert long.same_ids == 10 and long.whole_rate > 0 and long.cut_rate > 0
+
+
+def test_the_host_side_reports_the_encoder_ragjudge_s_tokenizing_and_the_pipeline_at_each_batch(tmp_path: Path) -> None:
+    texts = [f"Passage {i}: The FUND's fees\nfell. " + "word " * (i % 120) + ("café" if i % 7 == 0 else "")
+             for i in range(2500)]  # more than a tokenizer call: the pipeline's threads run; some texts non-ASCII
+    host = host_side(texts, str(tmp_path), rounds=1)
+    assert host.encoder_rate > 0 and host.encoder_cpu > 0 and host.tokenizing_rate > 0
+    assert set(host.pipelines) == set(HOST_BATCHES)
+    for figures in host.pipelines.values():
+        assert figures.rate > 0 and figures.cpu > 0 and figures.writes >= 1
+        assert set(figures.stages) == {"sort, batch, pad", "copy", "open the store, look up", "store"}

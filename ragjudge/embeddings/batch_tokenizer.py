@@ -200,10 +200,10 @@ class AsciiNormal:
         """The normalizer of a tokenizer (its parsed JSON form) if it is `BertNormalizer` and no added token holds
         whitespace, else None."""
         normalizer = config.get("normalizer") or {}
-        added = [token.get("content", "") for token in config.get("added_tokens") or []]
-        if normalizer.get("type") != "BertNormalizer" or any(c.isspace() for token in added for c in token):
+        if normalizer.get("type") != "BertNormalizer" or an_added_token_holds_whitespace(config):
             return None
-        return cls(bool(normalizer.get("lowercase", True)), bool(normalizer.get("clean_text", True)), added)
+        return cls(bool(normalizer.get("lowercase", True)), bool(normalizer.get("clean_text", True)),
+                   added_token_texts(config))
 
     def __call__(self, text: str) -> str | None:
         if not text.isascii():
@@ -232,9 +232,16 @@ def cuts_at_spaces(config: dict[str, Any]) -> bool:
     normalizer over the whole text, may tokenize across the cut."""
     part = lambda name: (config.get(name) or {}).get("type")  # noqa: E731
     return (part("normalizer") in (None, "BertNormalizer") and part("pre_tokenizer") == "BertPreTokenizer"
-            and part("model") == "WordPiece"
-            and not any(any(c.isspace() for c in token.get("content", ""))
-                        for token in config.get("added_tokens") or []))
+            and part("model") == "WordPiece" and not an_added_token_holds_whitespace(config))
+
+
+def added_token_texts(config: dict[str, Any]) -> list[str]:
+    """The texts of a tokenizer's added tokens (its parsed JSON form): `[CLS]`, `[MASK]`, ... for BERT."""
+    return [token.get("content", "") for token in config.get("added_tokens") or []]
+
+
+def an_added_token_holds_whitespace(config: dict[str, Any]) -> bool:
+    return any(c.isspace() for text in added_token_texts(config) for c in text)
 
 
 def attention_mask(lengths: np.ndarray, width: int) -> np.ndarray:
